@@ -1,0 +1,137 @@
+# pftools - one non-recursive Makefile.
+#
+#   make                     libpfile (static + shared) and every tool under build/bin
+#   make check               build, then run the whole test suite (tests/run)
+#   make check SANITIZE=1    the same with ASan+UBSan, in build-san/
+#   make demo                record, symbolize and fold the bundled workload
+#   make bench               run the benchmark scripts in bench/
+#   make install PREFIX=/usr/local DESTDIR=
+#   make CROSS_COMPILE=aarch64-linux-gnu- STATIC=1 pfrec     cross build for a board
+#
+# Dependencies come from Debian packages and are found with pkg-config;
+# scripts/install-deps installs what is missing (as root) or prints the apt-get line.
+
+VERSION     := 0.1.0
+CROSS_COMPILE ?=
+CC          := $(CROSS_COMPILE)gcc
+AR          := $(CROSS_COMPILE)ar
+PKG_CONFIG  ?= pkg-config
+PREFIX      ?= /usr/local
+DESTDIR     ?=
+BINDIR      ?= $(PREFIX)/bin
+LIBDIR      ?= $(PREFIX)/lib
+INCLUDEDIR  ?= $(PREFIX)/include
+MANDIR      ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/vendor-completions
+
+ifeq ($(SANITIZE),1)
+O           ?= build-san
+SANFLAGS    := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+else
+O           ?= build
+SANFLAGS    :=
+endif
+
+ifeq ($(STATIC),1)
+PCSTATIC    := --static
+LDSTATIC    := -static
+endif
+
+OPT         ?= -O2
+WARN        := -Wall -Wextra -Werror
+CFLAGS      ?= $(OPT) -g
+ALL_CFLAGS  := -std=c11 $(WARN) -D_GNU_SOURCE -DPF_VERSION_STRING=\"$(VERSION)\" \
+               -Ilibpfile $(CFLAGS) $(SANFLAGS) -fPIC
+ALL_LDFLAGS := $(LDFLAGS) $(SANFLAGS) $(LDSTATIC)
+
+PC_CORE     := libzstd libxxhash
+PC_SYM      := libdw libelf
+CORE_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PC_CORE) 2>/dev/null)
+CORE_LIBS   := $(shell $(PKG_CONFIG) $(PCSTATIC) --libs $(PC_CORE) 2>/dev/null)
+SYM_CFLAGS  := $(shell $(PKG_CONFIG) --cflags $(PC_SYM) 2>/dev/null)
+SYM_LIBS    := $(shell $(PKG_CONFIG) $(PCSTATIC) --libs $(PC_SYM) 2>/dev/null)
+ALL_CFLAGS  += $(CORE_CFLAGS)
+
+# Tools: tools/NAME.c plus tools/NAME-*.c. Tools that read ELF/DWARF link libdw.
+TOOLS       := pfdump pfrec pfsym pffold pfdiff pfflame
+TOOLS_PRESENT := $(foreach t,$(TOOLS),$(if $(wildcard tools/$(t).c),$(t)))
+DW_TOOLS    := pfsym
+EXTRA_LIBS_pfdiff := -lm
+EXTRA_LIBS_pfflame := -lm
+
+LIB_SRC     := $(wildcard libpfile/*.c)
+LIB_OBJ     := $(LIB_SRC:%.c=$(O)/obj/%.o)
+LIB_A       := $(O)/lib/libpfile.a
+LIB_SO      := $(O)/lib/libpfile.so
+BINS        := $(TOOLS_PRESENT:%=$(O)/bin/%)
+TEST_SRC    := $(wildcard tests/c/*.c)
+TEST_BINS   := $(TEST_SRC:tests/c/%.c=$(O)/tests/%)
+
+.PHONY: all lib tools check test test-bins demo bench install clean deps $(TOOLS)
+all: lib tools
+lib: $(LIB_A) $(LIB_SO)
+tools: $(BINS)
+$(TOOLS): %: $(O)/bin/%
+
+$(O)/obj/%.o: %.c $(wildcard libpfile/*.h) Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(if $(filter tools/pfsym%,$<),$(SYM_CFLAGS)) -c -o $@ $<
+
+$(LIB_A): $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && $(AR) rcs $@ $^
+
+$(LIB_SO): $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) -shared -Wl,-soname,libpfile.so.0 -o $@ $^ $(ALL_LDFLAGS) $(CORE_LIBS)
+
+define tool_rule
+$(O)/bin/$(1): $(patsubst %.c,$(O)/obj/%.o,tools/$(1).c $(wildcard tools/$(1)-*.c)) $(LIB_A)
+	@mkdir -p $$(dir $$@)
+	$$(CC) -o $$@ $$^ $$(ALL_LDFLAGS) $(if $(filter $(1),$(DW_TOOLS)),$$(SYM_LIBS)) $$(CORE_LIBS) $$(EXTRA_LIBS_$(1))
+endef
+$(foreach t,$(TOOLS_PRESENT),$(eval $(call tool_rule,$(t))))
+
+$(O)/tests/%: tests/c/%.c $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB_A) $(ALL_LDFLAGS) $(CORE_LIBS)
+
+deps:
+	@scripts/install-deps
+
+# check and demo install dependencies first, then build in a sub-make so that
+# the pkg-config flags are read after the packages exist.
+check:
+	@scripts/install-deps
+	@$(MAKE) --no-print-directory all test-bins
+	@PFTOOLS_BUILD=$(abspath $(O)) SANITIZE=$(SANITIZE) tests/run
+
+test-bins: $(TEST_BINS)
+
+test: check
+
+demo:
+	@scripts/install-deps
+	@$(MAKE) --no-print-directory all
+	@PFTOOLS_BUILD=$(abspath $(O)) demo/run
+
+bench: all
+	@for b in bench/*.sh; do echo "== $$b"; PFTOOLS_BUILD=$(abspath $(O)) $$b || exit 1; done
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) \
+	    $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
+	install -m 755 $(BINS) $(DESTDIR)$(BINDIR)/
+	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/libpfile.so.0
+	ln -sf libpfile.so.0 $(DESTDIR)$(LIBDIR)/libpfile.so
+	install -m 644 libpfile/pfile.h $(DESTDIR)$(INCLUDEDIR)/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+	    -e 's|@VERSION@|$(VERSION)|' libpfile/libpfile.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/libpfile.pc
+	install -m 644 $(TOOLS_PRESENT:%=tools/%.1) $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 $(TOOLS_PRESENT:%=completions/bash/%) $(DESTDIR)$(BASHCOMPDIR)/
+	install -m 644 $(TOOLS_PRESENT:%=completions/zsh/_%) $(DESTDIR)$(ZSHCOMPDIR)/
+
+clean:
+	rm -rf build build-san

@@ -1,0 +1,526 @@
+/*
+ * pfile.h - libpfile: the one parser and writer of the pftools `.pf` container.
+ *
+ * This header is the library's manual. Read it top to bottom.
+ *
+ * A `.pf` file is a fixed 32-byte file header followed by a sequence of
+ * self-delimiting sections (format/pfile.md, sections 2 and 3). Each section
+ * carries its type, its stored and raw sizes, its compression and an XXH3-64
+ * checksum of the stored bytes, so a reader can stream the file from a pipe,
+ * skip what it does not know, and stop or resynchronise at damage.
+ *
+ * Conventions used by every function below:
+ *  - Errors are negative errno values (libbpf style). Functions that can meet a
+ *    damaged file also leave a one-line message with context (file name, byte
+ *    offset, section index) that tools print as they are:
+ *        pf_reader_errmsg(r) -> "run.pf: section 7 at offset 81234: checksum mismatch"
+ *    The codes used: -EINVAL (bad argument), -ENOMEM, -EIO and other errno
+ *    values from read(2)/write(2), -EILSEQ (not a .pf file: bad magic),
+ *    -EPROTONOSUPPORT (a future major version or an unknown must-understand
+ *    section), -EBADMSG (damaged data: checksum mismatch, impossible length,
+ *    bad record), -ENODATA (the file ends inside a header or a section:
+ *    truncated), -E2BIG (a length above the documented limits).
+ *  - Sizes are in bytes, times in nanoseconds of the recording's perf clock
+ *    unless the name says otherwise (`_ns`, `_bytes`, `period` in events).
+ *  - Container fields (file header, section headers, and every field that
+ *    pftools itself defines inside a section) are little-endian on disk,
+ *    whatever the machine. Data the kernel produced (struct perf_event_attr
+ *    and perf records) is stored exactly as the recording machine wrote it,
+ *    in that machine's byte order, which the file header names. The reader
+ *    converts it to host order before handing it out (pf_records_swap()).
+ *
+ * HowTo: write a file
+ *    struct pf_writer_opts o = PF_WRITER_OPTS_INIT;     // host byte order, level 3
+ *    pf_writer *w; pf_writer_open_fd(&w, fd, &o);
+ *    pf_writer_section(w, PF_SEC_META, 0, meta, meta_len);   // pf_kv_* builds it
+ *    pf_writer_section(w, PF_SEC_EVENT, 0, ev, ev_len);      // pf_event_encode()
+ *    for each batch of ring-buffer bytes (whole records):
+ *        pf_writer_records(w, bytes, len);   // batched into RECORDS frames
+ *    pf_writer_section(w, PF_SEC_END, 0, end, end_len);      // pf_end_encode()
+ *    pf_writer_close(w);                    // flushes; frees; does not close fd
+ *
+ * HowTo: read a file (a path, "-" for stdin, or any fd including a pipe)
+ *    pf_reader *r; if (pf_reader_open(&r, path) < 0) { print pf_reader_errmsg }
+ *    struct pf_section s; int rc;
+ *    while ((rc = pf_reader_next(r, &s)) != 0) {
+ *        if (rc < 0) { print pf_reader_errmsg(r); if (!pf_reader_can_continue(r)) break; continue; }
+ *        if (s.type == PF_SEC_EVENT) pf_events_add(evs, &s);
+ *        if (s.type == PF_SEC_RECORDS) {
+ *            pf_records_swap(...) if pf_reader_needs_swap(r) (pf_reader_next does it for RECORDS);
+ *            iterate: struct pf_rec_iter it; pf_rec_iter_init(&it, s.data, s.size);
+ *            const struct perf_event_header *h; while ((rc = pf_rec_iter_next(&it, &h)) > 0) { ... }
+ *        }
+ *    }
+ *    pf_reader_close(r);
+ */
+#ifndef PFILE_H
+#define PFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/perf_event.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Versions and constants (format/pfile.md section 2)                        */
+/* ------------------------------------------------------------------------ */
+
+#define PF_FORMAT_MAJOR 1 /* readers refuse files with a larger major */
+#define PF_FORMAT_MINOR 0 /* readers accept any minor of their major */
+
+#define PF_LIB_VERSION "0.1.0" /* libpfile and tool release version */
+
+/* The 8 magic bytes at offset 0: 0x89 'P' 'F' 'I' 'L' 'E' '\r' '\n'. */
+#define PF_MAGIC "\x89PFILE\r\n"
+#define PF_MAGIC_SIZE 8
+#define PF_FILE_HEADER_SIZE 32
+#define PF_SECTION_HEADER_SIZE 32
+/* Sync word at the start of every section header: the bytes 'P' 'F' 'S' 'C'. */
+#define PF_SECTION_SYNC 0x43534650u
+
+/* Limits a reader enforces; a writer never produces more (format/ 3.3). */
+#define PF_SECTION_MAX_RAW (64u << 20)    /* raw (decompressed) payload, bytes */
+#define PF_SECTION_MAX_STORED (64u << 20) /* stored payload, bytes */
+#define PF_RECORDS_FRAME_DEFAULT (1u << 20) /* raw bytes per RECORDS section */
+
+/* Byte order of the recording machine (file header byte 14). */
+enum pf_endian { PF_LITTLE_ENDIAN = 1, PF_BIG_ENDIAN = 2 };
+
+/* Section types (format/pfile.md section 4). Ranges:
+ *  0x0001-0x00ff  raw recording (pfrec)
+ *  0x0100-0x01ff  resolved profile (pfsym)
+ *  0x0200-0x7fff  reserved for future pftools versions
+ *  0x8000-0xffff  private / experimental: never assigned by pftools */
+enum pf_section_type {
+	PF_SEC_META = 0x0001,      /* key/value strings: machine, kernel, clock ... */
+	PF_SEC_EVENT = 0x0002,     /* one perf_event_attr as opened, its ids, name */
+	PF_SEC_RECORDS = 0x0003,   /* perf records as the kernel wrote them */
+	PF_SEC_MAPS = 0x0004,      /* pid, time, raw /proc/PID/maps text */
+	PF_SEC_BUILDID = 0x0005,   /* path, build-id, size, mtime entries */
+	PF_SEC_END = 0x0006,       /* totals; its presence = complete recording */
+	PF_SEC_DSO_IMAGE = 0x0007, /* a file's bytes, e.g. the [vdso] image */
+	PF_SEC_THREADS = 0x0008,   /* pid, tid, comm of threads alive at start */
+
+	PF_SEC_STRINGS = 0x0100,   /* resolved profile: string table chunk */
+	PF_SEC_FRAMES = 0x0101,    /* resolved profile: frame table chunk */
+	PF_SEC_STACKS = 0x0102,    /* resolved profile: stack table chunk */
+	PF_SEC_SAMPLES = 0x0103,   /* resolved profile: samples */
+	PF_SEC_SYMINFO = 0x0104,   /* resolved profile: key/value summary */
+};
+
+/* Section flags (section header bytes 6-7). */
+#define PF_SECF_MUST_UNDERSTAND 0x0001u /* a reader that does not know the type must stop */
+
+/* Section compression (section header byte 24). */
+enum pf_compression { PF_COMP_NONE = 0, PF_COMP_ZSTD = 1 };
+
+/* Decoded file header (format/pfile.md 2.1). */
+struct pf_file_header {
+	uint16_t version_major;
+	uint16_t version_minor;
+	uint16_t header_size; /* bytes, >= 32; a reader skips bytes past those it knows */
+	uint8_t endian;       /* enum pf_endian: byte order of kernel-written data */
+	uint8_t word_size;    /* 4 or 8: pointer size of the recorded user space */
+	uint16_t e_machine;   /* ELF e_machine of the recorded machine (EM_X86_64 = 62, EM_AARCH64 = 183) */
+	uint16_t reserved;
+	uint32_t flags;       /* none defined in 1.0; readers ignore unknown bits */
+};
+
+/* One section as handed out by the reader. */
+struct pf_section {
+	uint16_t type;          /* enum pf_section_type, or unknown */
+	uint16_t flags;         /* PF_SECF_* */
+	uint8_t compression;    /* enum pf_compression, as stored */
+	uint8_t transform;      /* 0 in 1.0 */
+	uint32_t stored_size;   /* bytes of payload in the file */
+	uint32_t raw_size;      /* bytes of payload after decompression */
+	uint64_t offset;        /* file offset of the section header, bytes */
+	uint64_t index;         /* 0-based position of the section in the file */
+	uint8_t *data;          /* raw payload (decompressed, kernel data in host order
+	                           for RECORDS/EVENT); owned by the reader, valid until
+	                           the next pf_reader_next() or pf_reader_close() */
+	size_t size;            /* == raw_size */
+};
+
+/* ------------------------------------------------------------------------ */
+/* Writer (format/pfile.md sections 2-3)                                     */
+/* ------------------------------------------------------------------------ */
+
+typedef struct pf_writer pf_writer;
+
+/* Options for pf_writer_open_fd(). `sz` must be sizeof(struct pf_writer_opts):
+ * it lets a caller compiled against an older header keep working. */
+struct pf_writer_opts {
+	size_t sz;
+	int zstd_level;           /* 1..19 (zstd's levels); 0 = default 3; <0 = store uncompressed */
+	uint8_t endian;           /* byte order of the kernel data to be written; 0 = host */
+	uint8_t word_size;        /* 4 or 8; 0 = host */
+	uint16_t e_machine;       /* ELF machine; 0 = host's */
+	uint32_t records_frame_bytes; /* raw bytes per RECORDS section; 0 = 1 MiB */
+};
+#define PF_WRITER_OPTS_INIT { sizeof(struct pf_writer_opts), 0, 0, 0, 0, 0 }
+
+/* Creates a writer on an open file descriptor (file, pipe or socket) and writes
+ * the 32-byte file header at once. The writer never seeks: output is a stream.
+ * `fd` stays owned by the caller. `opts` may be NULL for the defaults.
+ * @return 0 and *out set, or -EINVAL, -ENOMEM, or a write(2) error (-EPIPE, -ENOSPC...). */
+int pf_writer_open_fd(pf_writer **out, int fd, const struct pf_writer_opts *opts);
+
+/* Writes one whole section: `size` bytes from `raw` (copied; caller keeps ownership),
+ * zstd-compressed at the writer's level when that makes it smaller, with its
+ * checksum. Pending RECORDS data is flushed first, so sections keep their order.
+ * `size` must be <= PF_SECTION_MAX_RAW.
+ * @return 0, or -E2BIG, -ENOMEM, or a write(2) error. After a write error the
+ * writer refuses further writes with the same error; what was written before
+ * stays a readable file (missing only END). */
+int pf_writer_section(pf_writer *w, uint16_t type, uint16_t flags, const void *raw, size_t size);
+
+/* Appends perf records (whole records, each starting with struct
+ * perf_event_header, in the recording machine's byte order) to the current
+ * RECORDS batch. A batch is written as one section when it reaches
+ * records_frame_bytes; a record is never split across sections.
+ * @return 0, -EBADMSG if `data` does not hold whole records (a header size of
+ * 0, or a record running past `size`), or as pf_writer_section(). */
+int pf_writer_records(pf_writer *w, const void *data, size_t size);
+
+/* Writes the pending RECORDS batch, if any, as a section.
+ * @return 0 or as pf_writer_section(). */
+int pf_writer_flush(pf_writer *w);
+
+/* Bytes written to the fd so far (file header + sections). */
+uint64_t pf_writer_bytes(const pf_writer *w);
+
+/* Flushes, then frees the writer. Does not write END (the caller does, with
+ * its totals) and does not close the fd. NULL is a no-op.
+ * @return 0 or the first write error met. */
+int pf_writer_close(pf_writer *w);
+
+/* ------------------------------------------------------------------------ */
+/* Reader                                                                    */
+/* ------------------------------------------------------------------------ */
+
+typedef struct pf_reader pf_reader;
+
+/* Opens `path` ("-" = standard input) and reads the file header.
+ * The reader uses memory bounded by the largest section (<= 128 MiB worst
+ * case under the limits, about 3 MiB for pfrec's files), whatever the file size.
+ * @return 0 and *out set; or -ENOENT etc. from open(2); -ENODATA (shorter than
+ * a header); -EILSEQ (bad magic); -EPROTONOSUPPORT (future major); -EBADMSG
+ * (header checksum). On error *out is still set (when not -ENOMEM) so that
+ * pf_reader_errmsg() can be read; pf_reader_close() it. */
+int pf_reader_open(pf_reader **out, const char *path);
+
+/* As pf_reader_open() on an already open fd (not closed by the reader).
+ * `name` is used in messages ("-" or "<stdin>" for pipes). */
+int pf_reader_open_fd(pf_reader **out, int fd, const char *name);
+
+/* The decoded file header. */
+const struct pf_file_header *pf_reader_header(const pf_reader *r);
+
+/* Reads the next section into *sec.
+ * @return 1 with *sec filled; 0 at a clean end of file; or a negative code with
+ * a message in pf_reader_errmsg():
+ *  -EBADMSG: the section's payload is damaged (checksum mismatch, zstd error,
+ *            raw size differs). Its header was intact, so the next call
+ *            continues with the section after it: one bad frame loses only itself.
+ *  -EBADMSG: a section header is damaged; the next call scans forward for the
+ *            next intact section header and continues there (message says so).
+ *  -ENODATA: the file ends inside a section header or payload (truncated).
+ *  -EPROTONOSUPPORT: an unknown section type with PF_SECF_MUST_UNDERSTAND.
+ *  -EIO etc.: read(2) failed.
+ * Unknown section types without that flag are returned as they are (callers skip them).
+ * RECORDS and EVENT payloads are byte-swapped to host order when the file's
+ * byte order differs. */
+int pf_reader_next(pf_reader *r, struct pf_section *sec);
+
+/* 1 if pf_reader_next() may be called again after the last error (damaged
+ * section or header), 0 if the reader cannot go on (truncation, I/O error,
+ * must-understand section). */
+int pf_reader_can_continue(const pf_reader *r);
+
+/* The last error's one-line message, "" if none. Owned by the reader. */
+const char *pf_reader_errmsg(const pf_reader *r);
+
+/* File offset of the first bad byte of the first damage met, or UINT64_MAX if none. */
+uint64_t pf_reader_first_bad_offset(const pf_reader *r);
+
+/* Number of errors met so far (0 = the file was intact so far). */
+unsigned pf_reader_errors(const pf_reader *r);
+
+/* 1 if the file's kernel data is in the other byte order than the host's. */
+int pf_reader_needs_swap(const pf_reader *r);
+
+/* The name given at open ("-" for stdin). */
+const char *pf_reader_name(const pf_reader *r);
+
+/* Bytes consumed from the file so far. */
+uint64_t pf_reader_offset(const pf_reader *r);
+
+/* Closes the fd if the reader opened it, frees everything. NULL is a no-op. */
+void pf_reader_close(pf_reader *r);
+
+/* ------------------------------------------------------------------------ */
+/* Byte-order helpers and growable buffers (used to build section payloads)  */
+/* ------------------------------------------------------------------------ */
+
+/* A growable byte buffer. Zero-initialise it; free with pf_buf_free(). */
+struct pf_buf {
+	uint8_t *data;
+	size_t len; /* bytes used */
+	size_t cap; /* bytes allocated */
+};
+/* Append `n` bytes; @return 0 or -ENOMEM. */
+int pf_buf_put(struct pf_buf *b, const void *p, size_t n);
+/* Append a little-endian integer; @return 0 or -ENOMEM. */
+int pf_buf_put_le16(struct pf_buf *b, uint16_t v);
+int pf_buf_put_le32(struct pf_buf *b, uint32_t v);
+int pf_buf_put_le64(struct pf_buf *b, uint64_t v);
+void pf_buf_free(struct pf_buf *b);
+
+/* Little-endian loads/stores of unaligned bytes. */
+uint16_t pf_le16(const void *p);
+uint32_t pf_le32(const void *p);
+uint64_t pf_le64(const void *p);
+void pf_put_le16(void *p, uint16_t v);
+void pf_put_le32(void *p, uint32_t v);
+void pf_put_le64(void *p, uint64_t v);
+
+/* Host byte order as enum pf_endian. */
+uint8_t pf_host_endian(void);
+
+/* XXH3-64 of `n` bytes (seed 0), the checksum used by the container. */
+uint64_t pf_xxh3(const void *p, size_t n);
+
+/* ------------------------------------------------------------------------ */
+/* META and key/value payloads (format/pfile.md 4.1)                         */
+/* ------------------------------------------------------------------------ */
+
+/* A key/value payload is a sequence of pairs, each: u16 key length, u32 value
+ * length (little-endian), key bytes, value bytes (no terminators; values may
+ * hold any bytes, including newlines). Used by META, SYMINFO. */
+
+/* Appends one pair; @return 0, -ENOMEM, or -E2BIG (key > 65535 bytes). */
+int pf_kv_add(struct pf_buf *b, const char *key, const char *value);
+/* Appends a pair with a formatted decimal value. */
+int pf_kv_add_u64(struct pf_buf *b, const char *key, uint64_t value);
+
+/* Iterates pairs of a key/value payload. Initialise *pos to 0.
+ * @return 1 with key/value pointers into `data` (not NUL-terminated) and their
+ * lengths; 0 at the end; -EBADMSG if a length runs past `size`. */
+int pf_kv_next(const uint8_t *data, size_t size, size_t *pos,
+	       const char **key, size_t *key_len, const char **val, size_t *val_len);
+
+/* Finds `key` in a key/value payload and copies its value as a NUL-terminated
+ * string into out[out_size] (truncated if needed).
+ * @return value length (>= 0), -ENOENT if absent, -EBADMSG if malformed. */
+int pf_kv_get(const uint8_t *data, size_t size, const char *key, char *out, size_t out_size);
+
+/* ------------------------------------------------------------------------ */
+/* EVENT sections and record decoding (include/uapi/linux/perf_event.h)      */
+/* ------------------------------------------------------------------------ */
+
+/* One event (an EVENT section decoded). `attr` is in host order and zero-filled
+ * past the size stored in the file (or cut to this header's size: unknown
+ * trailing fields must be zero for decoding to be exact, else -EPROTONOSUPPORT). */
+struct pf_event {
+	struct perf_event_attr attr;
+	uint32_t attr_size;     /* the size stored in the file */
+	uint32_t index;         /* order of its EVENT section, from 0 */
+	uint32_t n_ids;
+	uint64_t *ids;          /* sample ids (PERF_FORMAT_ID / IDENTIFIER values), owned */
+	char name[128];         /* human name: "cpu-clock", "cycles" ... */
+};
+
+/* Encodes an EVENT payload (format/pfile.md 4.2): u32 attr_size, u32 n_ids,
+ * u16 name_len, u16 reserved, then attr (attr_size bytes, in the recording
+ * machine's byte order; pfrec passes host order), ids (n_ids u64, recording
+ * machine's order), name bytes. @return 0 or -ENOMEM. */
+int pf_event_encode(struct pf_buf *out, const struct perf_event_attr *attr, uint32_t attr_size,
+		    const uint64_t *ids, uint32_t n_ids, const char *name);
+
+/* The set of events of a file, for finding the attr that describes a record. */
+struct pf_events {
+	struct pf_event *ev;
+	uint32_t n;
+	uint32_t cap;
+	/* id -> event lookup (open addressing); internal */
+	uint64_t *id_keys;
+	uint32_t *id_vals;
+	uint32_t id_cap;
+	uint32_t id_n;
+};
+
+/* Adds the event in an EVENT section (payload already in host order, as
+ * pf_reader_next() hands it out). @return 0, -EBADMSG (lengths run past the
+ * payload or attr_size < PERF_ATTR_SIZE_VER0), -ENOMEM. */
+int pf_events_add(struct pf_events *evs, const struct pf_section *sec);
+
+/* Frees what pf_events_add() allocated; the struct can be reused zeroed. */
+void pf_events_free(struct pf_events *evs);
+
+/* The event a host-order record belongs to: by its sample id (IDENTIFIER) when
+ * the events carry PERF_SAMPLE_IDENTIFIER, else the first event. NULL if the
+ * file has no event. For non-sample records without sample_id_all, the first event. */
+const struct pf_event *pf_events_find(const struct pf_events *evs, const struct perf_event_header *rec);
+
+/* Iterator over whole perf records in a RECORDS payload. */
+struct pf_rec_iter {
+	const uint8_t *p, *end;
+	size_t offset;          /* byte offset of the next record in the payload */
+};
+void pf_rec_iter_init(struct pf_rec_iter *it, const void *data, size_t size);
+/* @return 1 with *rec pointing at the next record (8-byte header + body,
+ * rec->size bytes, all within the payload); 0 at the end; -EBADMSG when a
+ * header's size is < 8 or runs past the payload (the rest is lost; it->offset
+ * says where). */
+int pf_rec_iter_next(struct pf_rec_iter *it, const struct perf_event_header **rec);
+
+/* Swaps every record in a RECORDS payload in place from the other byte order
+ * to host order, field by field as each record type lays them out (u32/u64
+ * fields swapped, strings and raw bytes left as they are, callchains and regs
+ * swapped as u64). Needs the events to know sample_type/read_format.
+ * @return 0 or -EBADMSG (a record's size field is inconsistent: the payload
+ * after it is left unswapped). */
+int pf_records_swap(const struct pf_events *evs, uint8_t *data, size_t size);
+/* Swaps an EVENT payload in place (the attr and ids) to host order. */
+int pf_event_payload_swap(uint8_t *data, size_t size);
+
+/* The fields of a PERF_RECORD_SAMPLE, decoded in the kernel's order for every
+ * sample_type bit. Pointers point into the record (host order). `present` holds
+ * the sample_type bits that were decoded. */
+struct pf_sample {
+	uint64_t present;        /* sample_type of the event */
+	uint64_t id;             /* IDENTIFIER or ID */
+	uint64_t ip;
+	uint32_t pid, tid;
+	uint64_t time;           /* ns, perf clock */
+	uint64_t addr;
+	uint64_t stream_id;
+	uint32_t cpu, cpu_res;
+	uint64_t period;         /* events (e.g. ns for cpu-clock) */
+	const uint64_t *read;    /* PERF_SAMPLE_READ values, read_size u64s */
+	uint32_t read_size;      /* number of u64 */
+	uint64_t callchain_nr;
+	const uint64_t *callchain; /* callchain_nr entries, PERF_CONTEXT_* markers kept */
+	uint32_t raw_size;
+	const uint8_t *raw;
+	uint64_t branch_nr;
+	uint64_t branch_hw_idx;  /* only if attr.branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX */
+	const struct perf_branch_entry *branch;
+	uint64_t user_regs_abi;  /* PERF_SAMPLE_REGS_ABI_* */
+	uint64_t user_regs_mask; /* attr.sample_regs_user */
+	const uint64_t *user_regs; /* popcount(mask) values when abi != 0 */
+	uint64_t user_stack_size; /* bytes copied (the size field) */
+	const uint8_t *user_stack;
+	uint64_t user_stack_dyn_size; /* bytes of it that are valid */
+	uint64_t weight;         /* WEIGHT, or WEIGHT_STRUCT's full u64 */
+	uint64_t data_src;
+	uint64_t transaction;
+	uint64_t intr_regs_abi;
+	uint64_t intr_regs_mask;
+	const uint64_t *intr_regs;
+	uint64_t phys_addr;
+	uint64_t cgroup;
+	uint64_t data_page_size;
+	uint64_t code_page_size;
+	uint64_t aux_size;
+	const uint8_t *aux;
+};
+
+/* Decodes a host-order PERF_RECORD_SAMPLE described by `ev`.
+ * @return 0, or -EBADMSG if a field or an array runs past rec->size (nothing
+ * past the record is ever read). */
+int pf_sample_decode(const struct pf_event *ev, const struct perf_event_header *rec, struct pf_sample *out);
+
+/* The sample_id_all trailer of a non-sample record (pid/tid, time, id,
+ * stream_id, cpu as selected by sample_type). */
+struct pf_sample_id {
+	uint64_t present;       /* sample_type bits present in the trailer */
+	uint32_t pid, tid;
+	uint64_t time;
+	uint64_t id;
+	uint64_t stream_id;
+	uint32_t cpu, cpu_res;
+};
+
+/* Size in bytes of the sample_id trailer for `ev` (0 without sample_id_all). */
+size_t pf_sample_id_size(const struct pf_event *ev);
+
+/* Decodes the trailer of a non-sample record. @return 0 (out->present = 0 if
+ * the event has no sample_id_all), -EBADMSG if the record is too short. */
+int pf_sample_id_decode(const struct pf_event *ev, const struct perf_event_header *rec, struct pf_sample_id *out);
+
+/* The time of any record: the sample's TIME or the trailer's, or 0 if it has none. */
+uint64_t pf_record_time(const struct pf_event *ev, const struct perf_event_header *rec);
+
+/* "SAMPLE", "MMAP2", "COMM", ... for a PERF_RECORD_* type, or NULL if unknown. */
+const char *pf_record_type_name(uint32_t type);
+
+/* ------------------------------------------------------------------------ */
+/* Other section payloads (format/pfile.md 4.3-4.8)                          */
+/* ------------------------------------------------------------------------ */
+
+/* MAPS: u32 pid, u32 reserved, u64 time (ns, perf clock; 0 = before start),
+ * then the raw text of /proc/PID/maps. */
+int pf_maps_encode(struct pf_buf *out, uint32_t pid, uint64_t time, const char *text, size_t len);
+/* @return 0 with pointers into `data`, -EBADMSG if shorter than 16 bytes. */
+int pf_maps_decode(const uint8_t *data, size_t size, uint32_t *pid, uint64_t *time,
+		   const char **text, size_t *len);
+
+/* BUILDID: a sequence of entries, each: u8 build_id_size (<= 64), u8 reserved,
+ * u16 path_len, u32 reserved, u64 file_size (bytes), u64 mtime_ns (ns since the
+ * Unix epoch), build-id bytes, path bytes. */
+struct pf_buildid {
+	uint8_t build_id[64];
+	uint8_t build_id_size;   /* bytes, 0 = none found */
+	uint64_t file_size;      /* bytes */
+	uint64_t mtime_ns;
+	const char *path;        /* points into the payload, not NUL-terminated */
+	size_t path_len;
+};
+int pf_buildid_encode(struct pf_buf *out, const struct pf_buildid *e);
+/* Iterates entries; *pos starts at 0. @return 1, 0 at end, -EBADMSG. */
+int pf_buildid_next(const uint8_t *data, size_t size, size_t *pos, struct pf_buildid *e);
+
+/* DSO_IMAGE: u32 pid, u16 path_len, u8 build_id_size, u8 reserved, u64 load
+ * address (where it was mapped in `pid`), build-id (build_id_size bytes),
+ * path bytes, then the file's bytes to the end. */
+struct pf_dso_image {
+	uint32_t pid;
+	uint64_t addr;
+	uint8_t build_id[64];
+	uint8_t build_id_size;
+	const char *path; size_t path_len;     /* into the payload */
+	const uint8_t *image; size_t image_size; /* into the payload */
+};
+int pf_dso_image_encode(struct pf_buf *out, const struct pf_dso_image *d);
+int pf_dso_image_decode(const uint8_t *data, size_t size, struct pf_dso_image *d);
+
+/* THREADS: entries of u32 pid, u32 tid, u16 comm_len, comm bytes. */
+int pf_thread_encode(struct pf_buf *out, uint32_t pid, uint32_t tid, const char *comm);
+int pf_thread_next(const uint8_t *data, size_t size, size_t *pos, uint32_t *pid, uint32_t *tid,
+		   const char **comm, size_t *comm_len);
+
+/* END totals (format/pfile.md 4.6). */
+struct pf_end {
+	uint64_t start_time;      /* ns, perf clock, first record (0 = unknown) */
+	uint64_t stop_time;       /* ns, perf clock */
+	uint64_t duration_ns;     /* wall time of the recording */
+	uint64_t samples;         /* PERF_RECORD_SAMPLE records written */
+	uint64_t lost_samples;    /* sum of PERF_RECORD_LOST.lost + LOST_SAMPLES.lost */
+	uint64_t throttle_events; /* PERF_RECORD_THROTTLE records */
+	uint64_t records;         /* all records written */
+	uint64_t records_by_type[32]; /* indexed by PERF_RECORD_* type (< 32) */
+};
+/* Encodes: the first seven u64 fields in order, then u32 n (number of type
+ * counts, 32), u32 reserved, then n u64 counts. Readers accept any n. */
+int pf_end_encode(struct pf_buf *out, const struct pf_end *e);
+int pf_end_decode(const uint8_t *data, size_t size, struct pf_end *e);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PFILE_H */

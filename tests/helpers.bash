@@ -1,0 +1,29 @@
+# Common setup for every tests/*.bats file: load with `load helpers`.
+# PFTOOLS_BUILD (set by `make check`) is the build directory; tools are in $PFTOOLS_BUILD/bin.
+bats_load_library bats-support
+bats_load_library bats-assert
+
+PFTOOLS_SRC=${PFTOOLS_SRC:-$(cd "$BATS_TEST_DIRNAME/.." && pwd)}
+PFTOOLS_BUILD=${PFTOOLS_BUILD:-$PFTOOLS_SRC/build}
+PATH="$PFTOOLS_BUILD/bin:$PATH"
+export PATH PFTOOLS_SRC PFTOOLS_BUILD
+# ASan: leaks are errors; keep going messages short.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:exitcode=99}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:exitcode=98}
+
+# build_workload NAME OUT [CC FLAGS...]: compile tests/workloads/NAME.c to OUT
+# (a path of the caller's, usually under $BATS_FILE_TMPDIR). Workloads are
+# never built with sanitizers: they are the profiled programs, not our code.
+build_workload() {
+	local name=$1 out=$2
+	shift 2
+	gcc -std=gnu11 -o "$out" "$PFTOOLS_SRC/tests/workloads/$name.c" "$@"
+}
+
+# A test that crashed under a sanitizer exits 98/99: fail with the output shown.
+refute_sanitizer() {
+	if [ "${status:-0}" -eq 98 ] || [ "${status:-0}" -eq 99 ] || [[ "$output" == *"Sanitizer"* ]]; then
+		echo "$output" >&2
+		return 1
+	fi
+}
