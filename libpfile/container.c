@@ -1,0 +1,806 @@
+/*
+ * container.c - the .pf container: file header, section framing, writer and
+ * streaming reader. Follows format/pfile.md sections 2 and 3.
+ */
+#include "pfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <elf.h>
+
+#include <xxhash.h>
+#include <zstd.h>
+
+/* ------------------------------------------------------------------------ */
+/* Byte helpers                                                              */
+/* ------------------------------------------------------------------------ */
+
+uint16_t pf_le16(const void *p)
+{
+	const uint8_t *b = p;
+	return (uint16_t)(b[0] | b[1] << 8);
+}
+
+uint32_t pf_le32(const void *p)
+{
+	const uint8_t *b = p;
+	return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+uint64_t pf_le64(const void *p)
+{
+	const uint8_t *b = p;
+	return (uint64_t)pf_le32(b) | (uint64_t)pf_le32(b + 4) << 32;
+}
+
+void pf_put_le16(void *p, uint16_t v)
+{
+	uint8_t *b = p;
+	b[0] = (uint8_t)v;
+	b[1] = (uint8_t)(v >> 8);
+}
+
+void pf_put_le32(void *p, uint32_t v)
+{
+	uint8_t *b = p;
+	for (int i = 0; i < 4; i++)
+		b[i] = (uint8_t)(v >> (8 * i));
+}
+
+void pf_put_le64(void *p, uint64_t v)
+{
+	pf_put_le32(p, (uint32_t)v);
+	pf_put_le32((uint8_t *)p + 4, (uint32_t)(v >> 32));
+}
+
+uint8_t pf_host_endian(void)
+{
+	const uint16_t one = 1;
+	return *(const uint8_t *)&one ? PF_LITTLE_ENDIAN : PF_BIG_ENDIAN;
+}
+
+uint64_t pf_xxh3(const void *p, size_t n)
+{
+	return XXH3_64bits(p, n);
+}
+
+int pf_buf_put(struct pf_buf *b, const void *p, size_t n)
+{
+	if (n > SIZE_MAX - b->len)
+		return -ENOMEM;
+	if (b->len + n > b->cap) {
+		size_t cap = b->cap ? b->cap : 256;
+		while (cap < b->len + n)
+			cap = cap > SIZE_MAX / 2 ? b->len + n : cap * 2;
+		uint8_t *d = realloc(b->data, cap);
+		if (!d)
+			return -ENOMEM;
+		b->data = d;
+		b->cap = cap;
+	}
+	if (n)
+		memcpy(b->data + b->len, p, n);
+	b->len += n;
+	return 0;
+}
+
+int pf_buf_put_le16(struct pf_buf *b, uint16_t v)
+{
+	uint8_t t[2];
+	pf_put_le16(t, v);
+	return pf_buf_put(b, t, 2);
+}
+
+int pf_buf_put_le32(struct pf_buf *b, uint32_t v)
+{
+	uint8_t t[4];
+	pf_put_le32(t, v);
+	return pf_buf_put(b, t, 4);
+}
+
+int pf_buf_put_le64(struct pf_buf *b, uint64_t v)
+{
+	uint8_t t[8];
+	pf_put_le64(t, v);
+	return pf_buf_put(b, t, 8);
+}
+
+void pf_buf_free(struct pf_buf *b)
+{
+	free(b->data);
+	b->data = NULL;
+	b->len = b->cap = 0;
+}
+
+static uint16_t host_e_machine(void)
+{
+#if defined(__x86_64__)
+	return EM_X86_64;
+#elif defined(__aarch64__)
+	return EM_AARCH64;
+#elif defined(__arm__)
+	return EM_ARM;
+#elif defined(__i386__)
+	return EM_386;
+#elif defined(__riscv)
+	return EM_RISCV;
+#elif defined(__powerpc64__)
+	return EM_PPC64;
+#else
+	return EM_NONE;
+#endif
+}
+
+/* ------------------------------------------------------------------------ */
+/* I/O helpers                                                               */
+/* ------------------------------------------------------------------------ */
+
+static int write_all(int fd, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	while (n) {
+		ssize_t k = write(fd, b, n);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (k == 0)
+			return -EIO;
+		b += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Writer                                                                    */
+/* ------------------------------------------------------------------------ */
+
+struct pf_writer {
+	int fd;
+	int level;            /* zstd level; < 0 = no compression */
+	int error;            /* first write error, sticky */
+	uint8_t endian;
+	uint32_t frame_bytes;
+	uint64_t written;
+	ZSTD_CCtx *cctx;
+	struct pf_buf batch;  /* pending RECORDS bytes */
+	uint8_t *zbuf;
+	size_t zcap;
+};
+
+int pf_writer_open_fd(pf_writer **out, int fd, const struct pf_writer_opts *opts)
+{
+	struct pf_writer_opts o = PF_WRITER_OPTS_INIT;
+	if (!out || fd < 0)
+		return -EINVAL;
+	*out = NULL;
+	if (opts) {
+		if (opts->sz == 0 || opts->sz > sizeof(o))
+			return -EINVAL;
+		memcpy(&o, opts, opts->sz);
+		o.sz = sizeof(o);
+	}
+	if (o.endian == 0)
+		o.endian = pf_host_endian();
+	if (o.word_size == 0)
+		o.word_size = (uint8_t)sizeof(void *);
+	if (o.e_machine == 0)
+		o.e_machine = host_e_machine();
+	if ((o.endian != PF_LITTLE_ENDIAN && o.endian != PF_BIG_ENDIAN) ||
+	    (o.word_size != 4 && o.word_size != 8) || o.zstd_level > ZSTD_maxCLevel())
+		return -EINVAL;
+	if (o.records_frame_bytes == 0)
+		o.records_frame_bytes = PF_RECORDS_FRAME_DEFAULT;
+	if (o.records_frame_bytes > PF_SECTION_MAX_RAW || o.records_frame_bytes < 65536)
+		return -EINVAL;
+
+	pf_writer *w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->fd = fd;
+	w->level = o.zstd_level == 0 ? 3 : o.zstd_level;
+	w->endian = o.endian;
+	w->frame_bytes = o.records_frame_bytes;
+	if (w->level > 0) {
+		w->cctx = ZSTD_createCCtx();
+		if (!w->cctx) {
+			free(w);
+			return -ENOMEM;
+		}
+		ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, w->level);
+		ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_contentSizeFlag, 1);
+		ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 0);
+	}
+
+	uint8_t h[PF_FILE_HEADER_SIZE];
+	memset(h, 0, sizeof(h));
+	memcpy(h, PF_MAGIC, PF_MAGIC_SIZE);
+	pf_put_le16(h + 8, PF_FORMAT_MAJOR);
+	pf_put_le16(h + 10, PF_FORMAT_MINOR);
+	pf_put_le16(h + 12, PF_FILE_HEADER_SIZE);
+	h[14] = o.endian;
+	h[15] = o.word_size;
+	pf_put_le16(h + 16, o.e_machine);
+	pf_put_le16(h + 18, 0);
+	pf_put_le32(h + 20, 0);
+	pf_put_le64(h + 24, pf_xxh3(h, 24));
+	int rc = write_all(fd, h, sizeof(h));
+	if (rc < 0) {
+		ZSTD_freeCCtx(w->cctx);
+		free(w);
+		return rc;
+	}
+	w->written = sizeof(h);
+	*out = w;
+	return 0;
+}
+
+static int write_section(pf_writer *w, uint16_t type, uint16_t flags, const void *raw, size_t size)
+{
+	if (w->error)
+		return w->error;
+	if (size > PF_SECTION_MAX_RAW)
+		return -E2BIG;
+	const void *stored = raw;
+	size_t stored_size = size;
+	uint8_t comp = PF_COMP_NONE;
+	if (w->cctx && size >= 64) {
+		size_t bound = ZSTD_compressBound(size);
+		if (bound > w->zcap) {
+			uint8_t *z = realloc(w->zbuf, bound);
+			if (!z)
+				return -ENOMEM;
+			w->zbuf = z;
+			w->zcap = bound;
+		}
+		size_t zn = ZSTD_compress2(w->cctx, w->zbuf, w->zcap, raw, size);
+		if (!ZSTD_isError(zn) && zn < size) {
+			stored = w->zbuf;
+			stored_size = zn;
+			comp = PF_COMP_ZSTD;
+		}
+	}
+	uint8_t h[PF_SECTION_HEADER_SIZE];
+	memset(h, 0, sizeof(h));
+	pf_put_le32(h + 0, PF_SECTION_SYNC);
+	pf_put_le16(h + 4, type);
+	pf_put_le16(h + 6, flags);
+	pf_put_le32(h + 8, (uint32_t)stored_size);
+	pf_put_le32(h + 12, (uint32_t)size);
+	pf_put_le64(h + 16, pf_xxh3(stored, stored_size));
+	h[24] = comp;
+	h[25] = 0;
+	pf_put_le32(h + 28, (uint32_t)pf_xxh3(h, 28));
+	int rc = write_all(w->fd, h, sizeof(h));
+	if (rc == 0)
+		rc = write_all(w->fd, stored, stored_size);
+	if (rc < 0) {
+		w->error = rc;
+		return rc;
+	}
+	w->written += sizeof(h) + stored_size;
+	return 0;
+}
+
+int pf_writer_flush(pf_writer *w)
+{
+	if (!w)
+		return -EINVAL;
+	if (w->error)
+		return w->error;
+	if (w->batch.len == 0)
+		return 0;
+	int rc = write_section(w, PF_SEC_RECORDS, 0, w->batch.data, w->batch.len);
+	w->batch.len = 0;
+	return rc;
+}
+
+int pf_writer_section(pf_writer *w, uint16_t type, uint16_t flags, const void *raw, size_t size)
+{
+	if (!w || (!raw && size))
+		return -EINVAL;
+	int rc = pf_writer_flush(w);
+	if (rc < 0)
+		return rc;
+	return write_section(w, type, flags, raw, size);
+}
+
+static uint16_t rec_size(const pf_writer *w, const uint8_t *p)
+{
+	uint16_t s;
+	memcpy(&s, p + 6, 2);
+	if (w->endian != pf_host_endian())
+		s = (uint16_t)(s >> 8 | s << 8);
+	return s;
+}
+
+int pf_writer_records(pf_writer *w, const void *data, size_t size)
+{
+	if (!w || (!data && size))
+		return -EINVAL;
+	if (w->error)
+		return w->error;
+	const uint8_t *p = data, *end = p + size;
+	while (p < end) {
+		/* Take the longest run of whole records that fits the batch. */
+		const uint8_t *q = p;
+		size_t room = w->frame_bytes - w->batch.len;
+		while (q < end) {
+			if ((size_t)(end - q) < sizeof(struct perf_event_header))
+				return -EBADMSG;
+			uint16_t s = rec_size(w, q);
+			if (s < sizeof(struct perf_event_header) || s > (size_t)(end - q))
+				return -EBADMSG;
+			if ((size_t)(q - p) + s > room)
+				break;
+			q += s;
+		}
+		if (q == p) {
+			/* Nothing fits: the batch is full. */
+			int rc = pf_writer_flush(w);
+			if (rc < 0)
+				return rc;
+			continue;
+		}
+		int rc = pf_buf_put(&w->batch, p, (size_t)(q - p));
+		if (rc < 0)
+			return rc;
+		p = q;
+		if (w->batch.len >= w->frame_bytes) {
+			rc = pf_writer_flush(w);
+			if (rc < 0)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+uint64_t pf_writer_bytes(const pf_writer *w)
+{
+	return w ? w->written : 0;
+}
+
+int pf_writer_close(pf_writer *w)
+{
+	if (!w)
+		return 0;
+	int rc = pf_writer_flush(w);
+	ZSTD_freeCCtx(w->cctx);
+	pf_buf_free(&w->batch);
+	free(w->zbuf);
+	free(w);
+	return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Reader                                                                    */
+/* ------------------------------------------------------------------------ */
+
+enum { RS_OK, RS_RESYNC, RS_STOP };
+
+struct pf_reader {
+	int fd;
+	int own_fd;
+	int eof;
+	int state;              /* RS_* */
+	int swap;
+	char *name;
+	struct pf_file_header hdr;
+	/* input window: bytes [pos, len) of buf are unread; buf[0] is at file
+	 * offset base */
+	uint8_t *buf;
+	size_t pos, len, cap;
+	uint64_t base;
+	uint64_t index;         /* next section index */
+	uint64_t good_end;      /* end offset of the last intact section */
+	uint64_t first_bad;
+	unsigned errors;
+	uint8_t *raw;
+	size_t raw_cap;
+	ZSTD_DCtx *dctx;
+	struct pf_events evs;   /* only for byte swapping */
+	char msg[512];
+};
+
+static int rerr(pf_reader *r, int code, uint64_t bad_off, const char *fmt, ...)
+{
+	char tmp[400];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	snprintf(r->msg, sizeof(r->msg), "%s: %s", r->name, tmp);
+	if (r->errors++ == 0)
+		r->first_bad = bad_off;
+	return code;
+}
+
+/* Makes at least `n` bytes available at buf[pos]; returns how many are
+ * (less than n only at end of file), or a negative errno. */
+static ssize_t fill(pf_reader *r, size_t n)
+{
+	if (r->len - r->pos >= n)
+		return (ssize_t)n;
+	if (r->pos > 0) {
+		memmove(r->buf, r->buf + r->pos, r->len - r->pos);
+		r->base += r->pos;
+		r->len -= r->pos;
+		r->pos = 0;
+	}
+	if (n > r->cap) {
+		size_t cap = r->cap ? r->cap : 65536;
+		while (cap < n)
+			cap *= 2;
+		uint8_t *b = realloc(r->buf, cap);
+		if (!b)
+			return -ENOMEM;
+		r->buf = b;
+		r->cap = cap;
+	}
+	while (r->len < n && !r->eof) {
+		ssize_t k = read(r->fd, r->buf + r->len, r->cap - r->len);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (k == 0)
+			r->eof = 1;
+		r->len += (size_t)k;
+	}
+	return (ssize_t)(r->len < n ? r->len : n);
+}
+
+static uint64_t cur_off(const pf_reader *r)
+{
+	return r->base + r->pos;
+}
+
+static int parse_file_header(pf_reader *r)
+{
+	ssize_t n = fill(r, PF_FILE_HEADER_SIZE);
+	if (n < 0)
+		return rerr(r, (int)n, 0, "read error: %s", strerror((int)-n));
+	if (n == 0)
+		return rerr(r, -ENODATA, 0, "empty file (not a .pf file)");
+	const uint8_t *h = r->buf + r->pos;
+	if ((size_t)n < PF_MAGIC_SIZE || memcmp(h, PF_MAGIC, PF_MAGIC_SIZE) != 0)
+		return rerr(r, -EILSEQ, 0, "not a .pf file (bad magic)");
+	if (n < PF_FILE_HEADER_SIZE)
+		return rerr(r, -ENODATA, (uint64_t)n, "truncated: file ends inside the file header (%zd of %d bytes)",
+			    n, PF_FILE_HEADER_SIZE);
+	struct pf_file_header *fh = &r->hdr;
+	fh->version_major = pf_le16(h + 8);
+	fh->version_minor = pf_le16(h + 10);
+	fh->header_size = pf_le16(h + 12);
+	if (fh->version_major > PF_FORMAT_MAJOR)
+		return rerr(r, -EPROTONOSUPPORT, 8, "format version %u.%u is newer than this reader (%d.%d)",
+			    fh->version_major, fh->version_minor, PF_FORMAT_MAJOR, PF_FORMAT_MINOR);
+	if (fh->version_major == 0 || fh->header_size < PF_FILE_HEADER_SIZE || fh->header_size > 4096)
+		return rerr(r, -EBADMSG, 8, "damaged file header (version %u, header size %u)",
+			    fh->version_major, fh->header_size);
+	n = fill(r, fh->header_size);
+	if (n < 0)
+		return rerr(r, (int)n, 0, "read error: %s", strerror((int)-n));
+	if (n < fh->header_size)
+		return rerr(r, -ENODATA, (uint64_t)n, "truncated: file ends inside the file header");
+	h = r->buf + r->pos;
+	uint64_t want = pf_le64(h + fh->header_size - 8);
+	if (pf_xxh3(h, fh->header_size - 8u) != want)
+		return rerr(r, -EBADMSG, 0, "file header checksum mismatch");
+	fh->endian = h[14];
+	fh->word_size = h[15];
+	fh->e_machine = pf_le16(h + 16);
+	fh->reserved = pf_le16(h + 18);
+	fh->flags = pf_le32(h + 20);
+	if ((fh->endian != PF_LITTLE_ENDIAN && fh->endian != PF_BIG_ENDIAN) ||
+	    (fh->word_size != 4 && fh->word_size != 8))
+		return rerr(r, -EBADMSG, 14, "damaged file header (byte order %u, word size %u)",
+			    fh->endian, fh->word_size);
+	r->swap = fh->endian != pf_host_endian();
+	r->pos += fh->header_size;
+	r->good_end = cur_off(r);
+	return 0;
+}
+
+int pf_reader_open_fd(pf_reader **out, int fd, const char *name)
+{
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	pf_reader *r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->fd = fd;
+	r->first_bad = UINT64_MAX;
+	r->name = strdup(name ? name : "-");
+	r->dctx = ZSTD_createDCtx();
+	if (!r->name || !r->dctx) {
+		pf_reader_close(r);
+		return -ENOMEM;
+	}
+	*out = r;
+	if (fd < 0)
+		return rerr(r, -EBADF, 0, "bad file descriptor");
+	int rc = parse_file_header(r);
+	if (rc < 0)
+		r->state = RS_STOP;
+	return rc;
+}
+
+int pf_reader_open(pf_reader **out, const char *path)
+{
+	if (!out || !path)
+		return -EINVAL;
+	*out = NULL;
+	if (strcmp(path, "-") == 0)
+		return pf_reader_open_fd(out, STDIN_FILENO, "-");
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		pf_reader *r = NULL;
+		int rc = pf_reader_open_fd(&r, -1, path);
+		(void)rc;
+		if (r) {
+			snprintf(r->msg, sizeof(r->msg), "%s: %s", path, strerror(e));
+			r->state = RS_STOP;
+		}
+		*out = r;
+		return -e;
+	}
+	int rc = pf_reader_open_fd(out, fd, path);
+	if (*out)
+		(*out)->own_fd = 1;
+	else
+		close(fd);
+	return rc;
+}
+
+const struct pf_file_header *pf_reader_header(const pf_reader *r)
+{
+	return &r->hdr;
+}
+
+static int header_ok(const uint8_t *h)
+{
+	if (pf_le32(h) != PF_SECTION_SYNC)
+		return 0;
+	return (uint32_t)pf_xxh3(h, 28) == pf_le32(h + 28);
+}
+
+/* Validates the limits of an intact-looking section header. */
+static const char *header_limits(const uint8_t *h)
+{
+	uint32_t stored = pf_le32(h + 8), raw = pf_le32(h + 12);
+	uint8_t comp = h[24];
+	if (stored > PF_SECTION_MAX_STORED || raw > PF_SECTION_MAX_RAW)
+		return "section size above the format's limit";
+	if (comp > PF_COMP_ZSTD)
+		return "unknown compression";
+	if (comp == PF_COMP_NONE && stored != raw)
+		return "stored and raw sizes differ for an uncompressed section";
+	if (h[25] != 0)
+		return "unknown transform";
+	return NULL;
+}
+
+/* Scans forward from the current position for the next intact section
+ * header. Returns 1 if found (positioned at it), 0 at end of file, <0 error. */
+static int resync(pf_reader *r)
+{
+	for (;;) {
+		ssize_t n = fill(r, PF_SECTION_HEADER_SIZE);
+		if (n < 0)
+			return (int)n;
+		if (n < PF_SECTION_HEADER_SIZE) {
+			r->pos = r->len;
+			return 0;
+		}
+		const uint8_t *h = r->buf + r->pos;
+		if (header_ok(h) && !header_limits(h))
+			return 1;
+		/* Skip ahead to the next possible sync byte. */
+		const uint8_t *next = memchr(h + 1, 'P', r->len - r->pos - 1);
+		r->pos = next ? (size_t)(next - r->buf) : r->len;
+	}
+}
+
+static int ensure_raw(pf_reader *r, size_t n)
+{
+	if (n <= r->raw_cap)
+		return 0;
+	size_t cap = r->raw_cap ? r->raw_cap : 65536;
+	while (cap < n)
+		cap *= 2;
+	uint8_t *b = realloc(r->raw, cap);
+	if (!b)
+		return -ENOMEM;
+	r->raw = b;
+	r->raw_cap = cap;
+	return 0;
+}
+
+static int known_type(uint16_t t)
+{
+	return (t >= PF_SEC_META && t <= PF_SEC_THREADS) || (t >= PF_SEC_STRINGS && t <= PF_SEC_SYMINFO);
+}
+
+int pf_reader_next(pf_reader *r, struct pf_section *sec)
+{
+	if (!r || !sec)
+		return -EINVAL;
+	if (r->state == RS_STOP)
+		return 0;
+	if (r->state == RS_RESYNC) {
+		int rc = resync(r);
+		if (rc < 0) {
+			r->state = RS_STOP;
+			return rerr(r, rc, cur_off(r), "read error: %s", strerror(-rc));
+		}
+		r->state = RS_OK;
+		if (rc == 0)
+			return 0;
+	}
+	uint64_t off = cur_off(r);
+	ssize_t n = fill(r, PF_SECTION_HEADER_SIZE);
+	if (n < 0) {
+		r->state = RS_STOP;
+		return rerr(r, (int)n, off, "read error at offset %llu: %s", (unsigned long long)off,
+			    strerror((int)-n));
+	}
+	if (n == 0)
+		return 0;
+	uint64_t idx = r->index++;
+	if (n < PF_SECTION_HEADER_SIZE) {
+		r->state = RS_STOP;
+		return rerr(r, -ENODATA, off,
+			    "section %llu at offset %llu: truncated: file ends inside the section header "
+			    "(%zd of %d bytes; data kept up to offset %llu)",
+			    (unsigned long long)idx, (unsigned long long)off, n, PF_SECTION_HEADER_SIZE,
+			    (unsigned long long)r->good_end);
+	}
+	const uint8_t *h = r->buf + r->pos;
+	const char *why = NULL;
+	if (pf_le32(h) != PF_SECTION_SYNC)
+		why = "bad sync word in section header";
+	else if ((uint32_t)pf_xxh3(h, 28) != pf_le32(h + 28))
+		why = "section header checksum mismatch";
+	else
+		why = header_limits(h);
+	if (why) {
+		r->pos += 1; /* resync starts after this byte */
+		r->state = RS_RESYNC;
+		return rerr(r, -EBADMSG, off,
+			    "section %llu at offset %llu: %s (data kept up to offset %llu; "
+			    "skipping to the next intact section)",
+			    (unsigned long long)idx, (unsigned long long)off, why,
+			    (unsigned long long)r->good_end);
+	}
+	memset(sec, 0, sizeof(*sec));
+	sec->type = pf_le16(h + 4);
+	sec->flags = pf_le16(h + 6);
+	sec->stored_size = pf_le32(h + 8);
+	sec->raw_size = pf_le32(h + 12);
+	sec->compression = h[24];
+	sec->transform = h[25];
+	sec->offset = off;
+	sec->index = idx;
+	uint64_t sum = pf_le64(h + 16);
+	size_t total = PF_SECTION_HEADER_SIZE + (size_t)sec->stored_size;
+	n = fill(r, total);
+	if (n < 0) {
+		r->state = RS_STOP;
+		return rerr(r, (int)n, off, "read error at offset %llu: %s", (unsigned long long)off,
+			    strerror((int)-n));
+	}
+	if ((size_t)n < total) {
+		r->state = RS_STOP;
+		return rerr(r, -ENODATA, off + (uint64_t)n,
+			    "section %llu at offset %llu: truncated: payload of %u bytes, only %zd in the file "
+			    "(data kept up to offset %llu)",
+			    (unsigned long long)idx, (unsigned long long)off, sec->stored_size,
+			    n - PF_SECTION_HEADER_SIZE, (unsigned long long)r->good_end);
+	}
+	const uint8_t *payload = r->buf + r->pos + PF_SECTION_HEADER_SIZE;
+	r->pos += total; /* the section is consumed whatever follows */
+	if (pf_xxh3(payload, sec->stored_size) != sum)
+		return rerr(r, -EBADMSG, off + PF_SECTION_HEADER_SIZE,
+			    "section %llu at offset %llu: checksum mismatch (section skipped; data kept up to offset %llu)",
+			    (unsigned long long)idx, (unsigned long long)off, (unsigned long long)r->good_end);
+	if (!known_type(sec->type) && (sec->flags & PF_SECF_MUST_UNDERSTAND)) {
+		r->state = RS_STOP;
+		return rerr(r, -EPROTONOSUPPORT, off,
+			    "section %llu at offset %llu: unknown section type 0x%04x marked must-understand",
+			    (unsigned long long)idx, (unsigned long long)off, sec->type);
+	}
+	int rc = ensure_raw(r, (size_t)sec->raw_size + 1);
+	if (rc < 0) {
+		r->state = RS_STOP;
+		return rerr(r, rc, off, "out of memory");
+	}
+	if (sec->compression == PF_COMP_ZSTD) {
+		size_t got = ZSTD_decompressDCtx(r->dctx, r->raw, sec->raw_size, payload, sec->stored_size);
+		if (ZSTD_isError(got) || got != sec->raw_size)
+			return rerr(r, -EBADMSG, off + PF_SECTION_HEADER_SIZE,
+				    "section %llu at offset %llu: zstd frame does not decode to %u bytes: %s "
+				    "(section skipped)",
+				    (unsigned long long)idx, (unsigned long long)off, sec->raw_size,
+				    ZSTD_isError(got) ? ZSTD_getErrorName(got) : "size differs");
+	} else if (sec->raw_size) {
+		memcpy(r->raw, payload, sec->raw_size);
+	}
+	r->raw[sec->raw_size] = 0; /* a NUL past the end, for text payloads */
+	sec->data = r->raw;
+	sec->size = sec->raw_size;
+	if (r->swap) {
+		if (sec->type == PF_SEC_EVENT) {
+			rc = pf_event_payload_swap(sec->data, sec->size);
+			if (rc == 0)
+				rc = pf_events_add(&r->evs, sec);
+		} else if (sec->type == PF_SEC_RECORDS) {
+			rc = pf_records_swap(&r->evs, sec->data, sec->size);
+		}
+		if (rc < 0)
+			return rerr(r, rc, off + PF_SECTION_HEADER_SIZE,
+				    "section %llu at offset %llu: cannot convert byte order: damaged records",
+				    (unsigned long long)idx, (unsigned long long)off);
+	}
+	r->good_end = cur_off(r);
+	return 1;
+}
+
+int pf_reader_can_continue(const pf_reader *r)
+{
+	return r && r->state != RS_STOP;
+}
+
+const char *pf_reader_errmsg(const pf_reader *r)
+{
+	return r ? r->msg : "";
+}
+
+uint64_t pf_reader_first_bad_offset(const pf_reader *r)
+{
+	return r ? r->first_bad : UINT64_MAX;
+}
+
+unsigned pf_reader_errors(const pf_reader *r)
+{
+	return r ? r->errors : 0;
+}
+
+int pf_reader_needs_swap(const pf_reader *r)
+{
+	return r ? r->swap : 0;
+}
+
+const char *pf_reader_name(const pf_reader *r)
+{
+	return r ? r->name : "";
+}
+
+uint64_t pf_reader_offset(const pf_reader *r)
+{
+	return r ? cur_off(r) : 0;
+}
+
+void pf_reader_close(pf_reader *r)
+{
+	if (!r)
+		return;
+	if (r->own_fd && r->fd >= 0)
+		close(r->fd);
+	free(r->name);
+	free(r->buf);
+	free(r->raw);
+	ZSTD_freeDCtx(r->dctx);
+	pf_events_free(&r->evs);
+	free(r);
+}
