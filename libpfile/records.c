@@ -1,0 +1,872 @@
+/*
+ * records.c - EVENT payloads and perf record decoding / byte swapping.
+ *
+ * Layouts follow include/uapi/linux/perf_event.h; the order of the
+ * PERF_RECORD_SAMPLE fields is the kernel's perf_output_sample() order
+ * (PHYS_ADDR, CGROUP, DATA_PAGE_SIZE, CODE_PAGE_SIZE, then AUX last).
+ *
+ * Every record is bounds-checked against its own header size before any field
+ * is read; no function here allocates per record.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pfile.h"
+
+#ifndef PERF_SAMPLE_BRANCH_COUNTERS
+#define PERF_SAMPLE_BRANCH_COUNTERS (1U << 19) /* Linux 6.8 */
+#endif
+
+#define EV_HDR_SIZE 12u /* u32 attr_size, u32 n_ids, u16 name_len, u16 reserved */
+#define ATTR_KNOWN_SIZE 136u /* through config3 (PERF_ATTR_SIZE_VER8) */
+
+/* ------------------------------------------------------------------------ */
+/* small helpers                                                             */
+/* ------------------------------------------------------------------------ */
+
+static inline uint64_t ld64(const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static inline uint32_t ld32(const uint8_t *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static inline void sw16(uint8_t *p)
+{
+	uint16_t v;
+	memcpy(&v, p, 2);
+	v = __builtin_bswap16(v);
+	memcpy(p, &v, 2);
+}
+
+static inline void sw32(uint8_t *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	v = __builtin_bswap32(v);
+	memcpy(p, &v, 4);
+}
+
+static inline void sw64(uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	v = __builtin_bswap64(v);
+	memcpy(p, &v, 8);
+}
+
+static inline int host_is_le(void)
+{
+	return pf_host_endian() == PF_LITTLE_ENDIAN;
+}
+
+/*
+ * C bitfields in a u64 are allocated from the least significant bit on
+ * little-endian ABIs and from the most significant bit on big-endian ones
+ * (GCC's psABIs). After the u64 itself has been byte-swapped, each field must
+ * still be moved to its place. `widths` lists the field widths in declaration
+ * order (summing to 64). to_lsb != 0 converts MSB-first to LSB-first.
+ */
+static uint64_t repack_bitfields(uint64_t v, const uint8_t *widths, int n, int to_lsb)
+{
+	uint64_t out = 0;
+	unsigned off = 0;
+	for (int i = 0; i < n && off < 64; i++) {
+		unsigned w = widths[i];
+		uint64_t mask = w >= 64 ? ~0ull : ((1ull << w) - 1);
+		uint64_t f;
+		if (to_lsb) {
+			f = (v >> (64 - off - w)) & mask;
+			out |= f << off;
+		} else {
+			f = (v >> off) & mask;
+			out |= f << (64 - off - w);
+		}
+		off += w;
+	}
+	return out;
+}
+
+/* Byte-swaps a u64 of bitfields and re-packs the fields for the host ABI. */
+static void swap_bitfield64(uint8_t *p, const uint8_t *widths, int n)
+{
+	uint64_t v = __builtin_bswap64(ld64(p));
+	/* foreign is big-endian when the host is little-endian */
+	v = repack_bitfields(v, widths, n, host_is_le());
+	memcpy(p, &v, 8);
+}
+
+/* perf_event_attr flags: 15 one-bit fields, precise_ip:2, then one-bit fields
+ * (the reserved bits are treated as one-bit fields so that flags added by
+ * later kernels keep their place). */
+static uint8_t attr_flag_widths[63];
+/* perf_branch_entry flags: mispred, predicted, in_tx, abort, cycles:16,
+ * type:4, spec:2, new_type:4, priv:3, reserved:31. */
+static const uint8_t branch_flag_widths[] = { 1, 1, 1, 1, 16, 4, 2, 4, 3, 31 };
+
+static const uint8_t *attr_widths(void)
+{
+	if (!attr_flag_widths[0]) {
+		for (int i = 0; i < 63; i++)
+			attr_flag_widths[i] = 1;
+		attr_flag_widths[15] = 2;
+	}
+	return attr_flag_widths;
+}
+
+/* ------------------------------------------------------------------------ */
+/* names                                                                     */
+/* ------------------------------------------------------------------------ */
+
+const char *pf_record_type_name(uint32_t type)
+{
+	static const char *const names[] = {
+		[PERF_RECORD_MMAP] = "MMAP",
+		[PERF_RECORD_LOST] = "LOST",
+		[PERF_RECORD_COMM] = "COMM",
+		[PERF_RECORD_EXIT] = "EXIT",
+		[PERF_RECORD_THROTTLE] = "THROTTLE",
+		[PERF_RECORD_UNTHROTTLE] = "UNTHROTTLE",
+		[PERF_RECORD_FORK] = "FORK",
+		[PERF_RECORD_READ] = "READ",
+		[PERF_RECORD_SAMPLE] = "SAMPLE",
+		[PERF_RECORD_MMAP2] = "MMAP2",
+		[PERF_RECORD_AUX] = "AUX",
+		[PERF_RECORD_ITRACE_START] = "ITRACE_START",
+		[PERF_RECORD_LOST_SAMPLES] = "LOST_SAMPLES",
+		[PERF_RECORD_SWITCH] = "SWITCH",
+		[PERF_RECORD_SWITCH_CPU_WIDE] = "SWITCH_CPU_WIDE",
+		[PERF_RECORD_NAMESPACES] = "NAMESPACES",
+		[PERF_RECORD_KSYMBOL] = "KSYMBOL",
+		[PERF_RECORD_BPF_EVENT] = "BPF_EVENT",
+		[PERF_RECORD_CGROUP] = "CGROUP",
+		[PERF_RECORD_TEXT_POKE] = "TEXT_POKE",
+		[21] = "AUX_OUTPUT_HW_ID",
+	};
+	if (type >= sizeof(names) / sizeof(names[0]))
+		return NULL;
+	return names[type];
+}
+
+/* Records the kernel writes with a sample_id trailer: every kernel type but SAMPLE. */
+static inline int has_trailer(uint32_t type)
+{
+	return type != PERF_RECORD_SAMPLE && type > 0 && type < 64;
+}
+
+/* ------------------------------------------------------------------------ */
+/* EVENT payloads                                                            */
+/* ------------------------------------------------------------------------ */
+
+int pf_event_encode(struct pf_buf *out, const struct perf_event_attr *attr, uint32_t attr_size,
+		    const uint64_t *ids, uint32_t n_ids, const char *name)
+{
+	static const uint8_t zeros[64];
+	size_t name_len = name ? strlen(name) : 0;
+	int rc;
+
+	if (!out || !attr || attr_size < PERF_ATTR_SIZE_VER0 || (n_ids && !ids))
+		return -EINVAL;
+	if (name_len > 0xffff)
+		name_len = 0xffff;
+	if ((rc = pf_buf_put_le32(out, attr_size)) < 0 || (rc = pf_buf_put_le32(out, n_ids)) < 0 ||
+	    (rc = pf_buf_put_le16(out, (uint16_t)name_len)) < 0 || (rc = pf_buf_put_le16(out, 0)) < 0)
+		return rc;
+	size_t have = attr_size < sizeof(*attr) ? attr_size : sizeof(*attr);
+	if ((rc = pf_buf_put(out, attr, have)) < 0)
+		return rc;
+	for (size_t left = attr_size - have; left > 0;) {
+		size_t n = left < sizeof(zeros) ? left : sizeof(zeros);
+		if ((rc = pf_buf_put(out, zeros, n)) < 0)
+			return rc;
+		left -= n;
+	}
+	if (n_ids && (rc = pf_buf_put(out, ids, (size_t)n_ids * 8)) < 0)
+		return rc;
+	if (name_len && (rc = pf_buf_put(out, name, name_len)) < 0)
+		return rc;
+	return 0;
+}
+
+/* Checks an EVENT payload's lengths; fills the header fields. */
+static int event_payload_check(const uint8_t *data, size_t size, uint32_t *attr_size,
+			       uint32_t *n_ids, uint16_t *name_len)
+{
+	if (!data || size < EV_HDR_SIZE)
+		return -EBADMSG;
+	*attr_size = pf_le32(data);
+	*n_ids = pf_le32(data + 4);
+	*name_len = pf_le16(data + 8);
+	uint64_t need = (uint64_t)EV_HDR_SIZE + *attr_size + (uint64_t)*n_ids * 8 + *name_len;
+	if (*attr_size < PERF_ATTR_SIZE_VER0 || need > size)
+		return -EBADMSG;
+	return 0;
+}
+
+int pf_event_payload_swap(uint8_t *data, size_t size)
+{
+	/* perf_event_attr field sizes in order; 'F' = the u64 of bitfields */
+	static const char layout[] = "448888F448888448422448" "8";
+	uint32_t attr_size, n_ids;
+	uint16_t name_len;
+	int rc = event_payload_check(data, size, &attr_size, &n_ids, &name_len);
+	if (rc < 0)
+		return rc;
+	uint8_t *a = data + EV_HDR_SIZE;
+	size_t off = 0;
+	for (const char *l = layout; *l; l++) {
+		size_t w = *l == 'F' ? 8 : (size_t)(*l - '0');
+		if (off + w > attr_size)
+			break;
+		switch (*l) {
+		case '2': sw16(a + off); break;
+		case '4': sw32(a + off); break;
+		case '8': sw64(a + off); break;
+		case 'F': swap_bitfield64(a + off, attr_widths(), 63); break;
+		}
+		off += w;
+	}
+	uint8_t *ids = a + attr_size;
+	for (uint32_t i = 0; i < n_ids; i++)
+		sw64(ids + (size_t)i * 8);
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The set of events                                                         */
+/* ------------------------------------------------------------------------ */
+
+static inline uint32_t id_hash(uint64_t id)
+{
+	id ^= id >> 33;
+	id *= 0xff51afd7ed558ccdull;
+	id ^= id >> 33;
+	return (uint32_t)id;
+}
+
+static int id_insert(struct pf_events *evs, uint64_t id, uint32_t val)
+{
+	if ((evs->id_n + 1) * 2 > evs->id_cap) {
+		uint32_t ncap = evs->id_cap ? evs->id_cap * 2 : 64;
+		uint64_t *nk = calloc(ncap, sizeof(*nk));
+		uint32_t *nv = calloc(ncap, sizeof(*nv));
+		if (!nk || !nv) {
+			free(nk);
+			free(nv);
+			return -ENOMEM;
+		}
+		for (uint32_t i = 0; i < evs->id_cap; i++) {
+			if (!evs->id_vals[i])
+				continue;
+			uint32_t h = id_hash(evs->id_keys[i]) & (ncap - 1);
+			while (nv[h])
+				h = (h + 1) & (ncap - 1);
+			nk[h] = evs->id_keys[i];
+			nv[h] = evs->id_vals[i];
+		}
+		free(evs->id_keys);
+		free(evs->id_vals);
+		evs->id_keys = nk;
+		evs->id_vals = nv;
+		evs->id_cap = ncap;
+	}
+	uint32_t h = id_hash(id) & (evs->id_cap - 1);
+	while (evs->id_vals[h]) {
+		if (evs->id_keys[h] == id)
+			return 0; /* first event wins */
+		h = (h + 1) & (evs->id_cap - 1);
+	}
+	evs->id_keys[h] = id;
+	evs->id_vals[h] = val + 1;
+	evs->id_n++;
+	return 0;
+}
+
+static const struct pf_event *id_lookup(const struct pf_events *evs, uint64_t id)
+{
+	if (!evs->id_cap)
+		return NULL;
+	uint32_t h = id_hash(id) & (evs->id_cap - 1);
+	while (evs->id_vals[h]) {
+		if (evs->id_keys[h] == id)
+			return &evs->ev[evs->id_vals[h] - 1];
+		h = (h + 1) & (evs->id_cap - 1);
+	}
+	return NULL;
+}
+
+int pf_events_add(struct pf_events *evs, const struct pf_section *sec)
+{
+	uint32_t attr_size, n_ids;
+	uint16_t name_len;
+	if (!evs || !sec)
+		return -EINVAL;
+	int rc = event_payload_check(sec->data, sec->size, &attr_size, &n_ids, &name_len);
+	if (rc < 0)
+		return rc;
+	const uint8_t *a = sec->data + EV_HDR_SIZE;
+	if (attr_size > sizeof(struct perf_event_attr)) {
+		for (size_t i = sizeof(struct perf_event_attr); i < attr_size; i++)
+			if (a[i])
+				return -EPROTONOSUPPORT;
+	}
+	if (evs->n == evs->cap) {
+		uint32_t ncap = evs->cap ? evs->cap * 2 : 8;
+		struct pf_event *nev = realloc(evs->ev, ncap * sizeof(*nev));
+		if (!nev)
+			return -ENOMEM;
+		evs->ev = nev;
+		evs->cap = ncap;
+	}
+	struct pf_event *e = &evs->ev[evs->n];
+	memset(e, 0, sizeof(*e));
+	memcpy(&e->attr, a, attr_size < sizeof(e->attr) ? attr_size : sizeof(e->attr));
+	e->attr_size = attr_size;
+	e->index = evs->n;
+	if (n_ids) {
+		e->ids = malloc((size_t)n_ids * 8);
+		if (!e->ids)
+			return -ENOMEM;
+		memcpy(e->ids, a + attr_size, (size_t)n_ids * 8);
+		e->n_ids = n_ids;
+	}
+	size_t nl = name_len < sizeof(e->name) - 1 ? name_len : sizeof(e->name) - 1;
+	memcpy(e->name, a + attr_size + (size_t)n_ids * 8, nl);
+	e->name[nl] = 0;
+	for (uint32_t i = 0; i < n_ids; i++) {
+		if ((rc = id_insert(evs, e->ids[i], evs->n)) < 0) {
+			free(e->ids);
+			return rc;
+		}
+	}
+	evs->n++;
+	return 0;
+}
+
+void pf_events_free(struct pf_events *evs)
+{
+	if (!evs)
+		return;
+	for (uint32_t i = 0; i < evs->n; i++)
+		free(evs->ev[i].ids);
+	free(evs->ev);
+	free(evs->id_keys);
+	free(evs->id_vals);
+	memset(evs, 0, sizeof(*evs));
+}
+
+static inline unsigned bit(uint64_t st, uint64_t b)
+{
+	return (st & b) ? 1 : 0;
+}
+
+/* Position of the sample id inside a record of `type` and `size` bytes
+ * (offset from the record start), or 0 if the record carries none. */
+static size_t id_offset(const struct perf_event_attr *a, uint32_t type, size_t size)
+{
+	uint64_t st = a->sample_type;
+	if (type == PERF_RECORD_SAMPLE) {
+		if (st & PERF_SAMPLE_IDENTIFIER)
+			return 8;
+		if (!(st & PERF_SAMPLE_ID))
+			return 0;
+		return 8 + 8 * (bit(st, PERF_SAMPLE_IP) + bit(st, PERF_SAMPLE_TID) +
+				bit(st, PERF_SAMPLE_TIME) + bit(st, PERF_SAMPLE_ADDR));
+	}
+	if (!has_trailer(type) || !a->sample_id_all)
+		return 0;
+	size_t back;
+	if (st & PERF_SAMPLE_IDENTIFIER)
+		back = 8;
+	else if (st & PERF_SAMPLE_ID)
+		back = 8 * (1 + bit(st, PERF_SAMPLE_STREAM_ID) + bit(st, PERF_SAMPLE_CPU));
+	else
+		return 0;
+	if (size < 8 + back)
+		return 0;
+	return size - back;
+}
+
+/* The event of a record whose sample id at `id_offset` is read by `ld`. */
+static const struct pf_event *find_event(const struct pf_events *evs, const uint8_t *rec,
+					 uint32_t type, size_t size, int swapped_id)
+{
+	if (!evs || !evs->n)
+		return NULL;
+	const struct pf_event *first = &evs->ev[0];
+	if (evs->n == 1 || !evs->id_n)
+		return first;
+	size_t off = id_offset(&first->attr, type, size);
+	if (!off || off + 8 > size)
+		return first;
+	uint64_t id = ld64(rec + off);
+	if (swapped_id)
+		id = __builtin_bswap64(id);
+	const struct pf_event *e = id_lookup(evs, id);
+	return e ? e : first;
+}
+
+const struct pf_event *pf_events_find(const struct pf_events *evs, const struct perf_event_header *rec)
+{
+	if (!rec)
+		return evs && evs->n ? &evs->ev[0] : NULL;
+	return find_event(evs, (const uint8_t *)rec, rec->type, rec->size, 0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Record iteration                                                          */
+/* ------------------------------------------------------------------------ */
+
+void pf_rec_iter_init(struct pf_rec_iter *it, const void *data, size_t size)
+{
+	it->p = data;
+	it->end = it->p + (data ? size : 0);
+	it->offset = 0;
+}
+
+int pf_rec_iter_next(struct pf_rec_iter *it, const struct perf_event_header **rec)
+{
+	size_t left = (size_t)(it->end - it->p);
+	if (left == 0)
+		return 0;
+	if (left < sizeof(struct perf_event_header)) {
+		it->p = it->end;
+		return -EBADMSG;
+	}
+	uint16_t sz;
+	memcpy(&sz, it->p + 6, 2);
+	if (sz < sizeof(struct perf_event_header) || sz > left || (sz & 7)) {
+		it->p = it->end; /* the rest is lost; offset names the bad record */
+		return -EBADMSG;
+	}
+	*rec = (const struct perf_event_header *)(const void *)it->p;
+	it->p += sz;
+	it->offset += sz;
+	return 1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Sample walking (decode, optionally swapping each field first)             */
+/* ------------------------------------------------------------------------ */
+
+struct cur {
+	uint8_t *p, *end;
+	int swap;
+};
+
+static inline int take64(struct cur *c, uint64_t *v)
+{
+	if ((size_t)(c->end - c->p) < 8)
+		return -EBADMSG;
+	if (c->swap)
+		sw64(c->p);
+	*v = ld64(c->p);
+	c->p += 8;
+	return 0;
+}
+
+static inline int take32x2(struct cur *c, uint32_t *a, uint32_t *b)
+{
+	if ((size_t)(c->end - c->p) < 8)
+		return -EBADMSG;
+	if (c->swap) {
+		sw32(c->p);
+		sw32(c->p + 4);
+	}
+	*a = ld32(c->p);
+	*b = ld32(c->p + 4);
+	c->p += 8;
+	return 0;
+}
+
+static inline int take_array64(struct cur *c, uint64_t n, const uint64_t **arr)
+{
+	if (n > (size_t)(c->end - c->p) / 8)
+		return -EBADMSG;
+	*arr = (const uint64_t *)(const void *)c->p;
+	if (c->swap)
+		for (uint64_t i = 0; i < n; i++)
+			sw64(c->p + i * 8);
+	c->p += n * 8;
+	return 0;
+}
+
+static inline int take_bytes(struct cur *c, uint64_t n, const uint8_t **ptr)
+{
+	if (n > (size_t)(c->end - c->p))
+		return -EBADMSG;
+	*ptr = c->p;
+	c->p += n;
+	return 0;
+}
+
+/* Number of u64 in a struct read_format, given its first u64 (nr for groups). */
+static int read_format_take(struct cur *c, uint64_t rf, const uint64_t **vals, uint32_t *n_out)
+{
+	uint64_t per = 1 + bit(rf, PERF_FORMAT_ID) + bit(rf, PERF_FORMAT_LOST);
+	uint64_t times = bit(rf, PERF_FORMAT_TOTAL_TIME_ENABLED) + bit(rf, PERF_FORMAT_TOTAL_TIME_RUNNING);
+	uint64_t n;
+	if (rf & PERF_FORMAT_GROUP) {
+		uint8_t *start = c->p;
+		uint64_t nr;
+		if (take64(c, &nr) < 0)
+			return -EBADMSG;
+		size_t left = (size_t)(c->end - c->p) / 8;
+		if (nr > left / per || times + nr * per > left)
+			return -EBADMSG;
+		const uint64_t *rest;
+		if (take_array64(c, times + nr * per, &rest) < 0)
+			return -EBADMSG;
+		*vals = (const uint64_t *)(const void *)start;
+		n = 1 + times + nr * per;
+	} else {
+		n = times + per;
+		if (take_array64(c, n, vals) < 0)
+			return -EBADMSG;
+	}
+	if (n > UINT32_MAX)
+		return -EBADMSG;
+	*n_out = (uint32_t)n;
+	return 0;
+}
+
+static int walk_sample(const struct pf_event *ev, uint8_t *rec, size_t size, struct pf_sample *s, int swap)
+{
+	const struct perf_event_attr *a = &ev->attr;
+	uint64_t st = a->sample_type;
+	struct cur c = { rec + sizeof(struct perf_event_header), rec + size, swap };
+
+	memset(s, 0, sizeof(*s));
+	s->present = st;
+	if ((st & PERF_SAMPLE_IDENTIFIER) && take64(&c, &s->id) < 0)
+		return -EBADMSG;
+	if ((st & PERF_SAMPLE_IP) && take64(&c, &s->ip) < 0)
+		return -EBADMSG;
+	if ((st & PERF_SAMPLE_TID) && take32x2(&c, &s->pid, &s->tid) < 0)
+		return -EBADMSG;
+	if ((st & PERF_SAMPLE_TIME) && take64(&c, &s->time) < 0)
+		return -EBADMSG;
+	if ((st & PERF_SAMPLE_ADDR) && take64(&c, &s->addr) < 0)
+		return -EBADMSG;
+	if ((st & PERF_SAMPLE_ID) && take64(&c, &s->id) < 0)
+		return -EBADMSG;
+	if ((st & PERF_SAMPLE_STREAM_ID) && take64(&c, &s->stream_id) < 0)
+		return -EBADMSG;
+	if ((st & PERF_SAMPLE_CPU) && take32x2(&c, &s->cpu, &s->cpu_res) < 0)
+		return -EBADMSG;
+	if ((st & PERF_SAMPLE_PERIOD) && take64(&c, &s->period) < 0)
+		return -EBADMSG;
+	if ((st & PERF_SAMPLE_READ) && read_format_take(&c, a->read_format, &s->read, &s->read_size) < 0)
+		return -EBADMSG;
+	if (st & PERF_SAMPLE_CALLCHAIN) {
+		if (take64(&c, &s->callchain_nr) < 0 || take_array64(&c, s->callchain_nr, &s->callchain) < 0)
+			return -EBADMSG;
+	}
+	if (st & PERF_SAMPLE_RAW) {
+		if ((size_t)(c.end - c.p) < 4)
+			return -EBADMSG;
+		if (swap)
+			sw32(c.p);
+		s->raw_size = ld32(c.p);
+		c.p += 4;
+		/* the kernel pads data so that the u32 and the data fill whole u64s */
+		if (((4 + (uint64_t)s->raw_size) & 7) || take_bytes(&c, s->raw_size, &s->raw) < 0)
+			return -EBADMSG;
+	}
+	if (st & PERF_SAMPLE_BRANCH_STACK) {
+		if (take64(&c, &s->branch_nr) < 0)
+			return -EBADMSG;
+		if ((a->branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX) && take64(&c, &s->branch_hw_idx) < 0)
+			return -EBADMSG;
+		if (s->branch_nr > (size_t)(c.end - c.p) / 24)
+			return -EBADMSG;
+		s->branch = (const struct perf_branch_entry *)(const void *)c.p;
+		if (swap) {
+			for (uint64_t i = 0; i < s->branch_nr; i++) {
+				uint8_t *e = c.p + i * 24;
+				sw64(e);
+				sw64(e + 8);
+				swap_bitfield64(e + 16, branch_flag_widths,
+						(int)(sizeof(branch_flag_widths)));
+			}
+		}
+		c.p += s->branch_nr * 24;
+		if (a->branch_sample_type & PERF_SAMPLE_BRANCH_COUNTERS) {
+			const uint64_t *cnt;
+			if (take_array64(&c, s->branch_nr, &cnt) < 0)
+				return -EBADMSG;
+		}
+	}
+	if (st & PERF_SAMPLE_REGS_USER) {
+		if (take64(&c, &s->user_regs_abi) < 0)
+			return -EBADMSG;
+		s->user_regs_mask = a->sample_regs_user;
+		if (s->user_regs_abi &&
+		    take_array64(&c, (uint64_t)__builtin_popcountll(a->sample_regs_user), &s->user_regs) < 0)
+			return -EBADMSG;
+	}
+	if (st & PERF_SAMPLE_STACK_USER) {
+		if (take64(&c, &s->user_stack_size) < 0)
+			return -EBADMSG;
+		if (s->user_stack_size) {
+			if ((s->user_stack_size & 7) || take_bytes(&c, s->user_stack_size, &s->user_stack) < 0 ||
+			    take64(&c, &s->user_stack_dyn_size) < 0)
+				return -EBADMSG;
+		}
+	}
+	if ((st & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT)) && take64(&c, &s->weight) < 0)
+		return -EBADMSG;
+	if ((st & PERF_SAMPLE_DATA_SRC) && take64(&c, &s->data_src) < 0)
+		return -EBADMSG;
+	if ((st & PERF_SAMPLE_TRANSACTION) && take64(&c, &s->transaction) < 0)
+		return -EBADMSG;
+	if (st & PERF_SAMPLE_REGS_INTR) {
+		if (take64(&c, &s->intr_regs_abi) < 0)
+			return -EBADMSG;
+		s->intr_regs_mask = a->sample_regs_intr;
+		if (s->intr_regs_abi &&
+		    take_array64(&c, (uint64_t)__builtin_popcountll(a->sample_regs_intr), &s->intr_regs) < 0)
+			return -EBADMSG;
+	}
+	if ((st & PERF_SAMPLE_PHYS_ADDR) && take64(&c, &s->phys_addr) < 0)
+		return -EBADMSG;
+	if ((st & PERF_SAMPLE_CGROUP) && take64(&c, &s->cgroup) < 0)
+		return -EBADMSG;
+	if ((st & PERF_SAMPLE_DATA_PAGE_SIZE) && take64(&c, &s->data_page_size) < 0)
+		return -EBADMSG;
+	if ((st & PERF_SAMPLE_CODE_PAGE_SIZE) && take64(&c, &s->code_page_size) < 0)
+		return -EBADMSG;
+	if (st & PERF_SAMPLE_AUX) {
+		if (take64(&c, &s->aux_size) < 0 || take_bytes(&c, s->aux_size, &s->aux) < 0)
+			return -EBADMSG;
+	}
+	return 0;
+}
+
+int pf_sample_decode(const struct pf_event *ev, const struct perf_event_header *rec, struct pf_sample *out)
+{
+	if (!ev || !rec || !out || rec->size < sizeof(*rec))
+		return -EINVAL;
+	return walk_sample(ev, (uint8_t *)(uintptr_t)rec, rec->size, out, 0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* sample_id trailers                                                        */
+/* ------------------------------------------------------------------------ */
+
+size_t pf_sample_id_size(const struct pf_event *ev)
+{
+	if (!ev || !ev->attr.sample_id_all)
+		return 0;
+	uint64_t st = ev->attr.sample_type;
+	return 8 * (bit(st, PERF_SAMPLE_TID) + bit(st, PERF_SAMPLE_TIME) + bit(st, PERF_SAMPLE_ID) +
+		    bit(st, PERF_SAMPLE_STREAM_ID) + bit(st, PERF_SAMPLE_CPU) + bit(st, PERF_SAMPLE_IDENTIFIER));
+}
+
+static int walk_trailer(const struct pf_event *ev, uint8_t *rec, size_t size, struct pf_sample_id *o, int swap)
+{
+	size_t n = pf_sample_id_size(ev);
+	memset(o, 0, sizeof(*o));
+	if (!n)
+		return 0;
+	if (size < sizeof(struct perf_event_header) + n)
+		return -EBADMSG;
+	uint64_t st = ev->attr.sample_type;
+	struct cur c = { rec + size - n, rec + size, swap };
+	o->present = st & (PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID |
+			   PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER);
+	if (st & PERF_SAMPLE_TID)
+		take32x2(&c, &o->pid, &o->tid);
+	if (st & PERF_SAMPLE_TIME)
+		take64(&c, &o->time);
+	if (st & PERF_SAMPLE_ID)
+		take64(&c, &o->id);
+	if (st & PERF_SAMPLE_STREAM_ID)
+		take64(&c, &o->stream_id);
+	if (st & PERF_SAMPLE_CPU)
+		take32x2(&c, &o->cpu, &o->cpu_res);
+	if (st & PERF_SAMPLE_IDENTIFIER)
+		take64(&c, &o->id);
+	return 0;
+}
+
+int pf_sample_id_decode(const struct pf_event *ev, const struct perf_event_header *rec, struct pf_sample_id *out)
+{
+	if (!rec || !out || rec->size < sizeof(*rec))
+		return -EINVAL;
+	if (!ev) {
+		memset(out, 0, sizeof(*out));
+		return 0;
+	}
+	if (rec->type == PERF_RECORD_SAMPLE) {
+		struct pf_sample s;
+		int rc = pf_sample_decode(ev, rec, &s);
+		memset(out, 0, sizeof(*out));
+		if (rc < 0)
+			return rc;
+		out->present = s.present & (PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID |
+					    PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER);
+		out->pid = s.pid;
+		out->tid = s.tid;
+		out->time = s.time;
+		out->id = s.id;
+		out->stream_id = s.stream_id;
+		out->cpu = s.cpu;
+		out->cpu_res = s.cpu_res;
+		return 0;
+	}
+	if (!has_trailer(rec->type)) {
+		memset(out, 0, sizeof(*out));
+		return 0;
+	}
+	return walk_trailer(ev, (uint8_t *)(uintptr_t)rec, rec->size, out, 0);
+}
+
+uint64_t pf_record_time(const struct pf_event *ev, const struct perf_event_header *rec)
+{
+	if (!ev || !rec || !(ev->attr.sample_type & PERF_SAMPLE_TIME))
+		return 0;
+	uint64_t st = ev->attr.sample_type;
+	const uint8_t *p = (const uint8_t *)rec;
+	size_t off;
+	if (rec->type == PERF_RECORD_SAMPLE) {
+		off = 8 + 8 * (bit(st, PERF_SAMPLE_IDENTIFIER) + bit(st, PERF_SAMPLE_IP) + bit(st, PERF_SAMPLE_TID));
+	} else {
+		if (!has_trailer(rec->type) || !ev->attr.sample_id_all)
+			return 0;
+		size_t back = 8 * (1 + bit(st, PERF_SAMPLE_ID) + bit(st, PERF_SAMPLE_STREAM_ID) +
+				   bit(st, PERF_SAMPLE_CPU) + bit(st, PERF_SAMPLE_IDENTIFIER));
+		if (rec->size < 8 + pf_sample_id_size(ev))
+			return 0;
+		off = rec->size - back;
+	}
+	if (off + 8 > rec->size)
+		return 0;
+	return ld64(p + off);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Swapping records from the other byte order                                */
+/* ------------------------------------------------------------------------ */
+
+/* Fixed leading fields of each non-sample record body, as field sizes:
+ * '4' u32, '8' u64, '2' u16, 'R' u64s up to the trailer, 'B' MMAP2's
+ * ino/build-id union. The rest of the body (strings, bytes) is not swapped. */
+static const char *const body_layout[] = {
+	[PERF_RECORD_MMAP] = "44888",
+	[PERF_RECORD_LOST] = "88",
+	[PERF_RECORD_COMM] = "44",
+	[PERF_RECORD_EXIT] = "44448",
+	[PERF_RECORD_THROTTLE] = "888",
+	[PERF_RECORD_UNTHROTTLE] = "888",
+	[PERF_RECORD_FORK] = "44448",
+	[PERF_RECORD_READ] = "44R",
+	[PERF_RECORD_MMAP2] = "44888B44",
+	[PERF_RECORD_AUX] = "888",
+	[PERF_RECORD_ITRACE_START] = "44",
+	[PERF_RECORD_LOST_SAMPLES] = "8",
+	[PERF_RECORD_SWITCH] = "",
+	[PERF_RECORD_SWITCH_CPU_WIDE] = "44",
+	[PERF_RECORD_NAMESPACES] = "448R",
+	[PERF_RECORD_KSYMBOL] = "8422",
+	[PERF_RECORD_BPF_EVENT] = "224",
+	[PERF_RECORD_CGROUP] = "8",
+	[PERF_RECORD_TEXT_POKE] = "822",
+	[21] = "8", /* AUX_OUTPUT_HW_ID */
+};
+
+static int swap_body(uint8_t *rec, size_t body_end, uint16_t misc, const char *layout)
+{
+	size_t off = sizeof(struct perf_event_header);
+	for (const char *l = layout; *l; l++) {
+		switch (*l) {
+		case '2':
+			if (off + 2 > body_end)
+				return -EBADMSG;
+			sw16(rec + off);
+			off += 2;
+			break;
+		case '4':
+			if (off + 4 > body_end)
+				return -EBADMSG;
+			sw32(rec + off);
+			off += 4;
+			break;
+		case '8':
+			if (off + 8 > body_end)
+				return -EBADMSG;
+			sw64(rec + off);
+			off += 8;
+			break;
+		case 'R':
+			for (; off + 8 <= body_end; off += 8)
+				sw64(rec + off);
+			break;
+		case 'B': /* 24 bytes */
+			if (off + 24 > body_end)
+				return -EBADMSG;
+			if (misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+				sw16(rec + off + 2); /* u8 size, u8 reserved, u16 reserved, u8 build_id[20] */
+			} else {
+				sw32(rec + off);
+				sw32(rec + off + 4);
+				sw64(rec + off + 8);
+				sw64(rec + off + 16);
+			}
+			off += 24;
+			break;
+		}
+	}
+	return 0;
+}
+
+int pf_records_swap(const struct pf_events *evs, uint8_t *data, size_t size)
+{
+	size_t off = 0;
+	if (!data)
+		return size ? -EINVAL : 0;
+	while (off < size) {
+		if (size - off < sizeof(struct perf_event_header))
+			return -EBADMSG;
+		uint8_t *rec = data + off;
+		sw32(rec);
+		sw16(rec + 4);
+		sw16(rec + 6);
+		struct perf_event_header h;
+		memcpy(&h, rec, sizeof(h));
+		if (h.size < sizeof(h) || h.size > size - off || (h.size & 7))
+			return -EBADMSG;
+		/* the id is still in the other byte order */
+		const struct pf_event *ev = find_event(evs, rec, h.type, h.size, 1);
+		int rc = 0;
+		if (h.type == PERF_RECORD_SAMPLE) {
+			if (ev) {
+				struct pf_sample s;
+				rc = walk_sample(ev, rec, h.size, &s, 1);
+			}
+		} else if (has_trailer(h.type)) {
+			size_t tsz = ev ? pf_sample_id_size(ev) : 0;
+			if (tsz + sizeof(h) > h.size) {
+				rc = -EBADMSG;
+			} else {
+				struct pf_sample_id sid;
+				if (tsz)
+					walk_trailer(ev, rec, h.size, &sid, 1);
+				if (h.type < sizeof(body_layout) / sizeof(body_layout[0]) && body_layout[h.type])
+					rc = swap_body(rec, h.size - tsz, h.misc, body_layout[h.type]);
+			}
+		}
+		/* a damaged record is left as it is (partly swapped); the next stays aligned */
+		(void)rc;
+		off += h.size;
+	}
+	return 0;
+}
