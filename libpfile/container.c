@@ -336,7 +336,9 @@ int pf_writer_records(pf_writer *w, const void *data, size_t size)
 			if ((size_t)(end - q) < sizeof(struct perf_event_header))
 				return -EBADMSG;
 			uint16_t s = rec_size(w, q);
-			if (s < sizeof(struct perf_event_header) || s > (size_t)(end - q))
+			/* the kernel writes records in multiples of 8 bytes; readers
+			 * reject other sizes (format/pfile.md 4.3) */
+			if (s < sizeof(struct perf_event_header) || (s & 7) || s > (size_t)(end - q))
 				return -EBADMSG;
 			if ((size_t)(q - p) + s > room)
 				break;
