@@ -1,0 +1,383 @@
+/*
+ * folded.c - folded-stack text parsing, frame-name helpers, string table.
+ * See folded.h for the format rules.
+ */
+#include "folded.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+static int is_blank(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+static int is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* Parses digits s[0..n) into *v. @return 0 or -ERANGE. */
+static int parse_count(const char *s, size_t n, uint64_t *v)
+{
+	uint64_t x = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t d = (uint64_t)(s[i] - '0');
+		if (x > (UINT64_C(0x7fffffffffffffff) - d) / 10)
+			return -ERANGE;
+		x = x * 10 + d;
+	}
+	*v = x;
+	return 0;
+}
+
+/* Finds a trailing digit token in s[0..end): returns its start, or -1 when
+ * s[end-1] is not a digit or the token is not preceded by a blank. */
+static long trailing_number(const char *s, size_t end)
+{
+	size_t i = end;
+	while (i > 0 && is_digit(s[i - 1]))
+		i--;
+	if (i == end || i == 0 || !is_blank(s[i - 1]))
+		return -1;
+	return (long)i;
+}
+
+int pf_folded_parse_line(const char *line, size_t len, struct pf_folded_line *out)
+{
+	while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+		len--;
+	size_t end = len;
+	while (end > 0 && is_blank(line[end - 1]))
+		end--;
+	if (end == 0 || line[0] == '#')
+		return 0;
+	long c2 = trailing_number(line, end);
+	if (c2 < 0)
+		return -EINVAL;
+	size_t e = (size_t)c2;
+	while (e > 0 && is_blank(line[e - 1]))
+		e--;
+	if (e == 0)
+		return -EINVAL;
+	uint64_t v2, v1;
+	if (parse_count(line + c2, end - (size_t)c2, &v2) < 0)
+		return -ERANGE;
+	long c1 = trailing_number(line, e);
+	if (c1 >= 0) {
+		size_t s = (size_t)c1;
+		while (s > 0 && is_blank(line[s - 1]))
+			s--;
+		if (s > 0) {
+			if (parse_count(line + c1, e - (size_t)c1, &v1) < 0)
+				return -ERANGE;
+			out->stack = line;
+			out->stack_len = s;
+			out->counts[0] = v1;
+			out->counts[1] = v2;
+			out->ncounts = 2;
+			return 1;
+		}
+	}
+	out->stack = line;
+	out->stack_len = e;
+	out->counts[0] = v2;
+	out->counts[1] = 0;
+	out->ncounts = 1;
+	return 1;
+}
+
+int pf_folded_read(FILE *f, pf_folded_cb cb, void *arg, char *err, size_t errlen)
+{
+	char *buf = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	uint64_t lineno = 0;
+	int rc = 0;
+
+	if (errlen > 0)
+		err[0] = '\0';
+	errno = 0;
+	while ((n = getline(&buf, &cap, f)) >= 0) {
+		struct pf_folded_line l;
+		lineno++;
+		int r = pf_folded_parse_line(buf, (size_t)n, &l);
+		if (r == 0)
+			continue;
+		if (r < 0) {
+			if (errlen > 0)
+				snprintf(err, errlen, "line %llu: %s", (unsigned long long)lineno,
+					 r == -ERANGE ? "count too large" :
+					 "expected 'frame;frame;... COUNT'");
+			rc = r;
+			break;
+		}
+		rc = cb(arg, &l, lineno);
+		if (rc != 0)
+			break;
+	}
+	if (rc == 0 && ferror(f)) {
+		rc = errno == ENOMEM ? -ENOMEM : -EIO;
+		if (errlen > 0)
+			snprintf(err, errlen, "%s", strerror(-rc));
+	}
+	free(buf);
+	return rc;
+}
+
+int pf_folded_next_frame(const char *stack, size_t len, size_t *pos,
+			 const char **frame, size_t *flen)
+{
+	size_t p = *pos;
+	if (p > len || (p == len && (p == 0 || stack[p - 1] != ';')))
+		return 0;
+	const char *s = stack + p;
+	const char *semi = memchr(s, ';', len - p);
+	size_t n = semi ? (size_t)(semi - s) : len - p;
+	*frame = s;
+	*flen = n;
+	*pos = semi ? p + n + 1 : len + 1;
+	return 1;
+}
+
+static int ends_with(const char *s, size_t len, const char *suf, size_t sl)
+{
+	return len >= sl && memcmp(s + len - sl, suf, sl) == 0;
+}
+
+/* Length without one trailing clone suffix, or len when there is none. */
+static size_t strip_one(const char *s, size_t len)
+{
+	/* demangler form: "name [clone .isra.0]" */
+	if (len > 0 && s[len - 1] == ']') {
+		static const char tag[] = " [clone .";
+		for (size_t i = len; i-- > 0;) {
+			if (s[i] == '[') {
+				if (i > 0 && i + 8 <= len && memcmp(s + i - 1, tag, sizeof tag - 1) == 0 &&
+				    i - 1 > 0)
+					return i - 1;
+				break;
+			}
+		}
+		return len;
+	}
+	static const char *const plain[] = { ".cold", ".localalias" };
+	for (size_t k = 0; k < sizeof plain / sizeof plain[0]; k++) {
+		size_t sl = strlen(plain[k]);
+		if (len > sl && ends_with(s, len, plain[k], sl))
+			return len - sl;
+	}
+	/* ".tag.DIGITS" */
+	size_t d = len;
+	while (d > 0 && is_digit(s[d - 1]))
+		d--;
+	if (d == len || d == 0 || s[d - 1] != '.')
+		return len;
+	static const char *const numbered[] = { ".isra", ".constprop", ".part", ".lto_priv",
+						".cold", ".llvm", ".clone" };
+	for (size_t k = 0; k < sizeof numbered / sizeof numbered[0]; k++) {
+		size_t sl = strlen(numbered[k]);
+		if (d - 1 > sl && ends_with(s, d - 1, numbered[k], sl))
+			return d - 1 - sl;
+	}
+	return len;
+}
+
+size_t pf_frame_strip_clone(const char *name, size_t len)
+{
+	for (;;) {
+		size_t n = strip_one(name, len);
+		if (n == len || n == 0)
+			return len;
+		len = n;
+	}
+}
+
+static void base_name(const char **s, size_t *n)
+{
+	for (size_t i = *n; i-- > 0;) {
+		if ((*s)[i] == '/') {
+			*s += i + 1;
+			*n -= i + 1;
+			return;
+		}
+	}
+}
+
+void pf_frame_split(const char *frame, size_t len,
+		    const char **func, size_t *func_len,
+		    const char **mod, size_t *mod_len)
+{
+	*func = frame;
+	*func_len = len;
+	*mod = NULL;
+	*mod_len = 0;
+	if (len < 2 || frame[len - 1] != ']')
+		return;
+	if (frame[0] == '[') {
+		/* "[module+0xADDR]" */
+		for (size_t i = len - 1; i-- > 1;) {
+			if (frame[i] == '+' && i + 3 < len && frame[i + 1] == '0' && frame[i + 2] == 'x') {
+				*func = NULL;
+				*func_len = 0;
+				*mod = frame + 1;
+				*mod_len = i - 1;
+				base_name(mod, mod_len);
+				return;
+			}
+		}
+	}
+	/* "func [module]" */
+	for (size_t i = len - 1; i-- > 0;) {
+		if (frame[i] == '[') {
+			if (i == 0 || frame[i - 1] != ' ' || i - 1 == 0)
+				return;
+			const char *m = frame + i + 1;
+			size_t ml = len - 1 - (i + 1);
+			if (ml == 0 || (ml >= 6 && memcmp(m, "clone ", 6) == 0))
+				return;
+			*func_len = i - 1;
+			*mod = m;
+			*mod_len = ml;
+			base_name(mod, mod_len);
+			return;
+		}
+		if (frame[i] == ']')
+			return;
+	}
+}
+
+int pf_folded_sniff(const void *buf, size_t n)
+{
+	const char *s = buf;
+	if (memchr(s, '\0', n))
+		return 0;
+	size_t i = 0;
+	while (i < n) {
+		const char *nl = memchr(s + i, '\n', n - i);
+		size_t e = nl ? (size_t)(nl - s) : n;
+		struct pf_folded_line l;
+		int r = pf_folded_parse_line(s + i, e - i, &l);
+		if (r != 0)
+			return r > 0;
+		i = e + 1;
+	}
+	return 1;
+}
+
+/* ---------------------------------------------------------------- strtab */
+
+int pf_strtab_init(struct pf_strtab *t)
+{
+	memset(t, 0, sizeof *t);
+	t->nslots = 1024;
+	t->slots = calloc(t->nslots, sizeof *t->slots);
+	return t->slots ? 0 : -ENOMEM;
+}
+
+void pf_strtab_free(struct pf_strtab *t)
+{
+	free(t->slots);
+	free(t->offs);
+	free(t->lens);
+	free(t->hashes);
+	free(t->arena);
+	memset(t, 0, sizeof *t);
+}
+
+static int64_t lookup(const struct pf_strtab *t, const char *s, size_t len, uint64_t h,
+		      uint32_t *slot)
+{
+	uint32_t mask = t->nslots - 1;
+	uint32_t i = (uint32_t)h & mask;
+	for (;;) {
+		uint32_t v = t->slots[i];
+		if (v == 0) {
+			*slot = i;
+			return -1;
+		}
+		uint32_t id = v - 1;
+		if (t->hashes[id] == h && t->lens[id] == len &&
+		    memcmp(t->arena + t->offs[id], s, len) == 0)
+			return id;
+		i = (i + 1) & mask;
+	}
+}
+
+int64_t pf_strtab_find(const struct pf_strtab *t, const char *s, size_t len)
+{
+	uint32_t slot;
+	return lookup(t, s, len, XXH3_64bits(s, len), &slot);
+}
+
+static int grow_slots(struct pf_strtab *t)
+{
+	uint32_t n = t->nslots * 2;
+	uint32_t *slots = calloc(n, sizeof *slots);
+	if (!slots)
+		return -ENOMEM;
+	for (uint32_t id = 0; id < t->count; id++) {
+		uint32_t i = (uint32_t)t->hashes[id] & (n - 1);
+		while (slots[i])
+			i = (i + 1) & (n - 1);
+		slots[i] = id + 1;
+	}
+	free(t->slots);
+	t->slots = slots;
+	t->nslots = n;
+	return 0;
+}
+
+int64_t pf_strtab_intern(struct pf_strtab *t, const char *s, size_t len, int *added)
+{
+	uint64_t h = XXH3_64bits(s, len);
+	uint32_t slot;
+	int64_t id = lookup(t, s, len, h, &slot);
+	if (added)
+		*added = 0;
+	if (id >= 0)
+		return id;
+	if (t->count >= (1u << 31) || len > UINT32_MAX)
+		return -E2BIG;
+	if (t->count == t->cap) {
+		uint32_t nc = t->cap ? t->cap * 2 : 1024;
+		uint64_t *o = realloc(t->offs, (size_t)nc * sizeof *o);
+		if (!o)
+			return -ENOMEM;
+		t->offs = o;
+		uint32_t *l = realloc(t->lens, (size_t)nc * sizeof *l);
+		if (!l)
+			return -ENOMEM;
+		t->lens = l;
+		uint64_t *hs = realloc(t->hashes, (size_t)nc * sizeof *hs);
+		if (!hs)
+			return -ENOMEM;
+		t->hashes = hs;
+		t->cap = nc;
+	}
+	if (t->arena_len + len + 1 > t->arena_cap) {
+		size_t nc = t->arena_cap ? t->arena_cap : 65536;
+		while (nc < t->arena_len + len + 1)
+			nc *= 2;
+		char *a = realloc(t->arena, nc);
+		if (!a)
+			return -ENOMEM;
+		t->arena = a;
+		t->arena_cap = nc;
+	}
+	id = t->count++;
+	t->offs[id] = t->arena_len;
+	t->lens[id] = (uint32_t)len;
+	t->hashes[id] = h;
+	memcpy(t->arena + t->arena_len, s, len);
+	t->arena[t->arena_len + len] = '\0';
+	t->arena_len += len + 1;
+	t->slots[slot] = (uint32_t)id + 1;
+	if (added)
+		*added = 1;
+	if ((uint64_t)t->count * 2 > t->nslots && grow_slots(t) < 0)
+		return -ENOMEM; /* the string is in; the table is just fuller */
+	return id;
+}

@@ -1,0 +1,139 @@
+/*
+ * folded.h - folded-stack text: parsing, frame names, string interning.
+ *
+ * "Folded" text is the line format that flame-graph tools exchange: one
+ * line per distinct stack, frames from the root (usually the process name)
+ * to the leaf separated by ';', then a space and a sample count:
+ *
+ *     model_v1;main;run_model;matmul 1234
+ *
+ * A differential line carries two counts, BASE then NEW:
+ *
+ *     model;main;run_model;matmul 1234 3702
+ *
+ * Rules this parser follows (shared by pffold's output, pfdiff and pfflame):
+ *  - The count is the last run of blanks-separated decimal digits on the
+ *    line; if the token before it is also all digits and something is left
+ *    in front of it, the line has two counts. Frames may contain spaces
+ *    ("operator new", "foo [libc.so.6]").
+ *  - Counts are unsigned decimal integers up to 2^63-1.
+ *  - Empty lines and lines whose first character is '#' are skipped;
+ *    a trailing '\r' is ignored.
+ *  - A line with text but no count, or with an empty stack, is an error.
+ *
+ * Frame-name conventions understood by pf_frame_*():
+ *  - "func [module]" : pffold --dso appends the module's base name.
+ *  - "[module+0x1a2b]" : an unsymbolized address inside a module.
+ *  - compiler clone suffixes: ".isra.N", ".constprop.N", ".part.N",
+ *    ".lto_priv.N", ".cold", ".cold.N", ".llvm.NNNN", ".localalias",
+ *    ".clone.N" and the demangler's " [clone .isra.0]" form.
+ *
+ * All functions here are pure parsing; none reads ELF or .pf files.
+ */
+#ifndef PF_FOLDED_H
+#define PF_FOLDED_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One parsed line. stack points into the caller's line buffer (not
+ * NUL-terminated; stack_len bytes). counts[1] is 0 when ncounts == 1. */
+struct pf_folded_line {
+	const char *stack;
+	size_t stack_len;
+	uint64_t counts[2];
+	int ncounts; /* 1 or 2 */
+};
+
+/* Parses one line of len bytes (no trailing '\n' needed; a '\r' or '\n'
+ * at the end is ignored).
+ * @return 1 when *out holds a stack, 0 for a line to skip (empty or '#'),
+ *         -EINVAL for a malformed line (no count, empty stack), -ERANGE for
+ *         a count above 2^63-1. */
+int pf_folded_parse_line(const char *line, size_t len, struct pf_folded_line *out);
+
+/* Callback for pf_folded_read(): return 0 to go on, non-zero to stop (that
+ * value is returned by pf_folded_read). lineno counts from 1. */
+typedef int (*pf_folded_cb)(void *arg, const struct pf_folded_line *line, uint64_t lineno);
+
+/* Reads folded text from f to its end and calls cb for every stack line.
+ * On a malformed line or a read error writes a message "line N: what" into
+ * err (errlen bytes, always NUL-terminated when errlen > 0) and returns a
+ * negative errno (-EINVAL, -ERANGE, -EIO, -ENOMEM). @return 0 at EOF. */
+int pf_folded_read(FILE *f, pf_folded_cb cb, void *arg, char *err, size_t errlen);
+
+/* Splits the next frame off a stack. *pos is the byte offset to start at
+ * (0 first); on return *frame and *flen name the frame and *pos is past its ';'.
+ * @return 1 when a frame was returned, 0 when the stack is exhausted. */
+int pf_folded_next_frame(const char *stack, size_t len, size_t *pos,
+			 const char **frame, size_t *flen);
+
+/* Length of name[0..len) once trailing compiler clone suffixes (see above)
+ * are removed, repeatedly ("f.constprop.0.isra.0" -> "f"). Never returns 0
+ * for a non-empty name (".cold" stays as it is). */
+size_t pf_frame_strip_clone(const char *name, size_t len);
+
+/* Splits a frame into function and module (the module's base name, any
+ * directory removed). Pointers point into frame; absent parts are NULL/0.
+ *   "f [libm.so.6]"              -> func "f",   mod "libm.so.6"
+ *   "f [clone .isra.0]"          -> func "f [clone .isra.0]", no module
+ *   "[/lib/libm.so.6+0x1a2b]"    -> func NULL (an address), mod "libm.so.6"
+ *   "[unknown]", "f"             -> func the whole frame, no module
+ * An unsymbolized frame (func NULL) has no name that survives a rebuild;
+ * callers name it "[module]" so that frames of one module still match. */
+void pf_frame_split(const char *frame, size_t len,
+		    const char **func, size_t *func_len,
+		    const char **mod, size_t *mod_len);
+
+/* Returns non-zero when the first n bytes of a file look like folded text
+ * (printable text whose first non-comment line ends in a count). */
+int pf_folded_sniff(const void *buf, size_t n);
+
+/*
+ * String table: interns byte strings to dense ids 0, 1, 2, ... (insertion
+ * order). Strings are copied into an arena owned by the table and stay valid
+ * (NUL-terminated) until pf_strtab_free(). Lookup is XXH3-64 + open
+ * addressing; cost O(len) per call, no allocation per call except growth.
+ */
+struct pf_strtab {
+	uint32_t *slots;  /* id + 1, 0 = empty */
+	uint32_t nslots;  /* power of two */
+	uint32_t count;   /* number of strings */
+	uint32_t cap;     /* capacity of offs/lens/hashes */
+	uint64_t *offs;   /* byte offset of string id in arena */
+	uint32_t *lens;   /* length of string id in bytes */
+	uint64_t *hashes; /* XXH3-64 of string id */
+	char *arena;
+	size_t arena_len, arena_cap;
+};
+
+/* Initializes an empty table. @return 0 or -ENOMEM. */
+int pf_strtab_init(struct pf_strtab *t);
+/* Frees everything; *t is left zeroed. */
+void pf_strtab_free(struct pf_strtab *t);
+/* Returns the id of s[0..len), adding it if new (*added set to 1 then, when
+ * added is not NULL). @return the id (>= 0), or -ENOMEM, or -E2BIG beyond
+ * 2^31 strings or 2^62 bytes. */
+int64_t pf_strtab_intern(struct pf_strtab *t, const char *s, size_t len, int *added);
+/* Returns the id of s[0..len) or -1 when absent. */
+int64_t pf_strtab_find(const struct pf_strtab *t, const char *s, size_t len);
+/* The NUL-terminated string of id (valid until the next intern call, which
+ * may move the arena). */
+static inline const char *pf_strtab_str(const struct pf_strtab *t, uint32_t id)
+{
+	return t->arena + t->offs[id];
+}
+static inline uint32_t pf_strtab_len(const struct pf_strtab *t, uint32_t id)
+{
+	return t->lens[id];
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif

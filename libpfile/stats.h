@@ -1,0 +1,92 @@
+/*
+ * stats.h - the statistics pfdiff uses to tell a real change in a profile
+ * from sampling noise. Plain C, libm only. Formulas are spelled out at each
+ * function (and in pfdiff(1)); shares are fractions in [0, 1].
+ *
+ * Sources: the normal and Student-t distributions and the regularized
+ * incomplete beta function as defined in Abramowitz & Stegun (26.2, 26.5,
+ * 26.7); the continued fraction for I_x(a,b) evaluated with the modified
+ * Lentz method; Welch (1947) with the Welch-Satterthwaite degrees of
+ * freedom; Benjamini & Hochberg (1995) step-up false discovery rate.
+ */
+#ifndef PF_STATS_H
+#define PF_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Standard normal CDF Phi(x) = erfc(-x / sqrt 2) / 2. */
+double pf_stat_norm_cdf(double x);
+
+/* Regularized incomplete beta function I_x(a, b) for a, b > 0, 0 <= x <= 1.
+ * Relative accuracy about 1e-12. Returns NaN for arguments out of range. */
+double pf_stat_ibeta(double a, double b, double x);
+
+/* Student-t CDF with df > 0 degrees of freedom (df may be fractional):
+ * P(T <= t) = 1 - I_{df/(df+t^2)}(df/2, 1/2) / 2 for t >= 0, symmetric. */
+double pf_stat_t_cdf(double t, double df);
+
+/* Quantile of the t distribution: the t with P(T <= t) = p, 0 < p < 1,
+ * found by bisection on pf_stat_t_cdf (to 1e-10). */
+double pf_stat_t_quantile(double p, double df);
+
+/* Result of comparing one share between BASE (side 1) and NEW (side 2). */
+struct pf_stat_result {
+	double share1, share2; /* estimated shares (fractions) */
+	double delta;          /* share2 - share1 */
+	double ci_lo, ci_hi;   /* 95 % confidence interval of delta */
+	double p;              /* two-sided p-value, 1 when nothing can differ */
+	double df;             /* Welch degrees of freedom, 0 for count tests */
+	int test;              /* PF_TEST_* */
+};
+
+enum { PF_TEST_Z = 1, PF_TEST_EXACT = 2, PF_TEST_WELCH = 3 };
+
+/* Short name of a test: "z", "exact", "welch". */
+const char *pf_stat_test_name(int test);
+
+/*
+ * Compares x1 of n1 samples against x2 of n2 samples (one run per side;
+ * x <= n, n > 0). Shares p_i = x_i / n_i, delta = p2 - p1.
+ * Test: two-proportion z test with the pooled share p = (x1+x2)/(n1+n2):
+ *   z = delta / sqrt(p (1-p) (1/n1 + 1/n2)),  p-value = erfc(|z| / sqrt 2);
+ * when an expected cell count n_i p or n_i (1-p) is below 5 and the smaller
+ * of x1+x2 and (n1-x1)+(n2-x2) is at most 20000, the exact conditional
+ * binomial test instead: given k = x1+x2 (or the complements), x1 follows
+ * Binomial(k, n1/(n1+n2)) under equal shares; the p-value sums the
+ * probabilities of all outcomes no more likely than the observed one.
+ * CI: delta +- 1.959964 sqrt(p1(1-p1)/n1 + p2(1-p2)/n2) (Wald, unpooled).
+ * When both shares are 0 or both are 1 the p-value is 1.
+ */
+void pf_stat_two_prop(uint64_t x1, uint64_t n1, uint64_t x2, uint64_t n2,
+		      struct pf_stat_result *r);
+
+/*
+ * Welch's t test on per-run shares s1[0..k1) vs s2[0..k2) (k1, k2 >= 2):
+ *   m_i = mean, v_i = sample variance (k_i - 1), se = sqrt(v1/k1 + v2/k2),
+ *   t = (m2 - m1) / se,
+ *   df = se^4 / ((v1/k1)^2/(k1-1) + (v2/k2)^2/(k2-1)),
+ *   p-value = 2 (1 - F_t(|t|; df)),  CI: delta +- t_{0.975, df} se.
+ * When se is 0 the p-value is 1 if the means are equal, else 0, and the CI
+ * is the point delta.
+ */
+void pf_stat_welch(const double *s1, size_t k1, const double *s2, size_t k2,
+		   struct pf_stat_result *r);
+
+/*
+ * Benjamini-Hochberg adjusted p-values (q-values): with the m p-values
+ * sorted ascending p_(1) <= ... <= p_(m), q_(i) = min_{j >= i} m p_(j) / j,
+ * capped at 1. q[i] corresponds to p[i] (input order kept). Rejecting every
+ * test with q <= alpha keeps the false discovery rate at most alpha.
+ * @return 0 or -ENOMEM.
+ */
+int pf_stat_bh(const double *p, double *q, size_t m);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,215 @@
+/*
+ * pfdiff - compare two profiles (folded text or symbolized .pf), function by
+ * function, and tell real changes from sampling noise.
+ *
+ * Pipeline: every input run is read as (stack, count) pairs; frames are
+ * turned into matching keys (pfdiff_key); per run we count, for each key,
+ * the samples whose leaf it is (self) and the samples that contain it at
+ * least once (total). Shares of both sides are then compared with the tests
+ * of libpfile/stats.h and Benjamini-Hochberg over all tests.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "folded.h"
+#include "stats.h"
+#include "pfdiff.h"
+
+static void usage(FILE *f)
+{
+	fputs("Usage: pfdiff [OPTIONS] BASE NEW\n"
+	      "       pfdiff [OPTIONS] BASE1 BASE2... -- NEW1 NEW2...\n"
+	      "Compare two profiles function by function: self and total shares, the change\n"
+	      "in percentage points with a 95% confidence interval, and its significance.\n"
+	      "Each input is folded-stack text or a symbolized .pf file (auto-detected);\n"
+	      "'-' reads standard input.\n"
+	      "\n"
+	      "Options:\n"
+	      "  -k, --key=function|module-function  match functions by name (default) or by\n"
+	      "                                 module base name and name\n"
+	      "      --keep-suffixes      keep compiler clone suffixes (.isra.0, .cold, ...)\n"
+	      "      --no-root            the first frame is a function, not the process name\n"
+	      "  -c, --comm=NAME          only stacks whose process (root frame) is NAME\n"
+	      "  -e, --event=NAME         the event to compare (.pf input)\n"
+	      "  -a, --alpha=A            false discovery rate for significance (default 0.01)\n"
+	      "  -n, --top=N              show at most N functions\n"
+	      "  -m, --min-delta=PP       show functions that changed by at least PP points\n"
+	      "  -j, --json               write JSON instead of the table\n"
+	      "  -f, --folded             write 'stack BASE_COUNT NEW_COUNT' lines (for pfflame)\n"
+	      "      --normalize          with --folded: scale NEW counts to BASE's total\n"
+	      "  -o, --output=FILE        write to FILE instead of standard output\n"
+	      "      --fail-on-regression=PP  exit 3 when a significant increase of at least\n"
+	      "                           PP points is found\n"
+	      "  -h, --help               show this help and exit\n"
+	      "  -V, --version            show the version and exit\n"
+	      "\n"
+	      "Exit status: 0 ok, 1 error, 2 usage, 3 regression found.\n",
+	      f);
+}
+
+static int parse_double(const char *s, double *v)
+{
+	char *end;
+	errno = 0;
+	*v = strtod(s, &end);
+	return errno == 0 && end != s && *end == '\0' && isfinite(*v);
+}
+
+static int parse_ulong(const char *s, unsigned long *v)
+{
+	char *end;
+	errno = 0;
+	if (*s == '-')
+		return 0;
+	*v = strtoul(s, &end, 10);
+	return errno == 0 && end != s && *end == '\0';
+}
+
+enum {
+	OPT_KEEP_SUFFIXES = 256,
+	OPT_NO_ROOT,
+	OPT_NORMALIZE,
+	OPT_FAIL,
+};
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "key", required_argument, NULL, 'k' },
+		{ "keep-suffixes", no_argument, NULL, OPT_KEEP_SUFFIXES },
+		{ "no-root", no_argument, NULL, OPT_NO_ROOT },
+		{ "comm", required_argument, NULL, 'c' },
+		{ "event", required_argument, NULL, 'e' },
+		{ "alpha", required_argument, NULL, 'a' },
+		{ "top", required_argument, NULL, 'n' },
+		{ "min-delta", required_argument, NULL, 'm' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "folded", no_argument, NULL, 'f' },
+		{ "normalize", no_argument, NULL, OPT_NORMALIZE },
+		{ "output", required_argument, NULL, 'o' },
+		{ "fail-on-regression", required_argument, NULL, OPT_FAIL },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct pfdiff_opts o = {
+		.alpha = 0.01,
+		.fail_pp = -1,
+	};
+	const char *output = "-";
+
+	/* "--" separates BASE runs from NEW runs: split argv before getopt,
+	 * which would swallow it. */
+	int split = -1;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			split = i;
+			break;
+		}
+	}
+	int gargc = split >= 0 ? split : argc;
+	int c;
+	while ((c = getopt_long(gargc, argv, "k:c:e:a:n:m:jfo:hV", longopts, NULL)) != -1) {
+		double d;
+		unsigned long ul;
+		switch (c) {
+		case 'k':
+			if (strcmp(optarg, "function") == 0)
+				o.key_module = 0;
+			else if (strcmp(optarg, "module-function") == 0)
+				o.key_module = 1;
+			else {
+				fprintf(stderr, "pfdiff: --key: expected function or module-function, not '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case OPT_KEEP_SUFFIXES: o.keep_suffixes = 1; break;
+		case OPT_NO_ROOT: o.no_root = 1; break;
+		case 'c': o.comm = optarg; break;
+		case 'e': o.event = optarg; break;
+		case 'a':
+			if (!parse_double(optarg, &d) || d <= 0 || d >= 1) {
+				fprintf(stderr, "pfdiff: --alpha: expected a number between 0 and 1, not '%s'\n", optarg);
+				return 2;
+			}
+			o.alpha = d;
+			break;
+		case 'n':
+			if (!parse_ulong(optarg, &ul)) {
+				fprintf(stderr, "pfdiff: --top: expected a count, not '%s'\n", optarg);
+				return 2;
+			}
+			o.top = ul;
+			o.has_top = 1;
+			break;
+		case 'm':
+			if (!parse_double(optarg, &d) || d < 0) {
+				fprintf(stderr, "pfdiff: --min-delta: expected percentage points >= 0, not '%s'\n", optarg);
+				return 2;
+			}
+			o.min_delta_pp = d;
+			break;
+		case 'j': o.json = 1; break;
+		case 'f': o.folded = 1; break;
+		case OPT_NORMALIZE: o.normalize = 1; break;
+		case 'o': output = optarg; break;
+		case OPT_FAIL:
+			if (!parse_double(optarg, &d) || d < 0) {
+				fprintf(stderr, "pfdiff: --fail-on-regression: expected percentage points >= 0, not '%s'\n", optarg);
+				return 2;
+			}
+			o.fail_pp = d;
+			break;
+		case 'h': usage(stdout); return 0;
+		case 'V': printf("pfdiff (pftools) %s\n", PF_VERSION_STRING); return 0;
+		default:
+			fputs("Try 'pfdiff --help' for more information.\n", stderr);
+			return 2;
+		}
+	}
+	const char **base = (const char **)argv + optind;
+	size_t nbase, nnew;
+	const char **new;
+	if (split >= 0) {
+		nbase = (size_t)(gargc - optind);
+		new = (const char **)argv + split + 1;
+		nnew = (size_t)(argc - split - 1);
+		if (nbase == 0 || nnew == 0) {
+			fputs("pfdiff: expected BASE runs before '--' and NEW runs after it\n", stderr);
+			return 2;
+		}
+		if ((nbase > 1 || nnew > 1) && (nbase < 2 || nnew < 2)) {
+			fputs("pfdiff: with several runs per side, each side needs at least two runs\n", stderr);
+			return 2;
+		}
+	} else {
+		if (argc - optind != 2) {
+			fputs("pfdiff: expected two inputs: BASE NEW (try 'pfdiff --help')\n", stderr);
+			return 2;
+		}
+		nbase = nnew = 1;
+		new = base + 1;
+	}
+	if (o.json && o.folded) {
+		fputs("pfdiff: --json and --folded exclude each other\n", stderr);
+		return 2;
+	}
+	if (o.normalize && !o.folded) {
+		fputs("pfdiff: --normalize needs --folded\n", stderr);
+		return 2;
+	}
+	size_t nstdin = 0;
+	for (size_t i = 0; i < nbase; i++)
+		nstdin += strcmp(base[i], "-") == 0;
+	for (size_t i = 0; i < nnew; i++)
+		nstdin += strcmp(new[i], "-") == 0;
+	if (nstdin > 1) {
+		fputs("pfdiff: standard input ('-') can be read only once\n", stderr);
+		return 2;
+	}
+	return pfdiff_run(&o, base, nbase, new, nnew, output);
+}

@@ -1,0 +1,26 @@
+/* pfdiff.h - internal interface between pfdiff's option parsing and its work. */
+#ifndef PFDIFF_H
+#define PFDIFF_H
+
+#include <stddef.h>
+
+struct pfdiff_opts {
+	int key_module;     /* --key=module-function */
+	int keep_suffixes;  /* --keep-suffixes */
+	int no_root;        /* --no-root: no process frame at the root */
+	const char *comm;   /* --comm or NULL */
+	const char *event;  /* --event or NULL */
+	double alpha;       /* --alpha */
+	unsigned long top;  /* --top */
+	int has_top;
+	double min_delta_pp;
+	int json, folded, normalize;
+	double fail_pp;     /* --fail-on-regression, < 0 when off */
+};
+
+/* Reads the runs, compares, writes to output ("-" = stdout).
+ * @return the exit status: 0, 1 (error, message printed) or 3. */
+int pfdiff_run(const struct pfdiff_opts *o, const char **base, size_t nbase,
+	       const char **new, size_t nnew, const char *output);
+
+#endif
