@@ -1,0 +1,141 @@
+/*
+ * maps.h - libpfile: the address -> mapping timeline of a recording.
+ *
+ * For every process of a recording, the executable mappings in force at every
+ * moment: built from the MAPS snapshots (processes alive when recording
+ * started), PERF_RECORD_MMAP/MMAP2 (new mappings), PERF_RECORD_FORK (a new
+ * process inherits its parent's mappings), PERF_RECORD_COMM with
+ * PERF_RECORD_MISC_COMM_EXEC (exec replaces them all) and BUILDID entries.
+ * Only the user-space view is kept: kernel addresses are told apart by the
+ * callchain context markers or the sample's cpumode, not by a mapping.
+ *
+ * HowTo
+ *    struct pf_maps m; pf_maps_init(&m);
+ *    for every section in file order:
+ *        MAPS:    pf_maps_add_proc_maps(&m, pid, time, text, len)
+ *        BUILDID: pf_maps_note_buildid(&m, &entry) for each entry
+ *        RECORDS: for every record: pf_maps_record(&m, ev, rec)  (samples are ignored)
+ *    for a sampled address:
+ *        const struct pf_map *mp = pf_maps_find(&m, pid, addr, time_ns);
+ *        if (mp) { file offset = addr - mp->start + mp->pgoff; dso = pf_maps_dso(&m, mp->dso); }
+ *    pf_maps_free(&m);
+ *
+ * Records are applied in file order. Rings of several CPUs are written
+ * interleaved, so a mapping may be seen after a sample that uses it: a lookup
+ * prefers the mapping live at the sample's time, and else takes the one that
+ * contains the address and starts nearest in time.
+ */
+#ifndef PF_MAPS_H
+#define PF_MAPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "pfile.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PF_MAPS_NONE UINT32_MAX
+#define PF_TIME_INF UINT64_MAX
+
+/* A mapped file (or pseudo file: "[vdso]", "//anon"), interned by path and
+ * build-id: the same path with two build-ids (a binary replaced during the
+ * recording) gives two DSOs. */
+struct pf_dso {
+	char *path;              /* NUL-terminated, owned */
+	uint32_t path_len;       /* bytes, without the NUL */
+	uint8_t build_id_size;   /* bytes, 0 = unknown */
+	uint8_t build_id[64];
+	uint32_t id;             /* index in the table */
+	void *user;              /* free for the caller (e.g. the symbolizer's state) */
+};
+
+/* One mapping of a process. */
+struct pf_map {
+	uint64_t start, end;     /* virtual addresses, end exclusive */
+	uint64_t pgoff;          /* file offset of `start`, bytes */
+	uint64_t t_start, t_end; /* ns, perf clock: live in [t_start, t_end) */
+	uint32_t dso;            /* pf_dso id */
+};
+
+struct pf_maps_proc {
+	uint32_t pid;
+	uint32_t n, cap;
+	struct pf_map *maps;     /* sorted by start */
+	uint64_t *max_end;       /* max_end[i] = max(maps[0..i].end) */
+};
+
+/* The timeline. Zero it or pf_maps_init() it. All members are internal
+ * except through the functions below. */
+struct pf_maps {
+	struct pf_maps_proc *procs;
+	uint32_t n_procs, cap_procs;
+	uint32_t *proc_hash;     /* open addressing, pid -> index+1 */
+	uint32_t proc_hash_cap;
+	struct pf_dso *dsos;
+	uint32_t n_dsos, cap_dsos;
+	uint32_t *dso_hash;      /* (path, build-id) -> id+1 */
+	uint32_t dso_hash_cap;
+	/* path -> build-id from BUILDID sections, for mappings without one */
+	struct pf_maps_bid { char *path; uint32_t path_len; uint8_t size; uint8_t id[64]; } *bids;
+	uint32_t n_bids, cap_bids;
+};
+
+void pf_maps_init(struct pf_maps *m);
+/* Frees everything (not the `user` pointers of DSOs). */
+void pf_maps_free(struct pf_maps *m);
+
+/* Interns a DSO by path (`len` bytes) and build-id (`bid_size` bytes, 0 =
+ * unknown; then a build-id noted by pf_maps_note_buildid() for that path is
+ * used). @return the DSO id, or -ENOMEM. */
+int64_t pf_maps_dso_intern(struct pf_maps *m, const char *path, size_t len,
+			   const uint8_t *bid, size_t bid_size);
+
+/* The DSO with id `id` (< m->n_dsos). */
+static inline struct pf_dso *pf_maps_dso(const struct pf_maps *m, uint32_t id)
+{
+	return &m->dsos[id];
+}
+
+/* Remembers a BUILDID entry: later DSOs with this path and no build-id of
+ * their own take it, and so do existing ones without one. @return 0 or -ENOMEM. */
+int pf_maps_note_buildid(struct pf_maps *m, const struct pf_buildid *e);
+
+/* Adds a mapping [start, start+len) of `dso` at file offset `pgoff` to `pid`
+ * from `time_ns` on; live mappings it overlaps end at `time_ns`.
+ * @return 0 or -ENOMEM. */
+int pf_maps_mmap(struct pf_maps *m, uint32_t pid, uint64_t start, uint64_t len,
+		 uint64_t pgoff, uint32_t dso, uint64_t time_ns);
+
+/* A new process `pid` forked from `ppid` at `time_ns`: it gets a copy of the
+ * parent's mappings live then. @return 0 or -ENOMEM. */
+int pf_maps_fork(struct pf_maps *m, uint32_t pid, uint32_t ppid, uint64_t time_ns);
+
+/* `pid` called exec at `time_ns`: all its mappings end then. */
+void pf_maps_exec(struct pf_maps *m, uint32_t pid, uint64_t time_ns);
+
+/* Parses the text of /proc/PID/maps (`len` bytes) and adds its executable
+ * file-backed and pseudo mappings ("[vdso]") to `pid` from `time_ns`.
+ * Lines that do not parse are skipped. @return the number of mappings added,
+ * or -ENOMEM. */
+int pf_maps_add_proc_maps(struct pf_maps *m, uint32_t pid, uint64_t time_ns,
+			  const char *text, size_t len);
+
+/* Applies one host-order record: MMAP, MMAP2 (executable ones; build-id when
+ * the record carries it), FORK (new processes only), COMM with
+ * PERF_RECORD_MISC_COMM_EXEC. Other records, kernel mappings (pid -1) and
+ * records too short for their type are ignored. `ev` describes the record's
+ * sample_id trailer (for its time); it may be NULL (time 0).
+ * @return 0 or -ENOMEM. */
+int pf_maps_record(struct pf_maps *m, const struct pf_event *ev, const struct perf_event_header *rec);
+
+/* The mapping of `pid` that holds `addr` at `time_ns` (see the file comment
+ * for the out-of-order rule), or NULL. The pointer is valid until the next
+ * call that adds mappings. */
+const struct pf_map *pf_maps_find(const struct pf_maps *m, uint32_t pid, uint64_t addr, uint64_t time_ns);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PF_MAPS_H */

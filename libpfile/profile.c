@@ -1,0 +1,1563 @@
+/*
+ * profile.c - resolved profile tables, the raw -> samples builder and the
+ * folding engine (profile.h, format/profile.md).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "profile.h"
+
+#define NONE PF_PROF_NONE
+
+static uint64_t mix64(uint64_t v)
+{
+	v ^= v >> 31;
+	v *= 0x7fb5d329728ea185ULL;
+	v ^= v >> 27;
+	v *= 0x81dadef4bc2dd44dULL;
+	v ^= v >> 33;
+	return v;
+}
+
+static int grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	uint64_t nc = *cap ? (uint64_t)*cap * 2 : 64;
+	while (nc < need)
+		nc *= 2;
+	if (nc > UINT32_MAX - 1)
+		return -E2BIG;
+	void *np = realloc(*p, nc * elem);
+	if (!np)
+		return -ENOMEM;
+	*p = np;
+	*cap = (uint32_t)nc;
+	return 0;
+}
+
+/* ======================================================================== */
+/* Tables                                                                    */
+/* ======================================================================== */
+
+void pf_prof_init(struct pf_prof *p)
+{
+	memset(p, 0, sizeof(*p));
+}
+
+void pf_prof_free(struct pf_prof *p)
+{
+	free(p->blob);
+	free(p->str_off);
+	free(p->str_len);
+	free(p->frames);
+	free(p->stacks);
+	free(p->str_hash);
+	free(p->frame_hash);
+	free(p->stack_hash);
+	memset(p, 0, sizeof(*p));
+}
+
+const char *pf_prof_str_get(const struct pf_prof *p, uint32_t id, size_t *len)
+{
+	if (id >= p->n_str)
+		return NULL;
+	if (len)
+		*len = p->str_len[id];
+	return p->blob + p->str_off[id];
+}
+
+static uint64_t str_hash(const char *s, size_t len)
+{
+	return pf_xxh3(s, len);
+}
+
+static uint64_t frame_hash(const struct pf_prof_frame *f)
+{
+	uint64_t h = mix64(((uint64_t)f->name << 32 | f->dso) ^ 0x9e3779b97f4a7c15ULL);
+	h = mix64(h ^ f->file_off);
+	h = mix64(h ^ f->addr ^ ((uint64_t)f->flags << 32));
+	h = mix64(h ^ ((uint64_t)f->src_file << 32 | f->line));
+	return h;
+}
+
+static uint64_t stack_hash(uint32_t parent, uint32_t frame)
+{
+	return mix64((uint64_t)parent << 32 | frame);
+}
+
+static uint64_t entry_hash(const struct pf_prof *p, int table, uint32_t i)
+{
+	switch (table) {
+	case 0:
+		return str_hash(p->blob + p->str_off[i], p->str_len[i]);
+	case 1:
+		return frame_hash(&p->frames[i]);
+	default:
+		return stack_hash(p->stacks[i].parent, p->stacks[i].frame);
+	}
+}
+
+/* Makes sure the hash of `table` has room for n+1 entries; (re)builds it. */
+static int hash_reserve(struct pf_prof *p, int table, uint32_t n)
+{
+	uint32_t **hp = table == 0 ? &p->str_hash : table == 1 ? &p->frame_hash : &p->stack_hash;
+	uint32_t *capp = table == 0 ? &p->str_hash_cap : table == 1 ? &p->frame_hash_cap : &p->stack_hash_cap;
+	if (*hp && (uint64_t)(n + 1) * 2 <= *capp)
+		return 0;
+	uint64_t cap = *capp ? *capp : 1024;
+	while ((uint64_t)(n + 1) * 2 > cap)
+		cap *= 2;
+	if (cap > (1u << 31))
+		return -E2BIG;
+	uint32_t *h = calloc(cap, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t k = (uint32_t)entry_hash(p, table, i) & (uint32_t)(cap - 1);
+		while (h[k])
+			k = (k + 1) & (uint32_t)(cap - 1);
+		h[k] = i + 1;
+	}
+	free(*hp);
+	*hp = h;
+	*capp = (uint32_t)cap;
+	return 0;
+}
+
+static int str_append(struct pf_prof *p, const char *s, size_t len)
+{
+	if (len > UINT32_MAX - 1)
+		return -E2BIG;
+	int rc = grow((void **)&p->str_off, &p->cap_str, p->n_str + 1, sizeof(*p->str_off));
+	if (rc)
+		return rc;
+	uint32_t cap = p->cap_str;
+	uint32_t *nl = realloc(p->str_len, cap * sizeof(*nl));
+	if (!nl)
+		return -ENOMEM;
+	p->str_len = nl;
+	if (p->blob_len + len + 1 > p->blob_cap) {
+		size_t nc = p->blob_cap ? p->blob_cap * 2 : 65536;
+		while (nc < p->blob_len + len + 1)
+			nc *= 2;
+		char *nb = realloc(p->blob, nc);
+		if (!nb)
+			return -ENOMEM;
+		p->blob = nb;
+		p->blob_cap = nc;
+	}
+	memcpy(p->blob + p->blob_len, s, len);
+	p->blob[p->blob_len + len] = 0;
+	p->str_off[p->n_str] = p->blob_len;
+	p->str_len[p->n_str] = (uint32_t)len;
+	p->blob_len += len + 1;
+	p->n_str++;
+	return 0;
+}
+
+int64_t pf_prof_str(struct pf_prof *p, const char *s, size_t len)
+{
+	int rc = hash_reserve(p, 0, p->n_str);
+	if (rc)
+		return rc;
+	uint32_t mask = p->str_hash_cap - 1;
+	uint32_t k = (uint32_t)str_hash(s, len) & mask;
+	while (p->str_hash[k]) {
+		uint32_t i = p->str_hash[k] - 1;
+		if (p->str_len[i] == len && memcmp(p->blob + p->str_off[i], s, len) == 0)
+			return i;
+		k = (k + 1) & mask;
+	}
+	rc = str_append(p, s, len);
+	if (rc)
+		return rc;
+	p->str_hash[k] = p->n_str;
+	return p->n_str - 1;
+}
+
+int64_t pf_prof_frame(struct pf_prof *p, const struct pf_prof_frame *f)
+{
+	int rc = hash_reserve(p, 1, p->n_frames);
+	if (rc)
+		return rc;
+	uint32_t mask = p->frame_hash_cap - 1;
+	uint32_t k = (uint32_t)frame_hash(f) & mask;
+	while (p->frame_hash[k]) {
+		uint32_t i = p->frame_hash[k] - 1;
+		const struct pf_prof_frame *g = &p->frames[i];
+		if (g->name == f->name && g->dso == f->dso && g->file_off == f->file_off && g->addr == f->addr &&
+		    g->flags == f->flags && g->src_file == f->src_file && g->line == f->line)
+			return i;
+		k = (k + 1) & mask;
+	}
+	rc = grow((void **)&p->frames, &p->cap_frames, p->n_frames + 1, sizeof(*p->frames));
+	if (rc)
+		return rc;
+	p->frames[p->n_frames++] = *f;
+	p->frame_hash[k] = p->n_frames;
+	return p->n_frames - 1;
+}
+
+int64_t pf_prof_stack(struct pf_prof *p, uint32_t parent, uint32_t frame)
+{
+	int rc = hash_reserve(p, 2, p->n_stacks);
+	if (rc)
+		return rc;
+	uint32_t mask = p->stack_hash_cap - 1;
+	uint32_t k = (uint32_t)stack_hash(parent, frame) & mask;
+	while (p->stack_hash[k]) {
+		uint32_t i = p->stack_hash[k] - 1;
+		if (p->stacks[i].parent == parent && p->stacks[i].frame == frame)
+			return i;
+		k = (k + 1) & mask;
+	}
+	rc = grow((void **)&p->stacks, &p->cap_stacks, p->n_stacks + 1, sizeof(*p->stacks));
+	if (rc)
+		return rc;
+	p->stacks[p->n_stacks].parent = parent;
+	p->stacks[p->n_stacks].frame = frame;
+	p->n_stacks++;
+	p->stack_hash[k] = p->n_stacks;
+	return p->n_stacks - 1;
+}
+
+int pf_prof_encode_tables(struct pf_prof *p, struct pf_buf *strings, struct pf_buf *frames,
+			  struct pf_buf *stacks, size_t max_bytes)
+{
+	int more = 0, rc = 0;
+	if (max_bytes > PF_SECTION_MAX_RAW)
+		max_bytes = PF_SECTION_MAX_RAW;
+	if (max_bytes < 64)
+		max_bytes = 64;
+	strings->len = frames->len = stacks->len = 0;
+
+	if (p->enc_str < p->n_str) {
+		size_t hdr = strings->len;
+		rc |= pf_buf_put_le32(strings, p->enc_str);
+		rc |= pf_buf_put_le32(strings, 0);
+		uint32_t n = 0;
+		while (p->enc_str < p->n_str) {
+			uint32_t len = p->str_len[p->enc_str];
+			if (n && strings->len + 4 + len > max_bytes) {
+				more = 1;
+				break;
+			}
+			if (4 + (size_t)len + 8 > max_bytes)
+				len = (uint32_t)(max_bytes - 12); /* cut an over-long string */
+			rc |= pf_buf_put_le32(strings, len);
+			rc |= pf_buf_put(strings, p->blob + p->str_off[p->enc_str], len);
+			p->enc_str++;
+			n++;
+		}
+		if (rc)
+			return -ENOMEM;
+		pf_put_le32(strings->data + hdr + 4, n);
+	}
+	if (!more && p->enc_frames < p->n_frames) {
+		size_t hdr = frames->len;
+		rc |= pf_buf_put_le32(frames, p->enc_frames);
+		rc |= pf_buf_put_le32(frames, 0);
+		rc |= pf_buf_put_le32(frames, PF_PROF_FRAME_SIZE);
+		rc |= pf_buf_put_le32(frames, 0);
+		uint32_t n = 0;
+		while (p->enc_frames < p->n_frames) {
+			if (frames->len + PF_PROF_FRAME_SIZE > max_bytes) {
+				more = 1;
+				break;
+			}
+			const struct pf_prof_frame *f = &p->frames[p->enc_frames];
+			uint8_t e[PF_PROF_FRAME_SIZE];
+			pf_put_le32(e, f->name);
+			pf_put_le32(e + 4, f->dso);
+			pf_put_le64(e + 8, f->file_off);
+			pf_put_le64(e + 16, f->addr);
+			pf_put_le32(e + 24, f->flags);
+			pf_put_le32(e + 28, f->src_file);
+			pf_put_le32(e + 32, f->line);
+			pf_put_le32(e + 36, 0);
+			rc |= pf_buf_put(frames, e, sizeof(e));
+			p->enc_frames++;
+			n++;
+		}
+		if (rc)
+			return -ENOMEM;
+		pf_put_le32(frames->data + hdr + 4, n);
+	}
+	if (!more && p->enc_stacks < p->n_stacks) {
+		size_t hdr = stacks->len;
+		rc |= pf_buf_put_le32(stacks, p->enc_stacks);
+		rc |= pf_buf_put_le32(stacks, 0);
+		rc |= pf_buf_put_le32(stacks, PF_PROF_STACK_SIZE);
+		rc |= pf_buf_put_le32(stacks, 0);
+		uint32_t n = 0;
+		while (p->enc_stacks < p->n_stacks) {
+			if (stacks->len + PF_PROF_STACK_SIZE > max_bytes) {
+				more = 1;
+				break;
+			}
+			uint8_t e[8];
+			pf_put_le32(e, p->stacks[p->enc_stacks].parent);
+			pf_put_le32(e + 4, p->stacks[p->enc_stacks].frame);
+			rc |= pf_buf_put(stacks, e, sizeof(e));
+			p->enc_stacks++;
+			n++;
+		}
+		if (rc)
+			return -ENOMEM;
+		pf_put_le32(stacks->data + hdr + 4, n);
+	}
+	return more;
+}
+
+int pf_prof_samples_begin(struct pf_buf *b)
+{
+	b->len = 0;
+	int rc = pf_buf_put_le32(b, 0);
+	rc |= pf_buf_put_le32(b, PF_PROF_SAMPLE_SIZE);
+	return rc ? -ENOMEM : 0;
+}
+
+int pf_prof_samples_add(struct pf_buf *b, const struct pf_prof_sample *s)
+{
+	if (b->len < 8)
+		return -EINVAL;
+	uint8_t e[PF_PROF_SAMPLE_SIZE];
+	pf_put_le64(e, s->time);
+	pf_put_le64(e + 8, s->period);
+	pf_put_le32(e + 16, s->pid);
+	pf_put_le32(e + 20, s->tid);
+	pf_put_le32(e + 24, s->cpu);
+	pf_put_le32(e + 28, s->stack);
+	pf_put_le32(e + 32, s->comm);
+	pf_put_le16(e + 36, s->event);
+	pf_put_le16(e + 38, s->flags);
+	if (pf_buf_put(b, e, sizeof(e)))
+		return -ENOMEM;
+	pf_put_le32(b->data, pf_le32(b->data) + 1);
+	return 0;
+}
+
+int pf_prof_samples_next(const uint8_t *data, size_t size, size_t *pos, struct pf_prof_sample *s)
+{
+	if (size < 8)
+		return -EBADMSG;
+	uint32_t count = pf_le32(data), esize = pf_le32(data + 4);
+	if (esize < PF_PROF_SAMPLE_SIZE || (uint64_t)count * esize > size - 8)
+		return -EBADMSG;
+	if (*pos < 8)
+		*pos = 8;
+	if (*pos >= 8 + (size_t)count * esize)
+		return 0;
+	const uint8_t *e = data + *pos;
+	s->time = pf_le64(e);
+	s->period = pf_le64(e + 8);
+	s->pid = pf_le32(e + 16);
+	s->tid = pf_le32(e + 20);
+	s->cpu = pf_le32(e + 24);
+	s->stack = pf_le32(e + 28);
+	s->comm = pf_le32(e + 32);
+	s->event = pf_le16(e + 36);
+	s->flags = pf_le16(e + 38);
+	*pos += esize;
+	return 1;
+}
+
+static int bad(char *errmsg, size_t n, const char *fmt, ...)
+{
+	if (errmsg && n) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(errmsg, n, fmt, ap);
+		va_end(ap);
+	}
+	return -EBADMSG;
+}
+
+static int ref_ok(uint32_t id, uint32_t n)
+{
+	return id == NONE || id < n;
+}
+
+int pf_prof_load_section(struct pf_prof *p, const struct pf_section *sec, char *errmsg, size_t errmsg_size)
+{
+	const uint8_t *d = sec->data;
+	size_t size = sec->size;
+	int rc;
+	switch (sec->type) {
+	case PF_SEC_STRINGS: {
+		if (size < 8)
+			return bad(errmsg, errmsg_size, "STRINGS section shorter than its header");
+		uint32_t first = pf_le32(d), count = pf_le32(d + 4);
+		if (first != p->n_str)
+			return bad(errmsg, errmsg_size, "STRINGS chunk starts at id %u, expected %u", first, p->n_str);
+		size_t pos = 8;
+		for (uint32_t i = 0; i < count; i++) {
+			if (size - pos < 4)
+				return bad(errmsg, errmsg_size, "STRINGS entry %u runs past the section", i);
+			uint32_t len = pf_le32(d + pos);
+			pos += 4;
+			if (len > size - pos)
+				return bad(errmsg, errmsg_size, "STRINGS entry %u runs past the section", i);
+			if ((rc = str_append(p, (const char *)d + pos, len)))
+				return rc;
+			pos += len;
+		}
+		return 0;
+	}
+	case PF_SEC_FRAMES: {
+		if (size < 16)
+			return bad(errmsg, errmsg_size, "FRAMES section shorter than its header");
+		uint32_t first = pf_le32(d), count = pf_le32(d + 4), esize = pf_le32(d + 8);
+		if (first != p->n_frames)
+			return bad(errmsg, errmsg_size, "FRAMES chunk starts at id %u, expected %u", first, p->n_frames);
+		if (esize < PF_PROF_FRAME_SIZE || (uint64_t)count * esize > size - 16)
+			return bad(errmsg, errmsg_size, "FRAMES entries run past the section");
+		if ((rc = grow((void **)&p->frames, &p->cap_frames, p->n_frames + count, sizeof(*p->frames))))
+			return rc;
+		for (uint32_t i = 0; i < count; i++) {
+			const uint8_t *e = d + 16 + (size_t)i * esize;
+			struct pf_prof_frame f = { pf_le32(e), pf_le32(e + 4), pf_le64(e + 8), pf_le64(e + 16),
+						   pf_le32(e + 24), pf_le32(e + 28), pf_le32(e + 32) };
+			if (!ref_ok(f.name, p->n_str) || !ref_ok(f.dso, p->n_str) || !ref_ok(f.src_file, p->n_str))
+				return bad(errmsg, errmsg_size, "frame %u refers to an undefined string", first + i);
+			p->frames[p->n_frames++] = f;
+		}
+		return 0;
+	}
+	case PF_SEC_STACKS: {
+		if (size < 16)
+			return bad(errmsg, errmsg_size, "STACKS section shorter than its header");
+		uint32_t first = pf_le32(d), count = pf_le32(d + 4), esize = pf_le32(d + 8);
+		if (first != p->n_stacks)
+			return bad(errmsg, errmsg_size, "STACKS chunk starts at id %u, expected %u", first, p->n_stacks);
+		if (esize < PF_PROF_STACK_SIZE || (uint64_t)count * esize > size - 16)
+			return bad(errmsg, errmsg_size, "STACKS entries run past the section");
+		if ((rc = grow((void **)&p->stacks, &p->cap_stacks, p->n_stacks + count, sizeof(*p->stacks))))
+			return rc;
+		for (uint32_t i = 0; i < count; i++) {
+			const uint8_t *e = d + 16 + (size_t)i * esize;
+			uint32_t parent = pf_le32(e), frame = pf_le32(e + 4);
+			if ((parent != NONE && parent >= p->n_stacks) || frame >= p->n_frames)
+				return bad(errmsg, errmsg_size, "stack %u refers to an undefined stack or frame", first + i);
+			p->stacks[p->n_stacks].parent = parent;
+			p->stacks[p->n_stacks].frame = frame;
+			p->n_stacks++;
+		}
+		return 0;
+	}
+	default:
+		return 0;
+	}
+}
+
+/* ======================================================================== */
+/* Builder                                                                   */
+/* ======================================================================== */
+
+#define KERNEL_DSO (UINT32_MAX - 1)
+#define MAX_FRAMES 1024
+
+struct addr_ent {
+	uint64_t off;
+	uint32_t dso; /* UINT32_MAX = empty */
+	uint32_t frame;
+};
+
+struct comm_ent {
+	uint32_t tid; /* key + 1; 0 = empty */
+	uint32_t comm;
+};
+
+struct pf_prof_builder {
+	struct pf_prof *p;
+	struct pf_prof_builder_opts o;
+	struct pf_events evs;
+	struct pf_maps maps;
+	struct pf_prof_stats st;
+	struct addr_ent *cache;
+	uint32_t cache_n, cache_cap;
+	struct comm_ent *comms;
+	uint32_t comm_n, comm_cap;
+	uint32_t *dso_str; /* dso id -> string id */
+	uint32_t dso_str_cap;
+	uint32_t unknown_frame;
+	uint32_t frames[MAX_FRAMES];
+	char errmsg[256];
+};
+
+int pf_prof_builder_new(pf_prof_builder **out, struct pf_prof *p, const struct pf_prof_builder_opts *o)
+{
+	*out = NULL;
+	if (!o || o->sz < sizeof(*o) || !o->on_sample)
+		return -EINVAL;
+	pf_prof_builder *b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	b->p = p;
+	b->o = *o;
+	pf_maps_init(&b->maps);
+	b->unknown_frame = NONE;
+	*out = b;
+	return 0;
+}
+
+void pf_prof_builder_free(pf_prof_builder *b)
+{
+	if (!b)
+		return;
+	pf_events_free(&b->evs);
+	pf_maps_free(&b->maps);
+	free(b->cache);
+	free(b->comms);
+	free(b->dso_str);
+	free(b);
+}
+
+const struct pf_prof_stats *pf_prof_builder_stats(const pf_prof_builder *b) { return &b->st; }
+const struct pf_events *pf_prof_builder_events(const pf_prof_builder *b) { return &b->evs; }
+struct pf_maps *pf_prof_builder_maps(pf_prof_builder *b) { return &b->maps; }
+const char *pf_prof_builder_errmsg(const pf_prof_builder *b) { return b->errmsg; }
+
+/* ---- comm per tid ---- */
+
+static int comm_set(pf_prof_builder *b, uint32_t tid, uint32_t comm)
+{
+	if ((b->comm_n + 1) * 2 > b->comm_cap) {
+		uint32_t cap = b->comm_cap ? b->comm_cap * 2 : 256;
+		struct comm_ent *n = calloc(cap, sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		for (uint32_t i = 0; i < b->comm_cap; i++) {
+			if (!b->comms[i].tid)
+				continue;
+			uint32_t k = (uint32_t)mix64(b->comms[i].tid) & (cap - 1);
+			while (n[k].tid)
+				k = (k + 1) & (cap - 1);
+			n[k] = b->comms[i];
+		}
+		free(b->comms);
+		b->comms = n;
+		b->comm_cap = cap;
+	}
+	uint32_t key = tid + 1, k = (uint32_t)mix64(key) & (b->comm_cap - 1);
+	while (b->comms[k].tid && b->comms[k].tid != key)
+		k = (k + 1) & (b->comm_cap - 1);
+	if (!b->comms[k].tid) {
+		b->comms[k].tid = key;
+		b->comm_n++;
+	}
+	b->comms[k].comm = comm;
+	return 0;
+}
+
+static uint32_t comm_get(const pf_prof_builder *b, uint32_t tid)
+{
+	if (!b->comm_cap)
+		return NONE;
+	uint32_t key = tid + 1, k = (uint32_t)mix64(key) & (b->comm_cap - 1);
+	while (b->comms[k].tid) {
+		if (b->comms[k].tid == key)
+			return b->comms[k].comm;
+		k = (k + 1) & (b->comm_cap - 1);
+	}
+	return NONE;
+}
+
+static int comm_set_str(pf_prof_builder *b, uint32_t tid, const char *s, size_t len)
+{
+	int64_t id = pf_prof_str(b->p, s, len);
+	if (id < 0)
+		return (int)id;
+	return comm_set(b, tid, (uint32_t)id);
+}
+
+/* ---- frames ---- */
+
+static int cache_grow(pf_prof_builder *b)
+{
+	uint32_t cap = b->cache_cap ? b->cache_cap * 2 : 4096;
+	struct addr_ent *n = malloc(cap * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < cap; i++)
+		n[i].dso = UINT32_MAX;
+	for (uint32_t i = 0; i < b->cache_cap; i++) {
+		if (b->cache[i].dso == UINT32_MAX)
+			continue;
+		uint32_t k = (uint32_t)mix64(b->cache[i].off ^ ((uint64_t)b->cache[i].dso << 40)) & (cap - 1);
+		while (n[k].dso != UINT32_MAX)
+			k = (k + 1) & (cap - 1);
+		n[k] = b->cache[i];
+	}
+	free(b->cache);
+	b->cache = n;
+	b->cache_cap = cap;
+	return 0;
+}
+
+static int64_t dso_string(pf_prof_builder *b, uint32_t dso)
+{
+	if (dso >= b->dso_str_cap) {
+		uint32_t cap = b->dso_str_cap ? b->dso_str_cap : 64;
+		while (cap <= dso)
+			cap *= 2;
+		uint32_t *n = realloc(b->dso_str, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		for (uint32_t i = b->dso_str_cap; i < cap; i++)
+			n[i] = NONE;
+		b->dso_str = n;
+		b->dso_str_cap = cap;
+	}
+	if (b->dso_str[dso] == NONE) {
+		struct pf_dso *d = pf_maps_dso(&b->maps, dso);
+		int64_t id = pf_prof_str(b->p, d->path, d->path_len);
+		if (id < 0)
+			return id;
+		b->dso_str[dso] = (uint32_t)id;
+	}
+	return b->dso_str[dso];
+}
+
+/* Frame id for (dso, off): from the cache, else resolved and interned. */
+static int64_t frame_for(pf_prof_builder *b, uint32_t dso, uint64_t off)
+{
+	if ((b->cache_n + 1) * 2 > b->cache_cap && cache_grow(b) < 0)
+		return -ENOMEM;
+	uint32_t mask = b->cache_cap - 1;
+	uint32_t k = (uint32_t)mix64(off ^ ((uint64_t)dso << 40)) & mask;
+	while (b->cache[k].dso != UINT32_MAX) {
+		if (b->cache[k].dso == dso && b->cache[k].off == off)
+			return b->cache[k].frame;
+		k = (k + 1) & mask;
+	}
+	struct pf_prof_frame f = { NONE, NONE, off, 0, 0, NONE, 0 };
+	if (dso == KERNEL_DSO) {
+		f.flags = PF_FRAME_KERNEL;
+	} else {
+		int64_t ds = dso_string(b, dso);
+		if (ds < 0)
+			return ds;
+		f.dso = (uint32_t)ds;
+		f.flags = PF_FRAME_UNRESOLVED;
+		b->st.unique_addrs++;
+		if (b->o.resolve) {
+			int rc = b->o.resolve(b->o.resolve_ctx, b->p, pf_maps_dso(&b->maps, dso), &f);
+			if (rc < 0)
+				return rc;
+		}
+	}
+	int64_t id = pf_prof_frame(b->p, &f);
+	if (id < 0)
+		return id;
+	b->cache[k].dso = dso;
+	b->cache[k].off = off;
+	b->cache[k].frame = (uint32_t)id;
+	b->cache_n++;
+	return id;
+}
+
+enum ctx { CTX_USER, CTX_KERNEL, CTX_OTHER };
+
+static int64_t user_frame(pf_prof_builder *b, uint32_t pid, uint64_t addr, uint64_t time, int *resolved)
+{
+	const struct pf_map *mp = pf_maps_find(&b->maps, pid, addr, time);
+	*resolved = 0;
+	if (!mp) {
+		if (b->unknown_frame == NONE) {
+			struct pf_prof_frame f = { NONE, NONE, 0, 0, PF_FRAME_UNKNOWN, NONE, 0 };
+			int64_t id = pf_prof_frame(b->p, &f);
+			if (id < 0)
+				return id;
+			b->unknown_frame = (uint32_t)id;
+		}
+		return b->unknown_frame;
+	}
+	int64_t id = frame_for(b, mp->dso, addr - mp->start + mp->pgoff);
+	if (id >= 0 && b->p->frames[id].name != NONE)
+		*resolved = 1;
+	return id;
+}
+
+static int do_sample(pf_prof_builder *b, const struct pf_event *ev, const struct perf_event_header *rec)
+{
+	struct pf_sample s;
+	if (pf_sample_decode(ev, rec, &s) < 0) {
+		b->st.bad_samples++;
+		return 0;
+	}
+	uint32_t n = 0;
+	uint16_t cpumode = rec->misc & PERF_RECORD_MISC_CPUMODE_MASK;
+	enum ctx ctx = (cpumode == PERF_RECORD_MISC_KERNEL || cpumode == PERF_RECORD_MISC_HYPERVISOR) ? CTX_KERNEL
+		       : (cpumode == PERF_RECORD_MISC_USER || cpumode == PERF_RECORD_MISC_CPUMODE_UNKNOWN) ? CTX_USER
+		       : CTX_OTHER;
+	int64_t id;
+	int resolved;
+	if ((s.present & PERF_SAMPLE_CALLCHAIN) && s.callchain_nr) {
+		int first = 1;
+		for (uint64_t i = 0; i < s.callchain_nr && n < MAX_FRAMES; i++) {
+			uint64_t a = s.callchain[i];
+			if (a >= PERF_CONTEXT_MAX) {
+				switch (a) {
+				case PERF_CONTEXT_HV:
+				case PERF_CONTEXT_KERNEL:
+					ctx = CTX_KERNEL;
+					break;
+				case PERF_CONTEXT_USER:
+					ctx = CTX_USER;
+					break;
+				default:
+					ctx = CTX_OTHER;
+					break;
+				}
+				first = 1;
+				continue;
+			}
+			/* the first address of a context is where it was
+			 * interrupted; the others are return addresses: look up
+			 * the call instruction, one byte before */
+			uint64_t look = first || a == 0 ? a : a - 1;
+			first = 0;
+			if (ctx == CTX_KERNEL) {
+				id = frame_for(b, KERNEL_DSO, look);
+				b->st.frames_kernel++;
+			} else if (ctx == CTX_USER) {
+				id = user_frame(b, s.pid, look, s.time, &resolved);
+				b->st.frames++;
+				b->st.frames_resolved += (uint64_t)resolved;
+			} else {
+				id = user_frame(b, UINT32_MAX, look, s.time, &resolved); /* unknown */
+			}
+			if (id < 0)
+				return (int)id;
+			b->frames[n++] = (uint32_t)id;
+		}
+	} else if (s.present & PERF_SAMPLE_IP) {
+		if (ctx == CTX_KERNEL) {
+			id = frame_for(b, KERNEL_DSO, s.ip);
+			b->st.frames_kernel++;
+		} else {
+			id = user_frame(b, ctx == CTX_USER ? s.pid : UINT32_MAX, s.ip, s.time, &resolved);
+			b->st.frames++;
+			b->st.frames_resolved += (uint64_t)resolved;
+		}
+		if (id < 0)
+			return (int)id;
+		b->frames[n++] = (uint32_t)id;
+	}
+	uint32_t stack = NONE;
+	for (uint32_t i = n; i-- > 0;) {
+		id = pf_prof_stack(b->p, stack, b->frames[i]);
+		if (id < 0)
+			return (int)id;
+		stack = (uint32_t)id;
+	}
+	uint32_t comm = comm_get(b, s.tid);
+	if (comm == NONE)
+		comm = comm_get(b, s.pid);
+	struct pf_prof_sample ps = {
+		.time = s.time, .period = (s.present & PERF_SAMPLE_PERIOD) ? s.period : 1,
+		.pid = s.pid, .tid = s.tid, .cpu = s.cpu, .stack = stack, .comm = comm,
+		.event = (uint16_t)ev->index, .flags = 0,
+	};
+	b->st.samples++;
+	return b->o.on_sample(b->o.sample_ctx, &ps);
+}
+
+static int do_record(pf_prof_builder *b, const struct perf_event_header *rec)
+{
+	const struct pf_event *ev = pf_events_find(&b->evs, rec);
+	const uint8_t *d = (const uint8_t *)rec;
+	int rc;
+	switch (rec->type) {
+	case PERF_RECORD_SAMPLE:
+		if (!ev)
+			return 0;
+		return do_sample(b, ev, rec);
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+	case PERF_RECORD_FORK:
+		if ((rc = pf_maps_record(&b->maps, ev, rec)))
+			return rc;
+		if (rec->type == PERF_RECORD_FORK && rec->size >= 24) {
+			uint32_t tid, ptid;
+			memcpy(&tid, d + 16, 4);
+			memcpy(&ptid, d + 20, 4);
+			uint32_t c = comm_get(b, ptid);
+			if (c != NONE)
+				return comm_set(b, tid, c);
+		}
+		return 0;
+	case PERF_RECORD_COMM: {
+		if ((rc = pf_maps_record(&b->maps, ev, rec)))
+			return rc;
+		if (rec->size < 17)
+			return 0;
+		size_t trailer = ev ? pf_sample_id_size(ev) : 0;
+		size_t room = (size_t)rec->size - 16;
+		if (room > trailer)
+			room -= trailer;
+		uint32_t tid;
+		memcpy(&tid, d + 12, 4);
+		return comm_set_str(b, tid, (const char *)d + 16, strnlen((const char *)d + 16, room));
+	}
+	case PERF_RECORD_LOST:
+	case PERF_RECORD_LOST_SAMPLES: {
+		size_t need = rec->type == PERF_RECORD_LOST ? 24 : 16;
+		if (rec->size < need)
+			return 0;
+		uint64_t lost;
+		memcpy(&lost, d + need - 8, 8);
+		struct pf_prof_sample ps = { 0, lost, 0, 0, 0, NONE, NONE, 0, PF_SAMPLE_LOST };
+		struct pf_sample_id sid;
+		if (ev && pf_sample_id_decode(ev, rec, &sid) == 0 && sid.present) {
+			ps.time = sid.time;
+			ps.pid = sid.pid;
+			ps.tid = sid.tid;
+			ps.cpu = sid.cpu;
+			ps.event = (uint16_t)ev->index;
+		}
+		b->st.lost += lost;
+		return b->o.on_sample(b->o.sample_ctx, &ps);
+	}
+	default:
+		return 0;
+	}
+}
+
+int pf_prof_builder_section(pf_prof_builder *b, const struct pf_section *sec)
+{
+	int rc;
+	b->errmsg[0] = 0;
+	switch (sec->type) {
+	case PF_SEC_EVENT:
+		rc = pf_events_add(&b->evs, sec);
+		if (rc == -EBADMSG)
+			snprintf(b->errmsg, sizeof(b->errmsg), "section %llu: bad EVENT payload",
+				 (unsigned long long)sec->index);
+		return rc;
+	case PF_SEC_MAPS: {
+		uint32_t pid;
+		uint64_t time;
+		const char *text;
+		size_t len;
+		if (pf_maps_decode(sec->data, sec->size, &pid, &time, &text, &len) < 0) {
+			snprintf(b->errmsg, sizeof(b->errmsg), "section %llu: bad MAPS payload",
+				 (unsigned long long)sec->index);
+			return -EBADMSG;
+		}
+		rc = pf_maps_add_proc_maps(&b->maps, pid, time, text, len);
+		return rc < 0 ? rc : 0;
+	}
+	case PF_SEC_BUILDID: {
+		size_t pos = 0;
+		struct pf_buildid e;
+		while ((rc = pf_buildid_next(sec->data, sec->size, &pos, &e)) > 0)
+			if ((rc = pf_maps_note_buildid(&b->maps, &e)) < 0)
+				return rc;
+		if (rc < 0)
+			snprintf(b->errmsg, sizeof(b->errmsg), "section %llu: bad BUILDID payload",
+				 (unsigned long long)sec->index);
+		return rc;
+	}
+	case PF_SEC_THREADS: {
+		size_t pos = 0, clen;
+		uint32_t pid, tid;
+		const char *comm;
+		while ((rc = pf_thread_next(sec->data, sec->size, &pos, &pid, &tid, &comm, &clen)) > 0)
+			if ((rc = comm_set_str(b, tid, comm, clen)) < 0)
+				return rc;
+		if (rc < 0)
+			snprintf(b->errmsg, sizeof(b->errmsg), "section %llu: bad THREADS payload",
+				 (unsigned long long)sec->index);
+		return rc;
+	}
+	case PF_SEC_RECORDS: {
+		struct pf_rec_iter it;
+		const struct perf_event_header *rec;
+		pf_rec_iter_init(&it, sec->data, sec->size);
+		while ((rc = pf_rec_iter_next(&it, &rec)) > 0)
+			if ((rc = do_record(b, rec)) < 0)
+				return rc;
+		if (rc < 0)
+			snprintf(b->errmsg, sizeof(b->errmsg),
+				 "section %llu: record at payload offset %zu: bad size (rest of the section skipped)",
+				 (unsigned long long)sec->index, it.offset);
+		return rc;
+	}
+	default:
+		return 0;
+	}
+}
+
+/* ======================================================================== */
+/* Folding                                                                   */
+/* ======================================================================== */
+
+struct fold_ent {
+	uint32_t stack, comm, pid, tid;
+	uint64_t w;
+	uint32_t used;
+};
+
+struct line {
+	size_t off;
+	uint64_t w;
+};
+
+struct pf_fold {
+	struct pf_fold_opts o;
+	struct pf_prof prof;
+	int mode; /* 0 undecided, 1 resolved, -1 raw */
+	pf_prof_builder *b;
+	struct pf_events evs;      /* resolved mode */
+	const struct pf_events *ev_src;
+	uint8_t ev_keep[65536 / 8];
+	uint8_t ev_known[65536 / 8];
+	const char *ev_name;
+	int have_t0;
+	uint64_t t0;
+	struct fold_ent *ent;
+	uint32_t n_ent, cap_ent;
+	uint8_t *comm_keep;        /* per comm string id: 0 unknown, 1 keep, 2 drop */
+	uint32_t comm_keep_cap;
+	uint64_t total, samples, lost, lost_period_samples;
+	uint64_t period_sum, period_n;
+	/* output */
+	struct pf_prof disp;       /* display names */
+	uint32_t *frame_disp;      /* frame id -> disp string id */
+	uint32_t frame_disp_cap;
+	struct pf_buf text;
+	struct line *lines;
+	size_t n_lines;
+	uint64_t *agg;             /* top-N scratch, per disp id */
+	uint32_t *gen;
+	struct pf_buf warn;
+	char errmsg[512];
+};
+
+static void warnf(pf_fold *f, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	/* the same warning once */
+	if (f->warn.len && memmem(f->warn.data, f->warn.len, buf, (size_t)n))
+		return;
+	if (f->warn.len)
+		f->warn.len--; /* drop the NUL */
+	pf_buf_put(&f->warn, buf, (size_t)n);
+	pf_buf_put(&f->warn, "\n", 2); /* newline and NUL */
+}
+
+static int ent_grow(pf_fold *f)
+{
+	uint32_t cap = f->cap_ent ? f->cap_ent * 2 : 4096;
+	struct fold_ent *n = calloc(cap, sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < f->cap_ent; i++) {
+		struct fold_ent *e = &f->ent[i];
+		if (!e->used)
+			continue;
+		uint64_t h = mix64(((uint64_t)e->stack << 32 | e->comm) ^ mix64((uint64_t)e->pid << 32 | e->tid));
+		uint32_t k = (uint32_t)h & (cap - 1);
+		while (n[k].used)
+			k = (k + 1) & (cap - 1);
+		n[k] = *e;
+	}
+	free(f->ent);
+	f->ent = n;
+	f->cap_ent = cap;
+	return 0;
+}
+
+static int event_keep(pf_fold *f, uint16_t idx)
+{
+	if (f->ev_known[idx >> 3] & (1u << (idx & 7)))
+		return (f->ev_keep[idx >> 3] >> (idx & 7)) & 1;
+	const struct pf_events *evs = f->ev_src;
+	int keep;
+	if (!evs || !evs->n) {
+		keep = idx == 0;
+	} else {
+		if (!f->ev_name)
+			f->ev_name = f->o.event ? f->o.event : evs->ev[0].name;
+		keep = 0;
+		for (uint32_t i = 0; i < evs->n; i++)
+			if (evs->ev[i].index == idx) {
+				keep = strcmp(evs->ev[i].name, f->ev_name) == 0;
+				if (!keep && !f->o.event)
+					warnf(f, "notice: samples of event '%s' not folded (use --event)",
+					      evs->ev[i].name);
+				break;
+			}
+	}
+	f->ev_known[idx >> 3] |= (uint8_t)(1u << (idx & 7));
+	if (keep)
+		f->ev_keep[idx >> 3] |= (uint8_t)(1u << (idx & 7));
+	return keep;
+}
+
+static int comm_keep(pf_fold *f, uint32_t comm)
+{
+	if (!f->o.comm)
+		return 1;
+	if (comm == NONE)
+		return 0;
+	if (comm >= f->comm_keep_cap) {
+		uint32_t cap = f->comm_keep_cap ? f->comm_keep_cap : 256;
+		while (cap <= comm)
+			cap *= 2;
+		uint8_t *n = realloc(f->comm_keep, cap);
+		if (!n)
+			return 0;
+		memset(n + f->comm_keep_cap, 0, cap - f->comm_keep_cap);
+		f->comm_keep = n;
+		f->comm_keep_cap = cap;
+	}
+	if (!f->comm_keep[comm]) {
+		const char *s = pf_prof_str_get(&f->prof, comm, NULL);
+		f->comm_keep[comm] = s && strcmp(s, f->o.comm) == 0 ? 1 : 2;
+	}
+	return f->comm_keep[comm] == 1;
+}
+
+static int fold_sample(void *ctx, const struct pf_prof_sample *s)
+{
+	pf_fold *f = ctx;
+	if (s->flags & PF_SAMPLE_LOST) {
+		f->lost += s->period;
+		return 0;
+	}
+	if (!f->have_t0) {
+		f->have_t0 = 1;
+		f->t0 = s->time;
+	}
+	if (!event_keep(f, s->event))
+		return 0;
+	if (f->o.use_time) {
+		uint64_t rel = s->time > f->t0 ? s->time - f->t0 : 0;
+		if (rel < f->o.time_start_ns || rel >= f->o.time_end_ns)
+			return 0;
+	}
+	if (f->o.n_pids) {
+		size_t i;
+		for (i = 0; i < f->o.n_pids; i++)
+			if (f->o.pids[i] == s->pid)
+				break;
+		if (i == f->o.n_pids)
+			return 0;
+	}
+	if (!comm_keep(f, s->comm))
+		return 0;
+	if (s->stack != NONE && s->stack >= f->prof.n_stacks)
+		return 0; /* damaged reference */
+	uint64_t w = f->o.weight == PF_FOLD_PERIOD ? s->period : 1;
+	f->period_sum += s->period;
+	f->period_n++;
+	struct fold_ent key = { s->stack, (f->o.flags & PF_FOLD_NO_COMM) ? NONE : s->comm,
+				(f->o.flags & (PF_FOLD_PID | PF_FOLD_TID)) ? s->pid : 0,
+				(f->o.flags & PF_FOLD_TID) ? s->tid : 0, 0, 1 };
+	if ((f->n_ent + 1) * 2 > f->cap_ent && ent_grow(f) < 0)
+		return -ENOMEM;
+	uint64_t h = mix64(((uint64_t)key.stack << 32 | key.comm) ^ mix64((uint64_t)key.pid << 32 | key.tid));
+	uint32_t mask = f->cap_ent - 1, k = (uint32_t)h & mask;
+	for (;;) {
+		struct fold_ent *e = &f->ent[k];
+		if (!e->used) {
+			*e = key;
+			f->n_ent++;
+			break;
+		}
+		if (e->stack == key.stack && e->comm == key.comm && e->pid == key.pid && e->tid == key.tid)
+			break;
+		k = (k + 1) & mask;
+	}
+	f->ent[k].w += w;
+	f->total += w;
+	f->samples++;
+	return 0;
+}
+
+/* ---- display ---- */
+
+static int put_escaped(struct pf_buf *b, const char *s, size_t len, int spaces)
+{
+	size_t start = 0;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == ';' || c < 0x20 || c == 0x7f || (spaces && c == ' ')) {
+			if (pf_buf_put(b, s + start, i - start))
+				return -ENOMEM;
+			if (spaces && c == ' ') {
+				if (pf_buf_put(b, "_", 1))
+					return -ENOMEM;
+			} else {
+				char esc[5];
+				snprintf(esc, sizeof(esc), "\\x%02x", c);
+				if (pf_buf_put(b, esc, 4))
+					return -ENOMEM;
+			}
+			start = i + 1;
+		}
+	}
+	return pf_buf_put(b, s + start, len - start) ? -ENOMEM : 0;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s && s[1] ? s + 1 : path;
+}
+
+static int64_t frame_display(pf_fold *f, uint32_t frame)
+{
+	if (frame >= f->frame_disp_cap) {
+		uint32_t cap = f->frame_disp_cap ? f->frame_disp_cap : 1024;
+		while (cap <= frame)
+			cap *= 2;
+		uint32_t *n = realloc(f->frame_disp, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		for (uint32_t i = f->frame_disp_cap; i < cap; i++)
+			n[i] = NONE;
+		f->frame_disp = n;
+		f->frame_disp_cap = cap;
+	}
+	if (f->frame_disp[frame] != NONE)
+		return f->frame_disp[frame];
+	const struct pf_prof_frame *fr = &f->prof.frames[frame];
+	struct pf_buf b = { 0 };
+	const char *name = fr->name != NONE ? pf_prof_str_get(&f->prof, fr->name, NULL) : NULL;
+	const char *dso = fr->dso != NONE ? pf_prof_str_get(&f->prof, fr->dso, NULL) : NULL;
+	char tmp[64];
+	int rc = 0;
+	if (name) {
+		rc = put_escaped(&b, name, strlen(name), 0);
+	} else if (fr->flags & PF_FRAME_KERNEL) {
+		if (f->o.flags & PF_FOLD_ADDRS) {
+			snprintf(tmp, sizeof(tmp), "[kernel+0x%llx]", (unsigned long long)fr->file_off);
+			rc = pf_buf_put(&b, tmp, strlen(tmp));
+		} else {
+			rc = pf_buf_put(&b, "[kernel]", 8);
+		}
+	} else if (dso) {
+		const char *bn = base_name(dso);
+		rc = pf_buf_put(&b, "[", 1);
+		rc |= put_escaped(&b, bn, strlen(bn), 0);
+		if (f->o.flags & PF_FOLD_ADDRS) {
+			snprintf(tmp, sizeof(tmp), "+0x%llx]", (unsigned long long)fr->file_off);
+			rc |= pf_buf_put(&b, tmp, strlen(tmp));
+		} else {
+			rc |= pf_buf_put(&b, "]", 1);
+		}
+	} else {
+		rc = pf_buf_put(&b, "[unknown]", 9);
+	}
+	if (name && (f->o.flags & PF_FOLD_DSO) && dso) {
+		const char *bn = base_name(dso);
+		rc |= pf_buf_put(&b, " [", 2);
+		rc |= put_escaped(&b, bn, strlen(bn), 0);
+		rc |= pf_buf_put(&b, "]", 1);
+	}
+	if ((fr->flags & PF_FRAME_KERNEL) && (f->o.flags & PF_FOLD_KERNEL))
+		rc |= pf_buf_put(&b, "_[k]", 4);
+	if (rc) {
+		pf_buf_free(&b);
+		return -ENOMEM;
+	}
+	int64_t id = pf_prof_str(&f->disp, b.data ? (const char *)b.data : "", b.len);
+	pf_buf_free(&b);
+	if (id < 0)
+		return id;
+	f->frame_disp[frame] = (uint32_t)id;
+	return id;
+}
+
+/* Fills ids[] with display ids root-first of a stack node; kernel frames
+ * without a name that repeat collapse into one. @return count or <0. */
+static int64_t stack_display(pf_fold *f, uint32_t stack, uint32_t **ids, size_t *cap)
+{
+	size_t n = 0;
+	for (uint32_t s = stack; s != NONE; s = f->prof.stacks[s].parent) {
+		if (n == *cap) {
+			size_t nc = *cap ? *cap * 2 : 256;
+			uint32_t *ni = realloc(*ids, nc * sizeof(*ni));
+			if (!ni)
+				return -ENOMEM;
+			*ids = ni;
+			*cap = nc;
+		}
+		(*ids)[n++] = f->prof.stacks[s].frame;
+	}
+	/* reverse: root first; then map to display ids, collapsing repeats of
+	 * nameless kernel frames (reads at j >= writes at m: safe in place) */
+	for (size_t i = 0; i < n / 2; i++) {
+		uint32_t t = (*ids)[i];
+		(*ids)[i] = (*ids)[n - 1 - i];
+		(*ids)[n - 1 - i] = t;
+	}
+	size_t m = 0;
+	int prev_kernel_anon = 0;
+	uint32_t prev = NONE;
+	for (size_t j = 0; j < n; j++) {
+		uint32_t fr = (*ids)[j];
+		int64_t d = frame_display(f, fr);
+		if (d < 0)
+			return d;
+		const struct pf_prof_frame *pf = &f->prof.frames[fr];
+		int kanon = (pf->flags & PF_FRAME_KERNEL) && pf->name == NONE && !(f->o.flags & PF_FOLD_ADDRS);
+		if (kanon && prev_kernel_anon && prev == (uint32_t)d)
+			continue;
+		prev_kernel_anon = kanon;
+		prev = (uint32_t)d;
+		(*ids)[m++] = (uint32_t)d;
+	}
+	return (int64_t)m;
+}
+
+static const char *sort_base;
+static int line_cmp(const void *a, const void *b)
+{
+	const struct line *x = a, *y = b;
+	return strcmp(sort_base + x->off, sort_base + y->off);
+}
+
+static int build_lines(pf_fold *f)
+{
+	uint32_t *ids = NULL;
+	size_t cap = 0;
+	int rc = 0;
+	size_t n = 0;
+	struct line *lines = malloc((f->n_ent + 1) * sizeof(*lines));
+	if (!lines)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < f->cap_ent && rc == 0; i++) {
+		struct fold_ent *e = &f->ent[i];
+		if (!e->used)
+			continue;
+		lines[n].off = f->text.len;
+		lines[n].w = e->w;
+		int need_sep = 0;
+		if (!(f->o.flags & PF_FOLD_NO_COMM)) {
+			size_t clen = 0;
+			const char *c = e->comm != NONE ? pf_prof_str_get(&f->prof, e->comm, &clen) : NULL;
+			if (!c) {
+				c = "[unknown]";
+				clen = 9;
+			}
+			rc |= put_escaped(&f->text, c, clen, 1);
+			char num[40];
+			if (f->o.flags & PF_FOLD_TID)
+				snprintf(num, sizeof(num), "-%u/%u", e->pid, e->tid);
+			else if (f->o.flags & PF_FOLD_PID)
+				snprintf(num, sizeof(num), "-%u", e->pid);
+			else
+				num[0] = 0;
+			rc |= pf_buf_put(&f->text, num, strlen(num));
+			need_sep = 1;
+		}
+		int64_t m = stack_display(f, e->stack, &ids, &cap);
+		if (m < 0) {
+			rc = (int)m;
+			break;
+		}
+		for (int64_t j = 0; j < m; j++) {
+			size_t dl;
+			const char *ds = pf_prof_str_get(&f->disp, ids[j], &dl);
+			if (need_sep)
+				rc |= pf_buf_put(&f->text, ";", 1);
+			rc |= pf_buf_put(&f->text, ds, dl);
+			need_sep = 1;
+		}
+		rc |= pf_buf_put(&f->text, "", 1);
+		n++;
+	}
+	if (rc == 0 && f->lost) {
+		uint64_t w = f->lost;
+		if (f->o.weight == PF_FOLD_PERIOD)
+			w = f->period_n ? (uint64_t)((double)f->lost * ((double)f->period_sum / (double)f->period_n))
+					: f->lost;
+		lines[n].off = f->text.len;
+		lines[n].w = w;
+		rc |= pf_buf_put(&f->text, "[lost]", 7);
+		f->total += w;
+		n++;
+	}
+	free(ids);
+	if (rc) {
+		free(lines);
+		return rc < 0 ? rc : -ENOMEM;
+	}
+	sort_base = (const char *)f->text.data;
+	qsort(lines, n, sizeof(*lines), line_cmp);
+	/* merge equal texts (different frames with the same names) */
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (m && strcmp(sort_base + lines[m - 1].off, sort_base + lines[i].off) == 0)
+			lines[m - 1].w += lines[i].w;
+		else
+			lines[m++] = lines[i];
+	}
+	f->lines = lines;
+	f->n_lines = m;
+	return 0;
+}
+
+static int fold_read(pf_fold *f, const char *path)
+{
+	pf_reader *r;
+	int rc = pf_reader_open(&r, path);
+	if (rc < 0) {
+		snprintf(f->errmsg, sizeof(f->errmsg), "%s", r ? pf_reader_errmsg(r) : strerror(-rc));
+		if (!f->errmsg[0])
+			snprintf(f->errmsg, sizeof(f->errmsg), "%s: %s", path, strerror(-rc));
+		pf_reader_close(r);
+		return rc;
+	}
+	struct pf_prof_builder_opts bo = { sizeof(bo), NULL, NULL, fold_sample, f };
+	if ((rc = pf_prof_builder_new(&f->b, &f->prof, &bo)) < 0) {
+		pf_reader_close(r);
+		return rc;
+	}
+	struct pf_section s;
+	char msg[256];
+	while ((rc = pf_reader_next(r, &s)) != 0) {
+		if (rc < 0) {
+			warnf(f, "warning: %s", pf_reader_errmsg(r));
+			if (!pf_reader_can_continue(r))
+				break;
+			continue;
+		}
+		if (f->mode == 0) {
+			if (s.type == PF_SEC_SYMINFO || s.type == PF_SEC_SAMPLES || s.type == PF_SEC_STRINGS)
+				f->mode = 1;
+			else if (s.type == PF_SEC_RECORDS)
+				f->mode = -1;
+		}
+		if (s.type == PF_SEC_EVENT) {
+			if (pf_events_add(&f->evs, &s) < 0)
+				warnf(f, "warning: %s: section %llu: bad EVENT payload", pf_reader_name(r),
+				      (unsigned long long)s.index);
+		}
+		if (f->mode == 1) {
+			if (s.type == PF_SEC_STRINGS || s.type == PF_SEC_FRAMES || s.type == PF_SEC_STACKS) {
+				msg[0] = 0;
+				rc = pf_prof_load_section(&f->prof, &s, msg, sizeof(msg));
+				if (rc == -ENOMEM)
+					break;
+				if (rc < 0)
+					warnf(f, "warning: %s: section %llu: %s", pf_reader_name(r),
+					      (unsigned long long)s.index, msg);
+			} else if (s.type == PF_SEC_SAMPLES) {
+				size_t pos = 0;
+				struct pf_prof_sample ps;
+				while ((rc = pf_prof_samples_next(s.data, s.size, &pos, &ps)) > 0)
+					if ((rc = fold_sample(f, &ps)) < 0)
+						break;
+				if (rc == -ENOMEM)
+					break;
+				if (rc < 0)
+					warnf(f, "warning: %s: section %llu: bad SAMPLES payload", pf_reader_name(r),
+					      (unsigned long long)s.index);
+			}
+		} else {
+			rc = pf_prof_builder_section(f->b, &s);
+			if (rc == -ENOMEM)
+				break;
+			if (rc < 0)
+				warnf(f, "warning: %s: %s", pf_reader_name(r), pf_prof_builder_errmsg(f->b));
+		}
+		rc = 0;
+	}
+	pf_reader_close(r);
+	if (rc == -ENOMEM) {
+		snprintf(f->errmsg, sizeof(f->errmsg), "%s: out of memory", path);
+		return rc;
+	}
+	if (f->o.event) {
+		const struct pf_events *evs = f->ev_src;
+		uint32_t i;
+		for (i = 0; evs && i < evs->n; i++)
+			if (strcmp(evs->ev[i].name, f->o.event) == 0)
+				break;
+		if (!evs || i == evs->n) {
+			snprintf(f->errmsg, sizeof(f->errmsg), "%s: no event named '%s'", path, f->o.event);
+			return -ENOENT;
+		}
+	}
+	if (f->lost)
+		warnf(f, "warning: %llu samples were lost during recording (shown as [lost])",
+		      (unsigned long long)f->lost);
+	return build_lines(f);
+}
+
+int pf_fold_open(pf_fold **out, const char *path, const struct pf_fold_opts *o)
+{
+	*out = NULL;
+	if (!o || o->sz < sizeof(*o))
+		return -EINVAL;
+	pf_fold *f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->o = *o;
+	f->ev_src = &f->evs;
+	*out = f;
+	return fold_read(f, path);
+}
+
+size_t pf_fold_count(const pf_fold *f) { return f->n_lines; }
+
+const char *pf_fold_line(const pf_fold *f, size_t i, uint64_t *weight)
+{
+	if (i >= f->n_lines)
+		return NULL;
+	if (weight)
+		*weight = f->lines[i].w;
+	return (const char *)f->text.data + f->lines[i].off;
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int pf_fold_write(const pf_fold *f, int fd)
+{
+	struct pf_buf b = { 0 };
+	int rc = 0;
+	for (size_t i = 0; i < f->n_lines && rc == 0; i++) {
+		const char *s = (const char *)f->text.data + f->lines[i].off;
+		char num[32];
+		int nl = snprintf(num, sizeof(num), " %llu\n", (unsigned long long)f->lines[i].w);
+		if (pf_buf_put(&b, s, strlen(s)) || pf_buf_put(&b, num, (size_t)nl))
+			rc = -ENOMEM;
+		if (b.len >= 1 << 16) {
+			rc = rc ? rc : write_all(fd, (const char *)b.data, b.len);
+			b.len = 0;
+		}
+	}
+	if (rc == 0 && b.len)
+		rc = write_all(fd, (const char *)b.data, b.len);
+	pf_buf_free(&b);
+	return rc;
+}
+
+uint64_t pf_fold_total(const pf_fold *f) { return f->total; }
+uint64_t pf_fold_samples(const pf_fold *f) { return f->samples; }
+uint64_t pf_fold_lost(const pf_fold *f) { return f->lost; }
+
+const char *pf_fold_warnings(const pf_fold *f)
+{
+	if (!f->warn.len)
+		return "";
+	return (const char *)f->warn.data;
+}
+
+const char *pf_fold_errmsg(const pf_fold *f) { return f ? f->errmsg : ""; }
+
+static const struct pf_prof *top_disp;
+static const uint64_t *top_agg;
+static int top_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	if (top_agg[x] != top_agg[y])
+		return top_agg[x] > top_agg[y] ? -1 : 1;
+	return strcmp(pf_prof_str_get(top_disp, x, NULL), pf_prof_str_get(top_disp, y, NULL));
+}
+
+static size_t fold_top(pf_fold *f, struct pf_fold_top *out, size_t n, int total)
+{
+	uint32_t *ids = NULL;
+	size_t cap = 0;
+	/* every display id used is already interned by build_lines() */
+	uint32_t nd = f->disp.n_str;
+	uint64_t *agg = calloc(nd ? nd : 1, sizeof(*agg));
+	uint32_t *gen = calloc(nd ? nd : 1, sizeof(*gen));
+	uint32_t *order = malloc((nd ? nd : 1) * sizeof(*order));
+	size_t filled = 0;
+	if (!agg || !gen || !order)
+		goto out;
+	uint32_t g = 0;
+	for (uint32_t i = 0; i < f->cap_ent; i++) {
+		struct fold_ent *e = &f->ent[i];
+		if (!e->used || e->stack == NONE)
+			continue;
+		int64_t m = stack_display(f, e->stack, &ids, &cap);
+		if (m <= 0)
+			continue;
+		if (!total) {
+			if (ids[m - 1] < nd)
+				agg[ids[m - 1]] += e->w;
+			continue;
+		}
+		g++;
+		for (int64_t j = 0; j < m; j++) {
+			uint32_t d = ids[j];
+			if (d < nd && gen[d] != g) {
+				gen[d] = g;
+				agg[d] += e->w;
+			}
+		}
+	}
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < nd; i++)
+		if (agg[i])
+			order[k++] = i;
+	top_disp = &f->disp;
+	top_agg = agg;
+	qsort(order, k, sizeof(*order), top_cmp);
+	for (uint32_t i = 0; i < k && filled < n; i++) {
+		out[filled].name = pf_prof_str_get(&f->disp, order[i], NULL);
+		out[filled].weight = agg[order[i]];
+		filled++;
+	}
+out:
+	free(ids);
+	free(agg);
+	free(gen);
+	free(order);
+	return filled;
+}
+
+size_t pf_fold_top_self(pf_fold *f, struct pf_fold_top *out, size_t n) { return fold_top(f, out, n, 0); }
+size_t pf_fold_top_total(pf_fold *f, struct pf_fold_top *out, size_t n) { return fold_top(f, out, n, 1); }
+
+void pf_fold_close(pf_fold *f)
+{
+	if (!f)
+		return;
+	pf_prof_builder_free(f->b);
+	pf_events_free(&f->evs);
+	pf_prof_free(&f->prof);
+	pf_prof_free(&f->disp);
+	free(f->ent);
+	free(f->comm_keep);
+	free(f->frame_disp);
+	pf_buf_free(&f->text);
+	free(f->lines);
+	free(f->warn.data);
+	free(f);
+}
