@@ -1,0 +1,209 @@
+/*
+ * pfrec-elf.c - the GNU build-id note of an ELF file or memory image.
+ *
+ * Plain reads with bounds checks, no libelf (pfrec stays small and static).
+ * Layouts: the System V gABI (ELF header, program and section headers,
+ * note entries: namesz, descsz, type, name padded to 4, desc padded to 4;
+ * 8-byte aligned notes when the segment's alignment is 8).
+ */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+#include <elf.h>
+
+#include "pfrec.h"
+
+#define NOTE_MAX_BYTES (64u << 10) /* never read more than this per note area */
+#define MAX_HEADERS 4096
+
+struct src {
+	int fd;               /* >= 0: a file */
+	const uint8_t *mem;   /* else a memory image */
+	size_t mem_size;
+};
+
+/* Reads exactly n bytes at off, or fails. @return 0, -EIO (short), -errno. */
+static int src_read(const struct src *s, void *buf, size_t n, uint64_t off)
+{
+	if (s->fd < 0) {
+		if (off > s->mem_size || n > s->mem_size - off)
+			return -EIO;
+		memcpy(buf, s->mem + off, n);
+		return 0;
+	}
+	size_t got = 0;
+	while (got < n) {
+		ssize_t r = pread(s->fd, (char *)buf + got, n - got, (off_t)(off + got));
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0)
+			return -EIO;
+		got += (size_t)r;
+	}
+	return 0;
+}
+
+struct elfinfo {
+	int is64, swap;
+};
+
+static uint16_t g16(const struct elfinfo *e, const uint8_t *p)
+{
+	return e->swap ? (uint16_t)(p[0] << 8 | p[1]) : (uint16_t)(p[1] << 8 | p[0]);
+}
+
+static uint32_t g32(const struct elfinfo *e, const uint8_t *p)
+{
+	if (e->swap)
+		return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+	return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
+}
+
+static uint64_t g64(const struct elfinfo *e, const uint8_t *p)
+{
+	uint64_t lo = g32(e, p), hi = g32(e, p + 4);
+	return e->swap ? (lo << 32 | hi) : (hi << 32 | lo);
+}
+
+/* Scans a note area of `size` bytes at `off`. @return id size, 0, or -errno. */
+static int scan_notes(const struct src *s, const struct elfinfo *e, uint64_t off, uint64_t size,
+		      uint64_t align, uint8_t out[64])
+{
+	static uint8_t buf[NOTE_MAX_BYTES];
+	if (size > NOTE_MAX_BYTES)
+		size = NOTE_MAX_BYTES;
+	if (size < 12)
+		return 0;
+	int rc = src_read(s, buf, (size_t)size, off);
+	if (rc < 0)
+		return rc == -EIO ? 0 : rc;
+	uint64_t a = align == 8 ? 8 : 4;
+	uint64_t p = 0;
+	while (p + 12 <= size) {
+		uint32_t namesz = g32(e, buf + p), descsz = g32(e, buf + p + 4), type = g32(e, buf + p + 8);
+		uint64_t name_off = p + 12;
+		uint64_t desc_off = name_off + (((uint64_t)namesz + a - 1) & ~(a - 1));
+		uint64_t next = desc_off + (((uint64_t)descsz + a - 1) & ~(a - 1));
+		if (desc_off > size || descsz > size - desc_off)
+			return 0;
+		if (type == NT_GNU_BUILD_ID && namesz == 4 && memcmp(buf + name_off, "GNU", 4) == 0 &&
+		    descsz > 0 && descsz <= 64) {
+			memcpy(out, buf + desc_off, descsz);
+			return (int)descsz;
+		}
+		if (next <= p)
+			return 0;
+		p = next;
+	}
+	return 0;
+}
+
+static int build_id(const struct src *s, uint8_t out[64])
+{
+	uint8_t eh[64];
+	int rc = src_read(s, eh, 52, 0);
+	if (rc < 0)
+		return rc == -EIO ? 0 : rc;
+	if (memcmp(eh, ELFMAG, SELFMAG) != 0)
+		return 0;
+	struct elfinfo e = {0};
+	if (eh[EI_CLASS] == ELFCLASS64)
+		e.is64 = 1;
+	else if (eh[EI_CLASS] != ELFCLASS32)
+		return 0;
+	int little = 1;
+	little = *(unsigned char *)&little;
+	if (eh[EI_DATA] == ELFDATA2LSB)
+		e.swap = !little;
+	else if (eh[EI_DATA] == ELFDATA2MSB)
+		e.swap = little;
+	else
+		return 0;
+	if (e.is64 && (rc = src_read(s, eh, 64, 0)) < 0)
+		return rc == -EIO ? 0 : rc;
+
+	uint64_t phoff, shoff;
+	unsigned phentsize, phnum, shentsize, shnum;
+	if (e.is64) {
+		phoff = g64(&e, eh + 32);
+		shoff = g64(&e, eh + 40);
+		phentsize = g16(&e, eh + 54);
+		phnum = g16(&e, eh + 56);
+		shentsize = g16(&e, eh + 58);
+		shnum = g16(&e, eh + 60);
+	} else {
+		phoff = g32(&e, eh + 28);
+		shoff = g32(&e, eh + 32);
+		phentsize = g16(&e, eh + 42);
+		phnum = g16(&e, eh + 44);
+		shentsize = g16(&e, eh + 46);
+		shnum = g16(&e, eh + 48);
+	}
+
+	/* Program headers: PT_NOTE segments (present in loaded images). */
+	unsigned need = e.is64 ? 56 : 32;
+	if (phoff && phentsize >= need && phnum && phnum < MAX_HEADERS) {
+		for (unsigned i = 0; i < phnum; i++) {
+			uint8_t ph[64];
+			if (src_read(s, ph, need, phoff + (uint64_t)i * phentsize) < 0)
+				break;
+			uint32_t type = g32(&e, ph);
+			if (type != PT_NOTE)
+				continue;
+			uint64_t off, sz, al;
+			if (e.is64) {
+				off = g64(&e, ph + 8);
+				sz = g64(&e, ph + 32);
+				al = g64(&e, ph + 48);
+			} else {
+				off = g32(&e, ph + 4);
+				sz = g32(&e, ph + 16);
+				al = g32(&e, ph + 28);
+			}
+			rc = scan_notes(s, &e, off, sz, al, out);
+			if (rc != 0)
+				return rc;
+		}
+	}
+
+	/* Section headers: SHT_NOTE sections (e.g. separate debug files). */
+	need = e.is64 ? 64 : 40;
+	if (s->fd >= 0 && shoff && shentsize >= need && shnum && shnum < MAX_HEADERS) {
+		for (unsigned i = 0; i < shnum; i++) {
+			uint8_t sh[64];
+			if (src_read(s, sh, need, shoff + (uint64_t)i * shentsize) < 0)
+				break;
+			if (g32(&e, sh + 4) != SHT_NOTE)
+				continue;
+			uint64_t off, sz, al;
+			if (e.is64) {
+				off = g64(&e, sh + 24);
+				sz = g64(&e, sh + 32);
+				al = g64(&e, sh + 48);
+			} else {
+				off = g32(&e, sh + 16);
+				sz = g32(&e, sh + 20);
+				al = g32(&e, sh + 32);
+			}
+			rc = scan_notes(s, &e, off, sz, al, out);
+			if (rc != 0)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+int pfrec_elf_build_id_fd(int fd, uint8_t out[64])
+{
+	struct src s = {.fd = fd};
+	return build_id(&s, out);
+}
+
+int pfrec_elf_build_id_mem(const void *image, size_t size, uint8_t out[64])
+{
+	struct src s = {.fd = -1, .mem = image, .mem_size = size};
+	return build_id(&s, out);
+}

@@ -1,0 +1,1743 @@
+/*
+ * pfrec - record perf_event samples, side-band records, /proc maps snapshots
+ * and build-ids into a .pf file (format/pfile.md).
+ *
+ * One session: parse options, open one event per CPU (and per task) with
+ * every CPU's events writing into one ring buffer, write META and EVENT
+ * sections, start the command (or enable the events), then drain the rings on
+ * poll() wake-ups into RECORDS sections until the command exits, --duration
+ * ends, a signal comes or the targets are gone; then disable, drain, write END.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pfrec.h"
+
+#define MAX_EVENTS 8
+#define DEFAULT_FREQ 4000
+#define DEFAULT_PAGES 128
+#define MAPS_MAX_BYTES (32u << 20)
+#define SIDECAR_DELAY_NS 1000000000ull
+#define PF_RECORD_TYPES 32
+
+/* Layout of our records (sample_type below, sample_id_all=1): a SAMPLE starts
+ * IDENTIFIER, IP, TID, TIME; the sample_id trailer of the other records is
+ * TID, TIME, CPU, IDENTIFIER (32 bytes). */
+#define SAMPLE_TYPE_BASE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
+			  PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD)
+#define SAMPLE_TIME_OFFSET 32
+#define ID_TRAILER_BYTES 32
+#define ID_TRAILER_TIME_FROM_END 24
+
+static const char *prog = "pfrec";
+
+struct opts {
+	pid_t *pids; int npids;
+	pid_t *tids; int ntids;
+	int all_cpus;
+	const char *cpu_list;
+	double duration_s;
+	struct pfrec_evspec ev[MAX_EVENTS]; int nev;
+	unsigned freq; int freq_given;
+	uint64_t period;
+	int callchain;
+	unsigned pages;
+	const char *output;
+	int zlevel; int zlevel_given;
+	int quiet, verbose;
+	int cmd_argc; char **cmd_argv;
+	int argc; char **argv;
+};
+
+struct evfd {
+	int fd;
+	int ev;
+};
+
+struct pending {
+	uint16_t type;
+	struct pf_buf b;
+};
+
+struct u32set {
+	uint32_t *k;
+	size_t cap, n;
+};
+
+struct strset {
+	char **k;
+	size_t cap, n;
+};
+
+struct rec {
+	struct opts o;
+	int ncpus; int *cpus;
+	pid_t *tasks; int ntasks;       /* -1 alone for -a */
+	struct perf_event_attr attr[MAX_EVENTS];
+	char evname[MAX_EVENTS][64];
+	uint64_t *ids[MAX_EVENTS]; uint32_t nids[MAX_EVENTS];
+	struct evfd *fds; int nfds, capfds;
+	struct pfrec_ring *rings;        /* one per cpus[] entry */
+	int clock_id;                    /* -1: perf's default clock */
+	char fallback[256];
+	int kernel_build_ids;
+
+	pf_writer *w; int outfd; const char *outname; int out_regular;
+	uint64_t good_bytes; int werr;
+
+	pid_t child; int child_reaped; int child_status;
+	int go_fd, err_fd;
+	sigset_t oldmask;
+	int sigfd;
+	int stop_signal;
+
+	uint64_t samples, lost, throttles, records, by_type[PF_RECORD_TYPES];
+	uint64_t first_time, last_time, ring_errors;
+	uint64_t start_mono, start_wall_mono;
+
+	struct u32set known;
+	struct strset seen_paths;
+	struct pf_buf pend_bid;
+	struct pending *pend; int npend, cappend;
+	uint64_t pend_since;
+	int vdso_done;
+	uint8_t *tmp;
+};
+
+/* ------------------------------------------------------------------ */
+/* messages                                                             */
+
+static void errmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void errmsg(const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "%s: %s\n", prog, buf);
+}
+
+static struct rec *G; /* for notices (quiet flag) */
+
+static void notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void notice(const char *fmt, ...)
+{
+	if (G && G->o.quiet)
+		return;
+	char buf[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "%s: %s\n", prog, buf);
+}
+
+static void verbose(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void verbose(const char *fmt, ...)
+{
+	if (!G || !G->o.verbose)
+		return;
+	char buf[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "%s: %s\n", prog, buf);
+}
+
+/* ------------------------------------------------------------------ */
+/* small sets                                                           */
+
+static int u32set_has(const struct u32set *s, uint32_t v)
+{
+	if (!s->cap)
+		return 0;
+	for (size_t i = (v * 2654435761u) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
+		if (s->k[i] == v)
+			return 1;
+		if (s->k[i] == 0)
+			return 0;
+	}
+}
+
+/* @return 1 if added, 0 if present, -ENOMEM. v must not be 0. */
+static int u32set_add(struct u32set *s, uint32_t v)
+{
+	if (u32set_has(s, v))
+		return 0;
+	if ((s->n + 1) * 2 > s->cap) {
+		size_t ncap = s->cap ? s->cap * 2 : 64;
+		uint32_t *nk = calloc(ncap, sizeof(*nk));
+		if (!nk)
+			return -ENOMEM;
+		for (size_t i = 0; i < s->cap; i++) {
+			if (!s->k[i])
+				continue;
+			size_t j = (s->k[i] * 2654435761u) & (ncap - 1);
+			while (nk[j])
+				j = (j + 1) & (ncap - 1);
+			nk[j] = s->k[i];
+		}
+		free(s->k);
+		s->k = nk;
+		s->cap = ncap;
+	}
+	size_t i = (v * 2654435761u) & (s->cap - 1);
+	while (s->k[i])
+		i = (i + 1) & (s->cap - 1);
+	s->k[i] = v;
+	s->n++;
+	return 1;
+}
+
+/* @return 1 if added, 0 if present, -ENOMEM. */
+static int strset_add(struct strset *s, const char *p, size_t len)
+{
+	uint64_t h = pf_xxh3(p, len);
+	if ((s->n + 1) * 2 > s->cap) {
+		size_t ncap = s->cap ? s->cap * 2 : 256;
+		char **nk = calloc(ncap, sizeof(*nk));
+		if (!nk)
+			return -ENOMEM;
+		for (size_t i = 0; i < s->cap; i++) {
+			if (!s->k[i])
+				continue;
+			size_t j = pf_xxh3(s->k[i], strlen(s->k[i])) & (ncap - 1);
+			while (nk[j])
+				j = (j + 1) & (ncap - 1);
+			nk[j] = s->k[i];
+		}
+		free(s->k);
+		s->k = nk;
+		s->cap = ncap;
+	}
+	size_t i = h & (s->cap - 1);
+	for (; s->k[i]; i = (i + 1) & (s->cap - 1))
+		if (strlen(s->k[i]) == len && memcmp(s->k[i], p, len) == 0)
+			return 0;
+	char *c = strndup(p, len);
+	if (!c)
+		return -ENOMEM;
+	s->k[i] = c;
+	s->n++;
+	return 1;
+}
+
+static void strset_free(struct strset *s)
+{
+	for (size_t i = 0; i < s->cap; i++)
+		free(s->k[i]);
+	free(s->k);
+}
+
+/* ------------------------------------------------------------------ */
+/* usage                                                                */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: pfrec [OPTIONS] -- COMMAND [ARGS...]\n"
+		"       pfrec [OPTIONS] -p PID[,PID...] | -t TID[,TID...] | -a [-C CPUS]\n"
+		"Record perf_event samples of a command, processes, threads or the whole\n"
+		"machine into a .pf file.\n"
+		"\n"
+		"Options:\n"
+		"  -p, --pid=PID[,PID...]     record existing processes (and their children)\n"
+		"  -t, --tid=TID[,TID...]     record existing threads only\n"
+		"  -a, --all-cpus             record every process on every CPU\n"
+		"  -C, --cpu=CPU-LIST         only these CPUs (e.g. 0-3,6)\n"
+		"      --duration=SEC         stop after SEC seconds\n"
+		"  -e, --event=NAME[:u|:k]    event to sample (default cycles, falling back to\n"
+		"                             cpu-clock); may be given up to %d times\n"
+		"  -F, --freq=HZ              samples per second (default %d)\n"
+		"  -c, --count=PERIOD         one sample every PERIOD events instead of -F\n"
+		"  -g, --call-graph           record frame-pointer call chains (kernel and user)\n"
+		"  -m, --mmap-pages=PAGES     data pages per ring buffer, a power of two, or a\n"
+		"                             size with K/M suffix (default %d)\n"
+		"  -o, --output=FILE          output file (default pfrec.pf; an existing file is\n"
+		"                             renamed FILE.old); - writes to standard output\n"
+		"  -z, --compress=LEVEL       zstd level 1-19, 0 stores uncompressed (default 3)\n"
+		"  -q, --quiet                no notices and no summary\n"
+		"  -v, --verbose              say what is opened and written\n"
+		"  -h, --help                 show this help and exit\n"
+		"  -V, --version              show the version and exit\n"
+		"\n"
+		"Events: %s.\n"
+		"Exit status: the command's (128+N if killed by signal N; 127 if it cannot\n"
+		"be run), else 0; 1 on errors, 2 on usage errors.\n",
+		MAX_EVENTS, DEFAULT_FREQ, DEFAULT_PAGES, pfrec_event_names());
+}
+
+static void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void usage_error(const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "%s: %s\nTry 'pfrec --help' for more information.\n", prog, buf);
+	exit(2);
+}
+
+static int parse_pid_list(const char *opt, const char *s, pid_t **out)
+{
+	int n = 0;
+	pid_t *v = NULL;
+	const char *p = s;
+	while (*p) {
+		char *end;
+		errno = 0;
+		long x = strtol(p, &end, 10);
+		if (end == p || x <= 0 || x > INT_MAX || errno || (*end && *end != ','))
+			usage_error("%s %s: not a list of process ids", opt, s);
+		pid_t *nv = realloc(v, (size_t)(n + 1) * sizeof(*v));
+		if (!nv) {
+			errmsg("out of memory");
+			exit(1);
+		}
+		v = nv;
+		v[n++] = (pid_t)x;
+		p = *end ? end + 1 : end;
+	}
+	if (!n)
+		usage_error("%s: empty list", opt);
+	*out = v;
+	return n;
+}
+
+static void parse_args(struct opts *o, int argc, char **argv)
+{
+	enum { OPT_DURATION = 256 };
+	static const struct option lo[] = {
+		{"pid", required_argument, 0, 'p'},
+		{"tid", required_argument, 0, 't'},
+		{"all-cpus", no_argument, 0, 'a'},
+		{"cpu", required_argument, 0, 'C'},
+		{"duration", required_argument, 0, OPT_DURATION},
+		{"event", required_argument, 0, 'e'},
+		{"freq", required_argument, 0, 'F'},
+		{"count", required_argument, 0, 'c'},
+		{"call-graph", no_argument, 0, 'g'},
+		{"mmap-pages", required_argument, 0, 'm'},
+		{"output", required_argument, 0, 'o'},
+		{"compress", required_argument, 0, 'z'},
+		{"quiet", no_argument, 0, 'q'},
+		{"verbose", no_argument, 0, 'v'},
+		{"help", no_argument, 0, 'h'},
+		{"version", no_argument, 0, 'V'},
+		{0, 0, 0, 0},
+	};
+	memset(o, 0, sizeof(*o));
+	o->argc = argc;
+	o->argv = argv;
+	o->output = "pfrec.pf";
+	o->freq = DEFAULT_FREQ;
+	o->pages = DEFAULT_PAGES;
+	opterr = 0;
+	int c;
+	while ((c = getopt_long(argc, argv, "+:p:t:aC:e:F:c:gm:o:z:qvhV", lo, NULL)) != -1) {
+		char *end;
+		switch (c) {
+		case 'p':
+			o->npids = parse_pid_list("-p", optarg, &o->pids);
+			break;
+		case 't':
+			o->ntids = parse_pid_list("-t", optarg, &o->tids);
+			break;
+		case 'a':
+			o->all_cpus = 1;
+			break;
+		case 'C':
+			o->cpu_list = optarg;
+			break;
+		case OPT_DURATION:
+			errno = 0;
+			o->duration_s = strtod(optarg, &end);
+			if (end == optarg || *end || errno || !(o->duration_s > 0) || o->duration_s > 1e9)
+				usage_error("--duration %s: not a positive number of seconds", optarg);
+			break;
+		case 'e': {
+			char *copy = strdup(optarg), *save = NULL;
+			if (!copy)
+				exit(1);
+			for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+				if (o->nev == MAX_EVENTS)
+					usage_error("-e: at most %d events", MAX_EVENTS);
+				int rc = pfrec_event_parse(t, &o->ev[o->nev]);
+				if (rc == -EINVAL)
+					usage_error("-e %s: unknown modifier (use :u or :k)", t);
+				if (rc < 0)
+					usage_error("-e %s: unknown event (known: %s)", t, pfrec_event_names());
+				o->nev++;
+			}
+			free(copy);
+			break;
+		}
+		case 'F': {
+			errno = 0;
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (end == optarg || *end || errno || v == 0 || v > 10000000)
+				usage_error("-F %s: not a positive frequency in Hz", optarg);
+			o->freq = (unsigned)v;
+			o->freq_given = 1;
+			o->period = 0;
+			break;
+		}
+		case 'c': {
+			errno = 0;
+			unsigned long long v = strtoull(optarg, &end, 10);
+			if (end == optarg || *end || errno || v == 0)
+				usage_error("-c %s: not a positive period", optarg);
+			o->period = v;
+			break;
+		}
+		case 'g':
+			o->callchain = 1;
+			break;
+		case 'm': {
+			errno = 0;
+			unsigned long long v = strtoull(optarg, &end, 10);
+			long psz = sysconf(_SC_PAGESIZE);
+			if (end == optarg || errno)
+				usage_error("-m %s: not a number of pages", optarg);
+			if (*end) {
+				unsigned long long mul = 0;
+				if ((*end == 'K' || *end == 'k') && !end[1])
+					mul = 1024;
+				else if ((*end == 'M' || *end == 'm') && !end[1])
+					mul = 1024 * 1024;
+				else if ((*end == 'G' || *end == 'g') && !end[1])
+					mul = 1024ull * 1024 * 1024;
+				if (!mul)
+					usage_error("-m %s: not a number of pages or a size (K, M, G)", optarg);
+				v = v * mul / (unsigned long long)psz;
+			}
+			if (v == 0 || (v & (v - 1)) || v > (1u << 20))
+				usage_error("-m %s: the number of pages must be a power of two (1, 2, 4 ... 1048576)",
+					    optarg);
+			o->pages = (unsigned)v;
+			break;
+		}
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'z': {
+			errno = 0;
+			long v = strtol(optarg, &end, 10);
+			if (end == optarg || *end || errno || v < 0 || v > 19)
+				usage_error("-z %s: the level must be 0 to 19", optarg);
+			o->zlevel = (int)v;
+			o->zlevel_given = 1;
+			break;
+		}
+		case 'q':
+			o->quiet = 1;
+			break;
+		case 'v':
+			o->verbose = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case 'V':
+			printf("pfrec (pftools) %s\n", PF_VERSION_STRING);
+			exit(0);
+		case ':':
+			usage_error("option %s needs a value", argv[optind - 1]);
+		default:
+			if (optopt)
+				usage_error("unknown option -%c", optopt);
+			usage_error("unknown option %s", argv[optind - 1]);
+		}
+	}
+	o->cmd_argc = argc - optind;
+	o->cmd_argv = argv + optind;
+	int modes = (o->npids > 0) + (o->ntids > 0) + (o->all_cpus > 0);
+	if (modes > 1)
+		usage_error("-p, -t and -a exclude each other");
+	if (o->cmd_argc > 0 && (o->npids || o->ntids))
+		usage_error("give either a command or -p/-t, not both");
+	if (modes == 0 && o->cmd_argc == 0)
+		usage_error("nothing to record: give a command, -p PID, -t TID or -a");
+	if (o->nev == 0) {
+		pfrec_event_parse("cycles", &o->ev[0]);
+		o->nev = 1;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* output                                                               */
+
+static void note_write(struct rec *R, int rc)
+{
+	if (rc < 0) {
+		if (!R->werr)
+			R->werr = rc;
+	} else {
+		R->good_bytes = pf_writer_bytes(R->w);
+	}
+}
+
+static void put_section(struct rec *R, uint16_t type, const struct pf_buf *b)
+{
+	if (R->werr)
+		return;
+	note_write(R, pf_writer_section(R->w, type, 0, b->data, b->len));
+}
+
+static void put_records(struct rec *R, const void *p, size_t n)
+{
+	if (R->werr || !n)
+		return;
+	note_write(R, pf_writer_records(R->w, p, n));
+}
+
+static int open_output(struct rec *R)
+{
+	const char *path = R->o.output;
+	R->outname = path;
+	if (strcmp(path, "-") == 0) {
+		if (isatty(1)) {
+			errmsg("-: standard output is a terminal; redirect it or use -o FILE");
+			return -1;
+		}
+		R->outfd = 1;
+		R->outname = "<stdout>";
+		struct stat st;
+		R->out_regular = fstat(1, &st) == 0 && S_ISREG(st.st_mode);
+		return 0;
+	}
+	struct stat st;
+	if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+		char old[PATH_MAX];
+		if (snprintf(old, sizeof(old), "%s.old", path) >= (int)sizeof(old) || rename(path, old) < 0) {
+			errmsg("%s: cannot keep the existing file as %s.old: %s", path, path, strerror(errno));
+			return -1;
+		}
+	}
+	R->outfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (R->outfd < 0) {
+		errmsg("%s: %s", path, strerror(errno));
+		return -1;
+	}
+	R->out_regular = fstat(R->outfd, &st) == 0 && S_ISREG(st.st_mode);
+	return 0;
+}
+
+static int start_writer(struct rec *R)
+{
+	struct pf_writer_opts wo = PF_WRITER_OPTS_INIT;
+	if (R->o.zlevel_given)
+		wo.zstd_level = R->o.zlevel == 0 ? -1 : R->o.zlevel;
+	int rc = pf_writer_open_fd(&R->w, R->outfd, &wo);
+	if (rc < 0) {
+		errmsg("%s: %s", R->outname, strerror(-rc));
+		return -1;
+	}
+	R->good_bytes = pf_writer_bytes(R->w);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* pending side-band sections: MAPS, BUILDID, DSO_IMAGE                  */
+
+static void pend_mark(struct rec *R)
+{
+	if (!R->pend_since)
+		R->pend_since = pfrec_now_ns(CLOCK_MONOTONIC);
+}
+
+static struct pf_buf *pend_new(struct rec *R, uint16_t type)
+{
+	if (R->npend == R->cappend) {
+		int ncap = R->cappend ? R->cappend * 2 : 16;
+		struct pending *np = realloc(R->pend, (size_t)ncap * sizeof(*np));
+		if (!np)
+			return NULL;
+		R->pend = np;
+		R->cappend = ncap;
+	}
+	struct pending *p = &R->pend[R->npend++];
+	memset(p, 0, sizeof(*p));
+	p->type = type;
+	pend_mark(R);
+	return &p->b;
+}
+
+static void flush_pending(struct rec *R)
+{
+	for (int i = 0; i < R->npend; i++) {
+		put_section(R, R->pend[i].type, &R->pend[i].b);
+		pf_buf_free(&R->pend[i].b);
+	}
+	R->npend = 0;
+	if (R->pend_bid.len) {
+		put_section(R, PF_SEC_BUILDID, &R->pend_bid);
+		R->pend_bid.len = 0;
+	}
+	R->pend_since = 0;
+}
+
+/* A mapped file: one BUILDID entry per path, the first time it is seen. */
+static void see_path(struct rec *R, uint32_t pid, const char *path, size_t len, const uint8_t *kbid,
+		     unsigned kbid_size)
+{
+	if (!len || path[0] != '/' || len >= PATH_MAX)
+		return;
+	if (strset_add(&R->seen_paths, path, len) != 1)
+		return;
+	char p[PATH_MAX];
+	memcpy(p, path, len);
+	p[len] = 0;
+	struct stat st;
+	int fd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0 && pid) {
+		/* another mount namespace: look through the process's root */
+		char alt[PATH_MAX + 32];
+		snprintf(alt, sizeof(alt), "/proc/%u/root%s", pid, p);
+		fd = open(alt, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	}
+	if (fd < 0)
+		return; /* deleted or unreachable: nothing true to say about it */
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return;
+	}
+	struct pf_buildid e;
+	memset(&e, 0, sizeof(e));
+	if (kbid && kbid_size && kbid_size <= sizeof(e.build_id)) {
+		memcpy(e.build_id, kbid, kbid_size);
+		e.build_id_size = (uint8_t)kbid_size;
+	} else {
+		int n = pfrec_elf_build_id_fd(fd, e.build_id);
+		e.build_id_size = n > 0 ? (uint8_t)n : 0;
+	}
+	close(fd);
+	e.file_size = (uint64_t)st.st_size;
+	e.mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
+	e.path = path;
+	e.path_len = len;
+	if (pf_buildid_encode(&R->pend_bid, &e) == 0)
+		pend_mark(R);
+}
+
+/* The vDSO is the same image in every 64-bit process of this kernel: save
+ * ours once, with the address where `pid` maps it. */
+static void save_vdso(struct rec *R, uint32_t pid, uint64_t addr)
+{
+	if (R->vdso_done)
+		return;
+	R->vdso_done = 1;
+	unsigned long base = getauxval(AT_SYSINFO_EHDR);
+	if (!base)
+		return;
+	char *maps;
+	size_t len;
+	if (pfrec_read_file("/proc/self/maps", 1 << 20, &maps, &len) < 0)
+		return;
+	uint64_t size = 0;
+	for (char *line = maps; line && *line;) {
+		unsigned long long lo, hi;
+		if (sscanf(line, "%llx-%llx", &lo, &hi) == 2 && lo == base && hi > lo) {
+			size = hi - lo;
+			break;
+		}
+		line = strchr(line, '\n');
+		if (line)
+			line++;
+	}
+	free(maps);
+	if (!size || size > (64u << 20))
+		return;
+	struct pf_dso_image d;
+	memset(&d, 0, sizeof(d));
+	d.pid = pid;
+	d.addr = addr;
+	int n = pfrec_elf_build_id_mem((const void *)base, (size_t)size, d.build_id);
+	d.build_id_size = n > 0 ? (uint8_t)n : 0;
+	d.path = "[vdso]";
+	d.path_len = 6;
+	d.image = (const uint8_t *)base;
+	d.image_size = (size_t)size;
+	struct pf_buf *b = pend_new(R, PF_SEC_DSO_IMAGE);
+	if (b)
+		pf_dso_image_encode(b, &d);
+	verbose("saved the [vdso] image (%llu bytes, build-id of %d bytes)", (unsigned long long)size, n);
+}
+
+/* Parses a maps text for executable file mappings and the vDSO. */
+static void scan_maps_text(struct rec *R, uint32_t pid, const char *text, size_t len)
+{
+	const char *p = text, *end = text + len;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *le = nl ? nl : end;
+		/* addr perms offset dev inode path */
+		unsigned long long lo = 0;
+		char perms[8] = "";
+		int consumed = 0;
+		char line[128];
+		size_t hl = (size_t)(le - p) < sizeof(line) - 1 ? (size_t)(le - p) : sizeof(line) - 1;
+		memcpy(line, p, hl);
+		line[hl] = 0;
+		if (sscanf(line, "%llx-%*x %7s %*s %*s %*s %n", &lo, perms, &consumed) >= 2 && consumed > 0) {
+			const char *path = p + consumed;
+			while (path < le && *path == ' ')
+				path++;
+			size_t pl = (size_t)(le - path);
+			if (pl == 6 && memcmp(path, "[vdso]", 6) == 0)
+				save_vdso(R, pid, lo);
+			else if (perms[2] == 'x' && pl && *path == '/' &&
+				 !(pl > 10 && memcmp(le - 10, " (deleted)", 10) == 0))
+				see_path(R, pid, path, pl, NULL, 0);
+		}
+		p = nl ? nl + 1 : end;
+	}
+}
+
+/* Reads /proc/PID/maps now into a pending MAPS section. @return 0 or -errno. */
+static int snapshot_maps(struct rec *R, uint32_t pid, uint64_t time)
+{
+	char path[64], *text;
+	size_t len;
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	int rc = pfrec_read_file(path, MAPS_MAX_BYTES, &text, &len);
+	if (rc < 0)
+		return rc;
+	struct pf_buf *b = pend_new(R, PF_SEC_MAPS);
+	if (b)
+		pf_maps_encode(b, pid, time, text, len);
+	scan_maps_text(R, pid, text, len);
+	free(text);
+	return 0;
+}
+
+static uint64_t perf_now(struct rec *R, uint64_t rec_time)
+{
+	if (R->clock_id >= 0)
+		return pfrec_now_ns(R->clock_id);
+	return rec_time;
+}
+
+static void new_process(struct rec *R, uint32_t pid, uint64_t time)
+{
+	if (!pid || u32set_add(&R->known, pid) != 1)
+		return;
+	snapshot_maps(R, pid, perf_now(R, time));
+}
+
+/* ------------------------------------------------------------------ */
+/* records                                                              */
+
+static uint64_t ld64(const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static uint32_t ld32(const uint8_t *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static void note_record(struct rec *R, const uint8_t *rec)
+{
+	struct perf_event_header h;
+	memcpy(&h, rec, sizeof(h));
+	size_t size = h.size;
+	uint64_t t = 0;
+	R->records++;
+	if (h.type < PF_RECORD_TYPES)
+		R->by_type[h.type]++;
+	if (h.type == PERF_RECORD_SAMPLE) {
+		R->samples++;
+		if (size >= SAMPLE_TIME_OFFSET + 8)
+			t = ld64(rec + SAMPLE_TIME_OFFSET);
+	} else if (size >= 8 + ID_TRAILER_BYTES) {
+		t = ld64(rec + size - ID_TRAILER_TIME_FROM_END);
+	}
+	if (t) {
+		if (!R->first_time || t < R->first_time)
+			R->first_time = t;
+		if (t > R->last_time)
+			R->last_time = t;
+	}
+	size_t body_end = size >= 8 + ID_TRAILER_BYTES ? size - ID_TRAILER_BYTES : size;
+	switch (h.type) {
+	case PERF_RECORD_LOST:
+		if (size >= 24)
+			R->lost += ld64(rec + 16);
+		break;
+	case PERF_RECORD_LOST_SAMPLES:
+		if (size >= 16)
+			R->lost += ld64(rec + 8);
+		break;
+	case PERF_RECORD_THROTTLE:
+		R->throttles++;
+		break;
+	case PERF_RECORD_FORK:
+		if (size >= 24 && ld32(rec + 8) != ld32(rec + 12))
+			new_process(R, ld32(rec + 8), t);
+		break;
+	case PERF_RECORD_COMM:
+		if (size >= 16)
+			new_process(R, ld32(rec + 8), t);
+		break;
+	case PERF_RECORD_MMAP2:
+		if (body_end > 72) {
+			uint32_t pid = ld32(rec + 8);
+			const char *fn = (const char *)rec + 72;
+			size_t fl = strnlen(fn, body_end - 72);
+			const uint8_t *bid = NULL;
+			unsigned bsz = 0;
+			if (h.misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+				bsz = rec[40];
+				bid = rec + 44;
+				if (bsz > 20)
+					bsz = 0;
+			}
+			if (fl == 6 && memcmp(fn, "[vdso]", 6) == 0)
+				save_vdso(R, pid, ld64(rec + 16));
+			else
+				see_path(R, pid, fn, fl, bid, bsz);
+		}
+		break;
+	case PERF_RECORD_MMAP:
+		if (body_end > 40) {
+			const char *fn = (const char *)rec + 40;
+			size_t fl = strnlen(fn, body_end - 40);
+			see_path(R, ld32(rec + 8), fn, fl, NULL, 0);
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+/* Copies everything between data_tail and data_head into the file. */
+static void drain_ring(struct rec *R, struct pfrec_ring *rg)
+{
+	if (!rg->base)
+		return;
+	struct perf_event_mmap_page *pg = (struct perf_event_mmap_page *)rg->base;
+	uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = pg->data_tail;
+	uint64_t mask = rg->data_bytes - 1;
+	const uint8_t *run = NULL;
+	size_t run_len = 0;
+	while (tail < head) {
+		uint64_t off = tail & mask;
+		struct perf_event_header h;
+		memcpy(&h, rg->data + off, sizeof(h));
+		if (h.size < sizeof(h) || h.size > head - tail || (h.size & 7)) {
+			R->ring_errors++;
+			tail = head;
+			break;
+		}
+		const uint8_t *rec = rg->data + off;
+		if (off + h.size <= rg->data_bytes) {
+			if (run && run + run_len == rec) {
+				run_len += h.size;
+			} else {
+				put_records(R, run, run_len);
+				run = rec;
+				run_len = h.size;
+			}
+		} else {
+			put_records(R, run, run_len);
+			run = NULL;
+			run_len = 0;
+			size_t first = (size_t)(rg->data_bytes - off);
+			memcpy(R->tmp, rec, first);
+			memcpy(R->tmp + first, rg->data, h.size - first);
+			rec = R->tmp;
+			put_records(R, rec, h.size);
+		}
+		note_record(R, rec);
+		tail += h.size;
+	}
+	put_records(R, run, run_len);
+	__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
+}
+
+static void drain_all(struct rec *R)
+{
+	for (int i = 0; i < R->ncpus; i++)
+		drain_ring(R, &R->rings[i]);
+}
+
+/* ------------------------------------------------------------------ */
+/* events                                                               */
+
+static void perm_error(struct rec *R, const char *what)
+{
+	int par = pfrec_paranoid();
+	const char *need;
+	if (R->o.all_cpus)
+		need = "recording every process (-a) needs it at 0 or below, or CAP_PERFMON";
+	else if (par >= 3)
+		need = "any recording by an unprivileged user needs it at 2 or below, or CAP_PERFMON";
+	else
+		need = "recording another user's process needs CAP_PERFMON (or ptrace rights over it)";
+	errmsg("%s: permission denied (/proc/sys/kernel/perf_event_paranoid is %d; %s)", what, par, need);
+}
+
+static void open_error(struct rec *R, int err, int ev, pid_t pid, int cpu)
+{
+	char what[128];
+	if (pid > 0)
+		snprintf(what, sizeof(what), "%.63s on pid %d", R->evname[ev], (int)pid);
+	else
+		snprintf(what, sizeof(what), "%.63s on CPU %d", R->evname[ev], cpu);
+	switch (err) {
+	case EACCES:
+	case EPERM:
+		perm_error(R, what);
+		break;
+	case ESRCH:
+		errmsg("%d: no such process", (int)pid);
+		break;
+	case EMFILE:
+	case ENFILE:
+		errmsg("%s: too many open files (%d events open so far): raise the limit with `ulimit -n`",
+		       what, R->nfds);
+		break;
+	case ENOENT:
+	case EOPNOTSUPP:
+		errmsg("%s: event not supported on this machine", R->evname[ev]);
+		break;
+	case ENODEV:
+		errmsg("CPU %d: no such CPU online", cpu);
+		break;
+	default:
+		errmsg("%s: cannot open the event: %s", what, strerror(err));
+		break;
+	}
+}
+
+static void attr_init(struct rec *R, int e)
+{
+	struct perf_event_attr *a = &R->attr[e];
+	const struct pfrec_evspec *s = &R->o.ev[e];
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = s->type;
+	a->config = s->config;
+	if (R->o.period) {
+		a->sample_period = R->o.period;
+	} else {
+		a->freq = 1;
+		a->sample_freq = R->o.freq;
+	}
+	a->sample_type = SAMPLE_TYPE_BASE | (R->o.callchain ? PERF_SAMPLE_CALLCHAIN : 0);
+	a->read_format = PERF_FORMAT_ID;
+	a->disabled = 1;
+	a->sample_id_all = 1;
+	a->exclude_user = s->mod_kernel_only;
+	a->exclude_kernel = s->mod_user_only;
+	a->exclude_hv = s->mod_user_only;
+	int cmd = R->o.cmd_argc > 0;
+	a->inherit = !R->o.all_cpus && !R->o.ntids;
+	a->enable_on_exec = cmd && !R->o.all_cpus;
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
+	a->watermark = 1;
+	uint64_t ring = (uint64_t)R->o.pages * (uint64_t)sysconf(_SC_PAGESIZE);
+	a->wakeup_watermark = (uint32_t)(ring / 4 ? ring / 4 : 1);
+	if (e == 0) { /* the side-band records come with the first event only */
+		a->mmap = 1;
+		a->mmap2 = 1;
+		a->comm = 1;
+		a->comm_exec = 1;
+		a->task = 1;
+		a->build_id = 1;
+	}
+	snprintf(R->evname[e], sizeof(R->evname[e]), "%.63s", s->name);
+}
+
+/* Opens event `e` for the first time, adapting the attr to what the kernel
+ * and the permissions allow. @return fd or -errno. */
+static int open_first(struct rec *R, int e, pid_t pid, int cpu)
+{
+	struct perf_event_attr *a = &R->attr[e];
+	for (;;) {
+		int fd = pfrec_perf_event_open(a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd >= 0)
+			return fd;
+		int err = errno;
+		verbose("perf_event_open(%s, pid %d, cpu %d): %s", R->evname[e], (int)pid, cpu, strerror(err));
+		if ((err == EINVAL || err == E2BIG) && a->build_id) {
+			a->build_id = 0; /* before 5.12: read build-ids from the files */
+			continue;
+		}
+		if ((err == EINVAL || err == E2BIG) && a->use_clockid) {
+			a->use_clockid = 0; /* before 4.1: perf's own clock */
+			a->clockid = 0;
+			continue;
+		}
+		if ((err == ENOENT || err == EOPNOTSUPP || err == ENODEV) && a->type == PERF_TYPE_HARDWARE &&
+		    a->config == PERF_COUNT_HW_CPU_CYCLES) {
+			snprintf(R->fallback, sizeof(R->fallback), "%.63s->cpu-clock: %.63s not supported",
+				 R->evname[e], R->evname[e]);
+			notice("%s not supported here: sampling cpu-clock instead", R->evname[e]);
+			a->type = PERF_TYPE_SOFTWARE;
+			a->config = PERF_COUNT_SW_CPU_CLOCK;
+			snprintf(R->evname[e], sizeof(R->evname[e]), "cpu-clock");
+			continue;
+		}
+		if ((err == EACCES || err == EPERM) && !a->exclude_kernel && !R->o.ev[e].mod_kernel_only &&
+		    pid != -1) {
+			a->exclude_kernel = 1;
+			a->exclude_hv = 1;
+			notice("kernel samples not allowed (/proc/sys/kernel/perf_event_paranoid is %d): "
+			       "recording user space only", pfrec_paranoid());
+			continue;
+		}
+		return -err;
+	}
+}
+
+static int add_fd(struct rec *R, int fd, int e)
+{
+	if (R->nfds == R->capfds) {
+		int ncap = R->capfds ? R->capfds * 2 : 16;
+		struct evfd *n = realloc(R->fds, (size_t)ncap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		R->fds = n;
+		R->capfds = ncap;
+	}
+	R->fds[R->nfds].fd = fd;
+	R->fds[R->nfds].ev = e;
+	R->nfds++;
+	uint64_t id = 0;
+	if (ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0) {
+		uint64_t v[2];
+		if (read(fd, v, sizeof(v)) == (ssize_t)sizeof(v))
+			id = v[1];
+	}
+	uint64_t *ni = realloc(R->ids[e], (R->nids[e] + 1) * sizeof(*ni));
+	if (!ni)
+		return -ENOMEM;
+	R->ids[e] = ni;
+	ni[R->nids[e]++] = id;
+	return 0;
+}
+
+static void raise_nofile(size_t need)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return;
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need + 64 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+static void mlock_error(struct rec *R, int err)
+{
+	char kb[32] = "?";
+	pfrec_read_line("/proc/sys/kernel/perf_event_mlock_kb", kb, sizeof(kb));
+	if (err == EPERM || err == ENOMEM) {
+		struct rlimit rl;
+		char lim[48] = "unlimited";
+		if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+			snprintf(lim, sizeof(lim), "%llu KiB", (unsigned long long)rl.rlim_cur / 1024);
+		errmsg("cannot map ring buffers of %u pages per CPU: locked-memory limit "
+		       "(/proc/sys/kernel/perf_event_mlock_kb is %s per CPU, ulimit -l is %s): "
+		       "use a smaller -m or raise perf_event_mlock_kb",
+		       R->o.pages, kb, lim);
+	} else {
+		errmsg("cannot map ring buffers of %u pages per CPU: %s", R->o.pages, strerror(err));
+	}
+}
+
+/* Opens every event on every task and CPU; the first fd of each CPU owns
+ * that CPU's ring, the others write into it. @return 0 or -1 (reported). */
+static int open_events(struct rec *R)
+{
+	raise_nofile((size_t)R->o.nev * (size_t)R->ntasks * (size_t)R->ncpus);
+	R->rings = calloc((size_t)R->ncpus, sizeof(*R->rings));
+	if (!R->rings)
+		return -1;
+	for (int e = 0; e < R->o.nev; e++) {
+		attr_init(R, e);
+		if (e > 0) { /* the same clock and privilege level as the first */
+			R->attr[e].use_clockid = R->attr[0].use_clockid;
+			R->attr[e].clockid = R->attr[0].clockid;
+			if (R->attr[0].exclude_kernel) {
+				R->attr[e].exclude_kernel = 1;
+				R->attr[e].exclude_hv = 1;
+			}
+		}
+		int first = 1;
+		for (int t = 0; t < R->ntasks; t++) {
+			pid_t pid = R->tasks[t];
+			int opened_on_task = 0;
+			for (int c = 0; c < R->ncpus; c++) {
+				int cpu = R->cpus[c];
+				int fd;
+				if (first) {
+					fd = open_first(R, e, pid, cpu);
+				} else {
+					fd = pfrec_perf_event_open(&R->attr[e], pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+					if (fd < 0)
+						fd = -errno;
+				}
+				if (fd == -ESRCH && R->o.npids && !opened_on_task && t > 0) {
+					/* a thread of a -p process ended since we listed it */
+					break;
+				}
+				if (fd < 0) {
+					open_error(R, -fd, e, pid, cpu);
+					return -1;
+				}
+				first = 0;
+				opened_on_task = 1;
+				if (add_fd(R, fd, e) < 0) {
+					close(fd);
+					errmsg("out of memory");
+					return -1;
+				}
+				struct pfrec_ring *rg = &R->rings[c];
+				if (!rg->base) {
+					int rc = pfrec_ring_map(rg, fd, cpu, R->o.pages);
+					if (rc < 0) {
+						mlock_error(R, -rc);
+						return -1;
+					}
+				} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, rg->fd) < 0) {
+					errmsg("%s: cannot share the ring buffer of CPU %d: %s", R->evname[e], cpu,
+					       strerror(errno));
+					return -1;
+				}
+			}
+		}
+		verbose("opened %s (%s clock, %s) on %d task(s) x %d CPU(s)", R->evname[e],
+			R->attr[e].use_clockid ? "monotonic" : "perf", R->attr[e].exclude_kernel ? "user only" : "user+kernel",
+			R->ntasks, R->ncpus);
+	}
+	R->clock_id = R->attr[0].use_clockid ? (int)R->attr[0].clockid : -1;
+	R->kernel_build_ids = R->attr[0].build_id;
+	return 0;
+}
+
+static void enable_all(struct rec *R, int on)
+{
+	for (int i = 0; i < R->nfds; i++)
+		ioctl(R->fds[i].fd, on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* targets                                                              */
+
+static int is_number(const char *s)
+{
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return 0;
+	return 1;
+}
+
+static int add_task(struct rec *R, pid_t t)
+{
+	pid_t *n = realloc(R->tasks, (size_t)(R->ntasks + 1) * sizeof(*n));
+	if (!n)
+		return -1;
+	R->tasks = n;
+	R->tasks[R->ntasks++] = t;
+	return 0;
+}
+
+/* The threads of process `pid` into R->tasks. @return 0 or -errno. */
+static int list_threads(struct rec *R, pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return -errno;
+	/* the main thread first: it must exist */
+	add_task(R, pid);
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (!is_number(de->d_name))
+			continue;
+		pid_t t = (pid_t)atoi(de->d_name);
+		if (t != pid)
+			add_task(R, t);
+	}
+	closedir(d);
+	return 0;
+}
+
+/* THREADS entries of one process. */
+static void threads_of(struct pf_buf *b, uint32_t pid)
+{
+	char path[96], comm[64];
+	snprintf(path, sizeof(path), "/proc/%u/task", pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (!is_number(de->d_name))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%u/task/%.20s/comm", pid, de->d_name);
+		if (pfrec_read_line(path, comm, sizeof(comm)) < 0)
+			continue;
+		pf_thread_encode(b, pid, (uint32_t)atoi(de->d_name), comm);
+	}
+	closedir(d);
+}
+
+/* The process (thread group) of a thread id, or 0. */
+static uint32_t tgid_of(pid_t tid)
+{
+	char path[64], *txt;
+	size_t len;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	if (pfrec_read_file(path, 1 << 16, &txt, &len) < 0)
+		return 0;
+	uint32_t tg = 0;
+	char *p = strstr(txt, "\nTgid:");
+	if (p)
+		tg = (uint32_t)strtoul(p + 6, NULL, 10);
+	free(txt);
+	return tg;
+}
+
+/* State of existing processes: THREADS, then MAPS (+ BUILDID) per process. */
+static void snapshot_existing(struct rec *R)
+{
+	uint32_t *pids = NULL;
+	size_t n = 0;
+	if (R->o.all_cpus) {
+		DIR *d = opendir("/proc");
+		struct dirent *de;
+		while (d && (de = readdir(d))) {
+			if (!is_number(de->d_name))
+				continue;
+			uint32_t *np = realloc(pids, (n + 1) * sizeof(*np));
+			if (!np)
+				break;
+			pids = np;
+			pids[n++] = (uint32_t)atoi(de->d_name);
+		}
+		if (d)
+			closedir(d);
+	} else {
+		for (int i = 0; i < R->o.npids + R->o.ntids; i++) {
+			uint32_t p = i < R->o.npids ? (uint32_t)R->o.pids[i] : tgid_of(R->o.tids[i - R->o.npids]);
+			if (!p)
+				continue;
+			uint32_t *np = realloc(pids, (n + 1) * sizeof(*np));
+			if (!np)
+				break;
+			pids = np;
+			pids[n++] = p;
+		}
+	}
+	struct pf_buf th = {0};
+	for (size_t i = 0; i < n; i++)
+		if (u32set_add(&R->known, pids[i]) == 1)
+			threads_of(&th, pids[i]);
+	if (th.len)
+		put_section(R, PF_SEC_THREADS, &th);
+	pf_buf_free(&th);
+	uint64_t now = perf_now(R, 0);
+	for (size_t i = 0; i < n; i++) {
+		snapshot_maps(R, pids[i], now);
+		/* keep memory bounded on big machines */
+		if (R->npend >= 64)
+			flush_pending(R);
+	}
+	flush_pending(R);
+	verbose("captured the state of %zu existing process(es)", n);
+	free(pids);
+}
+
+/* ------------------------------------------------------------------ */
+/* the command                                                          */
+
+static int start_command(struct rec *R, int stdout_is_output)
+{
+	int go[2], err[2];
+	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
+		errmsg("pipe: %s", strerror(errno));
+		return -1;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		errmsg("fork: %s", strerror(errno));
+		return -1;
+	}
+	if (pid == 0) {
+		close(go[1]);
+		close(err[0]);
+		sigprocmask(SIG_SETMASK, &R->oldmask, NULL);
+		signal(SIGPIPE, SIG_DFL);
+		if (stdout_is_output)
+			dup2(2, 1); /* the recording owns stdout: the command's output goes to stderr */
+		char c;
+		ssize_t r;
+		do
+			r = read(go[0], &c, 1);
+		while (r < 0 && errno == EINTR);
+		if (r != 1)
+			_exit(127); /* pfrec gave up before starting us */
+		execvp(R->o.cmd_argv[0], R->o.cmd_argv);
+		int e = errno;
+		if (write(err[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(err[1]);
+	R->child = pid;
+	R->go_fd = go[1];
+	R->err_fd = err[0];
+	return 0;
+}
+
+/* Lets the stopped child exec. @return 0, or the exec errno. */
+static int release_command(struct rec *R)
+{
+	ssize_t r;
+	do
+		r = write(R->go_fd, "g", 1);
+	while (r < 0 && errno == EINTR);
+	close(R->go_fd);
+	R->go_fd = -1;
+	int e = 0;
+	do
+		r = read(R->err_fd, &e, sizeof(e));
+	while (r < 0 && errno == EINTR);
+	close(R->err_fd);
+	R->err_fd = -1;
+	return r == (ssize_t)sizeof(e) ? (e ? e : ENOEXEC) : 0;
+}
+
+static void reap_child(struct rec *R, int block)
+{
+	if (R->child <= 0 || R->child_reaped)
+		return;
+	int st;
+	pid_t r;
+	do
+		r = waitpid(R->child, &st, block ? 0 : WNOHANG);
+	while (r < 0 && errno == EINTR);
+	if (r == R->child) {
+		R->child_reaped = 1;
+		R->child_status = st;
+	}
+}
+
+static int exit_code_of(int st)
+{
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	if (WIFSIGNALED(st))
+		return 128 + WTERMSIG(st);
+	return 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* the session                                                          */
+
+static void write_end(struct rec *R)
+{
+	struct pf_end e;
+	memset(&e, 0, sizeof(e));
+	e.start_time = R->first_time;
+	e.stop_time = R->clock_id >= 0 ? pfrec_now_ns(R->clock_id) : R->last_time;
+	if (e.stop_time < R->last_time)
+		e.stop_time = R->last_time;
+	e.duration_ns = pfrec_now_ns(CLOCK_MONOTONIC) - R->start_wall_mono;
+	e.samples = R->samples;
+	e.lost_samples = R->lost;
+	e.throttle_events = R->throttles;
+	e.records = R->records;
+	for (int i = 0; i < PF_RECORD_TYPES; i++)
+		e.records_by_type[i] = R->by_type[i];
+	struct pf_buf b = {0};
+	if (pf_end_encode(&b, &e) == 0)
+		put_section(R, PF_SEC_END, &b);
+	pf_buf_free(&b);
+}
+
+static void summary(struct rec *R)
+{
+	if (R->o.quiet)
+		return;
+	uint64_t bytes = R->w ? pf_writer_bytes(R->w) : 0;
+	double per = R->samples ? (double)bytes / (double)R->samples : 0;
+	fprintf(stderr, "%s: %llu samples, %llu lost, %llu bytes written to %s (%.1f bytes/sample)\n", prog,
+		(unsigned long long)R->samples, (unsigned long long)R->lost, (unsigned long long)bytes,
+		R->outname, per);
+	uint64_t all = R->samples + R->lost;
+	if (all && R->lost * 100 > all)
+		fprintf(stderr, "%s: warning: %.1f%% of the samples were lost: use a larger -m or a lower -F\n", prog,
+			100.0 * (double)R->lost / (double)all);
+	if (R->ring_errors)
+		fprintf(stderr, "%s: warning: %llu ring buffer(s) held damaged data that was skipped\n", prog,
+			(unsigned long long)R->ring_errors);
+}
+
+static int write_header_sections(struct rec *R)
+{
+	struct pf_buf b = {0};
+	struct pfrec_meta_in mi;
+	memset(&mi, 0, sizeof(mi));
+	mi.argc = R->o.argc;
+	mi.argv = R->o.argv;
+	mi.cmd_argc = R->o.cmd_argc;
+	mi.cmd_argv = R->o.cmd_argv;
+	mi.clock_id = R->clock_id;
+	/* read the two clocks together: realtime between two monotonic reads */
+	uint64_t m1 = pfrec_now_ns(CLOCK_MONOTONIC);
+	uint64_t rt = pfrec_now_ns(CLOCK_REALTIME);
+	uint64_t m2 = pfrec_now_ns(CLOCK_MONOTONIC);
+	mi.anchor_mono_ns = m1 + (m2 - m1) / 2;
+	mi.anchor_real_ns = rt;
+	mi.start_time_ns = R->clock_id >= 0 ? pfrec_now_ns(R->clock_id) : 0;
+	mi.event_fallback = R->fallback[0] ? R->fallback : NULL;
+	mi.exclude_kernel = R->attr[0].exclude_kernel;
+	if (pfrec_meta_build(&b, &mi) < 0) {
+		errmsg("out of memory");
+		return -1;
+	}
+	put_section(R, PF_SEC_META, &b);
+	for (int e = 0; e < R->o.nev; e++) {
+		b.len = 0;
+		if (pf_event_encode(&b, &R->attr[e], sizeof(R->attr[e]), R->ids[e], R->nids[e], R->evname[e]) < 0) {
+			errmsg("out of memory");
+			pf_buf_free(&b);
+			return -1;
+		}
+		put_section(R, PF_SEC_EVENT, &b);
+	}
+	pf_buf_free(&b);
+	return R->werr ? -1 : 0;
+}
+
+static void report_write_error(struct rec *R)
+{
+	int err = -R->werr;
+	if (R->out_regular) {
+		/* drop a partly written section so that what stays is whole */
+		if (ftruncate(R->outfd, (off_t)R->good_bytes) < 0) {
+			/* nothing more to do */
+		}
+	}
+	errmsg("%s: %s (recording stopped; the %llu bytes written before are kept)", R->outname, strerror(err),
+	       (unsigned long long)R->good_bytes);
+}
+
+/* The poll loop. @return when the recording should stop. */
+static void record_loop(struct rec *R, uint64_t deadline)
+{
+	int npfd = 1 + R->nfds;
+	struct pollfd *pfd = calloc((size_t)npfd, sizeof(*pfd));
+	if (!pfd) {
+		errmsg("out of memory");
+		return;
+	}
+	pfd[0].fd = R->sigfd;
+	pfd[0].events = POLLIN;
+	for (int i = 0; i < R->nfds; i++) {
+		pfd[1 + i].fd = R->fds[i].fd;
+		pfd[1 + i].events = POLLIN;
+	}
+	int hup = 0;
+	for (;;) {
+		int timeout = -1;
+		uint64_t now = pfrec_now_ns(CLOCK_MONOTONIC);
+		if (deadline) {
+			if (now >= deadline)
+				break;
+			uint64_t ms = (deadline - now + 999999) / 1000000;
+			timeout = ms > INT_MAX ? INT_MAX : (int)ms;
+		}
+		if (R->pend_since) {
+			uint64_t due = R->pend_since + SIDECAR_DELAY_NS;
+			int ms = now >= due ? 0 : (int)((due - now + 999999) / 1000000);
+			if (timeout < 0 || ms < timeout)
+				timeout = ms;
+		}
+		int n = poll(pfd, (nfds_t)npfd, timeout);
+		if (n < 0 && errno != EINTR) {
+			errmsg("poll: %s", strerror(errno));
+			break;
+		}
+		int stop = 0;
+		if (n > 0 && (pfd[0].revents & POLLIN)) {
+			struct signalfd_siginfo si;
+			while (read(R->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+				if (si.ssi_signo == SIGCHLD) {
+					reap_child(R, 0);
+					if (R->child_reaped)
+						stop = 1;
+				} else {
+					R->stop_signal = (int)si.ssi_signo;
+					stop = 1;
+				}
+			}
+		}
+		if (n > 0) {
+			for (int i = 1; i < npfd; i++) {
+				if (pfd[i].fd >= 0 && (pfd[i].revents & (POLLHUP | POLLERR))) {
+					pfd[i].fd = -1;
+					hup++;
+				}
+			}
+		}
+		drain_all(R);
+		if (R->pend_since && pfrec_now_ns(CLOCK_MONOTONIC) >= R->pend_since + SIDECAR_DELAY_NS)
+			flush_pending(R);
+		if (R->werr)
+			break;
+		/* every event ended: the recorded tasks are all gone */
+		if (hup == R->nfds && !R->o.all_cpus)
+			stop = 1;
+		if (stop)
+			break;
+	}
+	free(pfd);
+}
+
+int main(int argc, char **argv)
+{
+	static struct rec rec;
+	struct rec *R = &rec;
+	G = R;
+	R->go_fd = R->err_fd = R->outfd = R->sigfd = -1;
+	R->clock_id = -1;
+	parse_args(&R->o, argc, argv);
+
+	/* the rate the kernel allows */
+	if (!R->o.period) {
+		char buf[32];
+		if (pfrec_read_line("/proc/sys/kernel/perf_event_max_sample_rate", buf, sizeof(buf)) > 0) {
+			unsigned max = (unsigned)strtoul(buf, NULL, 10);
+			if (max && R->o.freq > max) {
+				if (R->o.freq_given) {
+					errmsg("-F %u: above the kernel's limit of %u Hz "
+					       "(/proc/sys/kernel/perf_event_max_sample_rate)", R->o.freq, max);
+					return 1;
+				}
+				notice("lowering the sampling rate to %u Hz (perf_event_max_sample_rate)", max);
+				R->o.freq = max;
+			}
+		}
+	}
+
+	/* CPUs */
+	int *online;
+	int nonline = pfrec_online_cpus(&online);
+	if (nonline <= 0) {
+		errmsg("cannot list the online CPUs");
+		return 1;
+	}
+	if (R->o.cpu_list) {
+		int n = pfrec_parse_cpu_list(R->o.cpu_list, &R->cpus);
+		if (n <= 0)
+			usage_error("-C %s: not a CPU list (e.g. 0-3,6)", R->o.cpu_list);
+		for (int i = 0; i < n; i++) {
+			int ok = 0;
+			for (int j = 0; j < nonline; j++)
+				ok |= online[j] == R->cpus[i];
+			if (!ok) {
+				errmsg("-C %s: CPU %d is not online", R->o.cpu_list, R->cpus[i]);
+				return 1;
+			}
+		}
+		R->ncpus = n;
+		free(online);
+	} else {
+		R->cpus = online;
+		R->ncpus = nonline;
+	}
+
+	/* signals: all handled through a signalfd; children get the old mask back */
+	sigset_t mask;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &mask, &R->oldmask);
+	signal(SIGPIPE, SIG_IGN);
+	R->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (R->sigfd < 0) {
+		errmsg("signalfd: %s", strerror(errno));
+		return 1;
+	}
+	R->tmp = malloc(1 << 16);
+	if (!R->tmp) {
+		errmsg("out of memory");
+		return 1;
+	}
+
+	int to_stdout = strcmp(R->o.output, "-") == 0;
+	if (to_stdout && isatty(1)) {
+		errmsg("-: standard output is a terminal; redirect it or use -o FILE");
+		return 1;
+	}
+
+	/* targets */
+	int cmd = R->o.cmd_argc > 0;
+	if (R->o.all_cpus) {
+		add_task(R, -1);
+	} else if (R->o.npids) {
+		for (int i = 0; i < R->o.npids; i++) {
+			int rc = list_threads(R, R->o.pids[i]);
+			if (rc < 0) {
+				errmsg("%d: %s", (int)R->o.pids[i], rc == -ENOENT ? "no such process" : strerror(-rc));
+				return 1;
+			}
+		}
+	} else if (R->o.ntids) {
+		for (int i = 0; i < R->o.ntids; i++) {
+			char path[64];
+			snprintf(path, sizeof(path), "/proc/%d/status", (int)R->o.tids[i]);
+			if (access(path, F_OK) < 0) {
+				errmsg("%d: no such thread", (int)R->o.tids[i]);
+				return 1;
+			}
+			add_task(R, R->o.tids[i]);
+		}
+	}
+	if (cmd) {
+		if (start_command(R, to_stdout) < 0)
+			return 1;
+		if (!R->o.all_cpus)
+			add_task(R, R->child);
+		u32set_add(&R->known, (uint32_t)R->child);
+	}
+
+	int rc = 1;
+	if (open_events(R) < 0)
+		goto fail_early;
+	if (open_output(R) < 0 || start_writer(R) < 0)
+		goto fail_early;
+	if (write_header_sections(R) < 0) {
+		report_write_error(R);
+		goto fail_early;
+	}
+
+	R->start_wall_mono = pfrec_now_ns(CLOCK_MONOTONIC);
+	if (!cmd || R->o.all_cpus)
+		enable_all(R, 1);
+	if (!cmd)
+		snapshot_existing(R);
+	else if (R->o.all_cpus)
+		snapshot_existing(R);
+	int exec_err = 0;
+	if (cmd) {
+		exec_err = release_command(R);
+		if (exec_err) {
+			reap_child(R, 1);
+			enable_all(R, 0);
+			drain_all(R);
+			flush_pending(R);
+			write_end(R);
+			pf_writer_close(R->w);
+			R->w = NULL;
+			errmsg("%s: %s", R->o.cmd_argv[0], strerror(exec_err));
+			return exec_err == ENOENT ? 127 : 126;
+		}
+	}
+
+	uint64_t deadline = 0;
+	if (R->o.duration_s > 0)
+		deadline = R->start_wall_mono + (uint64_t)(R->o.duration_s * 1e9);
+	if (!R->werr)
+		record_loop(R, deadline);
+
+	/* stop: no new samples, everything in the rings to the file */
+	enable_all(R, 0);
+	drain_all(R);
+	flush_pending(R);
+	if (!R->werr)
+		write_end(R);
+	int close_rc = pf_writer_close(R->w);
+	if (close_rc < 0 && !R->werr)
+		R->werr = close_rc;
+	if (R->werr) {
+		report_write_error(R);
+		rc = 1;
+	} else {
+		rc = 0;
+		summary(R);
+	}
+	R->w = NULL;
+	if (R->outfd > 1 && close(R->outfd) < 0 && rc == 0) {
+		errmsg("%s: %s", R->outname, strerror(errno));
+		rc = 1;
+	}
+
+	if (cmd) {
+		if (!R->child_reaped) {
+			/* stopped by a signal, --duration or an error: end the command too */
+			kill(R->child, SIGTERM);
+			reap_child(R, 1);
+		}
+		if (rc == 0)
+			rc = exit_code_of(R->child_status);
+	}
+	for (int i = 0; i < R->ncpus; i++)
+		pfrec_ring_unmap(&R->rings[i]);
+	for (int i = 0; i < R->nfds; i++)
+		close(R->fds[i].fd);
+	for (int e = 0; e < R->o.nev; e++)
+		free(R->ids[e]);
+	free(R->fds);
+	free(R->rings);
+	free(R->cpus);
+	free(R->tasks);
+	free(R->tmp);
+	free(R->o.pids);
+	free(R->o.tids);
+	free(R->known.k);
+	strset_free(&R->seen_paths);
+	pf_buf_free(&R->pend_bid);
+	for (int i = 0; i < R->npend; i++)
+		pf_buf_free(&R->pend[i].b);
+	free(R->pend);
+	return rc;
+
+fail_early:
+	if (R->w)
+		pf_writer_close(R->w);
+	if (R->child > 0) {
+		kill(R->child, SIGKILL);
+		reap_child(R, 1);
+	}
+	return rc;
+}

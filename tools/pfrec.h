@@ -1,0 +1,92 @@
+/*
+ * pfrec.h - internal interfaces between pfrec's source files (not installed).
+ *
+ *   pfrec.c        options, the recording session, the drain loop, summary
+ *   pfrec-sys.c    event names, perf_event_open, ring buffers, /proc, META
+ *   pfrec-elf.c    build-ids read from ELF notes (files and memory images)
+ */
+#ifndef PFREC_H
+#define PFREC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <linux/perf_event.h>
+
+#include "pfile.h"
+
+/* ---- events (pfrec-sys.c) ---- */
+
+struct pfrec_evspec {
+	char name[64];      /* the generic name, without modifiers */
+	uint32_t type;      /* PERF_TYPE_* */
+	uint64_t config;
+	int mod_user_only;  /* ":u" */
+	int mod_kernel_only;/* ":k" */
+};
+
+/* Parses "NAME[:u|:k]". @return 0, -ENOENT (unknown name), -EINVAL (bad modifier). */
+int pfrec_event_parse(const char *text, struct pfrec_evspec *out);
+/* Comma-separated list of the known names, for --help and errors. */
+const char *pfrec_event_names(void);
+
+/* The perf_event_open(2) system call. */
+int pfrec_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd,
+			  unsigned long flags);
+
+/* ---- ring buffers (pfrec-sys.c) ---- */
+
+struct pfrec_ring {
+	int fd;             /* the event whose buffer this is */
+	int cpu;
+	uint8_t *base;      /* the mmapped control page + data pages */
+	size_t map_bytes;
+	uint8_t *data;      /* base + page size */
+	uint64_t data_bytes;/* power of two */
+};
+
+/* Maps 1 + `pages` pages of `fd`. @return 0 or -errno from mmap(2). */
+int pfrec_ring_map(struct pfrec_ring *r, int fd, int cpu, unsigned pages);
+void pfrec_ring_unmap(struct pfrec_ring *r);
+
+/* ---- small file and /proc helpers (pfrec-sys.c) ---- */
+
+/* Reads all of `path` into a malloc'd buffer (NUL-terminated, *len without it),
+ * at most `max` bytes. @return 0 or -errno. */
+int pfrec_read_file(const char *path, size_t max, char **out, size_t *len);
+/* Reads the first line of a small file into buf (newline stripped). @return length or -errno. */
+int pfrec_read_line(const char *path, char *buf, size_t size);
+/* Parses a CPU list "0-3,8,10-11" into a sorted, deduplicated array.
+ * @return the count (>0), or -EINVAL / -ENOMEM. *out is malloc'd. */
+int pfrec_parse_cpu_list(const char *s, int **out);
+/* The online CPUs (from /sys/devices/system/cpu/online, else 0..nprocs-1). */
+int pfrec_online_cpus(int **out);
+/* Current time of a clock in ns. */
+uint64_t pfrec_now_ns(clockid_t clk);
+/* The value of /proc/sys/kernel/perf_event_paranoid (or 2 if unreadable). */
+int pfrec_paranoid(void);
+
+/* ---- META (pfrec-sys.c) ---- */
+
+struct pfrec_meta_in {
+	int argc; char **argv;        /* pfrec's own */
+	int cmd_argc; char **cmd_argv;/* the recorded command, or 0 */
+	int clock_id;                 /* -1 = perf's default clock */
+	uint64_t anchor_mono_ns, anchor_real_ns, start_time_ns;
+	const char *event_fallback;   /* NULL if none */
+	int exclude_kernel;
+};
+int pfrec_meta_build(struct pf_buf *b, const struct pfrec_meta_in *in);
+/* ELF e_machine of the build target. */
+uint16_t pfrec_e_machine(void);
+
+/* ---- ELF build-ids (pfrec-elf.c) ---- */
+
+/* Reads the NT_GNU_BUILD_ID note of an ELF file (program headers first,
+ * then section headers). @return the build-id size (1..64), 0 if none or
+ * not ELF, or -errno if the file cannot be read. */
+int pfrec_elf_build_id_fd(int fd, uint8_t out[64]);
+/* The same over an ELF image in memory (e.g. the vDSO), `size` bytes. */
+int pfrec_elf_build_id_mem(const void *image, size_t size, uint8_t out[64]);
+
+#endif
