@@ -1,0 +1,148 @@
+#!/usr/bin/env bats
+# The aarch64 cross build (make CROSS_COMPILE=aarch64-linux-gnu- STATIC=1) and
+# the emulated aarch64 board (scripts/aarch64-vm): static aarch64 binaries run
+# in qemu-system-aarch64, their files come back to the host and are read here.
+#
+# Needs the packages of scripts/install-cross-deps; each test skips with the
+# missing piece named when they are absent. The VM tests run once per CI run:
+# they skip in the `make check SANITIZE=1` pass (nothing in them is built with
+# sanitizers).
+load helpers
+
+XCC=aarch64-linux-gnu-gcc
+XBUILD=${PFTOOLS_AARCH64_BUILD:-$PFTOOLS_SRC/build-aarch64}
+VM=$PFTOOLS_SRC/scripts/aarch64-vm
+# The VM's download cache outlives the test run (fetched once per machine).
+export PFTOOLS_VM_CACHE=${PFTOOLS_VM_CACHE:-$PFTOOLS_SRC/build/aarch64-vm}
+
+# Prints what is missing for the cross build, nothing when all is there.
+cross_missing() {
+	local m=""
+	command -v "$XCC" >/dev/null || m="$m gcc-aarch64-linux-gnu"
+	[ -f /usr/aarch64-linux-gnu/lib/libc.a ] || m="$m libc6-dev-arm64-cross"
+	[ -f /usr/lib/aarch64-linux-gnu/libzstd.a ] || m="$m libzstd-dev:arm64"
+	[ -f /usr/lib/aarch64-linux-gnu/libxxhash.a ] || m="$m libxxhash-dev:arm64"
+	[ -z "$m" ] || echo "missing Debian packages:$m (run scripts/install-cross-deps as root)"
+}
+
+# make for aarch64 into $XBUILD, whatever the calling make passed down
+# (SANITIZE=1, O=, jobserver): the cross build is never sanitized.
+xmake() {
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u SANITIZE -u O \
+		make -C "$PFTOOLS_SRC" --no-print-directory -j2 \
+		CROSS_COMPILE=aarch64-linux-gnu- STATIC=1 O="$XBUILD" "$@"
+}
+
+skip_vm_unless_possible() {
+	[ "${SANITIZE:-}" != 1 ] ||
+		skip "the emulated aarch64 board runs once per CI run: in the plain 'make check' pass, not with SANITIZE=1"
+	local m
+	m=$(cross_missing)
+	[ -z "$m" ] || skip "$m"
+}
+
+# run_vm PAYLOAD OUT: boots the board; skips the test (exit 77) with the
+# reason aarch64-vm gave when a package or download is missing.
+run_vm() {
+	run "$VM" run --payload "$1" --out "$2" --timeout 100
+	if [ "$status" -eq 77 ]; then
+		skip "$(grep -m1 'skip:' <<<"$output" | sed 's/^.*skip: //')"
+	fi
+	if [ "$status" -ne 0 ]; then
+		echo "$output" >&2
+		[ -f "$2/run.log" ] && sed 's/^/run.log: /' "$2/run.log" >&2
+	fi
+	assert_success
+}
+
+# is_static_aarch64 FILE: an AArch64 executable without a program interpreter.
+is_static_aarch64() {
+	run readelf -h "$1"
+	assert_success
+	assert_output --partial "AArch64"
+	run readelf -l "$1"
+	assert_success
+	refute_output --partial "INTERP"
+}
+
+@test "cross build: libpfile and the tools build as static aarch64 executables" {
+	local m
+	m=$(cross_missing)
+	[ -z "$m" ] || skip "$m"
+	local targets=("$XBUILD/lib/libpfile.a" "$XBUILD/tests/pftest-writer") t
+	for t in pfrec pfdump; do
+		[ -f "$PFTOOLS_SRC/tools/$t.c" ] && targets+=("$t")
+	done
+	run xmake "${targets[@]}"
+	[ "$status" -eq 0 ] || echo "$output" >&2
+	assert_success
+	is_static_aarch64 "$XBUILD/tests/pftest-writer"
+	for t in pfrec pfdump; do
+		[ -f "$PFTOOLS_SRC/tools/$t.c" ] || continue
+		is_static_aarch64 "$XBUILD/bin/$t"
+	done
+}
+
+@test "aarch64 board: a static payload runs in the VM and its files come back" {
+	skip_vm_unless_possible
+	[ -x "$XBUILD/tests/pftest-writer" ] || skip "no cross-built $XBUILD/tests/pftest-writer (the cross build test failed)"
+	local p=$BATS_TEST_TMPDIR/payload out=$BATS_TEST_TMPDIR/out
+	mkdir -p "$p"
+	cp "$XBUILD/tests/pftest-writer" "$p/"
+	cat >"$p/run.sh" <<'EOF'
+uname -m >"$OUT/uname"
+cat /proc/sys/kernel/perf_event_paranoid >"$OUT/paranoid"
+./pftest-writer all "$OUT/all.pf" && ./pftest-writer verify "$OUT/all.pf" && echo verified >"$OUT/verify"
+EOF
+	run_vm "$p" "$out"
+	run cat "$out/uname" "$out/paranoid" "$out/verify" "$out/run.status"
+	assert_output "$(printf 'aarch64\n-1\nverified\n0')"
+	# A file written by libpfile on aarch64 reads back on the host.
+	if [ -x "$PFTOOLS_BUILD/tests/pftest-writer" ]; then
+		run "$PFTOOLS_BUILD/tests/pftest-writer" verify "$out/all.pf"
+		assert_success
+	fi
+}
+
+@test "aarch64 board: pfrec records a static aarch64 workload, pfdump reads it on the host" {
+	skip_vm_unless_possible
+	[ -f "$PFTOOLS_SRC/tools/pfrec.c" ] || skip "tools/pfrec.c does not exist yet"
+	[ -x "$XBUILD/bin/pfrec" ] || skip "no cross-built $XBUILD/bin/pfrec (the cross build test failed)"
+	local p=$BATS_TEST_TMPDIR/payload out=$BATS_TEST_TMPDIR/out
+	mkdir -p "$p"
+	cp "$XBUILD/bin/pfrec" "$p/"
+	run "$XCC" -std=gnu11 -static -O2 -g -fno-omit-frame-pointer \
+		-o "$p/arm_stack" "$PFTOOLS_SRC/tests/workloads/arm_stack.c"
+	assert_success
+	cat >"$p/run.sh" <<'EOF'
+rc=0
+for ev in cycles cpu-clock; do
+	./pfrec -g -e $ev -o "$OUT/$ev.pf" -- ./arm_stack 300 >"$OUT/$ev.log" 2>&1
+	echo $? >"$OUT/$ev.rc"
+	cat "$OUT/$ev.log"
+done
+cp /proc/kallsyms "$OUT/kallsyms" 2>/dev/null
+exit 0
+EOF
+	run_vm "$p" "$out"
+	local ev
+	for ev in cycles cpu-clock; do
+		run cat "$out/$ev.rc"
+		[ "$output" = 0 ] || sed "s/^/$ev.log: /" "$out/$ev.log" >&2
+		assert_output 0
+		[ -s "$out/$ev.pf" ]
+		# END present: the recording is complete.
+		if [ -x "$PFTOOLS_BUILD/tests/pftest-writer" ]; then
+			run "$PFTOOLS_BUILD/tests/pftest-writer" layout "$out/$ev.pf"
+			assert_success
+			assert_line --regexp '^[0-9]+ 0x0006 '
+		fi
+		if [ -x "$PFTOOLS_BUILD/bin/pfdump" ]; then
+			run pfdump --stats "$out/$ev.pf"
+			assert_success
+			refute_output --regexp '[Ii]ncomplete'
+			# Some line counts a non-zero number of samples.
+			assert_line --regexp '[Ss]amples?[^0-9]*[1-9][0-9]*'
+		fi
+	done
+}

@@ -1,0 +1,77 @@
+/*
+ * arm_stack - a static aarch64 workload for the emulated-board test
+ * (tests/aarch64.bats): burns CPU in a known set of call stacks for about
+ * MS milliseconds of process CPU time (argument, default 300).
+ *
+ *   main -> work -> path_a -> spin              (about half of the time)
+ *   main -> work -> path_b -> path_b2 -> spin   (the other half)
+ *
+ * Every function is noinline and does work after its call, so neither the
+ * compiler nor a tail call removes a frame. Build:
+ *   aarch64-linux-gnu-gcc -static -O2 -g -fno-omit-frame-pointer
+ * (or -fomit-frame-pointer -mbranch-protection=standard for DWARF/PAC tests).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define NOINLINE __attribute__((noinline))
+
+static volatile unsigned long sink;
+
+static double cpu_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+NOINLINE unsigned long spin(unsigned long n)
+{
+	unsigned long x = n;
+	for (unsigned long i = 0; i < 20000; i++)
+		x = x * 6364136223846793005ul + 1442695040888963407ul;
+	sink += x;
+	return x;
+}
+
+NOINLINE unsigned long path_a(unsigned long n)
+{
+	unsigned long r = spin(n);
+	sink ^= r;
+	return r + 1;
+}
+
+NOINLINE unsigned long path_b2(unsigned long n)
+{
+	unsigned long r = spin(n + 7);
+	sink ^= r >> 1;
+	return r + 2;
+}
+
+NOINLINE unsigned long path_b(unsigned long n)
+{
+	unsigned long r = path_b2(n);
+	sink ^= r >> 2;
+	return r + 3;
+}
+
+NOINLINE unsigned long work(double ms)
+{
+	unsigned long acc = 0, n = 0;
+	double start = cpu_ms();
+	while (cpu_ms() - start < ms) {
+		acc += path_a(n++);
+		acc += path_b(n++);
+	}
+	sink += acc;
+	return n;
+}
+
+int main(int argc, char **argv)
+{
+	double ms = argc > 1 ? atof(argv[1]) : 300;
+	unsigned long n = work(ms);
+	printf("arm_stack: %lu calls\n", n);
+	return 0;
+}
