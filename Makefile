@@ -16,6 +16,14 @@ CROSS_COMPILE ?=
 CC          := $(CROSS_COMPILE)gcc
 AR          := $(CROSS_COMPILE)ar
 PKG_CONFIG  ?= pkg-config
+# Cross builds: Debian ships no cross pkg-config wrapper; read the multiarch .pc
+# files of the target (e.g. libzstd-dev:arm64 for CROSS_COMPILE=aarch64-linux-gnu-).
+ifneq ($(CROSS_COMPILE),)
+PKG_CONFIG_LIBDIR ?= /usr/lib/$(patsubst %-,%,$(notdir $(CROSS_COMPILE)))/pkgconfig
+override PKG_CONFIG := PKG_CONFIG_LIBDIR=$(PKG_CONFIG_LIBDIR) $(PKG_CONFIG)
+# Keep target objects out of the host build/ (e.g. build-aarch64/).
+O ?= build-$(firstword $(subst -, ,$(notdir $(CROSS_COMPILE))))
+endif
 PREFIX      ?= /usr/local
 DESTDIR     ?=
 BINDIR      ?= $(PREFIX)/bin
@@ -84,7 +92,7 @@ $(LIB_A): $(LIB_OBJ)
 
 $(LIB_SO): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) -shared -Wl,-soname,libpfile.so.0 -o $@ $^ $(ALL_LDFLAGS) $(CORE_LIBS)
+	$(CC) -shared -Wl,-soname,libpfile.so.0 -o $@ $^ $(filter-out -static,$(ALL_LDFLAGS)) $(CORE_LIBS)
 
 define tool_rule
 $(O)/bin/$(1): $(patsubst %.c,$(O)/obj/%.o,tools/$(1).c $(wildcard tools/$(1)-*.c)) $(LIB_A)
