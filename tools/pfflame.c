@@ -1,0 +1,673 @@
+/*
+ * pfflame - draw folded stacks as a self-contained interactive SVG flame
+ * graph (or icicle graph; differential when lines carry two counts).
+ *
+ * Stacks are merged into a tree: node ids index one array, and a single
+ * open-addressing hash table maps (parent node, interned frame name) to the
+ * child. Children are drawn sorted by name, so the output depends only on
+ * the multiset of input stacks: the same input gives the same bytes.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "folded.h"
+#include "pfflame.h"
+
+#define XPAD 10.0
+#define FONT 12.0
+#define CHARW (FONT * 0.59) /* average glyph width estimate, pixels */
+#define ROOT_NAME "all"
+
+enum palette { PAL_HOT, PAL_MEM, PAL_IO, PAL_MODULE };
+
+struct node {
+	uint32_t parent, name;
+	uint32_t first_child, next_sibling; /* UINT32_MAX = none */
+	uint64_t c[2];                      /* BASE/NEW counts (c[0] only when not diff) */
+};
+
+struct flame {
+	/* options */
+	const char *title, *countname;
+	double width, fheight, minwidth;
+	int minwidth_pct;
+	enum palette pal;
+	int inverted, reverse, negate;
+	/* data */
+	struct pf_strtab names;
+	struct node *nodes;
+	size_t nnodes, cap;
+	uint32_t *slots; /* node id + 1 */
+	size_t nslots;
+	int ncounts;     /* 0 until the first line, then 1 or 2 */
+	const char **fr;
+	size_t *frl;
+	size_t frcap;
+	const char *path;
+	int failed;
+};
+
+static void usage(FILE *f)
+{
+	fputs("Usage: pfflame [OPTIONS] [FOLDED|-] > out.svg\n"
+	      "Draw folded stacks ('frame;frame;... COUNT') as an interactive SVG flame graph.\n"
+	      "Lines with two counts ('stack BASE NEW', from pfdiff --folded) give a\n"
+	      "differential graph: widths from NEW, red where a frame grew, blue where it shrank.\n"
+	      "\n"
+	      "Options:\n"
+	      "  -t, --title=TEXT       title (default \"Flame Graph\")\n"
+	      "  -w, --width=PX         image width in pixels (default 1200)\n"
+	      "  -H, --height=PX        frame height in pixels (default 16)\n"
+	      "  -m, --minwidth=PX|P%   omit frames narrower than PX pixels or P% of the\n"
+	      "                         total (default 0.1)\n"
+	      "  -c, --colors=PALETTE   hot (default), mem, io, or module\n"
+	      "  -i, --inverted         icicle graph: root at the top, growing down\n"
+	      "  -r, --reverse          reverse every stack (leaf first) before merging\n"
+	      "  -n, --countname=WORD   what a count is (default \"samples\")\n"
+	      "      --negate           differential: widths from BASE instead of NEW\n"
+	      "  -o, --output=FILE      write to FILE instead of standard output\n"
+	      "  -h, --help             show this help and exit\n"
+	      "  -V, --version          show the version and exit\n",
+	      f);
+}
+
+/* ------------------------------------------------------------ the tree */
+
+static uint64_t node_hash(uint32_t parent, uint32_t name)
+{
+	uint64_t k = ((uint64_t)parent << 32) | name;
+	k ^= k >> 33;
+	k *= UINT64_C(0xff51afd7ed558ccd);
+	k ^= k >> 33;
+	k *= UINT64_C(0xc4ceb9fe1a85ec53);
+	k ^= k >> 33;
+	return k;
+}
+
+static int new_node(struct flame *fl, uint32_t parent, uint32_t name, uint32_t *id)
+{
+	if (fl->nnodes == fl->cap) {
+		size_t nc = fl->cap ? fl->cap * 2 : 4096;
+		if (nc > UINT32_MAX - 1)
+			return -E2BIG;
+		struct node *n = realloc(fl->nodes, nc * sizeof *n);
+		if (!n)
+			return -ENOMEM;
+		fl->nodes = n;
+		fl->cap = nc;
+	}
+	struct node *n = &fl->nodes[fl->nnodes];
+	n->parent = parent;
+	n->name = name;
+	n->first_child = UINT32_MAX;
+	n->next_sibling = UINT32_MAX;
+	n->c[0] = n->c[1] = 0;
+	if (parent != UINT32_MAX) {
+		n->next_sibling = fl->nodes[parent].first_child;
+		fl->nodes[parent].first_child = (uint32_t)fl->nnodes;
+	}
+	*id = (uint32_t)fl->nnodes++;
+	return 0;
+}
+
+static int grow_slots(struct flame *fl)
+{
+	size_t n = fl->nslots ? fl->nslots * 2 : 65536;
+	uint32_t *s = calloc(n, sizeof *s);
+	if (!s)
+		return -ENOMEM;
+	for (size_t i = 1; i < fl->nnodes; i++) { /* node 0, the root, is not hashed */
+		size_t h = node_hash(fl->nodes[i].parent, fl->nodes[i].name) & (n - 1);
+		while (s[h])
+			h = (h + 1) & (n - 1);
+		s[h] = (uint32_t)i + 1;
+	}
+	free(fl->slots);
+	fl->slots = s;
+	fl->nslots = n;
+	return 0;
+}
+
+static int child(struct flame *fl, uint32_t parent, uint32_t name, uint32_t *id)
+{
+	if (fl->nnodes * 2 >= fl->nslots && grow_slots(fl) < 0)
+		return -ENOMEM;
+	size_t mask = fl->nslots - 1, h = node_hash(parent, name) & mask;
+	for (;;) {
+		uint32_t v = fl->slots[h];
+		if (!v)
+			break;
+		const struct node *n = &fl->nodes[v - 1];
+		if (n->parent == parent && n->name == name) {
+			*id = v - 1;
+			return 0;
+		}
+		h = (h + 1) & mask;
+	}
+	int rc = new_node(fl, parent, name, id);
+	if (rc < 0)
+		return rc;
+	fl->slots[h] = *id + 1;
+	return 0;
+}
+
+static int add_line(void *arg, const struct pf_folded_line *l, uint64_t lineno)
+{
+	struct flame *fl = arg;
+	if (fl->ncounts == 0)
+		fl->ncounts = l->ncounts;
+	else if (l->ncounts != fl->ncounts) {
+		fprintf(stderr, "pfflame: %s: line %llu: expected %d count%s per line, as on the first line\n",
+			fl->path, (unsigned long long)lineno, fl->ncounts, fl->ncounts > 1 ? "s" : "");
+		return 1;
+	}
+	size_t n = 0, pos = 0, flen;
+	const char *f;
+	while (pf_folded_next_frame(l->stack, l->stack_len, &pos, &f, &flen)) {
+		if (n == fl->frcap) {
+			size_t nc = fl->frcap ? fl->frcap * 2 : 256;
+			const char **a = realloc(fl->fr, nc * sizeof *a);
+			if (!a)
+				goto oom;
+			fl->fr = a;
+			size_t *b = realloc(fl->frl, nc * sizeof *b);
+			if (!b)
+				goto oom;
+			fl->frl = b;
+			fl->frcap = nc;
+		}
+		fl->fr[n] = f;
+		fl->frl[n] = flen;
+		n++;
+	}
+	uint32_t cur = 0;
+	fl->nodes[0].c[0] += l->counts[0];
+	fl->nodes[0].c[1] += l->counts[1];
+	for (size_t i = 0; i < n; i++) {
+		size_t k = fl->reverse ? n - 1 - i : i;
+		int64_t name = pf_strtab_intern(&fl->names, fl->fr[k], fl->frl[k], NULL);
+		if (name < 0)
+			goto oom;
+		if (child(fl, cur, (uint32_t)name, &cur) < 0)
+			goto oom;
+		fl->nodes[cur].c[0] += l->counts[0];
+		fl->nodes[cur].c[1] += l->counts[1];
+	}
+	return 0;
+oom:
+	fprintf(stderr, "pfflame: %s: %s\n", fl->path, strerror(ENOMEM));
+	return 1;
+}
+
+/* ------------------------------------------------------------ drawing */
+
+static uint32_t *name_rank;
+
+static const struct pf_strtab *rank_names;
+
+static int cmp_name_ids(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	const char *s = pf_strtab_str(rank_names, x), *t = pf_strtab_str(rank_names, y);
+	return strcmp(s, t);
+}
+
+static const struct node *sort_nodes;
+
+static int cmp_children(const void *a, const void *b)
+{
+	uint32_t x = sort_nodes[*(const uint32_t *)a].name, y = sort_nodes[*(const uint32_t *)b].name;
+	return name_rank[x] < name_rank[y] ? -1 : name_rank[x] > name_rank[y];
+}
+
+/* Writes s with XML escaping; invalid UTF-8 and control bytes become '?'. */
+static void xml_write(FILE *out, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s, *e = p + n;
+	while (p < e) {
+		unsigned c = *p;
+		switch (c) {
+		case '<': fputs("&lt;", out); p++; continue;
+		case '>': fputs("&gt;", out); p++; continue;
+		case '&': fputs("&amp;", out); p++; continue;
+		case '"': fputs("&quot;", out); p++; continue;
+		case '\'': fputs("&apos;", out); p++; continue;
+		}
+		if (c < 0x80) {
+			putc(c >= 0x20 && c != 0x7f ? (int)c : '?', out);
+			p++;
+			continue;
+		}
+		size_t len = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
+		int ok = len > 0 && (size_t)(e - p) >= len && c < 0xf5;
+		for (size_t i = 1; ok && i < len; i++)
+			ok = (p[i] & 0xc0) == 0x80;
+		if (ok && len == 3) { /* no overlongs or surrogates */
+			unsigned cp = ((c & 0x0f) << 12) | ((p[1] & 0x3fu) << 6);
+			ok = cp >= 0x800 && !(cp >= 0xd800 && cp <= 0xdfff);
+		}
+		if (ok && len == 4) {
+			unsigned cp = ((c & 0x07) << 18) | ((p[1] & 0x3fu) << 12);
+			ok = cp >= 0x10000 && cp <= 0x10ffff;
+		}
+		if (!ok) {
+			putc('?', out);
+			p++;
+			continue;
+		}
+		fwrite(p, 1, len, out);
+		p += len;
+	}
+}
+
+/* Number of UTF-8 characters in s[0..n); *cut receives the byte length of
+ * the first `keep` characters. */
+static size_t utf8_chars(const char *s, size_t n, size_t keep, size_t *cut)
+{
+	size_t chars = 0;
+	*cut = n;
+	for (size_t i = 0; i < n; i++) {
+		if (((unsigned char)s[i] & 0xc0) != 0x80) {
+			if (chars == keep)
+				*cut = i;
+			chars++;
+		}
+	}
+	return chars;
+}
+
+static void write_label(FILE *out, const char *name, size_t n, double wpx)
+{
+	double fit = floor((wpx - 6) / CHARW);
+	if (fit < 3)
+		return;
+	size_t cut;
+	size_t chars = utf8_chars(name, n, fit > 1e9 ? SIZE_MAX : (size_t)fit - 2, &cut);
+	if ((double)chars <= fit) {
+		xml_write(out, name, n);
+		return;
+	}
+	xml_write(out, name, cut);
+	fputs("..", out);
+}
+
+static void hash3(const char *s, size_t n, double v[3])
+{
+	uint64_t h = XXH3_64bits(s, n);
+	for (int i = 0; i < 3; i++)
+		v[i] = (double)((h >> (i * 20)) & 0xfffff) / (double)0x100000;
+}
+
+static void color(const struct flame *fl, const char *name, size_t n, int rgb[3])
+{
+	double v[3];
+	switch (fl->pal) {
+	case PAL_HOT:
+		hash3(name, n, v);
+		rgb[0] = 205 + (int)(50 * v[2]);
+		rgb[1] = (int)(230 * v[0]);
+		rgb[2] = (int)(55 * v[1]);
+		return;
+	case PAL_MEM:
+		hash3(name, n, v);
+		rgb[0] = 0;
+		rgb[1] = 190 + (int)(50 * v[1]);
+		rgb[2] = (int)(210 * v[0]);
+		return;
+	case PAL_IO:
+		hash3(name, n, v);
+		rgb[0] = 80 + (int)(60 * v[0]);
+		rgb[1] = rgb[0];
+		rgb[2] = 190 + (int)(55 * v[1]);
+		return;
+	case PAL_MODULE: {
+		const char *func, *mod;
+		size_t flen, mlen;
+		pf_frame_split(name, n, &func, &flen, &mod, &mlen);
+		if (!mod && n > 4 && memcmp(name + n - 4, "_[k]", 4) == 0) {
+			mod = "[kernel]";
+			mlen = 8;
+		}
+		if (!mod) {
+			rgb[0] = rgb[1] = rgb[2] = 190;
+			return;
+		}
+		hash3(mod, mlen, v);
+		rgb[0] = 90 + (int)(150 * v[0]);
+		rgb[1] = 90 + (int)(150 * v[1]);
+		rgb[2] = 90 + (int)(150 * v[2]);
+		return;
+	}
+	}
+}
+
+struct item {
+	uint32_t node, depth;
+	uint64_t x; /* start, in counts */
+};
+
+static int draw(struct flame *fl, FILE *out)
+{
+	int diff = fl->ncounts == 2;
+	int wi = diff && !fl->negate ? 1 : 0; /* which count gives the width */
+	struct node *nodes = fl->nodes;
+	uint64_t total = nodes[0].c[wi];
+	if (total == 0) {
+		fprintf(stderr, "pfflame: %s: no samples\n", fl->path);
+		return -1;
+	}
+	double usable = fl->width - 2 * XPAD;
+	double scale = usable / (double)total;
+	double mincount = fl->minwidth_pct ? fl->minwidth / 100.0 * (double)total : fl->minwidth / scale;
+	double tot0 = (double)nodes[0].c[0], tot1 = (double)nodes[0].c[1];
+
+	/* name ranks for sorting children */
+	uint32_t nn = fl->names.count;
+	uint32_t *ids = malloc((nn ? nn : 1) * sizeof *ids);
+	name_rank = malloc((nn ? nn : 1) * sizeof *name_rank);
+	struct item *stack = malloc(fl->nnodes * sizeof *stack);
+	uint32_t *kids = malloc(fl->nnodes * sizeof *kids);
+	if (!ids || !name_rank || !stack || !kids) {
+		free(ids);
+		free(stack);
+		free(kids);
+		fprintf(stderr, "pfflame: %s\n", strerror(ENOMEM));
+		return -1;
+	}
+	for (uint32_t i = 0; i < nn; i++)
+		ids[i] = i;
+	rank_names = &fl->names;
+	qsort(ids, nn, sizeof *ids, cmp_name_ids);
+	for (uint32_t i = 0; i < nn; i++)
+		name_rank[ids[i]] = i;
+	free(ids);
+	sort_nodes = nodes;
+
+	/* pass 1: sort the children of drawn frames, find the depth, the
+	 * largest |change| of a drawn frame */
+	uint32_t maxdepth = 0;
+	double maxdelta = 0;
+	size_t sp = 0;
+	stack[sp++] = (struct item){ 0, 0, 0 };
+	while (sp) {
+		struct item it = stack[--sp];
+		struct node *n = &nodes[it.node];
+		if ((double)n->c[wi] < mincount || n->c[wi] == 0)
+			continue;
+		if (it.depth > maxdepth)
+			maxdepth = it.depth;
+		if (diff) {
+			double d = fabs((tot1 > 0 ? (double)n->c[1] / tot1 : 0) -
+					(tot0 > 0 ? (double)n->c[0] / tot0 : 0));
+			if (d > maxdelta)
+				maxdelta = d;
+		}
+		size_t k = 0;
+		for (uint32_t c = n->first_child; c != UINT32_MAX; c = nodes[c].next_sibling)
+			kids[k++] = c;
+		qsort(kids, k, sizeof *kids, cmp_children);
+		n->first_child = k ? kids[0] : UINT32_MAX;
+		for (size_t i = 0; i < k; i++) {
+			nodes[kids[i]].next_sibling = i + 1 < k ? kids[i + 1] : UINT32_MAX;
+			stack[sp++] = (struct item){ kids[i], it.depth + 1, 0 };
+		}
+	}
+
+	double ypad1 = FONT * 3, ypad2 = FONT * 2 + 10;
+	double height = (maxdepth + 1) * fl->fheight + ypad1 + ypad2;
+	const char *title = fl->title ? fl->title :
+			    diff ? "Differential Flame Graph" :
+			    fl->inverted ? "Icicle Graph" : "Flame Graph";
+
+	fprintf(out, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
+		"<svg version=\"1.1\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
+		"onload=\"init(evt)\" xmlns=\"http://www.w3.org/2000/svg\" "
+		"xmlns:fg=\"urn:pftools:flame\">\n",
+		fl->width, height, fl->width, height);
+	fputs("<!-- drawn by pfflame (pftools) " PF_VERSION_STRING " -->\n", out);
+	fputs("<defs><linearGradient id=\"background\" y1=\"0\" y2=\"1\" x1=\"0\" x2=\"0\">"
+	      "<stop stop-color=\"#eeeeee\" offset=\"5%\"/><stop stop-color=\"#eeeeb0\" offset=\"95%\"/>"
+	      "</linearGradient></defs>\n", out);
+	fprintf(out, "<style type=\"text/css\">\n%s</style>\n", pfflame_css);
+	fprintf(out, "<script type=\"text/ecmascript\"><![CDATA[\n"
+		"var W = %.0f, XPAD = %.0f, CW = %.4f, INV = %s, TOTAL = %llu, CNAME = \"",
+		fl->width, XPAD, CHARW, fl->inverted ? "true" : "false", (unsigned long long)total);
+	for (const char *p = fl->countname; *p; p++) /* a JS string inside CDATA */
+		if (*p != '"' && *p != '\\' && *p != ']' && (unsigned char)*p >= 0x20)
+			putc(*p, out);
+	fprintf(out, "\";\n%s]]></script>\n", pfflame_js);
+	fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"url(#background)\"/>\n",
+		fl->width, height);
+	fprintf(out, "<text id=\"title\" x=\"%.2f\" y=\"%.0f\">", fl->width / 2, FONT * 2);
+	xml_write(out, title, strlen(title));
+	fputs("</text>\n", out);
+	fprintf(out, "<text id=\"details\" x=\"%.0f\" y=\"%.0f\" font-size=\"%.0f\"> </text>\n", XPAD,
+		height - ypad2 / 2, FONT);
+	fprintf(out, "<text id=\"unzoom\" class=\"hide\" x=\"%.0f\" y=\"%.0f\" font-size=\"%.0f\">Reset Zoom</text>\n",
+		XPAD, FONT * 2, FONT);
+	fprintf(out, "<text id=\"search\" x=\"%.0f\" y=\"%.0f\" font-size=\"%.0f\" text-anchor=\"end\">Search</text>\n",
+		fl->width - XPAD, FONT * 2, FONT);
+	fprintf(out, "<text id=\"matched\" x=\"%.0f\" y=\"%.0f\" font-size=\"%.0f\" text-anchor=\"end\"> </text>\n",
+		fl->width - XPAD, height - ypad2 / 2, FONT);
+
+	/* pass 2: frames in pre-order, children by name */
+	sp = 0;
+	stack[sp++] = (struct item){ 0, 0, 0 };
+	while (sp) {
+		struct item it = stack[--sp];
+		const struct node *n = &nodes[it.node];
+		uint64_t w = n->c[wi];
+		if ((double)w < mincount || w == 0)
+			continue;
+		const char *name = it.node == 0 ? ROOT_NAME : pf_strtab_str(&fl->names, n->name);
+		size_t nlen = it.node == 0 ? strlen(ROOT_NAME) : pf_strtab_len(&fl->names, n->name);
+		double x = XPAD + (double)it.x * scale, wpx = (double)w * scale;
+		double y = fl->inverted ? ypad1 + it.depth * fl->fheight :
+				height - ypad2 - (it.depth + 1) * fl->fheight;
+		int rgb[3] = { 190, 190, 190 };
+		fputs("<g><title>", out);
+		xml_write(out, name, nlen);
+		if (diff) {
+			double s0 = tot0 > 0 ? (double)n->c[0] / tot0 : 0;
+			double s1 = tot1 > 0 ? (double)n->c[1] / tot1 : 0;
+			double d = s1 - s0;
+			fprintf(out, " (%llu ", (unsigned long long)n->c[wi]);
+			xml_write(out, fl->countname, strlen(fl->countname));
+			fprintf(out, ", %.2f%%; base %.2f%%, new %.2f%%, %+.2f pp)",
+				100.0 * (double)w / (double)total, 100 * s0, 100 * s1, 100 * d);
+			double t = maxdelta > 0 ? fabs(d) / maxdelta : 0;
+			int strong = 235 + (int)lround(20 * t), weak = 235 - (int)lround(205 * t);
+			if (d > 0) {
+				rgb[0] = strong;
+				rgb[1] = rgb[2] = weak;
+			} else if (d < 0) {
+				rgb[0] = rgb[1] = weak;
+				rgb[2] = strong;
+			} else {
+				rgb[0] = rgb[1] = rgb[2] = 235;
+			}
+		} else {
+			fputs(" (", out);
+			fprintf(out, "%llu ", (unsigned long long)w);
+			xml_write(out, fl->countname, strlen(fl->countname));
+			fprintf(out, ", %.2f%%)", 100.0 * (double)w / (double)total);
+			color(fl, name, nlen, rgb);
+		}
+		fprintf(out, "</title><rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" "
+			"fill=\"rgb(%d,%d,%d)\" rx=\"2\" ry=\"2\" fg:x=\"%llu\" fg:w=\"%llu\"/>"
+			"<text x=\"%.2f\" y=\"%.1f\">",
+			x, y, wpx, fl->fheight - 1, rgb[0], rgb[1], rgb[2], (unsigned long long)it.x,
+			(unsigned long long)w, x + 3, y + fl->fheight / 2 + FONT * 0.35);
+		write_label(out, name, nlen, wpx);
+		fputs("</text></g>\n", out);
+
+		/* push children in reverse so that they come out in name order */
+		size_t k = 0;
+		uint64_t off = it.x;
+		for (uint32_t c = n->first_child; c != UINT32_MAX; c = nodes[c].next_sibling)
+			kids[k++] = c;
+		/* offsets accumulate forward; items are stored backward */
+		for (size_t i = 0; i < k; i++) {
+			stack[sp + k - 1 - i] = (struct item){ kids[i], it.depth + 1, off };
+			off += nodes[kids[i]].c[wi];
+		}
+		sp += k;
+	}
+	fputs("</svg>\n", out);
+	free(stack);
+	free(kids);
+	free(name_rank);
+	name_rank = NULL;
+	return 0;
+}
+
+static int parse_pos(const char *s, double *v, int *pct)
+{
+	char *end;
+	errno = 0;
+	*v = strtod(s, &end);
+	if (pct) {
+		*pct = 0;
+		if (end != s && *end == '%') {
+			*pct = 1;
+			end++;
+		}
+	}
+	return errno == 0 && end != s && *end == '\0' && isfinite(*v) && *v >= 0;
+}
+
+enum { OPT_NEGATE = 256 };
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "title", required_argument, NULL, 't' },
+		{ "width", required_argument, NULL, 'w' },
+		{ "height", required_argument, NULL, 'H' },
+		{ "minwidth", required_argument, NULL, 'm' },
+		{ "colors", required_argument, NULL, 'c' },
+		{ "inverted", no_argument, NULL, 'i' },
+		{ "reverse", no_argument, NULL, 'r' },
+		{ "countname", required_argument, NULL, 'n' },
+		{ "negate", no_argument, NULL, OPT_NEGATE },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct flame fl;
+	memset(&fl, 0, sizeof fl);
+	fl.width = 1200;
+	fl.fheight = 16;
+	fl.minwidth = 0.1;
+	fl.countname = "samples";
+	const char *output = "-";
+	int c;
+	while ((c = getopt_long(argc, argv, "t:w:H:m:c:irn:o:hV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 't': fl.title = optarg; break;
+		case 'w':
+			if (!parse_pos(optarg, &fl.width, NULL) || fl.width < 2 * XPAD + 1 || fl.width > 1e6) {
+				fprintf(stderr, "pfflame: --width: expected pixels between 21 and 1000000, not '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'H':
+			if (!parse_pos(optarg, &fl.fheight, NULL) || fl.fheight < 1 || fl.fheight > 1000) {
+				fprintf(stderr, "pfflame: --height: expected pixels between 1 and 1000, not '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'm':
+			if (!parse_pos(optarg, &fl.minwidth, &fl.minwidth_pct)) {
+				fprintf(stderr, "pfflame: --minwidth: expected pixels or a percentage, not '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'c':
+			if (strcmp(optarg, "hot") == 0)
+				fl.pal = PAL_HOT;
+			else if (strcmp(optarg, "mem") == 0)
+				fl.pal = PAL_MEM;
+			else if (strcmp(optarg, "io") == 0)
+				fl.pal = PAL_IO;
+			else if (strcmp(optarg, "module") == 0)
+				fl.pal = PAL_MODULE;
+			else {
+				fprintf(stderr, "pfflame: --colors: expected hot, mem, io or module, not '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'i': fl.inverted = 1; break;
+		case 'r': fl.reverse = 1; break;
+		case 'n': fl.countname = optarg; break;
+		case OPT_NEGATE: fl.negate = 1; break;
+		case 'o': output = optarg; break;
+		case 'h': usage(stdout); return 0;
+		case 'V': printf("pfflame (pftools) %s\n", PF_VERSION_STRING); return 0;
+		default:
+			fputs("Try 'pfflame --help' for more information.\n", stderr);
+			return 2;
+		}
+	}
+	if (argc - optind > 1) {
+		fputs("pfflame: expected at most one input file (try 'pfflame --help')\n", stderr);
+		return 2;
+	}
+	fl.path = optind < argc ? argv[optind] : "-";
+	FILE *in = strcmp(fl.path, "-") == 0 ? stdin : fopen(fl.path, "r");
+	if (!in) {
+		fprintf(stderr, "pfflame: %s: %s\n", fl.path, strerror(errno));
+		return 1;
+	}
+	int status = 1;
+	FILE *out = NULL;
+	uint32_t root;
+	if (pf_strtab_init(&fl.names) < 0 || grow_slots(&fl) < 0 ||
+	    new_node(&fl, UINT32_MAX, 0, &root) < 0) {
+		fprintf(stderr, "pfflame: %s\n", strerror(ENOMEM));
+		goto done;
+	}
+	char err[256];
+	int rc = pf_folded_read(in, add_line, &fl, err, sizeof err);
+	if (rc < 0) {
+		fprintf(stderr, "pfflame: %s: %s\n", fl.path, err);
+		goto done;
+	}
+	if (rc > 0)
+		goto done;
+	if (fl.ncounts == 0) {
+		fprintf(stderr, "pfflame: %s: no stacks\n", fl.path);
+		goto done;
+	}
+	if (strcmp(output, "-") == 0)
+		out = stdout;
+	else if (!(out = fopen(output, "w"))) {
+		fprintf(stderr, "pfflame: %s: %s\n", output, strerror(errno));
+		goto done;
+	}
+	setvbuf(out, NULL, _IOFBF, 1 << 20);
+	if (draw(&fl, out) == 0)
+		status = 0;
+	if (fflush(out) != 0 || ferror(out)) {
+		fprintf(stderr, "pfflame: %s: %s\n", output, strerror(errno));
+		status = 1;
+	}
+done:
+	if (out && out != stdout)
+		fclose(out);
+	if (in != stdin)
+		fclose(in);
+	pf_strtab_free(&fl.names);
+	free(fl.nodes);
+	free(fl.slots);
+	free(fl.fr);
+	free(fl.frl);
+	return status;
+}
