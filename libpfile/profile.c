@@ -718,6 +718,8 @@ static int do_sample(pf_prof_builder *b, const struct pf_event *ev, const struct
 				first = 1;
 				continue;
 			}
+			if (a == 0 && !first)
+				continue; /* end-of-chain marker some unwinders leave */
 			/* the first address of a context is where it was
 			 * interrupted; the others are return addresses: look up
 			 * the call instruction, one byte before */
@@ -1155,8 +1157,13 @@ static int64_t frame_display(pf_fold *f, uint32_t frame)
 		}
 	} else if (dso) {
 		const char *bn = base_name(dso);
+		size_t bl = strlen(bn);
+		if (bl >= 2 && bn[0] == '[' && bn[bl - 1] == ']') { /* "[vdso]" */
+			bn++;
+			bl -= 2;
+		}
 		rc = pf_buf_put(&b, "[", 1);
-		rc |= put_escaped(&b, bn, strlen(bn), 0);
+		rc |= put_escaped(&b, bn, bl, 0);
 		if (f->o.flags & PF_FOLD_ADDRS) {
 			snprintf(tmp, sizeof(tmp), "+0x%llx]", (unsigned long long)fr->file_off);
 			rc |= pf_buf_put(&b, tmp, strlen(tmp));

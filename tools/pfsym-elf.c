@@ -1,0 +1,589 @@
+/*
+ * pfsym-elf.c - finding the binaries of a recording and naming addresses.
+ *
+ * For each DSO (path + recorded build-id) the candidates are tried in order:
+ * --symfs DIR + path, the path itself, each --debug-dir (DIR/.build-id/xx/rest.debug,
+ * DIR + path, DIR + path + ".debug"), /usr/lib/debug/.build-id/xx/rest.debug.
+ * A candidate counts only if its build-id equals the recorded one (or none was
+ * recorded). The first match gives the PT_LOAD segments (file offset ->
+ * virtual address); symbols come from the first match that has .symtab, else
+ * from .dynsym. The symbol index is built once per build-id: a sorted array
+ * searched by address, size-aware.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pfsym.h"
+
+enum state { ST_NEW, ST_OK, ST_MISSING, ST_MISMATCH, ST_NOFILE };
+
+struct sym {
+	uint64_t addr, size;
+	const char *name;
+	uint8_t bind;
+};
+
+struct load {
+	uint64_t off, vaddr, filesz;
+};
+
+struct binfo {
+	char *path;                 /* as recorded */
+	uint8_t bid[64];
+	uint8_t bid_size;
+	enum state state;
+	int forced;
+	char *found, *symfile;      /* files used */
+	struct pf_buf tried;        /* "FILE (why), ..." */
+	Elf *elf_main, *elf_sym;
+	int fd_main, fd_sym;
+	char *image;                /* [vdso] copy, owned */
+	struct load load[16];
+	int n_load;
+	struct sym *syms;
+	size_t n_syms;
+	uint64_t addrs, addrs_named; /* unique addresses asked, named */
+	struct binfo *next;
+};
+
+struct image {
+	char *path;
+	char *data;
+	size_t size;
+	struct image *next;
+};
+
+struct symbolizer {
+	struct pfsym_opts o;
+	struct binfo *list;
+	struct image *images;
+};
+
+struct symbolizer *sym_new(const struct pfsym_opts *o)
+{
+	elf_version(EV_CURRENT);
+	struct symbolizer *s = calloc(1, sizeof(*s));
+	if (s)
+		s->o = *o;
+	return s;
+}
+
+static void binfo_free(struct binfo *b)
+{
+	if (b->elf_sym && b->elf_sym != b->elf_main)
+		elf_end(b->elf_sym);
+	if (b->elf_main)
+		elf_end(b->elf_main);
+	if (b->fd_sym >= 0 && b->fd_sym != b->fd_main)
+		close(b->fd_sym);
+	if (b->fd_main >= 0)
+		close(b->fd_main);
+	free(b->path);
+	free(b->found);
+	free(b->symfile);
+	pf_buf_free(&b->tried);
+	free(b->syms);
+	free(b);
+}
+
+void sym_free(struct symbolizer *s)
+{
+	if (!s)
+		return;
+	for (struct binfo *b = s->list, *n; b; b = n) {
+		n = b->next;
+		binfo_free(b);
+	}
+	for (struct image *i = s->images, *n; i; i = n) {
+		n = i->next;
+		free(i->path);
+		free(i->data);
+		free(i);
+	}
+	free(s);
+}
+
+int sym_add_image(struct symbolizer *s, const struct pf_dso_image *img)
+{
+	for (struct image *i = s->images; i; i = i->next)
+		if (strlen(i->path) == img->path_len && memcmp(i->path, img->path, img->path_len) == 0)
+			return 0; /* keep the first */
+	struct image *i = calloc(1, sizeof(*i));
+	if (!i)
+		return -ENOMEM;
+	i->path = strndup(img->path, img->path_len);
+	i->data = malloc(img->image_size ? img->image_size : 1);
+	if (!i->path || !i->data) {
+		free(i->path);
+		free(i->data);
+		free(i);
+		return -ENOMEM;
+	}
+	memcpy(i->data, img->image, img->image_size);
+	i->size = img->image_size;
+	i->next = s->images;
+	s->images = i;
+	return 0;
+}
+
+/* ---- ELF helpers ---- */
+
+static size_t elf_build_id(Elf *e, uint8_t *out, size_t max)
+{
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		if (!d)
+			continue;
+		size_t off = 0, name_off, desc_off;
+		GElf_Nhdr nh;
+		while ((off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    memcmp((char *)d->d_buf + name_off, "GNU", 4) == 0) {
+				size_t n = nh.n_descsz < max ? nh.n_descsz : max;
+				memcpy(out, (char *)d->d_buf + desc_off, n);
+				return n;
+			}
+		}
+	}
+	/* no section headers: program header notes */
+	size_t nph;
+	if (elf_getphdrnum(e, &nph) != 0)
+		return 0;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_NOTE)
+			continue;
+		Elf_Data *d = elf_getdata_rawchunk(e, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_NHDR);
+		if (!d)
+			continue;
+		size_t off = 0, name_off, desc_off;
+		GElf_Nhdr nh;
+		while ((off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    memcmp((char *)d->d_buf + name_off, "GNU", 4) == 0) {
+				size_t n = nh.n_descsz < max ? nh.n_descsz : max;
+				memcpy(out, (char *)d->d_buf + desc_off, n);
+				return n;
+			}
+		}
+	}
+	return 0;
+}
+
+static int has_symtab(Elf *e)
+{
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB && sh.sh_size > 0)
+			return 1;
+	}
+	return 0;
+}
+
+static int has_dynsym(Elf *e)
+{
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_DYNSYM && sh.sh_size > 0)
+			return 1;
+	}
+	return 0;
+}
+
+static void hex(const uint8_t *b, size_t n, char *out)
+{
+	static const char d[] = "0123456789abcdef";
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = d[b[i] >> 4];
+		out[2 * i + 1] = d[b[i] & 15];
+	}
+	out[2 * n] = 0;
+}
+
+static void tried(struct binfo *b, const char *path, const char *why)
+{
+	if (b->tried.len)
+		pf_buf_put(&b->tried, ", ", 2);
+	pf_buf_put(&b->tried, path, strlen(path));
+	pf_buf_put(&b->tried, " (", 2);
+	pf_buf_put(&b->tried, why, strlen(why));
+	pf_buf_put(&b->tried, ")", 2); /* with NUL */
+	b->tried.len--;
+}
+
+static int sym_cmp(const void *a, const void *b)
+{
+	const struct sym *x = a, *y = b;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	/* preferred first: sized, global, weak, local, then by name */
+	if ((x->size > 0) != (y->size > 0))
+		return x->size > 0 ? -1 : 1;
+	int bx = x->bind == STB_GLOBAL ? 0 : x->bind == STB_WEAK ? 1 : 2;
+	int by = y->bind == STB_GLOBAL ? 0 : y->bind == STB_WEAK ? 1 : 2;
+	if (bx != by)
+		return bx - by;
+	return strcmp(x->name, y->name);
+}
+
+static int load_syms(struct binfo *b, Elf *e, Elf64_Word type)
+{
+	GElf_Ehdr eh;
+	if (!gelf_getehdr(e, &eh))
+		return -1;
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || !sh.sh_entsize)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		if (!d)
+			continue;
+		size_t n = sh.sh_size / sh.sh_entsize;
+		struct sym *syms = realloc(b->syms, (b->n_syms + n) * sizeof(*syms));
+		if (!syms)
+			return -ENOMEM;
+		b->syms = syms;
+		for (size_t i = 0; i < n; i++) {
+			GElf_Sym st;
+			if (!gelf_getsym(d, (int)i, &st))
+				continue;
+			int t = GELF_ST_TYPE(st.st_info);
+			if (st.st_shndx == SHN_UNDEF || st.st_shndx >= SHN_LORESERVE || st.st_value == 0)
+				continue;
+			if (t != STT_FUNC && t != STT_GNU_IFUNC && t != STT_NOTYPE)
+				continue;
+			const char *name = elf_strptr(e, sh.sh_link, st.st_name);
+			if (!name || !*name || name[0] == '$') /* ARM/AArch64 mapping symbols */
+				continue;
+			if (t == STT_NOTYPE) {
+				/* labels in code only, and not the assembler's locals */
+				if (name[0] == '.' && name[1] == 'L')
+					continue;
+				Elf_Scn *ss = elf_getscn(e, st.st_shndx);
+				GElf_Shdr ssh;
+				if (!ss || !gelf_getshdr(ss, &ssh) || !(ssh.sh_flags & SHF_EXECINSTR))
+					continue;
+			}
+			uint64_t addr = st.st_value;
+			if (eh.e_machine == EM_ARM)
+				addr &= ~1ULL; /* Thumb bit */
+			b->syms[b->n_syms++] = (struct sym){ addr, st.st_size, name, (uint8_t)GELF_ST_BIND(st.st_info) };
+		}
+	}
+	if (!b->n_syms)
+		return 0;
+	qsort(b->syms, b->n_syms, sizeof(*b->syms), sym_cmp);
+	/* one symbol per address: the preferred one sorted first */
+	size_t m = 0;
+	for (size_t i = 0; i < b->n_syms; i++)
+		if (!m || b->syms[m - 1].addr != b->syms[i].addr)
+			b->syms[m++] = b->syms[i];
+	b->n_syms = m;
+	return 0;
+}
+
+static void load_segments(struct binfo *b, Elf *e)
+{
+	size_t nph;
+	b->n_load = 0;
+	if (elf_getphdrnum(e, &nph) != 0)
+		return;
+	for (size_t i = 0; i < nph && b->n_load < 16; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		b->load[b->n_load++] = (struct load){ ph.p_offset, ph.p_vaddr, ph.p_filesz };
+	}
+}
+
+/* Opens `path` as ELF. @return 1 with the Elf and its fd set, 0 if absent or not ELF (noted as tried). */
+static int open_elf(struct binfo *b, const char *path, Elf **ep, int *fdp)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		tried(b, path, errno == ENOENT ? "missing" : strerror(errno));
+		return 0;
+	}
+	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!e || elf_kind(e) != ELF_K_ELF) {
+		tried(b, path, "not an ELF file");
+		if (e)
+			elf_end(e);
+		close(fd);
+		return 0;
+	}
+	*ep = e;
+	*fdp = fd;
+	return 1;
+}
+
+static void try_file(struct binfo *b, const char *path, int force, Elf **first_mismatch, int *first_mismatch_fd,
+		     char **first_mismatch_path)
+{
+	if (b->elf_main && b->elf_sym)
+		return;
+	Elf *e;
+	int fd;
+	if (!open_elf(b, path, &e, &fd))
+		return;
+	uint8_t bid[64];
+	size_t n = elf_build_id(e, bid, sizeof(bid));
+	if (b->bid_size && (n != b->bid_size || memcmp(bid, b->bid, n) != 0)) {
+		char why[160] = "build-id ";
+		if (n)
+			hex(bid, n, why + 9);
+		else
+			strcpy(why + 9, "none");
+		strcat(why, " differs");
+		tried(b, path, why);
+		if (force && !*first_mismatch) {
+			*first_mismatch = e;
+			*first_mismatch_fd = fd;
+			*first_mismatch_path = strdup(path);
+		} else {
+			elf_end(e);
+			close(fd);
+		}
+		return;
+	}
+	int used = 0;
+	if (!b->elf_main) {
+		b->elf_main = e;
+		b->fd_main = fd;
+		b->found = strdup(path);
+		load_segments(b, e);
+		used = 1;
+	}
+	if (!b->elf_sym && has_symtab(e)) {
+		b->elf_sym = e;
+		b->fd_sym = fd;
+		free(b->symfile);
+		b->symfile = strdup(path);
+		used = 1;
+	}
+	tried(b, path, used ? "used" : "matches, no .symtab");
+	if (!used) {
+		elf_end(e);
+		close(fd);
+	}
+}
+
+static void find_files(struct symbolizer *s, struct binfo *b)
+{
+	char buf[8192], bidhex[140];
+	Elf *mm = NULL;
+	int mm_fd = -1;
+	char *mm_path = NULL;
+	const char *p = b->path;
+	if (b->bid_size)
+		hex(b->bid, b->bid_size, bidhex);
+	if (s->o.symfs) {
+		snprintf(buf, sizeof(buf), "%s%s%s", s->o.symfs, p[0] == '/' ? "" : "/", p);
+		try_file(b, buf, s->o.force, &mm, &mm_fd, &mm_path);
+	}
+	try_file(b, p, s->o.force, &mm, &mm_fd, &mm_path);
+	for (int i = 0; i < s->o.n_debug_dirs; i++) {
+		const char *d = s->o.debug_dirs[i];
+		if (b->bid_size) {
+			snprintf(buf, sizeof(buf), "%s/.build-id/%.2s/%s.debug", d, bidhex, bidhex + 2);
+			try_file(b, buf, s->o.force, &mm, &mm_fd, &mm_path);
+		}
+		snprintf(buf, sizeof(buf), "%s%s", d, p);
+		try_file(b, buf, s->o.force, &mm, &mm_fd, &mm_path);
+		snprintf(buf, sizeof(buf), "%s%s.debug", d, p);
+		try_file(b, buf, s->o.force, &mm, &mm_fd, &mm_path);
+	}
+	if (b->bid_size) {
+		snprintf(buf, sizeof(buf), "/usr/lib/debug/.build-id/%.2s/%s.debug", bidhex, bidhex + 2);
+		try_file(b, buf, s->o.force, &mm, &mm_fd, &mm_path);
+	}
+	if (!b->elf_main && mm) {
+		/* --force: a binary with another build-id */
+		b->elf_main = mm;
+		b->fd_main = mm_fd;
+		b->found = mm_path;
+		b->forced = 1;
+		load_segments(b, mm);
+		if (has_symtab(mm)) {
+			b->elf_sym = mm;
+			b->fd_sym = mm_fd;
+		}
+		mm = NULL;
+		mm_path = NULL;
+	}
+	if (mm) {
+		elf_end(mm);
+		close(mm_fd);
+	}
+	free(mm_path);
+	if (!b->elf_main) {
+		b->state = strstr(b->tried.data ? (char *)b->tried.data : "", "differs") ? ST_MISMATCH : ST_MISSING;
+		return;
+	}
+	b->state = ST_OK;
+	if (b->elf_sym)
+		load_syms(b, b->elf_sym, SHT_SYMTAB);
+	else if (has_dynsym(b->elf_main))
+		load_syms(b, b->elf_main, SHT_DYNSYM);
+}
+
+static struct binfo *binfo_get(struct symbolizer *s, struct pf_dso *dso)
+{
+	if (dso->user)
+		return dso->user;
+	/* one index per build-id (or per path without one) */
+	for (struct binfo *b = s->list; b; b = b->next) {
+		if (dso->build_id_size ? (b->bid_size == dso->build_id_size &&
+					  memcmp(b->bid, dso->build_id, b->bid_size) == 0)
+				       : (!b->bid_size && strcmp(b->path, dso->path) == 0)) {
+			dso->user = b;
+			return b;
+		}
+	}
+	struct binfo *b = calloc(1, sizeof(*b));
+	if (!b)
+		return NULL;
+	b->fd_main = b->fd_sym = -1;
+	b->path = strdup(dso->path);
+	if (!b->path) {
+		free(b);
+		return NULL;
+	}
+	b->bid_size = dso->build_id_size;
+	memcpy(b->bid, dso->build_id, dso->build_id_size);
+	b->next = s->list;
+	s->list = b;
+	dso->user = b;
+
+	const char *p = dso->path;
+	if (p[0] == '[') {
+		for (struct image *i = s->images; i; i = i->next) {
+			if (strcmp(i->path, p) != 0)
+				continue;
+			Elf *e = elf_memory(i->data, i->size);
+			if (e && elf_kind(e) == ELF_K_ELF) {
+				b->elf_main = b->elf_sym = e;
+				b->found = strdup("(recorded image)");
+				load_segments(b, e);
+				load_syms(b, e, has_symtab(e) ? SHT_SYMTAB : SHT_DYNSYM);
+				b->state = ST_OK;
+			} else if (e) {
+				elf_end(e);
+			}
+			break;
+		}
+		if (b->state == ST_NEW)
+			b->state = ST_NOFILE;
+		return b;
+	}
+	if (p[0] != '/') {
+		b->state = ST_NOFILE; /* //anon, anon_inode:..., memfd: */
+		return b;
+	}
+	find_files(s, b);
+	return b;
+}
+
+static const struct sym *lookup(const struct binfo *b, uint64_t v)
+{
+	size_t lo = 0, hi = b->n_syms;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (b->syms[mid].addr <= v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	const struct sym *s = &b->syms[lo - 1];
+	if (!s->size)
+		return s; /* unsized: up to the next symbol */
+	if (v < s->addr + s->size)
+		return s;
+	/* a sized symbol that does not reach v: an enclosing one just before? */
+	for (size_t i = lo - 1, k = 0; i-- > 0 && k < 8; k++)
+		if (b->syms[i].size && v < b->syms[i].addr + b->syms[i].size)
+			return &b->syms[i];
+	return NULL;
+}
+
+int sym_resolve(void *ctx, struct pf_prof *p, struct pf_dso *dso, struct pf_prof_frame *f)
+{
+	struct symbolizer *s = ctx;
+	struct binfo *b = binfo_get(s, dso);
+	if (!b)
+		return -ENOMEM;
+	b->addrs++;
+	if (b->state == ST_MISMATCH) {
+		f->flags |= PF_FRAME_MISMATCH;
+		return 0;
+	}
+	if (b->state != ST_OK)
+		return 0;
+	int i;
+	for (i = 0; i < b->n_load; i++)
+		if (f->file_off >= b->load[i].off && f->file_off - b->load[i].off < b->load[i].filesz)
+			break;
+	if (i == b->n_load)
+		return 0;
+	uint64_t v = f->file_off - b->load[i].off + b->load[i].vaddr;
+	f->addr = v;
+	f->flags |= PF_FRAME_HAS_ADDR;
+	if (b->forced)
+		f->flags |= PF_FRAME_MISMATCH;
+	const struct sym *sy = lookup(b, v);
+	if (!sy)
+		return 0;
+	int64_t id = pf_prof_str(p, sy->name, strlen(sy->name));
+	if (id < 0)
+		return (int)id;
+	f->name = (uint32_t)id;
+	f->flags &= ~PF_FRAME_UNRESOLVED;
+	b->addrs_named++;
+	return 0;
+}
+
+int sym_report(struct symbolizer *s, FILE *out, const char *prog)
+{
+	int n = 0;
+	for (struct binfo *b = s->list; b; b = b->next) {
+		if (b->state != ST_MISSING && b->state != ST_MISMATCH && !b->forced)
+			continue;
+		char bidhex[140] = "none";
+		if (b->bid_size)
+			hex(b->bid, b->bid_size, bidhex);
+		const char *what = b->forced ? "used despite a build-id mismatch (--force)"
+				   : b->state == ST_MISMATCH ? "build-id mismatch, frames left unresolved"
+							     : "not found";
+		fprintf(out, "%s: %s: %s (build-id %s, %llu addresses); tried: %s\n", prog, b->path, what, bidhex,
+			(unsigned long long)b->addrs, b->tried.data ? (char *)b->tried.data : "nothing");
+		n++;
+	}
+	return n;
+}
+
+void sym_counts(const struct symbolizer *s, unsigned *found, unsigned *missing, unsigned *mismatched)
+{
+	*found = *missing = *mismatched = 0;
+	for (const struct binfo *b = s->list; b; b = b->next) {
+		if (b->state == ST_OK)
+			(*found)++;
+		else if (b->state == ST_MISSING)
+			(*missing)++;
+		else if (b->state == ST_MISMATCH)
+			(*mismatched)++;
+	}
+}

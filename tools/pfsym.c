@@ -1,0 +1,360 @@
+/*
+ * pfsym - add a resolved profile (symbolized samples) to a recording.
+ *
+ * Reads a .pf file, copies every section through (dropping an older resolved
+ * profile), and appends STRINGS/FRAMES/STACKS/SAMPLES/SYMINFO sections
+ * (format/profile.md) in bounded chunks, so that it streams.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pfsym.h"
+
+#define PROG "pfsym"
+#define CHUNK_SAMPLES 65536
+#define TABLE_CHUNK_BYTES (4u << 20)
+
+static void usage(FILE *f)
+{
+	fputs("Usage: pfsym [OPTIONS] [IN.pf|-] [-o OUT.pf|-]\n"
+	      "Symbolize a recording: copy IN (default: standard input) to OUT (default:\n"
+	      "standard output) with a resolved profile added: function names for every\n"
+	      "sampled address and callchain frame, interned stacks and samples.\n"
+	      "\n"
+	      "Options:\n"
+	      "  -o, --output=FILE     write to FILE ('-' = standard output; never a terminal)\n"
+	      "      --symfs=DIR       look for binaries under DIR first (a copy of the\n"
+	      "                        recorded machine's root file system)\n"
+	      "      --debug-dir=DIR   also look for debug files in DIR (DIR/.build-id/xx/rest.debug,\n"
+	      "                        DIR/PATH, DIR/PATH.debug); may be repeated\n"
+	      "  -f, --force           use binaries whose build-id differs from the recorded one\n"
+	      "  -q, --quiet           no summary on standard error\n"
+	      "  -h, --help            show this help and exit\n"
+	      "  -V, --version         show the version and exit\n"
+	      "\n"
+	      "Binaries are looked up in this order: --symfs DIR + path, the recorded path,\n"
+	      "each --debug-dir, /usr/lib/debug/.build-id/xx/rest.debug. A file is used only\n"
+	      "if its build-id matches the recording; frames of missing or mismatched\n"
+	      "binaries stay '[file+0xOFFSET]' and the summary lists the places tried.\n"
+	      "\n"
+	      "Exit status: 0 ok, 1 error (including a damaged input), 2 usage.\n",
+	      f);
+}
+
+struct state {
+	pf_writer *w;
+	struct pf_prof prof;
+	struct pf_buf samples, bs, bf, bk;
+	uint32_t n_pending;
+	int werr;
+};
+
+static int flush_chunk(struct state *st)
+{
+	int rc, more;
+	do {
+		more = pf_prof_encode_tables(&st->prof, &st->bs, &st->bf, &st->bk, TABLE_CHUNK_BYTES);
+		if (more < 0)
+			return more;
+		if (st->bs.len && (rc = pf_writer_section(st->w, PF_SEC_STRINGS, 0, st->bs.data, st->bs.len)))
+			return rc;
+		if (st->bf.len && (rc = pf_writer_section(st->w, PF_SEC_FRAMES, 0, st->bf.data, st->bf.len)))
+			return rc;
+		if (st->bk.len && (rc = pf_writer_section(st->w, PF_SEC_STACKS, 0, st->bk.data, st->bk.len)))
+			return rc;
+	} while (more);
+	if (st->n_pending) {
+		if ((rc = pf_writer_section(st->w, PF_SEC_SAMPLES, 0, st->samples.data, st->samples.len)))
+			return rc;
+		st->n_pending = 0;
+		if (pf_prof_samples_begin(&st->samples))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int on_sample(void *ctx, const struct pf_prof_sample *s)
+{
+	struct state *st = ctx;
+	if (pf_prof_samples_add(&st->samples, s))
+		return -ENOMEM;
+	if (++st->n_pending >= CHUNK_SAMPLES)
+		return flush_chunk(st);
+	return 0;
+}
+
+static int write_syminfo_start(pf_writer *w, const char *in, const char *symfs, int force)
+{
+	struct pf_buf b = { 0 };
+	int rc = pf_kv_add(&b, "pfsym.version", PF_VERSION_STRING);
+	rc |= pf_kv_add(&b, "input", in);
+	if (symfs)
+		rc |= pf_kv_add(&b, "symfs", symfs);
+	rc |= pf_kv_add(&b, "force", force ? "1" : "0");
+	if (!rc)
+		rc = pf_writer_section(w, PF_SEC_SYMINFO, 0, b.data, b.len);
+	pf_buf_free(&b);
+	return rc;
+}
+
+static int write_syminfo_end(pf_writer *w, const struct pf_prof_stats *ps, const struct pf_prof *p,
+			     unsigned found, unsigned missing, unsigned mismatched)
+{
+	struct pf_buf b = { 0 };
+	int rc = pf_kv_add_u64(&b, "samples", ps->samples);
+	rc |= pf_kv_add_u64(&b, "lost", ps->lost);
+	rc |= pf_kv_add_u64(&b, "bad_samples", ps->bad_samples);
+	rc |= pf_kv_add_u64(&b, "unique_addresses", ps->unique_addrs);
+	rc |= pf_kv_add_u64(&b, "user_frames", ps->frames);
+	rc |= pf_kv_add_u64(&b, "user_frames_resolved", ps->frames_resolved);
+	rc |= pf_kv_add_u64(&b, "kernel_frames", ps->frames_kernel);
+	rc |= pf_kv_add_u64(&b, "strings", p->n_str);
+	rc |= pf_kv_add_u64(&b, "frames", p->n_frames);
+	rc |= pf_kv_add_u64(&b, "stacks", p->n_stacks);
+	rc |= pf_kv_add_u64(&b, "binaries_found", found);
+	rc |= pf_kv_add_u64(&b, "binaries_missing", missing);
+	rc |= pf_kv_add_u64(&b, "binaries_mismatched", mismatched);
+	if (!rc)
+		rc = pf_writer_section(w, PF_SEC_SYMINFO, 0, b.data, b.len);
+	pf_buf_free(&b);
+	return rc;
+}
+
+static void prescan(const char *path, struct symbolizer *sym, struct pf_maps *maps)
+{
+	pf_reader *r;
+	if (pf_reader_open(&r, path) < 0) {
+		pf_reader_close(r);
+		return;
+	}
+	struct pf_section s;
+	int rc;
+	while ((rc = pf_reader_next(r, &s)) != 0) {
+		if (rc < 0) {
+			if (!pf_reader_can_continue(r))
+				break;
+			continue;
+		}
+		if (s.type == PF_SEC_DSO_IMAGE) {
+			struct pf_dso_image img;
+			if (pf_dso_image_decode(s.data, s.size, &img) == 0)
+				sym_add_image(sym, &img);
+		} else if (s.type == PF_SEC_BUILDID) {
+			size_t pos = 0;
+			struct pf_buildid e;
+			while (pf_buildid_next(s.data, s.size, &pos, &e) > 0)
+				pf_maps_note_buildid(maps, &e);
+		}
+	}
+	pf_reader_close(r);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "symfs", required_argument, NULL, 'S' },
+		{ "debug-dir", required_argument, NULL, 'D' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct pfsym_opts so = { 0 };
+	const char *out = NULL, *in = "-";
+	const char *ddirs[32];
+	int quiet = 0, c;
+	so.debug_dirs = ddirs;
+	while ((c = getopt_long(argc, argv, "o:fqhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			out = optarg;
+			break;
+		case 'S':
+			so.symfs = optarg;
+			break;
+		case 'D':
+			if (so.n_debug_dirs == 32) {
+				fprintf(stderr, PROG ": too many --debug-dir options (at most 32)\n");
+				return 2;
+			}
+			ddirs[so.n_debug_dirs++] = optarg;
+			break;
+		case 'f':
+			so.force = 1;
+			break;
+		case 'q':
+			quiet = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf(PROG " (pftools) %s\n", PF_VERSION_STRING);
+			return 0;
+		default:
+			fprintf(stderr, "Try '" PROG " --help' for more information.\n");
+			return 2;
+		}
+	}
+	if (optind < argc)
+		in = argv[optind++];
+	if (optind < argc && !out)
+		out = argv[optind++];
+	if (optind < argc) {
+		fprintf(stderr, PROG ": unexpected argument '%s'\nTry '" PROG " --help' for more information.\n",
+			argv[optind]);
+		return 2;
+	}
+	if (!out)
+		out = "-";
+
+	int ofd = 1;
+	if (strcmp(out, "-") == 0) {
+		if (isatty(1)) {
+			fprintf(stderr, PROG ": refusing to write binary data to a terminal (use -o FILE or a pipe)\n");
+			return 1;
+		}
+	} else {
+		ofd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (ofd < 0) {
+			fprintf(stderr, PROG ": %s: %s\n", out, strerror(errno));
+			return 1;
+		}
+	}
+
+	pf_reader *r;
+	int rc = pf_reader_open(&r, in);
+	if (rc < 0) {
+		const char *m = r ? pf_reader_errmsg(r) : "";
+		if (m && *m)
+			fprintf(stderr, PROG ": %s\n", m);
+		else
+			fprintf(stderr, PROG ": %s: %s\n", in, strerror(-rc));
+		pf_reader_close(r);
+		if (ofd != 1)
+			close(ofd);
+		return 1;
+	}
+	const struct pf_file_header *fh = pf_reader_header(r);
+	struct pf_writer_opts wo = PF_WRITER_OPTS_INIT;
+	wo.word_size = fh->word_size;
+	wo.e_machine = fh->e_machine;
+	/* the reader hands out kernel data in host order: write it so */
+	struct state st = { 0 };
+	pf_prof_init(&st.prof);
+	int status = 0;
+	struct symbolizer *sym = sym_new(&so);
+	pf_prof_builder *b = NULL;
+	struct pf_prof_builder_opts bo = { sizeof(bo), sym_resolve, sym, on_sample, &st };
+	if (!sym || pf_prof_samples_begin(&st.samples) || pf_prof_builder_new(&b, &st.prof, &bo) < 0) {
+		fprintf(stderr, PROG ": out of memory\n");
+		return 1;
+	}
+	if ((rc = pf_writer_open_fd(&st.w, ofd, &wo)) < 0 ||
+	    (rc = write_syminfo_start(st.w, in, so.symfs, so.force)) < 0) {
+		fprintf(stderr, PROG ": %s: %s\n", out, strerror(-rc));
+		status = 1;
+		goto done;
+	}
+
+	/* BUILDID and DSO_IMAGE ([vdso]) come at the end of pfrec's files: when
+	 * the input is a regular file, read them first. */
+	struct stat sb;
+	if (strcmp(in, "-") != 0 && stat(in, &sb) == 0 && S_ISREG(sb.st_mode))
+		prescan(in, sym, pf_prof_builder_maps(b));
+
+	struct pf_section s;
+	int ended = 0;
+	while ((rc = pf_reader_next(r, &s)) != 0) {
+		if (rc < 0) {
+			fprintf(stderr, PROG ": %s\n", pf_reader_errmsg(r));
+			status = 1;
+			if (!pf_reader_can_continue(r))
+				break;
+			continue;
+		}
+		if (s.type >= 0x0100 && s.type <= 0x01ff)
+			continue; /* an older resolved profile: replaced */
+		if (s.type == PF_SEC_END) {
+			if ((rc = flush_chunk(&st)) < 0)
+				break;
+			unsigned fo, mi, mm;
+			sym_counts(sym, &fo, &mi, &mm);
+			if ((rc = write_syminfo_end(st.w, pf_prof_builder_stats(b), &st.prof, fo, mi, mm)) < 0)
+				break;
+			ended = 1;
+		}
+		if (s.type == PF_SEC_RECORDS)
+			rc = pf_writer_records(st.w, s.data, s.size);
+		else
+			rc = pf_writer_section(st.w, s.type, s.flags, s.data, s.size);
+		if (rc < 0)
+			break;
+		if (s.type == PF_SEC_DSO_IMAGE) {
+			struct pf_dso_image img;
+			if (pf_dso_image_decode(s.data, s.size, &img) == 0 && (rc = sym_add_image(sym, &img)) < 0)
+				break;
+		}
+		rc = pf_prof_builder_section(b, &s);
+		if (rc == -EBADMSG) {
+			fprintf(stderr, PROG ": %s: %s\n", pf_reader_name(r), pf_prof_builder_errmsg(b));
+			status = 1;
+			rc = 0;
+		} else if (rc < 0) {
+			break;
+		}
+	}
+	if (rc < 0) {
+		fprintf(stderr, PROG ": %s: %s\n", rc == -ENOMEM ? in : out, strerror(-rc));
+		status = 1;
+		goto done;
+	}
+	if (!ended) {
+		unsigned fo, mi, mm;
+		sym_counts(sym, &fo, &mi, &mm);
+		if ((rc = flush_chunk(&st)) < 0 ||
+		    (rc = write_syminfo_end(st.w, pf_prof_builder_stats(b), &st.prof, fo, mi, mm)) < 0) {
+			fprintf(stderr, PROG ": %s: %s\n", out, strerror(-rc));
+			status = 1;
+			goto done;
+		}
+	}
+	if ((rc = pf_writer_close(st.w)) < 0) {
+		fprintf(stderr, PROG ": %s: %s\n", out, strerror(-rc));
+		status = 1;
+	}
+	st.w = NULL;
+	if (!quiet) {
+		const struct pf_prof_stats *ps = pf_prof_builder_stats(b);
+		double pct = ps->frames ? 100.0 * (double)ps->frames_resolved / (double)ps->frames : 100.0;
+		fprintf(stderr,
+			PROG ": %llu samples, %llu lost, %llu unique addresses, %.1f%% of %llu user frames resolved, "
+			     "%llu kernel frames\n",
+			(unsigned long long)ps->samples, (unsigned long long)ps->lost,
+			(unsigned long long)ps->unique_addrs, pct, (unsigned long long)ps->frames,
+			(unsigned long long)ps->frames_kernel);
+		sym_report(sym, stderr, PROG);
+	}
+done:
+	if (st.w)
+		pf_writer_close(st.w);
+	pf_prof_builder_free(b);
+	sym_free(sym);
+	pf_prof_free(&st.prof);
+	pf_buf_free(&st.samples);
+	pf_buf_free(&st.bs);
+	pf_buf_free(&st.bf);
+	pf_buf_free(&st.bk);
+	pf_reader_close(r);
+	if (ofd != 1)
+		close(ofd);
+	return status;
+}

@@ -1,0 +1,35 @@
+/*
+ * pfsym.h - pfsym internals: the ELF symbolizer (pfsym-elf.c).
+ */
+#ifndef PFSYM_H
+#define PFSYM_H
+
+#include <stdio.h>
+#include "profile.h"
+
+struct pfsym_opts {
+	const char *symfs;         /* root of a copy of the recorded machine's files, or NULL */
+	const char **debug_dirs;   /* extra debug directories, tried before /usr/lib/debug */
+	int n_debug_dirs;
+	int force;                 /* use a binary whose build-id differs */
+};
+
+struct symbolizer;
+
+struct symbolizer *sym_new(const struct pfsym_opts *o);
+void sym_free(struct symbolizer *s);
+
+/* Keeps a copy of a DSO_IMAGE (the [vdso] image) to symbolize from. */
+int sym_add_image(struct symbolizer *s, const struct pf_dso_image *img);
+
+/* pf_prof_resolve_fn: ctx is the struct symbolizer. */
+int sym_resolve(void *ctx, struct pf_prof *p, struct pf_dso *dso, struct pf_prof_frame *f);
+
+/* Prints, for every binary with unresolved frames (not found, mismatched),
+ * its path, build-id and the places tried. @return the number printed. */
+int sym_report(struct symbolizer *s, FILE *out, const char *prog);
+
+/* Counts of binaries: found and used, missing, mismatched. */
+void sym_counts(const struct symbolizer *s, unsigned *found, unsigned *missing, unsigned *mismatched);
+
+#endif
