@@ -1,0 +1,1522 @@
+/*
+ * pfdump - show everything a .pf file holds, or say where and why it is damaged.
+ *
+ * The file is streamed section by section through libpfile's reader: memory
+ * is bounded by the largest section plus per-pid and per-file tables,
+ * whatever the file size.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pfile.h"
+
+#ifndef PF_VERSION_STRING
+#define PF_VERSION_STRING PF_LIB_VERSION
+#endif
+
+enum mode { M_DUMP, M_HEADER, M_STATS, M_BUILDIDS };
+
+static enum mode mode = M_DUMP;
+static int json;
+static const char *fname;
+static FILE *out;
+static unsigned n_errors;
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: pfdump [OPTIONS] [FILE|-]\n"
+		"Show the contents of a .pf recording: file header, META, events, sections\n"
+		"and every perf record (in time order within each RECORDS section).\n"
+		"FILE defaults to standard input (\"-\").\n"
+		"\n"
+		"Options:\n"
+		"  -H, --header      show the file header, META, events and the section list only\n"
+		"  -s, --stats       records per type, samples per process, lost samples,\n"
+		"                    section sizes and compression, completeness\n"
+		"  -b, --build-ids   one \"BUILDID PATH\" line per file with a build-id\n"
+		"  -j, --json        JSON Lines output (one object per line)\n"
+		"  -h, --help        show this help and exit\n"
+		"  -V, --version     show the version and exit\n"
+		"\n"
+		"Exit status: 0 intact (also for an incomplete recording without END),\n"
+		"1 damaged or unreadable file, 2 usage error.\n");
+}
+
+/* ------------------------------------------------------------------------ */
+/* Output helpers: text "key=value" pairs or JSON members                    */
+/* ------------------------------------------------------------------------ */
+
+static void json_str(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s, *end = p + n;
+	putc('"', out);
+	while (p < end) {
+		unsigned c = *p;
+		if (c == '"' || c == '\\') {
+			putc('\\', out);
+			putc((int)c, out);
+			p++;
+		} else if (c < 0x20 || c == 0x7f) {
+			switch (c) {
+			case '\n': fputs("\\n", out); break;
+			case '\t': fputs("\\t", out); break;
+			case '\r': fputs("\\r", out); break;
+			default: fprintf(out, "\\u%04x", c); break;
+			}
+			p++;
+		} else if (c < 0x80) {
+			putc((int)c, out);
+			p++;
+		} else {
+			/* pass valid UTF-8 sequences through, escape other bytes as code points */
+			int len = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
+			int ok = len > 0 && end - p >= len;
+			for (int i = 1; ok && i < len; i++)
+				ok = (p[i] & 0xc0) == 0x80;
+			if (ok) {
+				fwrite(p, 1, (size_t)len, out);
+				p += len;
+			} else {
+				fprintf(out, "\\u%04x", c);
+				p++;
+			}
+		}
+	}
+	putc('"', out);
+}
+
+/* Text form of a string: printable bytes as they are, others escaped. */
+static void text_str(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == '\n')
+			fputs("\\n", out);
+		else if (c == '\t')
+			fputs("\\t", out);
+		else if (c == '\\')
+			fputs("\\\\", out);
+		else if (c < 0x20 || c == 0x7f)
+			fprintf(out, "\\x%02x", c);
+		else
+			putc(c, out);
+	}
+}
+
+static int first_member;
+
+static void obj_begin(const char *type)
+{
+	if (json) {
+		fprintf(out, "{\"type\":\"%s\"", type);
+		first_member = 0;
+	} else {
+		fputs(type, out);
+	}
+}
+
+static void obj_end(void)
+{
+	fputs(json ? "}\n" : "\n", out);
+}
+
+static void key(const char *k)
+{
+	if (json)
+		fprintf(out, ",\"%s\":", k);
+	else
+		fprintf(out, " %s=", k);
+}
+
+static int rename_task_ids; /* JSON: the record prefix already has "pid"/"tid" */
+
+static void f_u64(const char *k, uint64_t v)
+{
+	if (rename_task_ids && (!strcmp(k, "pid") || !strcmp(k, "tid"))) {
+		fprintf(out, ",\"rec_%s\":%" PRIu64, k, v);
+		return;
+	}
+	key(k);
+	fprintf(out, "%" PRIu64, v);
+}
+
+static void f_hex(const char *k, uint64_t v)
+{
+	key(k);
+	fprintf(out, json ? "\"0x%" PRIx64 "\"" : "0x%" PRIx64, v);
+}
+
+static void f_str(const char *k, const char *s, size_t n)
+{
+	key(k);
+	if (json)
+		json_str(s, n);
+	else
+		text_str(s, n);
+}
+
+static void f_cstr(const char *k, const char *s)
+{
+	f_str(k, s, strlen(s));
+}
+
+static void f_bytes(const char *k, const uint8_t *b, size_t n)
+{
+	key(k);
+	if (json)
+		putc('"', out);
+	for (size_t i = 0; i < n; i++)
+		fprintf(out, "%02x", b[i]);
+	if (json)
+		putc('"', out);
+	else if (n == 0)
+		fputs("-", out);
+}
+
+/* A list of u64 values: JSON array, or comma-separated text. */
+static void f_list(const char *k, const uint64_t *v, size_t n, int hex)
+{
+	key(k);
+	if (json)
+		putc('[', out);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t x;
+		memcpy(&x, v + i, 8);
+		if (i)
+			putc(',', out);
+		if (hex)
+			fprintf(out, json ? "\"0x%" PRIx64 "\"" : "0x%" PRIx64, x);
+		else
+			fprintf(out, "%" PRIu64, x);
+	}
+	if (json)
+		putc(']', out);
+	else if (n == 0)
+		fputs("-", out);
+}
+
+static void error_line(const char *msg)
+{
+	fflush(out);
+	fprintf(stderr, "pfdump: %s\n", msg);
+	n_errors++;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Names                                                                     */
+/* ------------------------------------------------------------------------ */
+
+static const char *section_name(uint16_t t)
+{
+	switch (t) {
+	case PF_SEC_META: return "META";
+	case PF_SEC_EVENT: return "EVENT";
+	case PF_SEC_RECORDS: return "RECORDS";
+	case PF_SEC_MAPS: return "MAPS";
+	case PF_SEC_BUILDID: return "BUILDID";
+	case PF_SEC_END: return "END";
+	case PF_SEC_DSO_IMAGE: return "DSO_IMAGE";
+	case PF_SEC_THREADS: return "THREADS";
+	case PF_SEC_STRINGS: return "STRINGS";
+	case PF_SEC_FRAMES: return "FRAMES";
+	case PF_SEC_STACKS: return "STACKS";
+	case PF_SEC_SAMPLES: return "SAMPLES";
+	case PF_SEC_SYMINFO: return "SYMINFO";
+	}
+	return NULL;
+}
+
+static const char *machine_name(uint16_t m)
+{
+	switch (m) {
+	case 3: return "i386";
+	case 8: return "mips";
+	case 20: return "ppc";
+	case 21: return "ppc64";
+	case 22: return "s390";
+	case 40: return "arm";
+	case 62: return "x86_64";
+	case 183: return "aarch64";
+	case 243: return "riscv";
+	}
+	return "unknown";
+}
+
+static const char *const sample_bits[] = {
+	"IP", "TID", "TIME", "ADDR", "READ", "CALLCHAIN", "ID", "CPU", "PERIOD", "STREAM_ID", "RAW",
+	"BRANCH_STACK", "REGS_USER", "STACK_USER", "WEIGHT", "DATA_SRC", "IDENTIFIER", "TRANSACTION",
+	"REGS_INTR", "PHYS_ADDR", "AUX", "CGROUP", "DATA_PAGE_SIZE", "CODE_PAGE_SIZE", "WEIGHT_STRUCT",
+};
+static const char *const format_bits[] = { "TOTAL_TIME_ENABLED", "TOTAL_TIME_RUNNING", "ID", "GROUP", "LOST" };
+static const char *const attr_bits[] = {
+	"disabled", "inherit", "pinned", "exclusive", "exclude_user", "exclude_kernel", "exclude_hv",
+	"exclude_idle", "mmap", "comm", "freq", "inherit_stat", "enable_on_exec", "task", "watermark",
+	"precise_ip", "precise_ip", "mmap_data", "sample_id_all", "exclude_host", "exclude_guest",
+	"exclude_callchain_kernel", "exclude_callchain_user", "mmap2", "comm_exec", "use_clockid",
+	"context_switch", "write_backward", "namespaces", "ksymbol", "bpf_event", "aux_output", "cgroup",
+	"text_poke", "build_id", "inherit_thread", "remove_on_exec", "sigtrap",
+};
+
+static void f_bits(const char *k, uint64_t v, const char *const *names, unsigned n)
+{
+	char buf[512];
+	size_t len = 0;
+	buf[0] = 0;
+	for (unsigned i = 0; i < 64; i++) {
+		if (!(v & (1ull << i)))
+			continue;
+		char tmp[32];
+		const char *nm = i < n ? names[i] : NULL;
+		if (!nm) {
+			snprintf(tmp, sizeof(tmp), "bit%u", i);
+			nm = tmp;
+		}
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s", len ? "|" : "", nm);
+		if (len >= sizeof(buf))
+			len = sizeof(buf) - 1;
+	}
+	if (!len)
+		snprintf(buf, sizeof(buf), "0");
+	f_cstr(k, buf);
+}
+
+static const char *cpumode_name(uint16_t misc)
+{
+	switch (misc & PERF_RECORD_MISC_CPUMODE_MASK) {
+	case PERF_RECORD_MISC_KERNEL: return "kernel";
+	case PERF_RECORD_MISC_USER: return "user";
+	case PERF_RECORD_MISC_HYPERVISOR: return "hypervisor";
+	case PERF_RECORD_MISC_GUEST_KERNEL: return "guest-kernel";
+	case PERF_RECORD_MISC_GUEST_USER: return "guest-user";
+	}
+	return "unknown";
+}
+
+static const char *context_name(uint64_t a)
+{
+	switch (a) {
+	case PERF_CONTEXT_HV: return "hv";
+	case PERF_CONTEXT_KERNEL: return "kernel";
+	case PERF_CONTEXT_USER: return "user";
+	case PERF_CONTEXT_GUEST: return "guest";
+	case PERF_CONTEXT_GUEST_KERNEL: return "guest-kernel";
+	case PERF_CONTEXT_GUEST_USER: return "guest-user";
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Tables for --stats and --build-ids (sized by distinct pids / files)       */
+/* ------------------------------------------------------------------------ */
+
+struct pident {
+	uint32_t pid;
+	uint32_t used;
+	uint64_t samples;
+	char comm[32];
+	int comm_main; /* comm came from the main thread (tid == pid) */
+};
+static struct pident *pids;
+static size_t pid_cap, pid_n;
+
+static uint32_t hash32(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	return (uint32_t)x;
+}
+
+static struct pident *pid_get(uint32_t pid)
+{
+	if ((pid_n + 1) * 2 > pid_cap) {
+		size_t ncap = pid_cap ? pid_cap * 2 : 256;
+		struct pident *n = calloc(ncap, sizeof(*n));
+		if (!n) {
+			fprintf(stderr, "pfdump: out of memory\n");
+			exit(1);
+		}
+		for (size_t i = 0; i < pid_cap; i++) {
+			if (!pids[i].used)
+				continue;
+			size_t h = hash32(pids[i].pid) & (ncap - 1);
+			while (n[h].used)
+				h = (h + 1) & (ncap - 1);
+			n[h] = pids[i];
+		}
+		free(pids);
+		pids = n;
+		pid_cap = ncap;
+	}
+	size_t h = hash32(pid) & (pid_cap - 1);
+	while (pids[h].used) {
+		if (pids[h].pid == pid)
+			return &pids[h];
+		h = (h + 1) & (pid_cap - 1);
+	}
+	pids[h].used = 1;
+	pids[h].pid = pid;
+	pid_n++;
+	return &pids[h];
+}
+
+static void pid_comm(uint32_t pid, uint32_t tid, const char *comm, size_t len)
+{
+	struct pident *p = pid_get(pid);
+	int main_thread = pid == tid;
+	if (p->comm[0] && p->comm_main && !main_thread)
+		return;
+	if (len >= sizeof(p->comm))
+		len = sizeof(p->comm) - 1;
+	memcpy(p->comm, comm, len);
+	p->comm[len] = 0;
+	p->comm_main = main_thread;
+}
+
+/* build-id set: key = xxh3 of (build-id, path) */
+static uint64_t *bid_keys;
+static size_t bid_cap, bid_n;
+
+static int bid_seen(const uint8_t *id, size_t idn, const char *path, size_t pn)
+{
+	uint8_t tmp[64 + 4096];
+	if (pn > 4096)
+		pn = 4096;
+	memcpy(tmp, id, idn);
+	memcpy(tmp + idn, path, pn);
+	uint64_t k = pf_xxh3(tmp, idn + pn) | 1;
+	if ((bid_n + 1) * 2 > bid_cap) {
+		size_t ncap = bid_cap ? bid_cap * 2 : 256;
+		uint64_t *n = calloc(ncap, sizeof(*n));
+		if (!n) {
+			fprintf(stderr, "pfdump: out of memory\n");
+			exit(1);
+		}
+		for (size_t i = 0; i < bid_cap; i++) {
+			if (!bid_keys[i])
+				continue;
+			size_t h = hash32(bid_keys[i]) & (ncap - 1);
+			while (n[h])
+				h = (h + 1) & (ncap - 1);
+			n[h] = bid_keys[i];
+		}
+		free(bid_keys);
+		bid_keys = n;
+		bid_cap = ncap;
+	}
+	size_t h = hash32(k) & (bid_cap - 1);
+	while (bid_keys[h]) {
+		if (bid_keys[h] == k)
+			return 1;
+		h = (h + 1) & (bid_cap - 1);
+	}
+	bid_keys[h] = k;
+	bid_n++;
+	return 0;
+}
+
+static void print_buildid(const uint8_t *id, size_t idn, const char *path, size_t pn)
+{
+	if (!idn || bid_seen(id, idn, path, pn))
+		return;
+	if (json) {
+		obj_begin("buildid");
+		f_bytes("build_id", id, idn);
+		f_str("path", path, pn);
+		obj_end();
+		return;
+	}
+	for (size_t i = 0; i < idn; i++)
+		fprintf(out, "%02x", id[i]);
+	putc(' ', out);
+	text_str(path, pn);
+	putc('\n', out);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Statistics                                                                */
+/* ------------------------------------------------------------------------ */
+
+struct secstat {
+	uint64_t count, raw, stored;
+};
+static struct secstat secstats[3][256]; /* [range: 0 raw, 1 profile, 2 other][type & 0xff] */
+static uint64_t rec_by_type[65]; /* [64] = unknown types */
+static uint64_t n_records, n_samples, n_lost, bad_records;
+static uint64_t t_first = UINT64_MAX, t_last;
+static int have_end;
+static struct pf_end end_totals;
+static uint64_t file_sections;
+
+static struct secstat *secstat_of(uint16_t type)
+{
+	if (type < 0x100)
+		return &secstats[0][type];
+	if (type < 0x200)
+		return &secstats[1][type & 0xff];
+	return &secstats[2][0];
+}
+
+/* ------------------------------------------------------------------------ */
+/* Record printing                                                           */
+/* ------------------------------------------------------------------------ */
+
+/* Bounded reads from a record body. */
+struct rd {
+	const uint8_t *p;
+	size_t n, off;
+	int bad;
+};
+
+static uint64_t r64(struct rd *r)
+{
+	uint64_t v = 0;
+	if (r->n - r->off < 8 || r->off > r->n) {
+		r->bad = 1;
+		r->off = r->n;
+		return 0;
+	}
+	memcpy(&v, r->p + r->off, 8);
+	r->off += 8;
+	return v;
+}
+
+static uint32_t r32(struct rd *r)
+{
+	uint32_t v = 0;
+	if (r->n - r->off < 4 || r->off > r->n) {
+		r->bad = 1;
+		r->off = r->n;
+		return 0;
+	}
+	memcpy(&v, r->p + r->off, 4);
+	r->off += 4;
+	return v;
+}
+
+static uint16_t r16(struct rd *r)
+{
+	uint16_t v = 0;
+	if (r->n - r->off < 2 || r->off > r->n) {
+		r->bad = 1;
+		r->off = r->n;
+		return 0;
+	}
+	memcpy(&v, r->p + r->off, 2);
+	r->off += 2;
+	return v;
+}
+
+/* A NUL-terminated string filling the rest of the body (padding after it). */
+static void rstr(struct rd *r, const char **s, size_t *len)
+{
+	*s = (const char *)r->p + r->off;
+	*len = strnlen(*s, r->n - r->off);
+	r->off = r->n;
+}
+
+static void print_sample(const struct pf_event *ev, const struct pf_sample *s)
+{
+	uint64_t st = s->present;
+	if (st & PERF_SAMPLE_IP)
+		f_hex("ip", s->ip);
+	if (st & PERF_SAMPLE_ADDR)
+		f_hex("addr", s->addr);
+	if (st & (PERF_SAMPLE_ID | PERF_SAMPLE_IDENTIFIER))
+		f_u64("id", s->id);
+	if (st & PERF_SAMPLE_STREAM_ID)
+		f_u64("stream_id", s->stream_id);
+	if (st & PERF_SAMPLE_PERIOD)
+		f_u64("period", s->period);
+	if (st & PERF_SAMPLE_READ)
+		f_list("read", s->read, s->read_size, 0);
+	if (st & PERF_SAMPLE_RAW) {
+		f_u64("raw_size", s->raw_size);
+		f_bytes("raw", s->raw, s->raw_size > 64 ? 64 : s->raw_size);
+	}
+	if (st & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT))
+		f_hex("weight", s->weight);
+	if (st & PERF_SAMPLE_DATA_SRC)
+		f_hex("data_src", s->data_src);
+	if (st & PERF_SAMPLE_TRANSACTION)
+		f_hex("transaction", s->transaction);
+	if (st & PERF_SAMPLE_REGS_USER) {
+		f_u64("user_regs_abi", s->user_regs_abi);
+		f_hex("user_regs_mask", s->user_regs_mask);
+		if (s->user_regs)
+			f_list("user_regs", s->user_regs, (size_t)__builtin_popcountll(s->user_regs_mask), 1);
+	}
+	if (st & PERF_SAMPLE_STACK_USER) {
+		f_u64("user_stack_size", s->user_stack_size);
+		f_u64("user_stack_dyn_size", s->user_stack_dyn_size);
+	}
+	if (st & PERF_SAMPLE_REGS_INTR) {
+		f_u64("intr_regs_abi", s->intr_regs_abi);
+		f_hex("intr_regs_mask", s->intr_regs_mask);
+		if (s->intr_regs)
+			f_list("intr_regs", s->intr_regs, (size_t)__builtin_popcountll(s->intr_regs_mask), 1);
+	}
+	if (st & PERF_SAMPLE_PHYS_ADDR)
+		f_hex("phys_addr", s->phys_addr);
+	if (st & PERF_SAMPLE_CGROUP)
+		f_u64("cgroup", s->cgroup);
+	if (st & PERF_SAMPLE_DATA_PAGE_SIZE)
+		f_u64("data_page_size", s->data_page_size);
+	if (st & PERF_SAMPLE_CODE_PAGE_SIZE)
+		f_u64("code_page_size", s->code_page_size);
+	if (st & PERF_SAMPLE_AUX)
+		f_u64("aux_size", s->aux_size);
+	if (st & PERF_SAMPLE_BRANCH_STACK) {
+		f_u64("branch_nr", s->branch_nr);
+		if (ev->attr.branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX)
+			f_u64("branch_hw_idx", s->branch_hw_idx);
+	}
+	if (json) {
+		if (st & PERF_SAMPLE_CALLCHAIN)
+			f_list("callchain", s->callchain, s->callchain_nr, 1);
+		if (st & PERF_SAMPLE_BRANCH_STACK) {
+			fputs(",\"branches\":[", out);
+			for (uint64_t i = 0; i < s->branch_nr; i++) {
+				struct perf_branch_entry b;
+				memcpy(&b, s->branch + i, sizeof(b));
+				fprintf(out,
+					"%s{\"from\":\"0x%" PRIx64 "\",\"to\":\"0x%" PRIx64 "\",\"mispred\":%u,"
+					"\"predicted\":%u,\"in_tx\":%u,\"abort\":%u,\"cycles\":%u,\"type\":%u}",
+					i ? "," : "", (uint64_t)b.from, (uint64_t)b.to, (unsigned)b.mispred,
+					(unsigned)b.predicted, (unsigned)b.in_tx, (unsigned)b.abort,
+					(unsigned)b.cycles, (unsigned)b.type);
+			}
+			putc(']', out);
+		}
+		return;
+	}
+	putc('\n', out);
+	/* text: one indented line per callchain entry and branch */
+	if (st & PERF_SAMPLE_CALLCHAIN) {
+		for (uint64_t i = 0; i < s->callchain_nr; i++) {
+			uint64_t a;
+			memcpy(&a, s->callchain + i, 8);
+			const char *ctx = context_name(a);
+			if (ctx)
+				fprintf(out, "\t    [%s]\n", ctx);
+			else
+				fprintf(out, "\t    0x%" PRIx64 "\n", a);
+		}
+	}
+	if (st & PERF_SAMPLE_BRANCH_STACK) {
+		for (uint64_t i = 0; i < s->branch_nr; i++) {
+			struct perf_branch_entry b;
+			memcpy(&b, s->branch + i, sizeof(b));
+			fprintf(out, "\t    branch 0x%" PRIx64 " -> 0x%" PRIx64 "%s%s cycles=%u type=%u\n",
+				(uint64_t)b.from, (uint64_t)b.to, b.mispred ? " mispred" : "",
+				b.predicted ? " predicted" : "", (unsigned)b.cycles, (unsigned)b.type);
+		}
+	}
+}
+
+/* Prints one record (host order). Returns 0, or -1 if its body is damaged. */
+static int print_record(const struct pf_section *sec, const struct pf_events *evs,
+			const struct perf_event_header *h)
+{
+	const struct pf_event *ev = pf_events_find(evs, h);
+	const char *tname = pf_record_type_name(h->type);
+	struct pf_sample s;
+	struct pf_sample_id sid;
+
+	memset(&sid, 0, sizeof(sid));
+	if (h->type == PERF_RECORD_SAMPLE) {
+		if (!ev || pf_sample_decode(ev, h, &s) < 0)
+			return -1;
+		sid.present = s.present;
+		sid.pid = s.pid;
+		sid.tid = s.tid;
+		sid.time = s.time;
+		sid.cpu = s.cpu;
+	} else if (ev && pf_sample_id_decode(ev, h, &sid) < 0) {
+		return -1;
+	}
+	size_t body_end = h->size;
+	if (h->type != PERF_RECORD_SAMPLE && h->type < 64 && ev)
+		body_end -= pf_sample_id_size(ev);
+	struct rd r = { (const uint8_t *)h, body_end, sizeof(*h), 0 };
+
+	/* common prefix */
+	char tn[32];
+	if (!tname) {
+		snprintf(tn, sizeof(tn), "UNKNOWN_%u", h->type);
+		tname = tn;
+	}
+	if (json) {
+		obj_begin("record");
+		f_u64("section", sec->index);
+		fprintf(out, ",\"record\":\"%s\"", tname);
+		if (sid.present & PERF_SAMPLE_TIME)
+			f_u64("time", sid.time);
+		if (sid.present & PERF_SAMPLE_CPU)
+			f_u64("cpu", sid.cpu);
+		if (sid.present & PERF_SAMPLE_TID) {
+			f_u64("pid", sid.pid);
+			f_u64("tid", sid.tid);
+		}
+		f_u64("misc", h->misc);
+		f_u64("size", h->size);
+		rename_task_ids = (sid.present & PERF_SAMPLE_TID) != 0;
+	} else {
+		if (sid.present & PERF_SAMPLE_TIME)
+			fprintf(out, "%" PRIu64 ".%09" PRIu64, sid.time / 1000000000u, sid.time % 1000000000u);
+		else
+			fputs("-", out);
+		if (sid.present & PERF_SAMPLE_CPU)
+			fprintf(out, " [%03u]", sid.cpu);
+		else
+			fputs(" [-]", out);
+		if (sid.present & PERF_SAMPLE_TID)
+			fprintf(out, " %u/%u", sid.pid, sid.tid);
+		else
+			fputs(" -/-", out);
+		fprintf(out, " %s", tname);
+	}
+
+	const char *str;
+	size_t slen;
+	uint32_t a, b;
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE:
+		if (ev->name[0])
+			f_cstr("event", ev->name);
+		f_cstr("cpumode", cpumode_name(h->misc));
+		if (h->misc & PERF_RECORD_MISC_EXACT_IP)
+			f_u64("exact_ip", 1);
+		rename_task_ids = 0;
+		print_sample(ev, &s);
+		if (json)
+			obj_end();
+		return 0;
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		a = r32(&r);
+		b = r32(&r);
+		f_u64("pid", a);
+		f_u64("tid", b);
+		f_hex("addr", r64(&r));
+		f_hex("len", r64(&r));
+		f_hex("pgoff", r64(&r));
+		if (h->type == PERF_RECORD_MMAP2) {
+			if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+				if (r.n - r.off < 24 || r.off > r.n) {
+					r.bad = 1;
+					break;
+				}
+				uint8_t n = r.p[r.off];
+				f_bytes("build_id", r.p + r.off + 4, n > 20 ? 20 : n);
+				r.off += 24;
+			} else {
+				f_u64("maj", r32(&r));
+				f_u64("min", r32(&r));
+				f_u64("ino", r64(&r));
+				f_u64("ino_generation", r64(&r));
+			}
+			f_hex("prot", r32(&r));
+			f_hex("flags", r32(&r));
+		}
+		if (r.bad)
+			break;
+		rstr(&r, &str, &slen);
+		f_str("filename", str, slen);
+		break;
+	case PERF_RECORD_COMM:
+		f_u64("pid", r32(&r));
+		f_u64("tid", r32(&r));
+		if (r.bad)
+			break;
+		rstr(&r, &str, &slen);
+		f_str("comm", str, slen);
+		if (h->misc & PERF_RECORD_MISC_COMM_EXEC)
+			f_u64("exec", 1);
+		break;
+	case PERF_RECORD_EXIT:
+	case PERF_RECORD_FORK:
+		f_u64("pid", r32(&r));
+		f_u64("ppid", r32(&r));
+		f_u64("tid", r32(&r));
+		f_u64("ptid", r32(&r));
+		f_u64("ptime", r64(&r));
+		break;
+	case PERF_RECORD_THROTTLE:
+	case PERF_RECORD_UNTHROTTLE:
+		f_u64("ptime", r64(&r));
+		f_u64("id", r64(&r));
+		f_u64("stream_id", r64(&r));
+		break;
+	case PERF_RECORD_LOST:
+		f_u64("id", r64(&r));
+		f_u64("lost", r64(&r));
+		break;
+	case PERF_RECORD_LOST_SAMPLES:
+		f_u64("lost", r64(&r));
+		break;
+	case PERF_RECORD_READ:
+		f_u64("pid", r32(&r));
+		f_u64("tid", r32(&r));
+		if (r.off <= r.n)
+			f_list("values", (const uint64_t *)(const void *)(r.p + r.off), (r.n - r.off) / 8, 0);
+		break;
+	case PERF_RECORD_AUX:
+		f_hex("aux_offset", r64(&r));
+		f_hex("aux_size", r64(&r));
+		f_hex("flags", r64(&r));
+		break;
+	case PERF_RECORD_ITRACE_START:
+		f_u64("pid", r32(&r));
+		f_u64("tid", r32(&r));
+		break;
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		f_cstr("dir", (h->misc & PERF_RECORD_MISC_SWITCH_OUT) ? "out" : "in");
+		if (h->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT)
+			f_u64("preempt", 1);
+		if (h->type == PERF_RECORD_SWITCH_CPU_WIDE) {
+			f_u64("next_prev_pid", r32(&r));
+			f_u64("next_prev_tid", r32(&r));
+		}
+		break;
+	case PERF_RECORD_NAMESPACES: {
+		f_u64("pid", r32(&r));
+		f_u64("tid", r32(&r));
+		uint64_t nr = r64(&r);
+		f_u64("nr_namespaces", nr);
+		if (r.bad || nr > (r.n - r.off) / 16) {
+			r.bad = 1;
+			break;
+		}
+		f_list("namespaces", (const uint64_t *)(const void *)(r.p + r.off), (size_t)nr * 2, 1);
+		break;
+	}
+	case PERF_RECORD_KSYMBOL:
+		f_hex("addr", r64(&r));
+		f_u64("len", r32(&r));
+		f_u64("ksym_type", r16(&r));
+		f_hex("flags", r16(&r));
+		if (r.bad)
+			break;
+		rstr(&r, &str, &slen);
+		f_str("name", str, slen);
+		break;
+	case PERF_RECORD_BPF_EVENT:
+		f_u64("bpf_type", r16(&r));
+		f_hex("flags", r16(&r));
+		f_u64("bpf_id", r32(&r));
+		if (r.bad || r.n - r.off < 8) {
+			r.bad = 1;
+			break;
+		}
+		f_bytes("tag", r.p + r.off, 8);
+		break;
+	case PERF_RECORD_CGROUP:
+		f_u64("cgroup_id", r64(&r));
+		if (r.bad)
+			break;
+		rstr(&r, &str, &slen);
+		f_str("path", str, slen);
+		break;
+	case PERF_RECORD_TEXT_POKE: {
+		f_hex("addr", r64(&r));
+		uint16_t ol = r16(&r), nl = r16(&r);
+		if (r.bad || (size_t)ol + nl > r.n - r.off) {
+			r.bad = 1;
+			break;
+		}
+		f_bytes("old", r.p + r.off, ol);
+		f_bytes("new", r.p + r.off + ol, nl);
+		break;
+	}
+	case 21: /* AUX_OUTPUT_HW_ID */
+		f_hex("hw_id", r64(&r));
+		break;
+	default:
+		break;
+	}
+	rename_task_ids = 0;
+	if (!json)
+		putc('\n', out);
+	else
+		obj_end();
+	return r.bad ? -1 : 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* RECORDS sections                                                          */
+/* ------------------------------------------------------------------------ */
+
+struct ent {
+	uint64_t time;
+	uint32_t off;
+	uint32_t seq;
+};
+static struct ent *ents;
+static size_t ent_cap;
+
+static int ent_cmp(const void *x, const void *y)
+{
+	const struct ent *a = x, *b = y;
+	if (a->time != b->time)
+		return a->time < b->time ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+static void record_error(const struct pf_section *sec, size_t rec_off, const char *what)
+{
+	char msg[512];
+	snprintf(msg, sizeof(msg), "%s: section %" PRIu64 " at offset %" PRIu64 ": record at byte %zu of the section's data: %s",
+		 fname, sec->index, sec->offset, rec_off, what);
+	error_line(msg);
+}
+
+static void stats_record(const struct pf_events *evs, const struct perf_event_header *h)
+{
+	n_records++;
+	rec_by_type[h->type < 64 ? h->type : 64]++;
+	const struct pf_event *ev = pf_events_find(evs, h);
+	uint64_t t = pf_record_time(ev, h);
+	if (t) {
+		if (t < t_first)
+			t_first = t;
+		if (t > t_last)
+			t_last = t;
+	}
+	const uint8_t *b = (const uint8_t *)(h + 1);
+	size_t body = h->size - sizeof(*h);
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE: {
+		struct pf_sample s;
+		n_samples++;
+		if (!ev || pf_sample_decode(ev, h, &s) < 0) {
+			bad_records++;
+			break;
+		}
+		if (s.present & PERF_SAMPLE_TID)
+			pid_get(s.pid)->samples++;
+		break;
+	}
+	case PERF_RECORD_COMM:
+		if (body > 8) {
+			uint32_t pt[2];
+			memcpy(pt, b, 8);
+			size_t lim = body - 8 - (ev ? pf_sample_id_size(ev) : 0);
+			if (lim <= body - 8)
+				pid_comm(pt[0], pt[1], (const char *)b + 8, strnlen((const char *)b + 8, lim));
+		}
+		break;
+	case PERF_RECORD_LOST:
+		if (body >= 16) {
+			uint64_t v;
+			memcpy(&v, b + 8, 8);
+			n_lost += v;
+		}
+		break;
+	case PERF_RECORD_LOST_SAMPLES:
+		if (body >= 8) {
+			uint64_t v;
+			memcpy(&v, b, 8);
+			n_lost += v;
+		}
+		break;
+	}
+}
+
+static void mmap2_buildid(const struct pf_events *evs, const struct perf_event_header *h)
+{
+	if (h->type != PERF_RECORD_MMAP2 || !(h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID))
+		return;
+	const struct pf_event *ev = pf_events_find(evs, h);
+	size_t end = h->size - (ev ? pf_sample_id_size(ev) : 0);
+	if (end > h->size || end < 72)
+		return;
+	const uint8_t *p = (const uint8_t *)h;
+	uint8_t n = p[40];
+	const char *path = (const char *)p + 72;
+	print_buildid(p + 44, n > 20 ? 20 : n, path, strnlen(path, end - 72));
+}
+
+static void do_records(const struct pf_section *sec, const struct pf_events *evs)
+{
+	struct pf_rec_iter it;
+	const struct perf_event_header *h;
+	int rc;
+	size_t n = 0;
+
+	pf_rec_iter_init(&it, sec->data, sec->size);
+	if (mode == M_STATS || mode == M_BUILDIDS) {
+		size_t at = 0;
+		while ((rc = pf_rec_iter_next(&it, &h)) > 0) {
+			if (mode == M_STATS)
+				stats_record(evs, h);
+			else
+				mmap2_buildid(evs, h);
+			at = it.offset;
+		}
+		if (rc < 0) {
+			bad_records++;
+			if (mode == M_STATS)
+				record_error(sec, at, "bad record size (rest of the section lost)");
+			else
+				record_error(sec, at, "bad record size (rest of the section lost)");
+		}
+		return;
+	}
+	if (mode != M_DUMP)
+		return;
+	/* sort by time, stable: entries hold the offset and the arrival order */
+	size_t max = sec->size / 8 + 1;
+	if (max > ent_cap) {
+		free(ents);
+		ents = malloc(max * sizeof(*ents));
+		if (!ents) {
+			fprintf(stderr, "pfdump: out of memory\n");
+			exit(1);
+		}
+		ent_cap = max;
+	}
+	size_t at = 0;
+	while ((rc = pf_rec_iter_next(&it, &h)) > 0) {
+		ents[n].time = pf_record_time(pf_events_find(evs, h), h);
+		ents[n].off = (uint32_t)at;
+		ents[n].seq = (uint32_t)n;
+		n++;
+		at = it.offset;
+	}
+	qsort(ents, n, sizeof(*ents), ent_cmp);
+	for (size_t i = 0; i < n; i++) {
+		h = (const struct perf_event_header *)(const void *)(sec->data + ents[i].off);
+		n_records++;
+		if (print_record(sec, evs, h) < 0) {
+			char what[128];
+			snprintf(what, sizeof(what), "%s record of %u bytes is damaged (fields run past its size)",
+				 pf_record_type_name(h->type) ? pf_record_type_name(h->type) : "unknown", h->size);
+			record_error(sec, ents[i].off, what);
+		}
+	}
+	if (rc < 0) {
+		char what[160];
+		uint16_t sz = 0;
+		if (sec->size - at >= 8)
+			memcpy(&sz, sec->data + at + 6, 2);
+		snprintf(what, sizeof(what), "bad record size %u (rest of the section, %zu bytes, lost)", sz,
+			 sec->size - at);
+		record_error(sec, at, what);
+	}
+}
+
+/* ------------------------------------------------------------------------ */
+/* Other sections                                                            */
+/* ------------------------------------------------------------------------ */
+
+static void print_event(const struct pf_event *ev)
+{
+	const struct perf_event_attr *a = &ev->attr;
+	if (json) {
+		obj_begin("event");
+		f_u64("index", ev->index);
+		f_cstr("name", ev->name);
+	} else {
+		fprintf(out, "  event %u", ev->index);
+		f_cstr("name", ev->name);
+	}
+	f_u64("attr_type", a->type);
+	f_hex("config", a->config);
+	if (a->freq)
+		f_u64("freq", a->sample_freq);
+	else
+		f_u64("period", a->sample_period);
+	f_bits("sample_type", a->sample_type, sample_bits, sizeof(sample_bits) / sizeof(sample_bits[0]));
+	f_bits("read_format", a->read_format, format_bits, sizeof(format_bits) / sizeof(format_bits[0]));
+	uint64_t flags;
+	memcpy(&flags, (const uint8_t *)a + 40, 8);
+	uint64_t pr = (flags >> 15) & 3;
+	flags &= ~(3ull << 15);
+	f_bits("flags", flags, attr_bits, sizeof(attr_bits) / sizeof(attr_bits[0]));
+	if (pr)
+		f_u64("precise_ip", pr);
+	if (a->branch_sample_type)
+		f_hex("branch_sample_type", a->branch_sample_type);
+	if (a->sample_regs_user)
+		f_hex("sample_regs_user", a->sample_regs_user);
+	if (a->sample_stack_user)
+		f_u64("sample_stack_user", a->sample_stack_user);
+	if (a->sample_regs_intr)
+		f_hex("sample_regs_intr", a->sample_regs_intr);
+	if (a->use_clockid)
+		f_u64("clockid", (uint64_t)(int64_t)a->clockid);
+	f_u64("attr_size", ev->attr_size);
+	f_list("ids", ev->ids, ev->n_ids, 0);
+	obj_end();
+}
+
+static void print_meta(const struct pf_section *sec)
+{
+	size_t pos = 0, kl, vl;
+	const char *k, *v;
+	int rc;
+	while ((rc = pf_kv_next(sec->data, sec->size, &pos, &k, &kl, &v, &vl)) > 0) {
+		if (json) {
+			obj_begin("meta");
+			f_str("key", k, kl);
+			f_str("value", v, vl);
+			obj_end();
+		} else {
+			fputs("  ", out);
+			text_str(k, kl);
+			fputs(" = ", out);
+			text_str(v, vl);
+			putc('\n', out);
+		}
+	}
+	if (rc < 0) {
+		char msg[256];
+		snprintf(msg, sizeof(msg), "%s: section %" PRIu64 " at offset %" PRIu64 ": malformed META pairs", fname,
+			 sec->index, sec->offset);
+		error_line(msg);
+	}
+}
+
+static void payload_error(const struct pf_section *sec, const char *what)
+{
+	char msg[256];
+	snprintf(msg, sizeof(msg), "%s: section %" PRIu64 " at offset %" PRIu64 ": malformed %s payload", fname,
+		 sec->index, sec->offset, what);
+	error_line(msg);
+}
+
+static void do_threads(const struct pf_section *sec, int show)
+{
+	size_t pos = 0, cl;
+	uint32_t pid, tid;
+	const char *comm;
+	int rc;
+	while ((rc = pf_thread_next(sec->data, sec->size, &pos, &pid, &tid, &comm, &cl)) > 0) {
+		pid_comm(pid, tid, comm, cl);
+		if (!show)
+			continue;
+		if (json) {
+			obj_begin("thread");
+		} else {
+			fputs("  thread", out);
+		}
+		f_u64("pid", pid);
+		f_u64("tid", tid);
+		f_str("comm", comm, cl);
+		obj_end();
+	}
+	if (rc < 0)
+		payload_error(sec, "THREADS");
+}
+
+static void do_buildid_sec(const struct pf_section *sec, int show)
+{
+	size_t pos = 0;
+	struct pf_buildid e;
+	int rc;
+	while ((rc = pf_buildid_next(sec->data, sec->size, &pos, &e)) > 0) {
+		if (mode == M_BUILDIDS) {
+			print_buildid(e.build_id, e.build_id_size, e.path, e.path_len);
+			continue;
+		}
+		if (!show)
+			continue;
+		if (json)
+			obj_begin("buildid");
+		else
+			fputs("  buildid", out);
+		f_bytes("build_id", e.build_id, e.build_id_size);
+		f_str("path", e.path, e.path_len);
+		f_u64("file_size", e.file_size);
+		f_u64("mtime_ns", e.mtime_ns);
+		obj_end();
+	}
+	if (rc < 0)
+		payload_error(sec, "BUILDID");
+}
+
+static void print_maps(const struct pf_section *sec)
+{
+	uint32_t pid;
+	uint64_t time;
+	const char *text;
+	size_t len;
+	if (pf_maps_decode(sec->data, sec->size, &pid, &time, &text, &len) < 0) {
+		payload_error(sec, "MAPS");
+		return;
+	}
+	if (json) {
+		obj_begin("maps");
+		f_u64("pid", pid);
+		f_u64("time", time);
+		f_str("text", text, len);
+		obj_end();
+		return;
+	}
+	fprintf(out, "  maps pid=%u time=%" PRIu64 " bytes=%zu\n", pid, time, len);
+	while (len) {
+		const char *nl = memchr(text, '\n', len);
+		size_t l = nl ? (size_t)(nl - text) : len;
+		fputs("    ", out);
+		text_str(text, l);
+		putc('\n', out);
+		l += nl ? 1 : 0;
+		text += l;
+		len -= l;
+	}
+}
+
+static void print_dso(const struct pf_section *sec)
+{
+	struct pf_dso_image d;
+	if (pf_dso_image_decode(sec->data, sec->size, &d) < 0) {
+		payload_error(sec, "DSO_IMAGE");
+		return;
+	}
+	if (json)
+		obj_begin("dso_image");
+	else
+		fputs("  dso_image", out);
+	f_u64("pid", d.pid);
+	f_hex("addr", d.addr);
+	f_bytes("build_id", d.build_id, d.build_id_size);
+	f_str("path", d.path, d.path_len);
+	f_u64("image_size", d.image_size);
+	obj_end();
+}
+
+static void print_end(const struct pf_end *e)
+{
+	if (json)
+		obj_begin("end");
+	else
+		fputs("  end", out);
+	f_u64("start_time", e->start_time);
+	f_u64("stop_time", e->stop_time);
+	f_u64("duration_ns", e->duration_ns);
+	f_u64("samples", e->samples);
+	f_u64("lost_samples", e->lost_samples);
+	f_u64("throttle_events", e->throttle_events);
+	f_u64("records", e->records);
+	if (json) {
+		fputs(",\"records_by_type\":{", out);
+		int first = 1;
+		for (unsigned t = 0; t < 32; t++) {
+			if (!e->records_by_type[t])
+				continue;
+			const char *n = pf_record_type_name(t);
+			fprintf(out, "%s\"%s\":%" PRIu64, first ? "" : ",", n ? n : "?", e->records_by_type[t]);
+			first = 0;
+		}
+		putc('}', out);
+	} else {
+		for (unsigned t = 0; t < 32; t++) {
+			if (!e->records_by_type[t])
+				continue;
+			const char *n = pf_record_type_name(t);
+			fprintf(out, " %s=%" PRIu64, n ? n : "?", e->records_by_type[t]);
+		}
+	}
+	obj_end();
+}
+
+static void print_section_line(const struct pf_section *sec)
+{
+	const char *n = section_name(sec->type);
+	if (json) {
+		obj_begin("section");
+		f_u64("index", sec->index);
+		if (n)
+			fprintf(out, ",\"name\":\"%s\"", n);
+		else
+			fputs(",\"name\":null", out);
+		f_u64("section_type", sec->type);
+		f_u64("offset", sec->offset);
+		f_u64("stored", sec->stored_size);
+		f_u64("raw", sec->raw_size);
+		fprintf(out, ",\"compression\":\"%s\"", sec->compression == PF_COMP_ZSTD ? "zstd" : "none");
+		f_u64("flags", sec->flags);
+		obj_end();
+		return;
+	}
+	fprintf(out, "section %" PRIu64 " ", sec->index);
+	if (n)
+		fputs(n, out);
+	else
+		fprintf(out, "type 0x%04x (unknown)", sec->type);
+	fprintf(out, " at offset %" PRIu64 ": stored %u raw %u %s\n", sec->offset, sec->stored_size, sec->raw_size,
+		sec->compression == PF_COMP_ZSTD ? "zstd" : "none");
+}
+
+static void print_file_header(const struct pf_file_header *fh)
+{
+	const char *order = fh->endian == PF_BIG_ENDIAN ? "big-endian" : "little-endian";
+	if (json) {
+		obj_begin("file");
+		f_cstr("name", fname);
+		fprintf(out, ",\"version\":\"%u.%u\"", fh->version_major, fh->version_minor);
+		fprintf(out, ",\"byte_order\":\"%s\"", order);
+		f_u64("word_size", fh->word_size);
+		f_u64("e_machine", fh->e_machine);
+		fprintf(out, ",\"machine\":\"%s\"", machine_name(fh->e_machine));
+		f_u64("flags", fh->flags);
+		obj_end();
+		return;
+	}
+	fprintf(out, "file %s: pf format %u.%u, %s, %u-bit, machine %s (e_machine %u), flags 0x%x\n", fname,
+		fh->version_major, fh->version_minor, order, fh->word_size * 8u, machine_name(fh->e_machine),
+		fh->e_machine, fh->flags);
+}
+
+/* ------------------------------------------------------------------------ */
+/* --stats report                                                            */
+/* ------------------------------------------------------------------------ */
+
+static int pid_cmp(const void *x, const void *y)
+{
+	const struct pident *a = x, *b = y;
+	if (a->samples != b->samples)
+		return a->samples > b->samples ? -1 : 1;
+	return a->pid < b->pid ? -1 : a->pid > b->pid;
+}
+
+static void print_stats(int truncated)
+{
+	const char *state = n_errors ? "damaged" : have_end ? "complete" : "incomplete (no END section)";
+	uint64_t denom = n_samples + n_lost;
+	double share = denom ? 100.0 * (double)n_lost / (double)denom : 0.0;
+	(void)truncated;
+	if (json) {
+		obj_begin("stats");
+		f_cstr("state", n_errors ? "damaged" : have_end ? "complete" : "incomplete");
+		f_u64("records", n_records);
+		f_u64("samples", n_samples);
+		f_u64("lost_samples", n_lost);
+		fprintf(out, ",\"lost_share\":%.4f", share / 100.0);
+		if (t_last)
+			f_u64("duration_ns", t_last - t_first);
+		fputs(",\"records_by_type\":{", out);
+		int first = 1;
+		for (unsigned t = 0; t <= 64; t++) {
+			if (!rec_by_type[t])
+				continue;
+			const char *n = t < 64 ? pf_record_type_name(t) : "UNKNOWN";
+			fprintf(out, "%s\"%s\":%" PRIu64, first ? "" : ",", n ? n : "UNKNOWN", rec_by_type[t]);
+			first = 0;
+		}
+		fputs("}}\n", out);
+	} else {
+		fprintf(out, "state: %s\n", state);
+		fprintf(out, "records: %" PRIu64 "\n", n_records);
+		for (unsigned t = 0; t <= 64; t++) {
+			if (!rec_by_type[t])
+				continue;
+			const char *n = t < 64 ? pf_record_type_name(t) : NULL;
+			if (n)
+				fprintf(out, "  %-18s %12" PRIu64 "\n", n, rec_by_type[t]);
+			else
+				fprintf(out, "  %-18s %12" PRIu64 "\n", "UNKNOWN", rec_by_type[t]);
+		}
+		fprintf(out, "samples: %" PRIu64 "\n", n_samples);
+		fprintf(out, "lost samples: %" PRIu64 " (%.2f%% of %" PRIu64 ")\n", n_lost, share, denom);
+		if (t_last)
+			fprintf(out, "time span: %" PRIu64 ".%09" PRIu64 " s\n", (t_last - t_first) / 1000000000u,
+				(t_last - t_first) % 1000000000u);
+	}
+	/* samples per process, most first */
+	size_t k = 0;
+	for (size_t i = 0; i < pid_cap; i++)
+		if (pids[i].used && pids[i].samples)
+			pids[k++] = pids[i];
+	qsort(pids, k, sizeof(*pids), pid_cmp);
+	if (!json && k)
+		fprintf(out, "samples per process:\n");
+	for (size_t i = 0; i < k; i++) {
+		const char *c = pids[i].comm[0] ? pids[i].comm : "?";
+		if (json) {
+			obj_begin("process");
+			f_u64("pid", pids[i].pid);
+			f_cstr("comm", c);
+			f_u64("samples", pids[i].samples);
+			fprintf(out, ",\"share\":%.4f", n_samples ? (double)pids[i].samples / (double)n_samples : 0.0);
+			obj_end();
+		} else {
+			fprintf(out, "  %-16s %8u %12" PRIu64 "  %6.2f%%\n", c, pids[i].pid, pids[i].samples,
+				n_samples ? 100.0 * (double)pids[i].samples / (double)n_samples : 0.0);
+		}
+	}
+	pid_cap = 0; /* entries were compacted */
+	if (!json)
+		fprintf(out, "sections: %" PRIu64 "\n  %-10s %6s %14s %14s %7s\n", file_sections, "type", "count",
+			"raw bytes", "stored bytes", "ratio");
+	uint64_t traw = 0, tsto = 0;
+	for (int g = 0; g < 3; g++) {
+		for (int t = 0; t < 256; t++) {
+			struct secstat *s = &secstats[g][t];
+			if (!s->count)
+				continue;
+			uint16_t type = (uint16_t)(g == 0 ? t : g == 1 ? 0x100 + t : 0xffff);
+			const char *n = g == 2 ? "other" : section_name(type);
+			char tmp[16];
+			if (!n) {
+				snprintf(tmp, sizeof(tmp), "0x%04x", type);
+				n = tmp;
+			}
+			double ratio = s->stored ? (double)s->raw / (double)s->stored : 0.0;
+			traw += s->raw;
+			tsto += s->stored;
+			if (json) {
+				obj_begin("section_stats");
+				f_cstr("name", n);
+				f_u64("count", s->count);
+				f_u64("raw", s->raw);
+				f_u64("stored", s->stored);
+				fprintf(out, ",\"ratio\":%.3f", ratio);
+				obj_end();
+			} else {
+				fprintf(out, "  %-10s %6" PRIu64 " %14" PRIu64 " %14" PRIu64 " %7.2f\n", n, s->count, s->raw,
+					s->stored, ratio);
+			}
+		}
+	}
+	if (!json)
+		fprintf(out, "  %-10s %6" PRIu64 " %14" PRIu64 " %14" PRIu64 " %7.2f\n", "total", file_sections, traw,
+			tsto, tsto ? (double)traw / (double)tsto : 0.0);
+	if (have_end && !json)
+		fprintf(out, "END totals: samples %" PRIu64 ", lost %" PRIu64 ", records %" PRIu64 ", throttle %" PRIu64 "\n",
+			end_totals.samples, end_totals.lost_samples, end_totals.records, end_totals.throttle_events);
+}
+
+/* ------------------------------------------------------------------------ */
+/* main                                                                      */
+/* ------------------------------------------------------------------------ */
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "header", no_argument, NULL, 'H' },   { "stats", no_argument, NULL, 's' },
+		{ "build-ids", no_argument, NULL, 'b' }, { "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },     { "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+	while ((c = getopt_long(argc, argv, "Hsbjh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'H': mode = M_HEADER; break;
+		case 's': mode = M_STATS; break;
+		case 'b': mode = M_BUILDIDS; break;
+		case 'j': json = 1; break;
+		case 'h': usage(stdout); return 0;
+		case 'V': printf("pfdump (pftools) %s\n", PF_VERSION_STRING); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (argc - optind > 1) {
+		fprintf(stderr, "pfdump: too many arguments\n");
+		usage(stderr);
+		return 2;
+	}
+	fname = optind < argc ? argv[optind] : "-";
+	out = stdout;
+	static char obuf[1 << 20];
+	setvbuf(out, obuf, _IOFBF, sizeof(obuf));
+
+	pf_reader *r = NULL;
+	int rc = pf_reader_open(&r, fname);
+	if (rc < 0) {
+		fprintf(stderr, "pfdump: %s\n", r ? pf_reader_errmsg(r) : strerror(-rc));
+		pf_reader_close(r);
+		return 1;
+	}
+	int show_hdr = mode == M_DUMP || mode == M_HEADER;
+	if (show_hdr)
+		print_file_header(pf_reader_header(r));
+
+	struct pf_events evs = { 0 };
+	struct pf_section sec;
+	int truncated = 0;
+	while ((rc = pf_reader_next(r, &sec)) != 0) {
+		if (rc < 0) {
+			error_line(pf_reader_errmsg(r));
+			if (!pf_reader_can_continue(r)) {
+				truncated = 1;
+				break;
+			}
+			continue;
+		}
+		file_sections++;
+		struct secstat *ss = secstat_of(sec.type);
+		ss->count++;
+		ss->raw += sec.raw_size;
+		ss->stored += sec.stored_size;
+		if (show_hdr)
+			print_section_line(&sec);
+		switch (sec.type) {
+		case PF_SEC_META:
+			if (show_hdr)
+				print_meta(&sec);
+			break;
+		case PF_SEC_EVENT:
+			rc = pf_events_add(&evs, &sec);
+			if (rc < 0) {
+				char msg[256];
+				snprintf(msg, sizeof(msg), "%s: section %" PRIu64 " at offset %" PRIu64 ": %s EVENT payload",
+					 fname, sec.index, sec.offset,
+					 rc == -EPROTONOSUPPORT ? "unsupported (unknown attr fields set)" : "malformed");
+				error_line(msg);
+			} else if (show_hdr) {
+				print_event(&evs.ev[evs.n - 1]);
+			}
+			break;
+		case PF_SEC_RECORDS:
+			do_records(&sec, &evs);
+			break;
+		case PF_SEC_THREADS:
+			do_threads(&sec, show_hdr && mode == M_DUMP);
+			break;
+		case PF_SEC_BUILDID:
+			do_buildid_sec(&sec, mode == M_DUMP);
+			break;
+		case PF_SEC_MAPS:
+			if (mode == M_DUMP)
+				print_maps(&sec);
+			break;
+		case PF_SEC_DSO_IMAGE:
+			if (mode == M_DUMP)
+				print_dso(&sec);
+			break;
+		case PF_SEC_END:
+			if (pf_end_decode(sec.data, sec.size, &end_totals) < 0) {
+				payload_error(&sec, "END");
+				break;
+			}
+			have_end = 1;
+			if (mode == M_DUMP)
+				print_end(&end_totals);
+			break;
+		default:
+			break;
+		}
+	}
+	if (mode == M_STATS)
+		print_stats(truncated);
+	if (fflush(out) != 0 || ferror(out)) {
+		fprintf(stderr, "pfdump: write error: %s\n", strerror(errno));
+		n_errors++;
+	}
+	if (!n_errors && !have_end)
+		fprintf(stderr, "pfdump: %s: incomplete recording (no END section)\n", fname);
+	pf_events_free(&evs);
+	pf_reader_close(r);
+	free(ents);
+	free(pids);
+	free(bid_keys);
+	return n_errors ? 1 : 0;
+}
