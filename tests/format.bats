@@ -71,6 +71,28 @@ hdr_define() { sed -nE "s/^#define $1 +([^ /]+).*/\\1/p" "$HDR"; }
 	fi
 }
 
+@test "the annotations of section 7 agree with the example's bytes" {
+	"$EX" "$T/ex.pf"
+	[ "$(stat -c %s "$T/ex.pf")" -eq 704 ]
+	grep -qF 'The whole file (704 bytes)' "$SPEC"
+	want=$(grep -E '^\| 018-01f ' "$SPEC" | grep -oE '0x[0-9a-f]{16}')
+	[ "$want" = "0x$(od -An -tx8 --endian=little -j 24 -N 8 "$T/ex.pf" | tr -d ' ')" ]
+	n=0
+	while IFS= read -r row; do
+		off=$((0x$(sed -E 's/^\| ([0-9a-f]{3})-.*/\1/' <<<"$row")))
+		[ "$(hexbytes "$T/ex.pf" "$off" 4)" = 50465343 ]
+		[ "$(u16 "$T/ex.pf" $((off + 4)))" = "$(sed -E 's/.* type ([0-9]+) .*/\1/' <<<"$row")" ]
+		[ "$(u32 "$T/ex.pf" $((off + 8)))" = "$(sed -E 's/.* stored ([0-9]+),.*/\1/' <<<"$row")" ]
+		[ "$(u32 "$T/ex.pf" $((off + 12)))" = "$(sed -E 's/.* raw ([0-9]+),.*/\1/' <<<"$row")" ]
+		[ "0x$(od -An -tx8 --endian=little -j $((off + 16)) -N 8 "$T/ex.pf" | tr -d ' ')" = \
+			"$(sed -E 's/.*`data_xxh3` `(0x[0-9a-f]+)`.*/\1/' <<<"$row")" ]
+		[ "0x$(od -An -tx4 --endian=little -j $((off + 28)) -N 4 "$T/ex.pf" | tr -d ' ')" = \
+			"$(sed -E 's/.*`header_xxh3` `(0x[0-9a-f]+)`.*/\1/' <<<"$row")" ]
+		n=$((n + 1))
+	done < <(grep -E '^\| [0-9a-f]{3}-[0-9a-f]{3} +\| .*\| section [0-9] header:' "$SPEC")
+	[ "$n" -eq 4 ]
+}
+
 @test "the spec's constants match pfile.h and the bytes the writer produces" {
 	"$EX" "$T/ex.pf"
 	# magic
