@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "folded.h"
+#include "profile.h"
 #include "stats.h"
 #include "pfdiff.h"
 
@@ -198,6 +199,42 @@ static int folded_cb(void *arg, const struct pf_folded_line *l, uint64_t lineno)
 	return 0;
 }
 
+/* A .pf file: folded by libpfile's engine (resolved profile if present). */
+static int read_pf(struct ctx *c, const char *path)
+{
+	struct pf_fold_opts fo = PF_FOLD_OPTS_INIT;
+	fo.weight = PF_FOLD_SAMPLES;
+	fo.event = c->o->event;
+	fo.comm = c->o->comm;
+	fo.flags = c->o->key_module ? PF_FOLD_DSO : 0;
+	if (c->o->no_root)
+		fo.flags |= PF_FOLD_NO_COMM;
+	pf_fold *f = NULL;
+	int rc = pf_fold_open(&f, path, &fo);
+	if (rc < 0) {
+		const char *m = f ? pf_fold_errmsg(f) : NULL;
+		if (m && *m)
+			fprintf(stderr, "pfdiff: %s\n", m);
+		else
+			fprintf(stderr, "pfdiff: %s: %s\n", path, strerror(-rc));
+		pf_fold_close(f);
+		return -1;
+	}
+	size_t n = pf_fold_count(f);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t w;
+		const char *st = pf_fold_line(f, i, &w);
+		rc = add_stack(c, st, strlen(st), w);
+		if (rc < 0) {
+			fprintf(stderr, "pfdiff: %s: %s\n", path, strerror(-rc));
+			pf_fold_close(f);
+			return -1;
+		}
+	}
+	pf_fold_close(f);
+	return 0;
+}
+
 static int read_run(struct ctx *c, struct run *r, int side)
 {
 	const char *path = r->path;
@@ -212,9 +249,11 @@ static int read_run(struct ctx *c, struct run *r, int side)
 	/* The .pf magic starts with byte 0x89, never the start of folded text. */
 	int ch = getc(f);
 	int rc = 0;
-	if (ch == 0x89) {
-		fprintf(stderr, "pfdiff: %s: reading .pf files is not supported by this build (fold it with pffold first)\n", path);
+	if (ch == 0x89 && f == stdin) {
+		fprintf(stderr, "pfdiff: -: a .pf file cannot be read from standard input here; name the file\n");
 		rc = -1;
+	} else if (ch == 0x89) {
+		rc = read_pf(c, path);
 	} else {
 		if (ch != EOF)
 			ungetc(ch, f);
@@ -494,7 +533,7 @@ int pfdiff_run(const struct pfdiff_opts *o, const char **base, size_t nbase,
 			(unsigned long long)nn);
 		fprintf(out, "# shares in %%, changes in percentage points, 95%% CI; %s;\n"
 			"# significant: Benjamini-Hochberg q <= %g over %zu tests\n", test, o->alpha, m);
-		fprintf(out, "%7s %7s %7s %-17s %7s  %7s %7s %7s %-17s %7s  %-5s %-11s %-6s %s\n",
+		fprintf(out, "%7s %7s %7s %-17s %8s  %7s %7s %7s %-17s %8s  %-5s %-11s %-6s %s\n",
 			"SELF_B", "SELF_N", "D_SELF", "CI_SELF", "P_SELF", "TOT_B", "TOT_N", "D_TOT",
 			"CI_TOT", "P_TOT", "SIG", "TEST", "STATUS", "FUNCTION");
 	}
@@ -527,7 +566,7 @@ int pfdiff_run(const struct pfdiff_opts *o, const char **base, size_t nbase,
 		fmt_p(pt, sizeof pt, 1, f->total.p);
 		snprintf(tn, sizeof tn, "%s/%s", f->self_tested ? pf_stat_test_name(f->self.test) : "-",
 			 pf_stat_test_name(f->total.test));
-		fprintf(out, "%7.2f %7.2f %+7.2f %-17s %7s  %7.2f %7.2f %+7.2f %-17s %7s  %-5s %-11s %-6s %s\n",
+		fprintf(out, "%7.2f %7.2f %+7.2f %-17s %8s  %7.2f %7.2f %+7.2f %-17s %8s  %-5s %-11s %-6s %s\n",
 			100 * f->self.share1, 100 * f->self.share2, 100 * f->self.delta, cis, ps,
 			100 * f->total.share1, 100 * f->total.share2, 100 * f->total.delta, cit, pt,
 			sig_word(f), tn, st, name);
