@@ -1,0 +1,168 @@
+#!/usr/bin/env bats
+# pfflame: well-formed self-contained SVG that renders, one box per frame
+# above --minwidth, escaping, determinism, differential colours, options.
+load helpers
+
+setup() {
+	cd "$BATS_TEST_TMPDIR"
+	FX="$PFTOOLS_SRC/tests/fixtures"
+}
+
+# number of frame boxes: every frame is one line "<g><title>..."
+boxes() {
+	grep -c '^<g><title>' "$1"
+}
+
+@test "pfflame --help, --version and usage errors" {
+	run pfflame --help
+	assert_success
+	assert_line --index 0 "Usage: pfflame [OPTIONS] [FOLDED|-] > out.svg"
+	assert_output --partial "--minwidth"
+	run pfflame --version
+	assert_success
+	assert_output "pfflame (pftools) 0.1.0"
+	run pfflame --colors=rainbow "$FX/flame.folded"
+	assert_failure 2
+	assert_output "pfflame: --colors: expected hot, mem, io or module, not 'rainbow'"
+	run pfflame --width=abc "$FX/flame.folded"
+	assert_failure 2
+	run pfflame a b
+	assert_failure 2
+}
+
+@test "the SVG is well-formed XML, self-contained, and renders to a non-empty PNG" {
+	run pfflame -o out.svg "$FX/flame.folded"
+	refute_sanitizer
+	assert_success
+	run xmllint --noout out.svg
+	assert_success
+	# no external resources: no href and no url() other than the inline gradient
+	run grep -c 'href' out.svg
+	assert_output 0
+	run grep -o 'url([^)]*)' out.svg
+	assert_output "url(#background)"
+	run rsvg-convert -o out.png out.svg
+	assert_success
+	[ -s out.png ]
+	[ "$(head -c 4 out.png | tail -c 3)" = "PNG" ]
+}
+
+@test "one box per frame above --minwidth" {
+	# all, app, main, compute, matmul, relu, io, read, memcpy, tiny
+	pfflame "$FX/flame.folded" > a.svg
+	[ "$(boxes a.svg)" -eq 10 ]
+	# 1180 px for 100 samples: 30 px drops tiny (23.6 px), keeps memcpy (35.4 px)
+	pfflame --minwidth 30 "$FX/flame.folded" > b.svg
+	[ "$(boxes b.svg)" -eq 9 ]
+	run grep -c '<title>tiny ' b.svg
+	assert_output 0
+	# 20% keeps frames of at least 20 samples: all app main compute matmul relu
+	pfflame --minwidth 20% "$FX/flame.folded" > c.svg
+	[ "$(boxes c.svg)" -eq 6 ]
+	# widths are proportional to counts
+	run grep -o '<title>matmul (60 samples, 60.00%)</title><rect x="10.00" y="[0-9.]*" width="708.00"' a.svg
+	assert_success
+	run grep -o '<title>read (18 samples, 18.00%)</title><rect x="954.00"' a.svg
+	assert_success
+}
+
+@test "XML special characters in names are escaped" {
+	run pfflame "$FX/flame_escape.folded"
+	assert_success
+	assert_output --partial "<title>operator&lt;&lt;(std::ostream&amp;, char const*) (10 samples, 25.00%)</title>"
+	assert_output --partial "<title>say &quot;hi&quot; (10 samples"
+	assert_output --partial "<title>it&apos;s [libx.so] (10 samples"
+	assert_output --partial "<title>a&amp;b&gt;c (10 samples"
+	pfflame --title 'A <b> & "c"' "$FX/flame_escape.folded" > e.svg
+	run xmllint --noout e.svg
+	assert_success
+	run grep -c '>A &lt;b&gt; &amp; &quot;c&quot;</text>' e.svg
+	assert_output 1
+	# invalid UTF-8 and control bytes do not break the XML
+	printf 'p;bad\xff\x01name 3\np;ok\xc3\xa9 2\n' > u.folded
+	pfflame u.folded > u.svg
+	run xmllint --noout u.svg
+	assert_success
+	run grep -c '<title>bad??name ' u.svg
+	assert_output 1
+}
+
+@test "the same input gives byte-identical output, whatever the line order" {
+	pfflame "$FX/flame.folded" > 1.svg
+	pfflame "$FX/flame.folded" > 2.svg
+	cmp 1.svg 2.svg
+	tac "$FX/flame.folded" | pfflame - > 3.svg
+	cmp 1.svg 3.svg
+	pfflame --colors module "$FX/flame_escape.folded" > m1.svg
+	pfflame --colors module "$FX/flame_escape.folded" > m2.svg
+	cmp m1.svg m2.svg
+}
+
+@test "two counts per line: red grows, blue shrinks, strength by the change; --negate widths from BASE" {
+	run pfflame "$FX/flame_diff.folded"
+	refute_sanitizer
+	assert_success
+	assert_output --partial '>Differential Flame Graph</text>'
+	assert_line --regexp '^<g><title>grow \(30 samples, 50\.00%; base 16\.67%, new 50\.00%, \+33\.33 pp\)</title><rect [^>]* fill="rgb\(255,30,30\)"'
+	assert_line --regexp '^<g><title>shrink \(10 samples, 16\.67%; base 50\.00%, new 16\.67%, -33\.33 pp\)</title><rect [^>]* fill="rgb\(30,30,255\)"'
+	assert_line --regexp '^<g><title>same .* fill="rgb\(235,235,235\)"'
+	run pfflame --negate "$FX/flame_diff.folded"
+	assert_success
+	assert_line --regexp '^<g><title>shrink \(30 samples, 50\.00%; .* -33\.33 pp\)</title><rect [^>]* fill="rgb\(30,30,255\)"'
+	# a pfdiff --folded pipeline
+	run bash -c "pfdiff --folded '$FX/diff_base.folded' '$FX/diff_new.folded' | pfflame > d.svg && xmllint --noout d.svg"
+	assert_success
+	run grep -c '<title>old_init' d.svg
+	assert_output 0
+	run bash -c "pfdiff --folded '$FX/diff_base.folded' '$FX/diff_new.folded' | pfflame --negate | grep -c '<title>old_init (100 samples'"
+	assert_output 1
+}
+
+@test "long names are truncated with '..' to fit their box" {
+	printf 'p;abcdefghijklmnop 5\np;other 95\n' > t.folded
+	# 5 of 100 samples over 1180 px: 59 px, room for 7 characters
+	run pfflame t.folded
+	assert_success
+	assert_output --partial '<text x="13.00" y="48.2">abcde..</text>'
+	assert_output --partial '<title>abcdefghijklmnop (5 samples, 5.00%)</title>'
+	run pfflame --width 2000 t.folded
+	assert_output --partial '>abcdefghijk..</text>'
+}
+
+@test "--inverted, --reverse, --height, --countname, --colors" {
+	printf 'p;a;b 3\np;a;c 1\n' > r.folded
+	run pfflame --inverted r.folded
+	assert_success
+	assert_output --partial '>Icicle Graph</text>'
+	assert_line --regexp '^<g><title>all .*<rect x="10\.00" y="36\.0"'
+	run pfflame --reverse r.folded
+	assert_line --regexp '^<g><title>b \(3 samples, 75\.00%\)</title><rect x="10\.00" y="68\.0"'
+	run pfflame --height 20 --countname ms r.folded
+	assert_line --regexp '^<g><title>c \(1 ms, 25\.00%\)</title><rect [^>]* height="19\.0"'
+	for c in hot mem io module; do
+		pfflame --colors $c --title "$c" r.folded > c.svg
+		xmllint --noout c.svg
+	done
+}
+
+@test "bad inputs: one-line errors, exit 1" {
+	run pfflame missing.folded
+	assert_failure 1
+	assert_output "pfflame: missing.folded: No such file or directory"
+	printf 'p;a 1\np;b\n' > bad.folded
+	run pfflame bad.folded
+	refute_sanitizer
+	assert_failure 1
+	assert_output "pfflame: bad.folded: line 2: expected 'frame;frame;... COUNT'"
+	printf 'p;a 1\np;b 2 3\n' > mixed.folded
+	run pfflame mixed.folded
+	assert_failure 1
+	assert_output "pfflame: mixed.folded: line 2: expected 1 count per line, as on the first line"
+	run pfflame < /dev/null
+	assert_failure 1
+	assert_output "pfflame: -: no stacks"
+	printf 'p;a 0\n' > zero.folded
+	run pfflame zero.folded
+	assert_failure 1
+	assert_output "pfflame: zero.folded: no samples"
+}
