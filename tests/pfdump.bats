@@ -2,6 +2,7 @@
 # pfdump: round trips writer -> reader -> pfdump for every record type and
 # sample_type bit, big-endian files, pipes, and the output modes.
 load helpers
+bats_require_minimum_version 1.5.0
 
 setup_file() {
 	W="$PFTOOLS_BUILD/tests/pftest-writer"

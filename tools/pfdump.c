@@ -990,7 +990,8 @@ static void do_records(const struct pf_section *sec, const struct pf_events *evs
 		n++;
 		at = it.offset;
 	}
-	qsort(ents, n, sizeof(*ents), ent_cmp);
+	if (n)
+		qsort(ents, n, sizeof(*ents), ent_cmp);
 	for (size_t i = 0; i < n; i++) {
 		h = (const struct perf_event_header *)(const void *)(sec->data + ents[i].off);
 		n_records++;
@@ -1335,7 +1336,8 @@ static void print_stats(int truncated)
 	for (size_t i = 0; i < pid_cap; i++)
 		if (pids[i].used && pids[i].samples)
 			pids[k++] = pids[i];
-	qsort(pids, k, sizeof(*pids), pid_cmp);
+	if (k)
+		qsort(pids, k, sizeof(*pids), pid_cmp);
 	if (!json && k)
 		fprintf(out, "samples per process:\n");
 	for (size_t i = 0; i < k; i++) {
