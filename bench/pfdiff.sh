@@ -1,0 +1,28 @@
+#!/bin/bash
+# bench/pfdiff.sh - pfdiff on two folded inputs of a million samples each
+# (100,000 unique stacks each), as table, JSON and --folded, and with three
+# runs per side (Welch). Wall time and peak RSS.
+#   PFTOOLS_BUILD=$PWD/build bench/pfdiff.sh
+set -eu
+cd "$(dirname "$0")/.."
+B=${PFTOOLS_BUILD:-$PWD/build}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+gen=$B/tests/gen-folded
+if [ ! -x "$gen" ]; then
+	gen=$tmp/gen-folded
+	gcc -std=c11 -O2 -o "$gen" tests/c/gen-folded.c
+fi
+for s in 1 2 3 4 5 6; do "$gen" $s 1000000 1 bench 100000 > "$tmp/r$s.folded"; done
+echo "inputs: 1,000,000 samples, $(wc -l < "$tmp/r1.folded") unique stacks, $(du -m "$tmp/r1.folded" | cut -f1) MB each"
+run() {
+	local what=$1
+	shift
+	/usr/bin/time -f "%e %M" -o "$tmp/t" "$B/bin/pfdiff" "$@" > "$tmp/out" || [ $? -eq 3 ]
+	read -r wall rss < "$tmp/t"
+	echo "pfdiff $what: ${wall} s, peak RSS $((rss / 1024)) MB"
+}
+run "table, 1+1 runs" "$tmp/r1.folded" "$tmp/r2.folded"
+run "--json, 1+1 runs" --json "$tmp/r1.folded" "$tmp/r2.folded"
+run "--folded, 1+1 runs" --folded "$tmp/r1.folded" "$tmp/r2.folded"
+run "table, 3+3 runs (Welch)" "$tmp/r1.folded" "$tmp/r2.folded" "$tmp/r3.folded" -- "$tmp/r4.folded" "$tmp/r5.folded" "$tmp/r6.folded"
