@@ -470,7 +470,8 @@ struct addr_ent {
 
 struct comm_ent {
 	uint32_t tid; /* key + 1; 0 = empty */
-	uint32_t comm;
+	uint32_t comm, prev; /* the name, and the one before `since` */
+	uint64_t since;      /* ns: time of the last change */
 };
 
 struct pf_prof_builder {
@@ -487,6 +488,8 @@ struct pf_prof_builder {
 	uint32_t dso_str_cap;
 	uint32_t unknown_frame;
 	uint32_t frames[MAX_FRAMES];
+	struct pf_buf pending;     /* the previous RECORDS payload: its samples wait */
+	int has_pending;
 	char errmsg[256];
 };
 
@@ -515,7 +518,25 @@ void pf_prof_builder_free(pf_prof_builder *b)
 	free(b->cache);
 	free(b->comms);
 	free(b->dso_str);
+	pf_buf_free(&b->pending);
 	free(b);
+}
+
+static int do_record(pf_prof_builder *b, const struct perf_event_header *rec);
+
+int pf_prof_builder_finish(pf_prof_builder *b)
+{
+	if (!b->has_pending)
+		return 0;
+	b->has_pending = 0;
+	struct pf_rec_iter it;
+	const struct perf_event_header *rec;
+	int rc;
+	pf_rec_iter_init(&it, b->pending.data, b->pending.len);
+	while ((rc = pf_rec_iter_next(&it, &rec)) > 0)
+		if ((rc = do_record(b, rec)) < 0)
+			return rc;
+	return 0;
 }
 
 const struct pf_prof_stats *pf_prof_builder_stats(const pf_prof_builder *b) { return &b->st; }
@@ -525,7 +546,7 @@ const char *pf_prof_builder_errmsg(const pf_prof_builder *b) { return b->errmsg;
 
 /* ---- comm per tid ---- */
 
-static int comm_set(pf_prof_builder *b, uint32_t tid, uint32_t comm)
+static int comm_set(pf_prof_builder *b, uint32_t tid, uint32_t comm, uint64_t time)
 {
 	if ((b->comm_n + 1) * 2 > b->comm_cap) {
 		uint32_t cap = b->comm_cap ? b->comm_cap * 2 : 256;
@@ -550,30 +571,35 @@ static int comm_set(pf_prof_builder *b, uint32_t tid, uint32_t comm)
 	if (!b->comms[k].tid) {
 		b->comms[k].tid = key;
 		b->comm_n++;
+		b->comms[k].prev = NONE;
+	} else {
+		b->comms[k].prev = b->comms[k].comm;
 	}
 	b->comms[k].comm = comm;
+	b->comms[k].since = time;
 	return 0;
 }
 
-static uint32_t comm_get(const pf_prof_builder *b, uint32_t tid)
+static uint32_t comm_get(const pf_prof_builder *b, uint32_t tid, uint64_t time)
 {
 	if (!b->comm_cap)
 		return NONE;
 	uint32_t key = tid + 1, k = (uint32_t)mix64(key) & (b->comm_cap - 1);
 	while (b->comms[k].tid) {
 		if (b->comms[k].tid == key)
-			return b->comms[k].comm;
+			return time < b->comms[k].since && b->comms[k].prev != NONE ? b->comms[k].prev
+											: b->comms[k].comm;
 		k = (k + 1) & (b->comm_cap - 1);
 	}
 	return NONE;
 }
 
-static int comm_set_str(pf_prof_builder *b, uint32_t tid, const char *s, size_t len)
+static int comm_set_str(pf_prof_builder *b, uint32_t tid, const char *s, size_t len, uint64_t time)
 {
 	int64_t id = pf_prof_str(b->p, s, len);
 	if (id < 0)
 		return (int)id;
-	return comm_set(b, tid, (uint32_t)id);
+	return comm_set(b, tid, (uint32_t)id, time);
 }
 
 /* ---- frames ---- */
@@ -759,9 +785,9 @@ static int do_sample(pf_prof_builder *b, const struct pf_event *ev, const struct
 			return (int)id;
 		stack = (uint32_t)id;
 	}
-	uint32_t comm = comm_get(b, s.tid);
+	uint32_t comm = comm_get(b, s.tid, s.time);
 	if (comm == NONE)
-		comm = comm_get(b, s.pid);
+		comm = comm_get(b, s.pid, s.time);
 	struct pf_prof_sample ps = {
 		.time = s.time, .period = (s.present & PERF_SAMPLE_PERIOD) ? s.period : 1,
 		.pid = s.pid, .tid = s.tid, .cpu = s.cpu, .stack = stack, .comm = comm,
@@ -771,28 +797,27 @@ static int do_sample(pf_prof_builder *b, const struct pf_event *ev, const struct
 	return b->o.on_sample(b->o.sample_ctx, &ps);
 }
 
-static int do_record(pf_prof_builder *b, const struct perf_event_header *rec)
+/* Pass 1 of a RECORDS payload: mappings, forks, execs, names. */
+static int do_state(pf_prof_builder *b, const struct perf_event_header *rec)
 {
 	const struct pf_event *ev = pf_events_find(&b->evs, rec);
 	const uint8_t *d = (const uint8_t *)rec;
 	int rc;
 	switch (rec->type) {
-	case PERF_RECORD_SAMPLE:
-		if (!ev)
-			return 0;
-		return do_sample(b, ev, rec);
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
 	case PERF_RECORD_FORK:
 		if ((rc = pf_maps_record(&b->maps, ev, rec)))
 			return rc;
-		if (rec->type == PERF_RECORD_FORK && rec->size >= 24) {
+		if (rec->type == PERF_RECORD_FORK && rec->size >= 32) {
 			uint32_t tid, ptid;
+			uint64_t time;
 			memcpy(&tid, d + 16, 4);
 			memcpy(&ptid, d + 20, 4);
-			uint32_t c = comm_get(b, ptid);
+			memcpy(&time, d + 24, 8);
+			uint32_t c = comm_get(b, ptid, time);
 			if (c != NONE)
-				return comm_set(b, tid, c);
+				return comm_set(b, tid, c, 0);
 		}
 		return 0;
 	case PERF_RECORD_COMM: {
@@ -806,8 +831,24 @@ static int do_record(pf_prof_builder *b, const struct perf_event_header *rec)
 			room -= trailer;
 		uint32_t tid;
 		memcpy(&tid, d + 12, 4);
-		return comm_set_str(b, tid, (const char *)d + 16, strnlen((const char *)d + 16, room));
+		return comm_set_str(b, tid, (const char *)d + 16, strnlen((const char *)d + 16, room),
+				    ev ? pf_record_time(ev, rec) : 0);
 	}
+	default:
+		return 0;
+	}
+}
+
+/* Pass 2: samples and lost counts. */
+static int do_record(pf_prof_builder *b, const struct perf_event_header *rec)
+{
+	const struct pf_event *ev = pf_events_find(&b->evs, rec);
+	const uint8_t *d = (const uint8_t *)rec;
+	switch (rec->type) {
+	case PERF_RECORD_SAMPLE:
+		if (!ev)
+			return 0;
+		return do_sample(b, ev, rec);
 	case PERF_RECORD_LOST:
 	case PERF_RECORD_LOST_SAMPLES: {
 		size_t need = rec->type == PERF_RECORD_LOST ? 24 : 16;
@@ -872,7 +913,7 @@ int pf_prof_builder_section(pf_prof_builder *b, const struct pf_section *sec)
 		uint32_t pid, tid;
 		const char *comm;
 		while ((rc = pf_thread_next(sec->data, sec->size, &pos, &pid, &tid, &comm, &clen)) > 0)
-			if ((rc = comm_set_str(b, tid, comm, clen)) < 0)
+			if ((rc = comm_set_str(b, tid, comm, clen, 0)) < 0)
 				return rc;
 		if (rc < 0)
 			snprintf(b->errmsg, sizeof(b->errmsg), "section %llu: bad THREADS payload",
@@ -880,16 +921,27 @@ int pf_prof_builder_section(pf_prof_builder *b, const struct pf_section *sec)
 		return rc;
 	}
 	case PF_SEC_RECORDS: {
+		/* Rings of several CPUs interleave: a sample may come before the
+		 * mapping it needs. Apply this payload's mappings first, then
+		 * turn the previous payload's samples (lookups are by time). */
 		struct pf_rec_iter it;
 		const struct perf_event_header *rec;
 		pf_rec_iter_init(&it, sec->data, sec->size);
 		while ((rc = pf_rec_iter_next(&it, &rec)) > 0)
-			if ((rc = do_record(b, rec)) < 0)
+			if ((rc = do_state(b, rec)) < 0)
 				return rc;
+		size_t good = it.offset;
 		if (rc < 0)
 			snprintf(b->errmsg, sizeof(b->errmsg),
 				 "section %llu: record at payload offset %zu: bad size (rest of the section skipped)",
 				 (unsigned long long)sec->index, it.offset);
+		int rc2 = pf_prof_builder_finish(b);
+		if (rc2 < 0)
+			return rc2;
+		b->pending.len = 0;
+		if (pf_buf_put(&b->pending, sec->data, good))
+			return -ENOMEM;
+		b->has_pending = 1;
 		return rc;
 	}
 	default:
@@ -1390,6 +1442,8 @@ static int fold_read(pf_fold *f, const char *path)
 		rc = 0;
 	}
 	pf_reader_close(r);
+	if (rc != -ENOMEM && f->mode != 1)
+		rc = pf_prof_builder_finish(f->b);
 	if (rc == -ENOMEM) {
 		snprintf(f->errmsg, sizeof(f->errmsg), "%s: out of memory", path);
 		return rc;

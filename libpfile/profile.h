@@ -182,10 +182,15 @@ int pf_prof_builder_new(pf_prof_builder **out, struct pf_prof *p, const struct p
 
 /* Feeds one section (host order, as pf_reader_next() gives it). Uses EVENT,
  * MAPS, THREADS, BUILDID and RECORDS; ignores the others. Samples are
- * passed to on_sample as they are met.
+ * passed to on_sample one RECORDS section late (see pf_prof_builder_finish).
  * @return 0, -EBADMSG (message in pf_prof_builder_errmsg(); the section's rest
  * is skipped, the build may go on), -ENOMEM or the callbacks' errors. */
 int pf_prof_builder_section(pf_prof_builder *b, const struct pf_section *sec);
+
+/* Samples of a RECORDS section are turned when the next RECORDS section (or
+ * this call) comes, after that section's mappings are applied: call it once
+ * at the end of the input. @return 0 or as pf_prof_builder_section(). */
+int pf_prof_builder_finish(pf_prof_builder *b);
 
 const struct pf_prof_stats *pf_prof_builder_stats(const pf_prof_builder *b);
 const struct pf_events *pf_prof_builder_events(const pf_prof_builder *b);

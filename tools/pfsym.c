@@ -284,7 +284,7 @@ int main(int argc, char **argv)
 		if (s.type >= 0x0100 && s.type <= 0x01ff)
 			continue; /* an older resolved profile: replaced */
 		if (s.type == PF_SEC_END) {
-			if ((rc = flush_chunk(&st)) < 0)
+			if ((rc = pf_prof_builder_finish(b)) < 0 || (rc = flush_chunk(&st)) < 0)
 				break;
 			unsigned fo, mi, mm;
 			sym_counts(sym, &fo, &mi, &mm);
@@ -320,7 +320,7 @@ int main(int argc, char **argv)
 	if (!ended) {
 		unsigned fo, mi, mm;
 		sym_counts(sym, &fo, &mi, &mm);
-		if ((rc = flush_chunk(&st)) < 0 ||
+		if ((rc = pf_prof_builder_finish(b)) < 0 || (rc = flush_chunk(&st)) < 0 ||
 		    (rc = write_syminfo_end(st.w, pf_prof_builder_stats(b), &st.prof, fo, mi, mm)) < 0) {
 			fprintf(stderr, PROG ": %s: %s\n", out, strerror(-rc));
 			status = 1;

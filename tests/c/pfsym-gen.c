@@ -1,0 +1,219 @@
+/*
+ * pfsym-gen - synthetic .pf files for tests/pffold.bats and bench/pfsym.sh.
+ *
+ * Usage: pfsym-gen MODE OUT
+ *   raw OUT        one process "gen" (pid 100) with /opt/gen.bin mapped at
+ *                  0x400000 (file offset 0x1000 at 0x401000), 10 samples of
+ *                  3 known stacks (periods 1000 each), two events ("cpu-clock"
+ *                  with 10 samples, "task-clock" with 2), a LOST record of 7,
+ *                  a thread "gen worker" (tid 101) and a fork to pid 200
+ *                  whose exec replaces the mapping with /opt/other.bin.
+ *   resolved N OUT a resolved profile only (SYMINFO, tables, SAMPLES) of N
+ *                  samples over 4096 stacks of depth 8-23, for benchmarks.
+ * OUT may be "-" for standard output.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pfile.h"
+#include "profile.h"
+
+static void die(const char *m)
+{
+	fprintf(stderr, "pfsym-gen: %s\n", m);
+	exit(1);
+}
+
+#define ST (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | \
+	    PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN)
+
+static struct pf_buf rb;
+
+static void put_hdr(uint32_t type, uint16_t misc, uint16_t size)
+{
+	struct perf_event_header h = { type, misc, size };
+	pf_buf_put(&rb, &h, sizeof(h));
+}
+static void u32(uint32_t v) { pf_buf_put(&rb, &v, 4); }
+static void u64(uint64_t v) { pf_buf_put(&rb, &v, 8); }
+static void trailer(uint32_t pid, uint32_t tid, uint64_t time, uint64_t id)
+{
+	u32(pid); u32(tid); u64(time); u32(0); u32(0); u64(id);
+}
+
+static void comm(uint32_t pid, uint32_t tid, const char *name, int exec, uint64_t time)
+{
+	char buf[16] = { 0 };
+	strncpy(buf, name, 15);
+	put_hdr(PERF_RECORD_COMM, exec ? PERF_RECORD_MISC_COMM_EXEC : 0, 8 + 8 + 16 + 32);
+	u32(pid); u32(tid);
+	pf_buf_put(&rb, buf, 16);
+	trailer(pid, tid, time, 1);
+}
+
+static void mmap2(uint32_t pid, uint64_t addr, uint64_t len, uint64_t pgoff, const char *path, uint64_t time)
+{
+	char buf[32] = { 0 };
+	strncpy(buf, path, 31);
+	put_hdr(PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER, 8 + 64 + 32 + 32);
+	u32(pid); u32(pid); u64(addr); u64(len); u64(pgoff);
+	u64(0); u64(0); u64(0); /* maj, min, ino, ino_generation */
+	u32(5); u32(2);        /* prot r-x, flags private */
+	pf_buf_put(&rb, buf, 32);
+	trailer(pid, pid, time, 1);
+}
+
+static void sample(uint64_t id, uint32_t pid, uint32_t tid, uint64_t time, const uint64_t *ips, int n)
+{
+	put_hdr(PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, (uint16_t)(8 + 8 * 7 + 8 * (n + 1)));
+	u64(id); u64(ips[0]); u32(pid); u32(tid); u64(time); u32(0); u32(0); u64(1000);
+	u64((uint64_t)n + 1);
+	u64(PERF_CONTEXT_USER);
+	for (int i = 0; i < n; i++)
+		u64(ips[i]);
+}
+
+static void event(pf_writer *w, const char *name, uint64_t config, uint64_t id)
+{
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = config;
+	a.sample_type = ST;
+	a.sample_period = 1000;
+	a.sample_id_all = 1;
+	a.mmap2 = 1;
+	a.comm = 1;
+	a.comm_exec = 1;
+	a.task = 1;
+	struct pf_buf b = { 0 };
+	if (pf_event_encode(&b, &a, sizeof(a), &id, 1, name) < 0 ||
+	    pf_writer_section(w, PF_SEC_EVENT, 0, b.data, b.len) < 0)
+		die("event");
+	pf_buf_free(&b);
+}
+
+static void gen_raw(pf_writer *w)
+{
+	event(w, "cpu-clock", PERF_COUNT_SW_CPU_CLOCK, 1);
+	event(w, "task-clock", PERF_COUNT_SW_TASK_CLOCK, 2);
+	uint64_t t = 1000000000ull;
+	comm(100, 100, "gen", 1, t);
+	mmap2(100, 0x400000, 0x10000, 0x1000, "/opt/gen.bin", t + 1);
+	comm(100, 101, "gen worker", 0, t + 2);
+	/* stacks, leaf first */
+	static const uint64_t s1[] = { 0x401010, 0x402021, 0x403031 };
+	static const uint64_t s2[] = { 0x401510, 0x402021, 0x403031 };
+	static const uint64_t s3[] = { 0x401010, 0x403031 };
+	for (int i = 0; i < 5; i++)
+		sample(1, 100, 100, t + 100000000ull * (uint64_t)i, s1, 3); /* 0.0 .. 0.4 s */
+	for (int i = 0; i < 3; i++)
+		sample(1, 100, 101, t + 500000000ull + 100000000ull * (uint64_t)i, s2, 3); /* 0.5 .. 0.7 s */
+	sample(2, 100, 100, t + 550000000ull, s1, 3);
+	sample(2, 100, 100, t + 560000000ull, s1, 3);
+	/* LOST: id, lost */
+	put_hdr(PERF_RECORD_LOST, 0, 8 + 16 + 32);
+	u64(1); u64(7);
+	trailer(100, 100, t + 800000000ull, 1);
+	/* fork 100 -> 200, exec in 200: /opt/other.bin at the same address */
+	put_hdr(PERF_RECORD_FORK, 0, 8 + 24 + 32);
+	u32(200); u32(100); u32(200); u32(100); u64(t + 810000000ull);
+	trailer(200, 200, t + 810000000ull, 1);
+	sample(1, 200, 200, t + 820000000ull, s3, 2); /* inherited mapping: gen.bin */
+	comm(200, 200, "other", 1, t + 830000000ull);
+	mmap2(200, 0x400000, 0x10000, 0x0, "/opt/other.bin", t + 840000000ull);
+	sample(1, 200, 200, t + 850000000ull, s3, 2);
+	if (pf_writer_records(w, rb.data, rb.len) < 0)
+		die("records");
+}
+
+static void gen_resolved(pf_writer *w, uint64_t n)
+{
+	struct pf_prof p;
+	pf_prof_init(&p);
+	struct pf_buf b = { 0 }, bs = { 0 }, bf = { 0 }, bk = { 0 };
+	pf_kv_add(&b, "pfsym.version", "pfsym-gen");
+	pf_writer_section(w, PF_SEC_SYMINFO, 0, b.data, b.len);
+	event(w, "cpu-clock", PERF_COUNT_SW_CPU_CLOCK, 1);
+	int64_t dso = pf_prof_str(&p, "/usr/bin/bench", 14);
+	int64_t comm = pf_prof_str(&p, "bench", 5);
+	uint32_t stacks[4096];
+	char name[64];
+	uint32_t seed = 12345;
+	for (int s = 0; s < 4096; s++) {
+		uint32_t parent = PF_PROF_NONE;
+		int depth = 8 + s % 16;
+		for (int d = 0; d < depth; d++) {
+			seed = seed * 1103515245u + 12345u;
+			int fn = d < 6 ? d : (int)(seed >> 16) % 300;
+			int len = snprintf(name, sizeof(name), "function_%d_in_module", fn);
+			struct pf_prof_frame f = { (uint32_t)pf_prof_str(&p, name, (size_t)len), (uint32_t)dso,
+						   0x1000u + (uint64_t)fn * 64, 0x1000u + (uint64_t)fn * 64,
+						   PF_FRAME_HAS_ADDR, PF_PROF_NONE, 0 };
+			parent = (uint32_t)pf_prof_stack(&p, parent, (uint32_t)pf_prof_frame(&p, &f));
+		}
+		stacks[s] = parent;
+	}
+	int more;
+	do {
+		more = pf_prof_encode_tables(&p, &bs, &bf, &bk, 4u << 20);
+		if (bs.len) pf_writer_section(w, PF_SEC_STRINGS, 0, bs.data, bs.len);
+		if (bf.len) pf_writer_section(w, PF_SEC_FRAMES, 0, bf.data, bf.len);
+		if (bk.len) pf_writer_section(w, PF_SEC_STACKS, 0, bk.data, bk.len);
+	} while (more > 0);
+	pf_prof_samples_begin(&b);
+	for (uint64_t i = 0; i < n; i++) {
+		seed = seed * 1103515245u + 12345u;
+		/* skewed: a few hot stacks */
+		uint32_t k = (seed >> 8) % 4096;
+		if (seed & 0x10000)
+			k &= 63;
+		struct pf_prof_sample s = { 1000000000ull + i * 250000, 250000, 100, 100 + (uint32_t)(i & 3),
+					    (uint32_t)(i & 1), stacks[k], (uint32_t)comm, 0, 0 };
+		pf_prof_samples_add(&b, &s);
+		if (pf_le32(b.data) == 65536) {
+			if (pf_writer_section(w, PF_SEC_SAMPLES, 0, b.data, b.len) < 0)
+				die("write");
+			pf_prof_samples_begin(&b);
+		}
+	}
+	if (pf_le32(b.data))
+		pf_writer_section(w, PF_SEC_SAMPLES, 0, b.data, b.len);
+	pf_buf_free(&b);
+	pf_buf_free(&bs);
+	pf_buf_free(&bf);
+	pf_buf_free(&bk);
+	pf_prof_free(&p);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3)
+		die("usage: pfsym-gen raw OUT | resolved N OUT");
+	const char *out = argv[argc - 1];
+	int fd = strcmp(out, "-") == 0 ? 1 : open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
+		die("cannot open output");
+	pf_writer *w;
+	if (pf_writer_open_fd(&w, fd, NULL) < 0)
+		die("writer");
+	if (strcmp(argv[1], "raw") == 0)
+		gen_raw(w);
+	else if (strcmp(argv[1], "resolved") == 0 && argc == 4)
+		gen_resolved(w, strtoull(argv[2], NULL, 10));
+	else
+		die("unknown mode");
+	struct pf_buf b = { 0 };
+	struct pf_end e;
+	memset(&e, 0, sizeof(e));
+	pf_end_encode(&b, &e);
+	pf_writer_section(w, PF_SEC_END, 0, b.data, b.len);
+	pf_buf_free(&b);
+	if (pf_writer_close(w) < 0)
+		die("close");
+	return 0;
+}

@@ -1,0 +1,96 @@
+#!/usr/bin/env bats
+# pffold: folding a synthetic raw recording (exact frames, offsets, fork and
+# exec, events, filters, lost samples) and a resolved profile.
+load helpers
+bats_require_minimum_version 1.5.0
+
+setup_file() {
+	cd "$BATS_FILE_TMPDIR"
+	"$PFTOOLS_BUILD/tests/pfsym-gen" raw raw.pf
+	"$PFTOOLS_BUILD/tests/pfsym-gen" resolved 200000 big.pf
+}
+
+setup() {
+	cd "$BATS_FILE_TMPDIR"
+}
+
+@test "pffold --help, --version, usage errors" {
+	run pffold --help
+	assert_success
+	assert_line --index 0 "Usage: pffold [OPTIONS] [IN.pf|-]"
+	assert_output --partial "nanoseconds for cpu-clock"
+	run pffold --version
+	assert_output "pffold (pftools) 0.1.0"
+	run pffold --weight=bytes raw.pf
+	assert_failure 2
+	run pffold --time 5 raw.pf
+	assert_failure 2
+	run pffold missing.pf
+	assert_failure 1
+	assert_output --partial "missing.pf"
+}
+
+@test "unsymbolized recording: module+offset frames, fork inherits, exec replaces, [lost] with a warning" {
+	run --separate-stderr pffold --addrs --pid raw.pf
+	assert_success
+	assert_output "[lost] 7
+gen-100;[gen.bin+0x4030];[gen.bin+0x3020];[gen.bin+0x2010] 5
+gen-200;[gen.bin+0x4030];[gen.bin+0x2010] 1
+gen_worker-100;[gen.bin+0x4030];[gen.bin+0x3020];[gen.bin+0x2510] 3
+other-200;[other.bin+0x3030];[other.bin+0x1010] 1"
+	[[ "$stderr" == *"7 samples were lost"* ]]
+	[[ "$stderr" == *"event 'task-clock' not folded"* ]]
+}
+
+@test "default frames, --no-comm, --tid, --dso" {
+	run -0 pffold -q raw.pf
+	assert_output "[lost] 7
+gen;[gen.bin];[gen.bin] 1
+gen;[gen.bin];[gen.bin];[gen.bin] 5
+gen_worker;[gen.bin];[gen.bin];[gen.bin] 3
+other;[other.bin];[other.bin] 1"
+	run -0 pffold -q --no-comm raw.pf
+	assert_line "[gen.bin];[gen.bin];[gen.bin] 8"
+	run -0 pffold -q --tid raw.pf
+	assert_line "gen_worker-100/101;[gen.bin];[gen.bin];[gen.bin] 3"
+}
+
+@test "--event, --comm, --pid-filter, --time, --weight=period" {
+	run -0 pffold -q --event task-clock --addrs raw.pf
+	assert_output "[lost] 7
+gen;[gen.bin+0x4030];[gen.bin+0x3020];[gen.bin+0x2010] 2"
+	run pffold -q --event nope raw.pf
+	assert_failure 1
+	assert_output --partial "no event named 'nope'"
+	run -0 pffold -q --comm "gen worker" raw.pf
+	assert_output "[lost] 7
+gen_worker;[gen.bin];[gen.bin];[gen.bin] 3"
+	run -0 pffold -q --pid-filter 200 raw.pf
+	assert_output "[lost] 7
+gen;[gen.bin];[gen.bin] 1
+other;[other.bin];[other.bin] 1"
+	run -0 pffold -q --time 0.45,0.75 --weight=period raw.pf
+	assert_output "[lost] 7000
+gen_worker;[gen.bin];[gen.bin];[gen.bin] 3000"
+	run -0 pffold -q --time ,0.25 raw.pf
+	assert_line "gen;[gen.bin];[gen.bin];[gen.bin] 3"
+}
+
+@test "resolved profile from stdin: counts sum to the samples, lines sorted, --top" {
+	run -0 bash -c "pffold - <big.pf | awk '{s += \$NF} END {print s}'"
+	assert_output 200000
+	pffold big.pf >big.folded
+	LC_ALL=C sort -c big.folded
+	run -0 pffold --top 3 big.pf
+	assert_line --index 0 "Top 3 functions by self share (of 200000)"
+	assert_output --partial "Top 3 functions by total share"
+	assert_output --partial "100.00%        200000  function_0_in_module"
+}
+
+@test "pfsym on a synthetic file: missing binaries reported, frames keep their module" {
+	run --separate-stderr bash -c "pfsym raw.pf | pffold -q --addrs"
+	assert_success
+	assert_line "gen;[gen.bin+0x4030];[gen.bin+0x3020];[gen.bin+0x2010] 5"
+	[[ "$stderr" == *"/opt/gen.bin: not found"* ]]
+	[[ "$stderr" == *"7 lost"* ]]
+}

@@ -1,0 +1,192 @@
+#!/usr/bin/env bats
+# pfsym (+ pffold): exact folded stacks of recorded workloads in every binary
+# layout, binary lookup (debug dirs, symfs, build-id mismatch), pipes.
+load helpers
+bats_require_minimum_version 1.5.0
+
+FLAGS=(-O2 -g -fno-omit-frame-pointer)
+
+# The stacks sym_paths.c runs through, from main down.
+EXPECTED='main;path_a;leaf_one
+main;path_b;leaf_two
+main;path_b;weird\x3bname
+main;path_c;leaf_end'
+EXPECTED_LIB='main;path_a;lib_leaf_one;lib_spin
+main;path_b;lib_leaf_two
+main;path_b;weird\x3bname
+main;path_c;leaf_end'
+
+rec() { # rec OUT.pf PROG [ARGS]: record with call chains
+	local out=$1
+	shift
+	pfrec -q -g -F 4000 -o "$out" -- "$@"
+}
+
+setup_file() {
+	cd "$BATS_FILE_TMPDIR"
+	mkdir -p bin lib dbg run symfs
+	build_workload sym_paths bin/pie "${FLAGS[@]}" -fpie -pie
+	build_workload sym_paths bin/nopie "${FLAGS[@]}" -fno-pie -no-pie
+	build_workload sym_paths bin/ttext "${FLAGS[@]}" -fno-pie -no-pie -Wl,-Ttext-segment=0x20000000
+	build_workload sym_lib lib/libsymlib.so "${FLAGS[@]}" -shared -fPIC -Wl,-z,separate-code
+	build_workload sym_paths bin/uselib "${FLAGS[@]}" -DUSE_LIB -Llib -lsymlib -Wl,-rpath,"$PWD/lib"
+	if command -v ld.lld >/dev/null; then
+		build_workload sym_paths bin/lld "${FLAGS[@]}" -fuse-ld=lld
+		rec lld.pf bin/lld
+	fi
+	# stripped binary, its debug file under dbg/.build-id/xx/rest.debug
+	build_workload sym_paths bin/stripped "${FLAGS[@]}"
+	bid=$(readelf -n bin/stripped | awk '/Build ID/ {print $3}')
+	mkdir -p "dbg/.build-id/${bid:0:2}"
+	objcopy --only-keep-debug bin/stripped "dbg/.build-id/${bid:0:2}/${bid:2}.debug"
+	strip --strip-all bin/stripped
+	# replaced after recording
+	build_workload sym_paths bin/replaced "${FLAGS[@]}"
+	rec replaced.pf bin/replaced
+	build_workload sym_paths bin/replaced "${FLAGS[@]}" -DVARIANT=7
+	# symfs: recorded as run/prog, then moved under symfs/
+	build_workload sym_paths run/prog "${FLAGS[@]}"
+	rec symfs.pf run/prog
+	mkdir -p "symfs$PWD/run"
+	mv run/prog "symfs$PWD/run/prog"
+	for b in pie nopie ttext uselib stripped; do
+		rec "$b.pf" "bin/$b"
+	done
+	pfrec -q -g -c 1000000 -e cpu-clock -o period.pf -- bin/pie
+}
+
+setup() {
+	cd "$BATS_FILE_TMPDIR"
+}
+
+# main_stacks: folded lines on stdin -> distinct stacks from main down, with
+# kernel frames under a user leaf cut (interrupts, page faults).
+main_stacks() {
+	grep -E '(^|;)main;' | sed -e 's/^.*;main;/main;/' -e 's/;\[kernel\].*//' -e 's/ [0-9]*$//' | sort -u
+}
+
+# check FILE.pf EXPECTED [PFSYM OPTIONS]: exact stacks, >= 90% of samples in
+# them, counts summing to the sample count of the summary.
+check() {
+	local pf=$1 exp=$2
+	shift 2
+	pfsym "$@" "$pf" -o "$pf.sym" 2>"$pf.log"
+	pffold "$pf.sym" >"$pf.folded"
+	run main_stacks <"$pf.folded"
+	assert_output "$exp"
+	local n sum inmain
+	n=$(sed -n 's/^pfsym: \([0-9]*\) samples.*/\1/p' "$pf.log")
+	sum=$(awk '{s += $NF} END {print s}' "$pf.folded")
+	[ "$n" -gt 100 ]
+	[ "$sum" -eq "$n" ]
+	inmain=$(grep -E '(^|;)main;' "$pf.folded" | awk '{s += $NF} END {print s}')
+	[ $((inmain * 10)) -ge $((n * 9)) ]
+}
+
+@test "pfsym --help, --version, usage errors, refuses a terminal" {
+	run pfsym --help
+	assert_success
+	assert_line --index 0 "Usage: pfsym [OPTIONS] [IN.pf|-] [-o OUT.pf|-]"
+	assert_output --partial "--symfs"
+	run pfsym --version
+	assert_output "pfsym (pftools) 0.1.0"
+	run pfsym --bogus
+	assert_failure 2
+	run pfsym a b c
+	assert_failure 2
+	run pfsym nonexistent.pf -o x.pf
+	assert_failure 1
+	assert_output --partial "nonexistent.pf"
+	if command -v script >/dev/null; then
+		run script -qec "$PFTOOLS_BUILD/bin/pfsym pie.pf" /dev/null
+		assert_output --partial "refusing to write binary data to a terminal"
+	fi
+}
+
+@test "PIE executable: exact stacks; return address - 1 names path_c (call is its last instruction)" {
+	check pie.pf "$EXPECTED"
+	run cat pie.pf.log
+	assert_output --partial "100.0% of"
+}
+
+@test "non-PIE executable" {
+	check nopie.pf "$EXPECTED"
+}
+
+@test "non-default segment layout (-Ttext-segment)" {
+	check ttext.pf "$EXPECTED"
+}
+
+@test "lld layout (p_offset != p_vaddr)" {
+	[ -f lld.pf ] || skip "ld.lld not installed"
+	readelf -lW bin/lld | awk '$1 == "LOAD" && $2 != $3 {found = 1} END {exit !found}'
+	check lld.pf "$EXPECTED"
+}
+
+@test "shared library linked with -z separate-code" {
+	check uselib.pf "$EXPECTED_LIB"
+	run pffold --dso uselib.pf.sym
+	assert_output --partial "lib_spin [libsymlib.so]"
+}
+
+@test "stripped binary: names from the debug file in a .build-id debug dir" {
+	check stripped.pf "$EXPECTED" --debug-dir dbg
+	run pfdump stripped.pf.sym
+	# without the debug dir: frames stay in the module, unnamed
+	pfsym -q stripped.pf | pffold --no-comm >nodbg.folded
+	run grep -c 'path_a' nodbg.folded
+	assert_output 0
+	grep -q '\[stripped\]' nodbg.folded
+}
+
+@test "binary replaced after recording: mismatch reported, no wrong names; --force uses it" {
+	run pfsym replaced.pf -o replaced.sym
+	assert_success
+	assert_output --partial "bin/replaced: build-id mismatch"
+	assert_output --partial "differs"
+	pffold --no-comm replaced.sym >r.folded
+	run grep -E 'path_|leaf_' r.folded
+	assert_failure
+	run grep -c '\[replaced\]' r.folded
+	refute_output 0
+	run pffold --addrs replaced.sym
+	assert_output --regexp '\[replaced\+0x[0-9a-f]+\]'
+	run pfsym --force replaced.pf -o forced.sym
+	assert_output --partial "used despite a build-id mismatch"
+}
+
+@test "--symfs finds binaries under another root; the summary lists what was tried" {
+	run pfsym symfs.pf -o nosymfs.sym
+	assert_output --partial "run/prog: not found"
+	assert_output --partial "(missing)"
+	check symfs.pf "$EXPECTED" --symfs symfs
+}
+
+@test "weights: samples and period (fixed period -c 1000000)" {
+	pfsym -q period.pf | pffold >s.folded
+	pfsym -q period.pf | pffold --weight=period >p.folded
+	awk '{print $NF * 1000000}' s.folded >s.scaled
+	awk '{print $NF}' p.folded >p.w
+	diff s.scaled p.w
+	run main_stacks <p.folded
+	assert_output "$EXPECTED"
+}
+
+@test "pipes end to end: pfrec -o - | pfsym | pffold" {
+	run bash -c "pfrec -q -g -F 4000 -o - -- bin/pie | pfsym -q | pffold --no-comm"
+	assert_success
+	run main_stacks <<<"$output"
+	assert_output "$EXPECTED"
+}
+
+@test "pfsym output passes through the raw sections and can be re-run" {
+	pfsym -q pie.pf -o once.sym
+	pfsym -q once.sym -o twice.sym
+	run cmp <(pffold once.sym) <(pffold twice.sym)
+	assert_success
+	# the raw recording still folds the same way without symbols
+	run bash -c "pffold --addrs once.sym | grep -c main"
+	assert_success
+	run bash -c "pfdump twice.sym | grep -c '^section .* SAMPLES'"
+	assert_success
+}
