@@ -189,3 +189,30 @@ EOF
 		assert_output 1
 	done
 }
+
+@test "aarch64 board: pfrec --call-graph=dwarf records a PAC-enabled aarch64 workload without frame pointers" {
+	skip_vm_unless_possible
+	[ -x "$XBUILD/bin/pfrec" ] || skip "no cross-built $XBUILD/bin/pfrec (the cross build test failed)"
+	[ -x "$PFTOOLS_BUILD/bin/pfdump" ] || skip "no host pfdump in $PFTOOLS_BUILD/bin"
+	[ -x "$PFTOOLS_BUILD/bin/pfrec" ] || skip "no host pfrec in $PFTOOLS_BUILD/bin (to read its --help)"
+	pfrec --help | grep -q dwarf || skip "pfrec has no --call-graph=dwarf yet"
+	local p=$BATS_TEST_TMPDIR/payload out=$BATS_TEST_TMPDIR/out
+	mkdir -p "$p"
+	cp "$XBUILD/bin/pfrec" "$p/"
+	run "$XCC" -std=gnu11 -static -O2 -g -fomit-frame-pointer -mbranch-protection=standard \
+		-o "$p/arm_stack" "$PFTOOLS_SRC/tests/workloads/arm_stack.c"
+	assert_success
+	cat >"$p/run.sh" <<'EOF'
+./pfrec --call-graph=dwarf -e cpu-clock -o "$OUT/dwarf.pf" -- ./arm_stack 300
+EOF
+	run_vm "$p" "$out"
+	run pfdump --stats "$out/dwarf.pf"
+	assert_success
+	assert_line --regexp '^[Ss]tate: complete$'
+	assert_line --regexp '^samples: [1-9][0-9]*$'
+	run pfdump --header "$out/dwarf.pf"
+	assert_success
+	assert_line --regexp '^file .*machine aarch64 '
+	assert_output --partial "REGS_USER"
+	assert_output --partial "STACK_USER"
+}
