@@ -1,0 +1,52 @@
+/* kernels.c - the numeric kernels of the demo model, built as libkernels.so. */
+#include <math.h>
+#include <stddef.h>
+
+#include "kernels.h"
+
+#define NI __attribute__((noinline))
+
+NI void matmul(const float *a, const float *b, float *c, int n, int k, int m)
+{
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < m; j++) {
+			float s = 0;
+			for (int p = 0; p < k; p++)
+				s += a[i * k + p] * b[p * m + j];
+			c[i * m + j] = s;
+		}
+}
+
+NI void softmax(float *x, int n, int m)
+{
+	for (int i = 0; i < n; i++) {
+		float mx = x[i * m], sum = 0;
+		for (int j = 1; j < m; j++)
+			mx = x[i * m + j] > mx ? x[i * m + j] : mx;
+		for (int j = 0; j < m; j++)
+			sum += x[i * m + j] = expf(x[i * m + j] - mx);
+		for (int j = 0; j < m; j++)
+			x[i * m + j] /= sum;
+	}
+}
+
+NI void layernorm(float *x, int n, int m)
+{
+	for (int i = 0; i < n; i++) {
+		float mean = 0, var = 0;
+		for (int j = 0; j < m; j++)
+			mean += x[i * m + j];
+		mean /= (float)m;
+		for (int j = 0; j < m; j++)
+			var += (x[i * m + j] - mean) * (x[i * m + j] - mean);
+		float inv = 1.0f / sqrtf(var / (float)m + 1e-5f);
+		for (int j = 0; j < m; j++)
+			x[i * m + j] = (x[i * m + j] - mean) * inv;
+	}
+}
+
+NI void gelu(float *x, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		x[i] = 0.5f * x[i] * (1.0f + tanhf(0.7978845608f * (x[i] + 0.044715f * x[i] * x[i] * x[i])));
+}
