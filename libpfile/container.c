@@ -747,7 +747,10 @@ int pf_reader_next(pf_reader *r, struct pf_section *sec)
 			if (rc == 0)
 				rc = pf_events_add(&r->evs, sec);
 		} else if (sec->type == PF_SEC_RECORDS) {
-			rc = pf_records_swap(&r->evs, sec->data, sec->size);
+			/* Records up to a damaged one are swapped; the record
+			 * iterator stops at the damaged one and reports it, as it
+			 * does for a file in host order. */
+			(void)pf_records_swap(&r->evs, sec->data, sec->size);
 		}
 		if (rc < 0)
 			return rerr(r, rc, off + PF_SECTION_HEADER_SIZE,

@@ -182,8 +182,9 @@ int pf_writer_section(pf_writer *w, uint16_t type, uint16_t flags, const void *r
  * perf_event_header, in the recording machine's byte order) to the current
  * RECORDS batch. A batch is written as one section when it reaches
  * records_frame_bytes; a record is never split across sections.
- * @return 0, -EBADMSG if `data` does not hold whole records (a header size of
- * 0, or a record running past `size`), or as pf_writer_section(). */
+ * @return 0, -EBADMSG if `data` does not hold whole records (a header size
+ * below 8 or not a multiple of 8, or a record running past `size`), or as
+ * pf_writer_section(). */
 int pf_writer_records(pf_writer *w, const void *data, size_t size);
 
 /* Writes the pending RECORDS batch, if any, as a section.
@@ -374,8 +375,8 @@ struct pf_rec_iter {
 void pf_rec_iter_init(struct pf_rec_iter *it, const void *data, size_t size);
 /* @return 1 with *rec pointing at the next record (8-byte header + body,
  * rec->size bytes, all within the payload); 0 at the end; -EBADMSG when a
- * header's size is < 8 or runs past the payload (the rest is lost; it->offset
- * says where). */
+ * header's size is < 8, not a multiple of 8 (the kernel pads records to 8
+ * bytes), or runs past the payload (the rest is lost; it->offset says where). */
 int pf_rec_iter_next(struct pf_rec_iter *it, const struct perf_event_header **rec);
 
 /* Swaps every record in a RECORDS payload in place from the other byte order
