@@ -104,11 +104,12 @@ enum pf_section_type {
 	PF_SEC_DSO_IMAGE = 0x0007, /* a file's bytes, e.g. the [vdso] image */
 	PF_SEC_THREADS = 0x0008,   /* pid, tid, comm of threads alive at start */
 
+	/* resolved profile: format/profile.md, encoders/decoders in profile.h */
 	PF_SEC_STRINGS = 0x0100,   /* resolved profile: string table chunk */
-	PF_SEC_FRAMES = 0x0101,    /* resolved profile: frame table chunk */
-	PF_SEC_STACKS = 0x0102,    /* resolved profile: stack table chunk */
-	PF_SEC_SAMPLES = 0x0103,   /* resolved profile: samples */
-	PF_SEC_SYMINFO = 0x0104,   /* resolved profile: key/value summary */
+	PF_SEC_FRAMES = 0x0101,    /* resolved profile: frame table chunk (40-byte entries) */
+	PF_SEC_STACKS = 0x0102,    /* resolved profile: stack tree chunk (parent, frame) */
+	PF_SEC_SAMPLES = 0x0103,   /* resolved profile: samples (40-byte entries) */
+	PF_SEC_SYMINFO = 0x0104,   /* resolved profile: key/value; first one marks a resolved file */
 };
 
 /* Section flags (section header bytes 6-7). */
