@@ -259,3 +259,42 @@ main;g 10 10"
 	[ "${#lines[@]}" -eq 1 ]
 	[[ "$output" == "pfdiff: "*trunc.pf* ]]
 }
+
+@test "recorded workload: a function made 3x slower ranks first in .pf files (pfrec, pfsym)" {
+	command -v pfrec >/dev/null && command -v pfsym >/dev/null || skip "pfrec and pfsym are not built"
+	build_workload diff_model model_v1 -O0 -fno-omit-frame-pointer
+	build_workload diff_model model_v2 -O0 -fno-omit-frame-pointer -DSLOW=3
+	local rc=0
+	pfrec -g -o v1.pf -- ./model_v1 100 2>/dev/null || rc=$?
+	[ $rc -eq 0 ] || skip "pfrec could not record here (exit $rc)"
+	pfrec -g -o v2.pf -- ./model_v2 100 2>/dev/null
+	pfrec -g -o v1b.pf -- ./model_v1 100 2>/dev/null
+	for f in v1 v2 v1b; do pfsym -o $f.sym.pf $f.pf 2>/dev/null; done
+	run pfdiff v1.sym.pf v2.sym.pf
+	refute_sanitizer
+	assert_success
+	# activation: 20 % -> 43 % of the samples, first and significant
+	[[ "${lines[4]}" =~ ^\ +[0-9.]+\ +[0-9.]+\ +\+[0-9.]+\ .*\ both\ \ z/z\ +-\ +activation$ ]]
+	# its caller forward: the inclusive share grew, significantly
+	assert_line --regexp '^ +0\.00 +0\.00 +\+0\.00 .* \+[0-9.]+ \[\+[0-9.]+,\+[0-9.]+\] .* total -/z +- +forward$'
+	refute_output --regexp ' (new|gone) +(activation|forward|matmul|normalize|run_model|main)$'
+	# module keys: the renamed executable's module is "exe" on both sides
+	run pfdiff --key=module-function --top 1 v1.sym.pf v2.sym.pf
+	assert_line --index 4 --regexp ' both  z/z +- +activation \[exe\]$'
+	run pfdiff --fail-on-regression 10 v1.sym.pf v2.sym.pf
+	assert_failure 3
+	# two recordings of the same binary: nothing significant
+	run pfdiff v1.sym.pf v1b.sym.pf
+	assert_success
+	[ -z "$(significant_rows <<< "$output")" ]
+	# --event names the recorded event; a wrong one is a one-line error
+	run pfdiff --event nope v1.sym.pf v2.sym.pf
+	assert_failure 1
+	assert_output "pfdiff: v1.sym.pf: no event named 'nope'"
+	# .pf and folded text mix; the differential pipeline draws
+	pffold v2.sym.pf > v2.folded 2>/dev/null || skip "pffold is not built"
+	run pfdiff --top 1 v1.sym.pf v2.folded
+	assert_line --index 4 --regexp ' activation$'
+	pfdiff --folded --normalize v1.sym.pf v2.sym.pf | pfflame > diff.svg
+	xmllint --noout diff.svg
+}

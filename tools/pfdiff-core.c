@@ -80,12 +80,36 @@ static int run_reserve(struct run *r, size_t n)
 	return 0;
 }
 
-/* Builds the matching key of one frame into c->kbuf; returns its length. */
-static size_t frame_key(struct ctx *c, const char *f, size_t n)
+/* Is module mod[0..mlen) the program itself, the binary that the process
+ * root frame names? The kernel's comm keeps 15 bytes of the name. */
+static int is_exe(const char *mod, size_t mlen, const char *root, size_t rootlen)
+{
+	if (!root || rootlen == 0)
+		return 0;
+	if (mlen == rootlen)
+		return memcmp(mod, root, mlen) == 0;
+	return rootlen == 15 && mlen > 15 && memcmp(mod, root, 15) == 0;
+}
+
+/* Builds the matching key of one frame into c->kbuf; returns its length.
+ * The executable's own module (named like the process) becomes "exe", so
+ * that a renamed binary still matches. */
+static size_t frame_key(struct ctx *c, const char *f, size_t n, const char *root, size_t rootlen)
 {
 	const char *func, *mod;
 	size_t flen, mlen;
 	pf_frame_split(f, n, &func, &flen, &mod, &mlen);
+	if (mod && is_exe(mod, mlen, root, rootlen)) {
+		mod = "exe";
+		mlen = 3;
+	}
+	/* "[model_v1]": unresolved code of the executable, folded without addresses */
+	if (func && !mod && flen > 2 && func[0] == '[' && func[flen - 1] == ']' &&
+	    is_exe(func + 1, flen - 2, root, rootlen)) {
+		func = NULL;
+		mod = "exe";
+		mlen = 3;
+	}
 	size_t need = flen + mlen + 8;
 	if (grow((void **)&c->kbuf, &c->kcap, need, 1) < 0)
 		return (size_t)-1;
@@ -132,7 +156,7 @@ static int add_stack(struct ctx *c, const char *stack, size_t len, uint64_t coun
 	c->cur_stamp++;
 	size_t nids = 0, slen = 0;
 	while (pf_folded_next_frame(stack, len, &pos, &f, &flen)) {
-		size_t k = frame_key(c, f, flen);
+		size_t k = frame_key(c, f, flen, root, rootlen);
 		if (k == (size_t)-1)
 			return -ENOMEM;
 		int64_t id = pf_strtab_intern(&c->funcs, c->kbuf, k, NULL);
