@@ -138,7 +138,7 @@ user_stacks() {
 	' "$1"
 }
 
-@test "aarch64 board: pfrec records a static aarch64 workload, pfdump reads it on the host" {
+@test "aarch64 board: pfrec records a static aarch64 workload; pfdump, pfsym and pffold read it on the host" {
 	skip_vm_unless_possible
 	[ -f "$PFTOOLS_SRC/tools/pfrec.c" ] || skip "tools/pfrec.c does not exist yet"
 	[ -x "$XBUILD/bin/pfrec" ] || skip "no cross-built $XBUILD/bin/pfrec (the cross build test failed)"
@@ -187,6 +187,21 @@ EOF
 		assert_output "most samples in main;work;...;spin"
 		run grep -c ';main;work;path_b;spin$' "$BATS_TEST_TMPDIR/$ev.stacks"
 		assert_output 1
+		# The same through pfsym (binaries from a copy of the guest's paths)
+		# and pffold, when they are built.
+		[ -x "$PFTOOLS_BUILD/bin/pfsym" ] && [ -x "$PFTOOLS_BUILD/bin/pffold" ] || continue
+		mkdir -p "$BATS_TEST_TMPDIR/symfs/payload"
+		cp "$p/arm_stack" "$BATS_TEST_TMPDIR/symfs/payload/"
+		run pfsym -q --symfs "$BATS_TEST_TMPDIR/symfs" "$out/$ev.pf" -o "$BATS_TEST_TMPDIR/$ev.sym.pf"
+		assert_success
+		run pffold "$BATS_TEST_TMPDIR/$ev.sym.pf"
+		assert_success
+		assert_line --regexp '^arm_stack;_start;.*;main;work;path_b;spin [1-9][0-9]*$'
+		assert_line --regexp '^arm_stack;_start;.*;main;work;spin [1-9][0-9]*$'
+		run awk '{ total += $NF } /^arm_stack;_start;.*;main;work;(path_b;)?spin / { hit += $NF }
+			END { print (total > 0 && hit * 2 > total) ? "most samples in main;work;...;spin" : "only " hit + 0 " of " total + 0 " samples in main;work;...;spin" }' \
+			<<<"$output"
+		assert_output "most samples in main;work;...;spin"
 	done
 }
 
