@@ -247,6 +247,7 @@ int main(int argc, char **argv)
 	struct pf_writer_opts wo = PF_WRITER_OPTS_INIT;
 	wo.word_size = fh->word_size;
 	wo.e_machine = fh->e_machine;
+	wo.zstd_level = 1; /* fast: the output is usually read at once by pffold */
 	/* the reader hands out kernel data in host order: write it so */
 	struct state st = { 0 };
 	pf_prof_init(&st.prof);

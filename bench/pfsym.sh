@@ -1,0 +1,65 @@
+#!/bin/bash
+# bench/pfsym.sh - pfsym | pffold against `perf script` on the demo workload,
+# and pffold alone on a synthetic resolved profile of 5 million samples.
+# Appends the figures to bench/RESULTS.md. PFTOOLS_BUILD = build directory.
+set -eu
+cd "$(dirname "$0")/.."
+B=${PFTOOLS_BUILD:-$PWD/build}
+PATH="$B/bin:$PATH"
+SECS=${BENCH_SECONDS:-10}
+O=bench/out
+mkdir -p "$O"
+CFLAGS="-O2 -g -fno-omit-frame-pointer"
+gcc $CFLAGS -fPIC -shared -o "$O/libkernels.so" demo/kernels.c -lm
+gcc $CFLAGS -o "$O/model" demo/model.c -L"$O" -lkernels -Wl,-rpath,'$ORIGIN' -lpthread -lm
+
+# measure NAME CMD...: best wall seconds of 3 runs (ns clock) and peak RSS
+# (KiB, /usr/bin/time) of a shell pipeline
+measure() {
+	local name=$1 best="" s e w
+	shift
+	for _ in 1 2 3; do
+		s=$(date +%s%N)
+		bash -c "$*" >/dev/null
+		e=$(date +%s%N)
+		w=$(((e - s) / 1000))
+		if [ -z "$best" ] || [ "$w" -lt "$best" ]; then best=$w; fi
+	done
+	/usr/bin/time -f "%M" -o "$O/time.txt" bash -c "$*" >/dev/null
+	echo "$name $(awk -v u="$best" 'BEGIN {printf "%.3f", u / 1e6}') $(cat "$O/time.txt")"
+}
+
+pfrec -q -g -F 4000 -e cpu-clock -o "$O/run.pf" -- "$O/model" "$SECS"
+n=$(pfsym "$O/run.pf" 2>&1 >/dev/null | sed -n 's/^pfsym: \([0-9]*\) samples.*/\1/p')
+read -r _ t_pf rss_pf < <(measure pf "pfsym -q < $O/run.pf | pffold")
+have_perf=0
+if command -v perf >/dev/null && perf record -q -g -F 4000 -e cpu-clock -o "$O/perf.data" -- "$O/model" "$SECS" 2>/dev/null; then
+	have_perf=1
+	np=$(perf script -i "$O/perf.data" -F tid 2>/dev/null | wc -l || true)
+	perf script -i "$O/perf.data" >/dev/null 2>&1 # warm the caches
+	read -r _ t_perf rss_perf < <(measure perf "perf script -i $O/perf.data 2>/dev/null")
+fi
+
+"$B/tests/pfsym-gen" resolved 5000000 "$O/big.pf"
+read -r _ t_fold rss_fold < <(measure fold "pffold $O/big.pf")
+
+rate() { awk -v n="$1" -v t="$2" 'BEGIN { if (t <= 0) t = 0.001; printf "%.0f", n / t }'; }
+{
+	echo
+	echo "## pfsym | pffold vs perf script ($(date -u +%Y-%m-%d), $(nproc) cores)"
+	echo
+	echo "Command: \`make bench\` (bench/pfsym.sh, BENCH_SECONDS=$SECS): demo model recorded with"
+	echo "\`-g -F 4000 -e cpu-clock\` by pfrec and by perf record."
+	echo
+	echo "| run | samples | wall s | samples/s | peak RSS KiB |"
+	echo "|-----|---------|--------|-----------|--------------|"
+	echo "| pfsym < run.pf \| pffold | $n | $t_pf | $(rate "$n" "$t_pf") | $rss_pf |"
+	if [ $have_perf = 1 ]; then
+		echo "| perf script (perf.data) | $np | $t_perf | $(rate "$np" "$t_perf") | $rss_perf |"
+		echo
+		echo "Speed-up (samples/s): $(awk -v a="$(rate "$n" "$t_pf")" -v b="$(rate "$np" "$t_perf")" 'BEGIN {printf "%.1f", a / b}')x"
+	fi
+	echo
+	echo "pffold alone on a resolved profile of 5000000 samples (4096 stacks, tests/c/pfsym-gen.c):"
+	echo "$t_fold s, $(rate 5000000 "$t_fold") samples/s, peak RSS $rss_fold KiB."
+} | tee -a bench/RESULTS.md
