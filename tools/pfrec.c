@@ -33,6 +33,12 @@
 #define MAX_EVENTS 8
 #define DEFAULT_FREQ 4000
 #define DEFAULT_PAGES 128
+#define DWARF_DEFAULT_STACK 8192
+#define DWARF_MAX_STACK 65528
+/* --call-graph dwarf: ~8 KiB per sample at 4 kHz is ~33 MB/s per CPU; 512
+ * pages (2 MiB) per CPU hold ~60 ms of it (FACTS.md: 64-128 pages lost
+ * nothing at ~1 kHz). Scaled with the stack size and the rate. */
+#define DWARF_DEFAULT_PAGES 512
 #define MAPS_MAX_BYTES (32u << 20)
 #define SIDECAR_DELAY_NS 1000000000ull
 #define PF_RECORD_TYPES 32
@@ -58,7 +64,8 @@ struct opts {
 	unsigned freq; int freq_given;
 	uint64_t period;
 	int callchain;
-	unsigned pages;
+	int dwarf; unsigned stack_bytes; /* --call-graph dwarf[,BYTES] */
+	unsigned pages; int pages_given;
 	const char *output;
 	int zlevel; int zlevel_given;
 	int quiet, verbose;
@@ -269,9 +276,13 @@ static void usage(FILE *f)
 		"                             cpu-clock); may be given up to %d times\n"
 		"  -F, --freq=HZ              samples per second (default %d)\n"
 		"  -c, --count=PERIOD         one sample every PERIOD events instead of -F\n"
-		"  -g, --call-graph           record frame-pointer call chains (kernel and user)\n"
+		"  -g                         record frame-pointer call chains (kernel and user)\n"
+		"      --call-graph=MODE      fp (as -g) or dwarf[,BYTES]: kernel call chains\n"
+		"                             plus the user registers and BYTES of user stack\n"
+		"                             (default %d, at most %d, a multiple of 8) per\n"
+		"                             sample, for pfsym to unwind with DWARF CFI\n"
 		"  -m, --mmap-pages=PAGES     data pages per ring buffer, a power of two, or a\n"
-		"                             size with K/M suffix (default %d)\n"
+		"                             size with K/M suffix (default %d; %d with dwarf)\n"
 		"  -o, --output=FILE          output file (default pfrec.pf; an existing file is\n"
 		"                             renamed FILE.old); - writes to standard output\n"
 		"  -z, --compress=LEVEL       zstd level 1-19, 0 stores uncompressed (default 3)\n"
@@ -283,7 +294,8 @@ static void usage(FILE *f)
 		"Events: %s.\n"
 		"Exit status: the command's (128+N if killed by signal N; 127 if it cannot\n"
 		"be run), else 0; 1 on errors, 2 on usage errors.\n",
-		MAX_EVENTS, DEFAULT_FREQ, DEFAULT_PAGES, pfrec_event_names());
+		MAX_EVENTS, DEFAULT_FREQ, DWARF_DEFAULT_STACK, DWARF_MAX_STACK, DEFAULT_PAGES, DWARF_DEFAULT_PAGES,
+		pfrec_event_names());
 }
 
 static void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -324,9 +336,35 @@ static int parse_pid_list(const char *opt, const char *s, pid_t **out)
 	return n;
 }
 
+/* --call-graph fp | dwarf[,BYTES] */
+static void parse_call_graph(struct opts *o, const char *arg)
+{
+	if (strcmp(arg, "fp") == 0) {
+		o->callchain = 1;
+		o->dwarf = 0;
+		return;
+	}
+	if (strncmp(arg, "dwarf", 5) != 0 || (arg[5] && arg[5] != ','))
+		usage_error("--call-graph %s: use fp or dwarf[,STACK_BYTES]", arg);
+	o->callchain = 1;
+	o->dwarf = 1;
+	o->stack_bytes = DWARF_DEFAULT_STACK;
+	if (arg[5] == ',') {
+		char *end;
+		errno = 0;
+		unsigned long long v = strtoull(arg + 6, &end, 10);
+		if (end == arg + 6 || *end || errno || arg[6] == '-')
+			usage_error("--call-graph %s: the stack size must be a number of bytes", arg);
+		if (v == 0 || v > DWARF_MAX_STACK || v % 8)
+			usage_error("--call-graph %s: the stack size must be a multiple of 8 from 8 to %d bytes", arg,
+				    DWARF_MAX_STACK);
+		o->stack_bytes = (unsigned)v;
+	}
+}
+
 static void parse_args(struct opts *o, int argc, char **argv)
 {
-	enum { OPT_DURATION = 256 };
+	enum { OPT_DURATION = 256, OPT_CALL_GRAPH };
 	static const struct option lo[] = {
 		{"pid", required_argument, 0, 'p'},
 		{"tid", required_argument, 0, 't'},
@@ -336,7 +374,7 @@ static void parse_args(struct opts *o, int argc, char **argv)
 		{"event", required_argument, 0, 'e'},
 		{"freq", required_argument, 0, 'F'},
 		{"count", required_argument, 0, 'c'},
-		{"call-graph", no_argument, 0, 'g'},
+		{"call-graph", required_argument, 0, OPT_CALL_GRAPH},
 		{"mmap-pages", required_argument, 0, 'm'},
 		{"output", required_argument, 0, 'o'},
 		{"compress", required_argument, 0, 'z'},
@@ -413,6 +451,9 @@ static void parse_args(struct opts *o, int argc, char **argv)
 		case 'g':
 			o->callchain = 1;
 			break;
+		case OPT_CALL_GRAPH:
+			parse_call_graph(o, optarg);
+			break;
 		case 'm': {
 			errno = 0;
 			unsigned long long v = strtoull(optarg, &end, 10);
@@ -435,6 +476,7 @@ static void parse_args(struct opts *o, int argc, char **argv)
 				usage_error("-m %s: the number of pages must be a power of two (1, 2, 4 ... 1048576)",
 					    optarg);
 			o->pages = (unsigned)v;
+			o->pages_given = 1;
 			break;
 		}
 		case 'o':
@@ -481,6 +523,16 @@ static void parse_args(struct opts *o, int argc, char **argv)
 	if (o->nev == 0) {
 		pfrec_event_parse("cycles", &o->ev[0]);
 		o->nev = 1;
+	}
+	if (o->dwarf && !o->pages_given) {
+		/* DWARF_DEFAULT_PAGES for 8 KiB at the default rate; more for
+		 * larger stacks or rates (-c: as the default rate), up to 4096 */
+		uint64_t per_s = (uint64_t)(o->stack_bytes + 256) * (o->period ? DEFAULT_FREQ : o->freq);
+		uint64_t base = (uint64_t)(DWARF_DEFAULT_STACK + 256) * DEFAULT_FREQ;
+		unsigned p = DWARF_DEFAULT_PAGES;
+		while (p < 4096 && (uint64_t)p * base < (uint64_t)DWARF_DEFAULT_PAGES * per_s)
+			p *= 2;
+		o->pages = p;
 	}
 }
 
@@ -937,6 +989,54 @@ static void open_error(struct rec *R, int err, int ev, pid_t pid, int cpu)
 	}
 }
 
+/* The user registers sampled in dwarf mode: all general registers, sp and pc
+ * of the recording architecture (perf's order: arch/x86/include/uapi/asm/perf_regs.h
+ * and the arm/arm64 ones). x86_64: AX..SS and R8..R15 (DS, ES, FS, GS give
+ * EINVAL); aarch64: x0-x30, sp, pc; i386 and arm: the first 16. */
+static uint64_t regs_user_mask(void)
+{
+#if defined(__x86_64__)
+	return 0xff0fffULL;
+#elif defined(__aarch64__)
+	return (1ULL << 33) - 1;
+#elif defined(__i386__) || defined(__arm__)
+	return 0xffffULL;
+#else
+	return 0;
+#endif
+}
+
+/* META keys of the call-graph mode: callchain_mode, sample_regs_user (hex),
+ * sample_stack_user (bytes), va_bits (user virtual-address bits, from the
+ * stack's address: the kernel puts the stack at the top of the user range),
+ * and on aarch64 pac_enabled (HWCAP_PACA: return addresses may carry
+ * pointer-authentication bits above va_bits). */
+static int meta_call_graph(struct pf_buf *b, const struct opts *o)
+{
+	if (!o->callchain)
+		return 0;
+	int rc = pf_kv_add(b, "callchain_mode", o->dwarf ? "dwarf" : "fp");
+	if (!o->dwarf)
+		return rc;
+	char hexmask[24];
+	snprintf(hexmask, sizeof(hexmask), "0x%llx", (unsigned long long)regs_user_mask());
+	rc |= pf_kv_add(b, "sample_regs_user", hexmask);
+	rc |= pf_kv_add_u64(b, "sample_stack_user", o->stack_bytes);
+	volatile int here = 0;
+	uintptr_t sp = (uintptr_t)&here;
+	unsigned bits = 0;
+	while (bits < 64 && (sp >> bits))
+		bits++;
+	rc |= pf_kv_add_u64(b, "va_bits", bits);
+#if defined(__aarch64__)
+#ifndef HWCAP_PACA
+#define HWCAP_PACA (1UL << 30)
+#endif
+	rc |= pf_kv_add_u64(b, "pac_enabled", (getauxval(AT_HWCAP) & HWCAP_PACA) ? 1 : 0);
+#endif
+	return rc;
+}
+
 static void attr_init(struct rec *R, int e)
 {
 	struct perf_event_attr *a = &R->attr[e];
@@ -952,6 +1052,14 @@ static void attr_init(struct rec *R, int e)
 		a->sample_freq = R->o.freq;
 	}
 	a->sample_type = SAMPLE_TYPE_BASE | (R->o.callchain ? PERF_SAMPLE_CALLCHAIN : 0);
+	if (R->o.dwarf) {
+		/* the kernel part of the chain from the kernel; the user part is
+		 * unwound by pfsym from the registers and the stack copy */
+		a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		a->exclude_callchain_user = 1;
+		a->sample_regs_user = regs_user_mask();
+		a->sample_stack_user = R->o.stack_bytes;
+	}
 	a->read_format = PERF_FORMAT_ID;
 	a->disabled = 1;
 	a->sample_id_all = 1;
@@ -1428,7 +1536,7 @@ static int write_header_sections(struct rec *R)
 	mi.start_time_ns = R->clock_id >= 0 ? pfrec_now_ns(R->clock_id) : 0;
 	mi.event_fallback = R->fallback[0] ? R->fallback : NULL;
 	mi.exclude_kernel = R->attr[0].exclude_kernel;
-	if (pfrec_meta_build(&b, &mi) < 0) {
+	if (pfrec_meta_build(&b, &mi) < 0 || meta_call_graph(&b, &R->o) < 0) {
 		errmsg("out of memory");
 		return -1;
 	}
