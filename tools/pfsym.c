@@ -259,8 +259,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": out of memory\n");
 		return 1;
 	}
-	if ((rc = pf_writer_open_fd(&st.w, ofd, &wo)) < 0 ||
-	    (rc = write_syminfo_start(st.w, in, so.symfs, so.force)) < 0) {
+	if ((rc = pf_writer_open_fd(&st.w, ofd, &wo)) < 0) {
 		fprintf(stderr, PROG ": %s: %s\n", out, strerror(-rc));
 		status = 1;
 		goto done;
@@ -273,7 +272,7 @@ int main(int argc, char **argv)
 		prescan(in, sym, pf_prof_builder_maps(b));
 
 	struct pf_section s;
-	int ended = 0;
+	int ended = 0, syminfo_written = 0;
 	while ((rc = pf_reader_next(r, &s)) != 0) {
 		if (rc < 0) {
 			fprintf(stderr, PROG ": %s\n", pf_reader_errmsg(r));
@@ -284,6 +283,14 @@ int main(int argc, char **argv)
 		}
 		if (s.type >= 0x0100 && s.type <= 0x01ff)
 			continue; /* an older resolved profile: replaced */
+		/* The opening SYMINFO follows META (format/pfile.md: META comes
+		 * first) and precedes every RECORDS section, which is how readers
+		 * tell a symbolized file early. */
+		if (!syminfo_written && s.type != PF_SEC_META) {
+			if ((rc = write_syminfo_start(st.w, in, so.symfs, so.force)) < 0)
+				break;
+			syminfo_written = 1;
+		}
 		if (s.type == PF_SEC_END) {
 			if ((rc = pf_prof_builder_finish(b)) < 0 || (rc = flush_chunk(&st)) < 0)
 				break;
@@ -299,6 +306,11 @@ int main(int argc, char **argv)
 			rc = pf_writer_section(st.w, s.type, s.flags, s.data, s.size);
 		if (rc < 0)
 			break;
+		if (!syminfo_written && s.type == PF_SEC_META) {
+			if ((rc = write_syminfo_start(st.w, in, so.symfs, so.force)) < 0)
+				break;
+			syminfo_written = 1;
+		}
 		if (s.type == PF_SEC_DSO_IMAGE) {
 			struct pf_dso_image img;
 			if (pf_dso_image_decode(s.data, s.size, &img) == 0 && (rc = sym_add_image(sym, &img)) < 0)
@@ -315,6 +327,11 @@ int main(int argc, char **argv)
 	}
 	if (rc < 0) {
 		fprintf(stderr, PROG ": %s: %s\n", rc == -ENOMEM ? in : out, strerror(-rc));
+		status = 1;
+		goto done;
+	}
+	if (!syminfo_written && (rc = write_syminfo_start(st.w, in, so.symfs, so.force)) < 0) {
+		fprintf(stderr, PROG ": %s: %s\n", out, strerror(-rc));
 		status = 1;
 		goto done;
 	}
