@@ -234,6 +234,14 @@ static int sym_cmp(const void *a, const void *b)
 	int by = y->bind == STB_GLOBAL ? 0 : y->bind == STB_WEAK ? 1 : 2;
 	if (bx != by)
 		return bx - by;
+	/* then the name a programmer wrote: fewer leading underscores, then
+	 * the shorter alias (erfl over erff64x) */
+	size_t ux = strspn(x->name, "_"), uy = strspn(y->name, "_");
+	if (ux != uy)
+		return ux < uy ? -1 : 1;
+	size_t lx = strcspn(x->name, "@"), ly = strcspn(y->name, "@");
+	if (lx != ly)
+		return lx < ly ? -1 : 1;
 	return strcmp(x->name, y->name);
 }
 
@@ -547,7 +555,9 @@ int sym_resolve(void *ctx, struct pf_prof *p, struct pf_dso *dso, struct pf_prof
 	const struct sym *sy = lookup(b, v);
 	if (!sy)
 		return 0;
-	int64_t id = pf_prof_str(p, sy->name, strlen(sy->name));
+	/* "__expl_finite@GLIBC_2.15" (a versioned name in a debug symtab) is shown
+	 * as the function a user knows, "__expl_finite" */
+	int64_t id = pf_prof_str(p, sy->name, strcspn(sy->name, "@"));
 	if (id < 0)
 		return (int)id;
 	f->name = (uint32_t)id;
@@ -586,4 +596,15 @@ void sym_counts(const struct symbolizer *s, unsigned *found, unsigned *missing, 
 		else if (b->state == ST_MISMATCH)
 			(*mismatched)++;
 	}
+}
+
+Elf *sym_dso_elf(struct symbolizer *s, struct pf_dso *dso, const char **path)
+{
+	struct binfo *b = binfo_get(s, dso);
+	*path = NULL;
+	if (!b || b->state != ST_OK || !b->elf_main)
+		return NULL;
+	if (b->found && b->found[0] == '/')
+		*path = b->found;
+	return b->elf_main;
 }
