@@ -775,6 +775,10 @@ static int snapshot_maps(struct rec *R, uint32_t pid, uint64_t time)
 	int rc = pfrec_read_file(path, MAPS_MAX_BYTES, &text, &len);
 	if (rc < 0)
 		return rc;
+	if (len == 0) { /* a kernel thread has no mappings */
+		free(text);
+		return 0;
+	}
 	struct pf_buf *b = pend_new(R, PF_SEC_MAPS);
 	if (b)
 		pf_maps_encode(b, pid, time, text, len);
@@ -1466,6 +1470,25 @@ static void reap_child(struct rec *R, int block)
 	}
 }
 
+/* Sends `sig` to the command; if it lives on (it may ignore the signal),
+ * SIGTERM after 0.5 s, then SIGKILL after 2 s more. */
+static void end_child(struct rec *R, int sig)
+{
+	static const struct { int sig; int wait_ms; } steps[3] = {{0, 500}, {SIGTERM, 2000}, {SIGKILL, -1}};
+	for (int s = 0; s < 3 && !R->child_reaped; s++) {
+		kill(R->child, s == 0 ? sig : steps[s].sig);
+		if (steps[s].wait_ms < 0) {
+			reap_child(R, 1);
+			break;
+		}
+		for (int ms = 0; ms < steps[s].wait_ms && !R->child_reaped; ms += 10) {
+			reap_child(R, 0);
+			if (!R->child_reaped)
+				usleep(10000);
+		}
+	}
+}
+
 static int exit_code_of(int st)
 {
 	if (WIFEXITED(st))
@@ -1812,9 +1835,12 @@ int main(int argc, char **argv)
 
 	if (cmd) {
 		if (!R->child_reaped) {
-			/* stopped by a signal, --duration or an error: end the command too */
-			kill(R->child, SIGTERM);
-			reap_child(R, 1);
+			/* stopped by a signal, --duration or an error: end the command
+			 * too (with the signal pfrec got, so the status reads the same as
+			 * when the terminal signalled both); the file is complete by now,
+			 * so a second signal may end pfrec itself while it waits. */
+			sigprocmask(SIG_SETMASK, &R->oldmask, NULL);
+			end_child(R, R->stop_signal ? R->stop_signal : SIGTERM);
 		}
 		if (rc == 0)
 			rc = exit_code_of(R->child_status);
