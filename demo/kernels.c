@@ -45,8 +45,24 @@ NI void layernorm(float *x, int n, int m)
 	}
 }
 
+#ifndef MODEL_V2
+/* v1: the tanh approximation of GELU. */
 NI void gelu(float *x, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		x[i] = 0.5f * x[i] * (1.0f + tanhf(0.7978845608f * (x[i] + 0.044715f * x[i] * x[i] * x[i])));
 }
+#else
+/* v2 (the regression pfdiff finds in `make demo`): the exact GELU with erf in
+ * extended precision, plus its derivative kept for a backward pass that
+ * inference never runs. */
+static long double gelu_grad[1 << 16];
+NI void gelu(float *x, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		long double v = x[i], cdf = 0.5L * (1.0L + erfl(v * 0.70710678118654752L));
+		gelu_grad[i & 0xffff] = cdf + v * expl(-0.5L * v * v) * 0.39894228040143268L;
+		x[i] = (float)(v * cdf);
+	}
+}
+#endif

@@ -75,7 +75,7 @@ NI static void run_model(float *x, int layers)
 
 NI static void tokenize(float *batch, unsigned *seed)
 {
-	for (int r = 0; r < 20; r++)
+	for (int r = 0; r < 4; r++)
 		fill(batch, T * D, seed);
 }
 
@@ -84,8 +84,12 @@ static void *prepare_batches(void *arg)
 	static float batch[T * D];
 	unsigned seed = 7;
 	(void)arg;
-	while (!stop)
+	/* The next batch is ready long before it is needed: the worker
+	 * tokenizes one, then waits a little, as an input pipeline does. */
+	while (!stop) {
 		tokenize(batch, &seed);
+		nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
+	}
 	return NULL;
 }
 
