@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -488,6 +489,7 @@ struct pf_prof_builder {
 	uint32_t dso_str_cap;
 	uint32_t unknown_frame;
 	uint32_t frames[MAX_FRAMES];
+	uint64_t uaddrs[MAX_FRAMES]; /* unwound user frames of one sample */
 	struct pf_buf pending;     /* the previous RECORDS payload: its samples wait */
 	int has_pending;
 	char errmsg[256];
@@ -496,13 +498,15 @@ struct pf_prof_builder {
 int pf_prof_builder_new(pf_prof_builder **out, struct pf_prof *p, const struct pf_prof_builder_opts *o)
 {
 	*out = NULL;
-	if (!o || o->sz < sizeof(*o) || !o->on_sample)
+	size_t old_sz = offsetof(struct pf_prof_builder_opts, unwind);
+	if (!o || o->sz < old_sz || !o->on_sample)
 		return -EINVAL;
 	pf_prof_builder *b = calloc(1, sizeof(*b));
 	if (!b)
 		return -ENOMEM;
 	b->p = p;
-	b->o = *o;
+	memcpy(&b->o, o, o->sz < sizeof(*o) ? o->sz : sizeof(*o));
+	b->o.sz = sizeof(b->o);
 	pf_maps_init(&b->maps);
 	b->unknown_frame = NONE;
 	*out = b;
@@ -724,7 +728,48 @@ static int do_sample(pf_prof_builder *b, const struct pf_event *ev, const struct
 		       : CTX_OTHER;
 	int64_t id;
 	int resolved;
-	if ((s.present & PERF_SAMPLE_CALLCHAIN) && s.callchain_nr) {
+	int n_unw = 0;
+	if (b->o.unwind && (s.present & PERF_SAMPLE_REGS_USER) && (s.present & PERF_SAMPLE_STACK_USER) &&
+	    s.user_regs_abi) {
+		n_unw = b->o.unwind(b->o.unwind_ctx, &b->maps, &s, b->uaddrs, MAX_FRAMES);
+		if (n_unw < 0)
+			return n_unw;
+	}
+	if (n_unw > 0) {
+		/* the kernel part: the callchain's, else the IP if it is a kernel one */
+		if ((s.present & PERF_SAMPLE_CALLCHAIN) && s.callchain_nr) {
+			int first = 1;
+			for (uint64_t i = 0; i < s.callchain_nr && n < MAX_FRAMES; i++) {
+				uint64_t a = s.callchain[i];
+				if (a >= PERF_CONTEXT_MAX) {
+					ctx = (a == PERF_CONTEXT_KERNEL || a == PERF_CONTEXT_HV) ? CTX_KERNEL : CTX_OTHER;
+					first = 1;
+					continue;
+				}
+				if (ctx != CTX_KERNEL || (a == 0 && !first))
+					continue;
+				id = frame_for(b, KERNEL_DSO, first ? a : a - 1);
+				first = 0;
+				b->st.frames_kernel++;
+				if (id < 0)
+					return (int)id;
+				b->frames[n++] = (uint32_t)id;
+			}
+		} else if ((s.present & PERF_SAMPLE_IP) && ctx == CTX_KERNEL) {
+			if ((id = frame_for(b, KERNEL_DSO, s.ip)) < 0)
+				return (int)id;
+			b->st.frames_kernel++;
+			b->frames[n++] = (uint32_t)id;
+		}
+		for (int i = 0; i < n_unw && n < MAX_FRAMES; i++) {
+			id = user_frame(b, s.pid, b->uaddrs[i], s.time, &resolved);
+			if (id < 0)
+				return (int)id;
+			b->st.frames++;
+			b->st.frames_resolved += (uint64_t)resolved;
+			b->frames[n++] = (uint32_t)id;
+		}
+	} else if ((s.present & PERF_SAMPLE_CALLCHAIN) && s.callchain_nr) {
 		int first = 1;
 		for (uint64_t i = 0; i < s.callchain_nr && n < MAX_FRAMES; i++) {
 			uint64_t a = s.callchain[i];
@@ -1386,7 +1431,7 @@ static int fold_read(pf_fold *f, const char *path)
 		pf_reader_close(r);
 		return rc;
 	}
-	struct pf_prof_builder_opts bo = { sizeof(bo), NULL, NULL, fold_sample, f };
+	struct pf_prof_builder_opts bo = { sizeof(bo), NULL, NULL, fold_sample, f, NULL, NULL };
 	if ((rc = pf_prof_builder_new(&f->b, &f->prof, &bo)) < 0) {
 		pf_reader_close(r);
 		return rc;

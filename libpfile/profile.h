@@ -156,12 +156,27 @@ typedef int (*pf_prof_resolve_fn)(void *ctx, struct pf_prof *p, struct pf_dso *d
  * negative errno that stops the build. */
 typedef int (*pf_prof_sample_fn)(void *ctx, const struct pf_prof_sample *s);
 
+/* Optional user-stack unwinder (pfsym passes one over libdw), called for
+ * samples that carry PERF_SAMPLE_REGS_USER and PERF_SAMPLE_STACK_USER.
+ * `maps` is the builder's timeline (mappings of s->pid at s->time). Fills
+ * addrs[0..max) with the user frames, leaf first, as addresses to look up:
+ * return addresses already moved into their call instruction (minus one),
+ * the leaf and signal-interrupted frames as they are. @return the number of
+ * frames (0: nothing unwound, the builder uses the callchain or the IP as
+ * without an unwinder), or a negative errno that stops the build. The
+ * kernel part of the sample's callchain is kept in front of these frames. */
+typedef int (*pf_prof_unwind_fn)(void *ctx, struct pf_maps *maps, const struct pf_sample *s,
+				 uint64_t *addrs, uint32_t max);
+
 struct pf_prof_builder_opts {
 	size_t sz;                  /* sizeof(struct pf_prof_builder_opts) */
 	pf_prof_resolve_fn resolve; /* NULL: frames stay DSO + offset */
 	void *resolve_ctx;
 	pf_prof_sample_fn on_sample; /* required */
 	void *sample_ctx;
+	/* since 0.1 (absent when sz is smaller): */
+	pf_prof_unwind_fn unwind;   /* NULL: user frames from the callchain */
+	void *unwind_ctx;
 };
 
 /* Counters, for pfsym's summary. */

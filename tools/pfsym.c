@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "pfsym.h"
+#include "pfsym-unwind.h"
 
 #define PROG "pfsym"
 #define CHUNK_SAMPLES 65536
@@ -103,6 +104,8 @@ static int write_syminfo_start(pf_writer *w, const char *in, const char *symfs, 
 	return rc;
 }
 
+static const struct unwinder *g_unw; /* for the SYMINFO counters */
+
 static int write_syminfo_end(pf_writer *w, const struct pf_prof_stats *ps, const struct pf_prof *p,
 			     unsigned found, unsigned missing, unsigned mismatched)
 {
@@ -120,6 +123,7 @@ static int write_syminfo_end(pf_writer *w, const struct pf_prof_stats *ps, const
 	rc |= pf_kv_add_u64(&b, "binaries_found", found);
 	rc |= pf_kv_add_u64(&b, "binaries_missing", missing);
 	rc |= pf_kv_add_u64(&b, "binaries_mismatched", mismatched);
+	rc |= unw_syminfo(g_unw, &b);
 	if (!rc)
 		rc = pf_writer_section(w, PF_SEC_SYMINFO, 0, b.data, b.len);
 	pf_buf_free(&b);
@@ -253,9 +257,11 @@ int main(int argc, char **argv)
 	pf_prof_init(&st.prof);
 	int status = 0;
 	struct symbolizer *sym = sym_new(&so);
+	struct unwinder *unw = sym ? unw_new(sym, &so, fh->e_machine) : NULL;
+	g_unw = unw;
 	pf_prof_builder *b = NULL;
-	struct pf_prof_builder_opts bo = { sizeof(bo), sym_resolve, sym, on_sample, &st };
-	if (!sym || pf_prof_samples_begin(&st.samples) || pf_prof_builder_new(&b, &st.prof, &bo) < 0) {
+	struct pf_prof_builder_opts bo = { sizeof(bo), sym_resolve, sym, on_sample, &st, unw_unwind, unw };
+	if (!sym || !unw || pf_prof_samples_begin(&st.samples) || pf_prof_builder_new(&b, &st.prof, &bo) < 0) {
 		fprintf(stderr, PROG ": out of memory\n");
 		return 1;
 	}
@@ -316,6 +322,8 @@ int main(int argc, char **argv)
 			if (pf_dso_image_decode(s.data, s.size, &img) == 0 && (rc = sym_add_image(sym, &img)) < 0)
 				break;
 		}
+		if (s.type == PF_SEC_META)
+			unw_meta(unw, s.data, s.size);
 		rc = pf_prof_builder_section(b, &s);
 		if (rc == -EBADMSG) {
 			fprintf(stderr, PROG ": %s: %s\n", pf_reader_name(r), pf_prof_builder_errmsg(b));
@@ -359,12 +367,14 @@ int main(int argc, char **argv)
 			(unsigned long long)ps->samples, (unsigned long long)ps->lost,
 			(unsigned long long)ps->unique_addrs, pct, (unsigned long long)ps->frames,
 			(unsigned long long)ps->frames_kernel);
+		unw_report(unw, stderr, PROG);
 		sym_report(sym, stderr, PROG);
 	}
 done:
 	if (st.w)
 		pf_writer_close(st.w);
 	pf_prof_builder_free(b);
+	unw_free(unw);
 	sym_free(sym);
 	pf_prof_free(&st.prof);
 	pf_buf_free(&st.samples);

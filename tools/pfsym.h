@@ -5,6 +5,7 @@
 #define PFSYM_H
 
 #include <stdio.h>
+#include <libelf.h>
 #include "profile.h"
 
 struct pfsym_opts {
@@ -28,6 +29,12 @@ int sym_resolve(void *ctx, struct pf_prof *p, struct pf_dso *dso, struct pf_prof
 /* Prints, for every binary with unresolved frames (not found, mismatched),
  * its path, build-id and the places tried. @return the number printed. */
 int sym_report(struct symbolizer *s, FILE *out, const char *prog);
+
+/* The ELF file pfsym uses for `dso` (found and build-id checked as for
+ * symbols; --force applies), or NULL if none. *path gets its file name, or
+ * NULL for a recorded image ([vdso]: read it with elf_rawfile()). Owned by
+ * the symbolizer. For the unwinder (pfsym-unwind.c). */
+Elf *sym_dso_elf(struct symbolizer *s, struct pf_dso *dso, const char **path);
 
 /* Counts of binaries: found and used, missing, mismatched. */
 void sym_counts(const struct symbolizer *s, unsigned *found, unsigned *missing, unsigned *mismatched);

@@ -1,0 +1,678 @@
+/*
+ * pfsym-unwind.c - DWARF unwinding of the user stacks of `pfrec --call-graph
+ * dwarf` samples with libdwfl (elfutils).
+ *
+ * One Dwfl per process, attached once (dwfl_attach_state can be called only
+ * once per Dwfl); the sample being unwound is handed to the callbacks through
+ * the unwinder (u->c), set before each dwfl_getthread_frames(). Modules are
+ * reported as the unwinder meets their addresses: the leaf's first, then,
+ * when a frame's PC lies in no module yet, the mapping that holds it at the
+ * sample's time (dwfl_report_begin_add) and the sample is unwound again.
+ * The ELF files are those the symbolizer found (build-id checked); the
+ * [vdso] is the recorded image, handed to libdwfl through a memfd.
+ *
+ * Registers: perf's sample_regs_user order (arch/x86/include/uapi/asm/perf_regs.h,
+ * arch/arm64/include/uapi/asm/perf_regs.h, arch/arm/...) mapped to the DWARF
+ * numbering of the psABI of the recorded machine (the file header's
+ * e_machine, never the host's). Memory: the stack copy, [sp, sp + dyn_size),
+ * else the read-only PT_LOAD segments of the module's ELF file.
+ *
+ * aarch64 pointer authentication: return addresses may carry a PAC in the
+ * bits above the user virtual-address size. elfutils 0.188 does not strip
+ * it, so on aarch64 every word read (and lr/pc) is masked to va_bits (META
+ * `va_bits`, 48 if absent). Only sp/x29 matter for locating frames and they
+ * never carry a PAC, so masking the other saved registers is harmless.
+ *
+ * Where CFI unwinding stops early (no CFI, binary missing, unreadable
+ * memory), a frame-pointer walk over the stack copy continues from the last
+ * frame's fp register if it finds a chain of return addresses that lie in
+ * mappings. Each sample's stop reason is counted for the summary.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <dwarf.h>
+#include <elfutils/libdwfl.h>
+
+#include "pfsym-unwind.h"
+
+#define DEPTH_MAX 512
+#define RETRIES_MAX 16
+/* an address this far above sp is taken for stack the copy did not hold */
+#define STACK_GUESS_BYTES (64ull << 20)
+
+enum stop {
+	STOP_END,          /* reached the outermost frame (CFI says so, or pc 0) */
+	STOP_NO_CFI,       /* a frame's PC has no CFI in its binary */
+	STOP_SHORT,        /* a read above the stack copy: raise the stack size */
+	STOP_UNREADABLE,   /* a read neither in the stack copy nor in a binary */
+	STOP_UNKNOWN,      /* a PC in no mapping */
+	STOP_NO_FILE,      /* a PC in a mapping whose binary was not found */
+	STOP_PAC,          /* a PC with bits above va_bits left (aarch64) */
+	STOP_MAX_DEPTH,    /* DEPTH_MAX frames */
+	STOP_NO_REGS,      /* registers missing or machine not supported */
+	STOP_OTHER,
+	STOP_N
+};
+
+static const char *const stop_names[STOP_N] = {
+	"complete", "no_cfi", "stack_too_short", "unreadable_memory", "unknown_address",
+	"binary_missing", "pac", "max_depth", "no_registers", "other",
+};
+
+/* Per recorded machine: how perf's registers map to DWARF numbers. */
+struct layout {
+	uint16_t machine;
+	unsigned nregs;          /* DWARF registers 0..nregs-1 set */
+	signed char perf[33];    /* perf index of DWARF register i, -1 none */
+	int perf_sp, perf_pc;    /* perf indexes */
+	int dwarf_fp;            /* frame-pointer register (DWARF), -1 none */
+	unsigned word;           /* bytes */
+};
+
+static const struct layout L_X86_64 = {
+	EM_X86_64, 17, { 0, 3, 2, 1, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23, 8 }, 7, 8, 6, 8,
+};
+static const struct layout L_I386 = {
+	EM_386, 9, { 0, 2, 3, 1, 7, 6, 4, 5, 8 }, 7, 8, 5, 4,
+};
+static const struct layout L_AARCH64 = {
+	EM_AARCH64, 32,
+	{ 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26,
+	  27, 28, 29, 30, 31 },
+	31, 32, 29, 8,
+};
+static const struct layout L_ARM = {
+	EM_ARM, 16, { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 }, 13, 15, -1, 4,
+};
+
+struct proc {
+	uint32_t pid;
+	Dwfl *dwfl;
+	int attached;
+	uint64_t *failed;        /* mapping starts whose module could not be reported */
+	size_t n_failed, cap_failed;
+	struct unwinder *u;
+	struct proc *next;
+};
+
+/* The sample being unwound. */
+struct cur {
+	const struct pf_sample *s;
+	struct pf_maps *maps;
+	const struct layout *l;
+	struct proc *p;
+	Dwarf_Word regs[33];
+	uint64_t pc, sp;
+	const uint8_t *stack;
+	uint64_t stack_len;
+	uint64_t *addrs;
+	uint32_t n, max;
+	uint64_t last_pc, last_fp;
+	int have_fp, depth_hit, mem_fail;
+};
+
+struct unwinder {
+	struct symbolizer *sym;
+	uint16_t e_machine;
+	unsigned va_bits;
+	int pac_enabled;
+	Dwfl_Callbacks cb;
+	char *debuginfo_path;
+	struct proc *procs[256];
+	struct cur c;
+	uint64_t samples, frames, fp_fallback, fp_frames, pac_stripped, retries;
+	uint64_t stops[STOP_N];
+};
+
+/* ---- setup ---- */
+
+struct unwinder *unw_new(struct symbolizer *sym, const struct pfsym_opts *o, uint16_t e_machine)
+{
+	struct unwinder *u = calloc(1, sizeof(*u));
+	if (!u)
+		return NULL;
+	u->sym = sym;
+	u->e_machine = e_machine;
+	u->va_bits = 48;
+	/* "-" : no CRC check; "" : the file's directory; ".debug"; the debug dirs */
+	struct pf_buf b = { 0 };
+	int rc = pf_buf_put(&b, "-:.debug", 8);
+	for (int i = 0; i < o->n_debug_dirs; i++) {
+		rc |= pf_buf_put(&b, ":", 1);
+		rc |= pf_buf_put(&b, o->debug_dirs[i], strlen(o->debug_dirs[i]));
+	}
+	if (o->symfs) {
+		rc |= pf_buf_put(&b, ":", 1);
+		rc |= pf_buf_put(&b, o->symfs, strlen(o->symfs));
+		rc |= pf_buf_put(&b, "/usr/lib/debug", 14);
+	}
+	rc |= pf_buf_put(&b, ":/usr/lib/debug", 16); /* with the NUL */
+	if (rc) {
+		pf_buf_free(&b);
+		free(u);
+		return NULL;
+	}
+	u->debuginfo_path = (char *)b.data;
+	u->cb.find_elf = dwfl_build_id_find_elf;
+	u->cb.find_debuginfo = dwfl_standard_find_debuginfo;
+	u->cb.section_address = dwfl_offline_section_address;
+	u->cb.debuginfo_path = &u->debuginfo_path;
+	return u;
+}
+
+static void proc_reset(struct proc *p)
+{
+	if (p->dwfl)
+		dwfl_end(p->dwfl);
+	p->dwfl = NULL;
+	p->attached = 0;
+	free(p->failed);
+	p->failed = NULL;
+	p->n_failed = p->cap_failed = 0;
+}
+
+void unw_free(struct unwinder *u)
+{
+	if (!u)
+		return;
+	for (int i = 0; i < 256; i++) {
+		for (struct proc *p = u->procs[i], *n; p; p = n) {
+			n = p->next;
+			proc_reset(p);
+			free(p);
+		}
+	}
+	free(u->debuginfo_path);
+	free(u);
+}
+
+void unw_meta(struct unwinder *u, const uint8_t *data, size_t size)
+{
+	char v[32];
+	if (pf_kv_get(data, size, "va_bits", v, sizeof(v)) > 0) {
+		unsigned long x = strtoul(v, NULL, 10);
+		if (x >= 32 && x <= 64)
+			u->va_bits = (unsigned)x;
+	}
+	if (pf_kv_get(data, size, "pac_enabled", v, sizeof(v)) > 0)
+		u->pac_enabled = v[0] == '1';
+}
+
+/* ---- memory ---- */
+
+static uint64_t strip_pac(struct unwinder *u, uint64_t v, int count)
+{
+	if (u->c.l != &L_AARCH64 || u->va_bits >= 64 || !(v >> u->va_bits))
+		return v;
+	uint64_t m = v & ((1ull << u->va_bits) - 1);
+	if (count && u->c.s && pf_maps_find(u->c.maps, u->c.s->pid, m, u->c.s->time))
+		u->pac_stripped++;
+	return m;
+}
+
+static int read_stack(const struct cur *c, uint64_t addr, unsigned size, uint64_t *v)
+{
+	if (addr < c->sp || addr - c->sp > c->stack_len || c->stack_len - (addr - c->sp) < size)
+		return 0;
+	uint64_t x = 0;
+	memcpy(&x, c->stack + (addr - c->sp), size); /* little-endian targets */
+	*v = x;
+	return 1;
+}
+
+/* A word of a read-only segment of the module that holds `addr`. */
+static int read_elf(Dwfl *dwfl, uint64_t addr, unsigned size, uint64_t *v)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(dwfl, addr);
+	if (!mod)
+		return 0;
+	Dwarf_Addr bias;
+	Elf *e = dwfl_module_getelf(mod, &bias);
+	size_t nph, fsize;
+	if (!e || elf_getphdrnum(e, &nph) != 0)
+		return 0;
+	char *raw = elf_rawfile(e, &fsize);
+	if (!raw)
+		return 0;
+	uint64_t va = addr - bias;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD || (ph.p_flags & PF_W))
+			continue;
+		if (va < ph.p_vaddr || va - ph.p_vaddr >= ph.p_filesz || ph.p_filesz - (va - ph.p_vaddr) < size)
+			continue;
+		uint64_t off = ph.p_offset + (va - ph.p_vaddr);
+		if (off > fsize || fsize - off < size)
+			return 0;
+		uint64_t x = 0;
+		memcpy(&x, raw + off, size);
+		*v = x;
+		return 1;
+	}
+	return 0;
+}
+
+static int read_word(struct unwinder *u, Dwfl *dwfl, uint64_t addr, uint64_t *v)
+{
+	struct cur *c = &u->c;
+	unsigned w = c->l->word;
+	if (read_stack(c, addr, w, v) || (dwfl && read_elf(dwfl, addr, w, v)))
+		return 1;
+	c->mem_fail = addr >= c->sp && addr - c->sp < STACK_GUESS_BYTES ? STOP_SHORT : STOP_UNREADABLE;
+	return 0;
+}
+
+/* ---- libdwfl callbacks ---- */
+
+static pid_t cb_next_thread(Dwfl *dwfl, void *dwfl_arg, void **thread_argp)
+{
+	if (*thread_argp)
+		return 0;
+	*thread_argp = dwfl_arg;
+	return dwfl_pid(dwfl);
+}
+
+static bool cb_get_thread(Dwfl *dwfl, pid_t tid, void *dwfl_arg, void **thread_argp)
+{
+	(void)dwfl;
+	(void)tid;
+	*thread_argp = dwfl_arg;
+	return true;
+}
+
+static bool cb_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *dwfl_arg)
+{
+	struct proc *p = dwfl_arg;
+	uint64_t v;
+	if (!read_word(p->u, dwfl, addr, &v))
+		return false;
+	*result = strip_pac(p->u, v, 1);
+	return true;
+}
+
+static bool cb_set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
+{
+	struct proc *p = thread_arg;
+	struct cur *c = &p->u->c;
+	if (!dwfl_thread_state_registers(thread, 0, c->l->nregs, c->regs))
+		return false;
+	dwfl_thread_state_register_pc(thread, c->pc);
+	return true;
+}
+
+static const Dwfl_Thread_Callbacks thread_cb = {
+	.next_thread = cb_next_thread,
+	.get_thread = cb_get_thread,
+	.memory_read = cb_memory_read,
+	.set_initial_registers = cb_set_initial_registers,
+};
+
+/* ---- processes and modules ---- */
+
+static struct proc *proc_get(struct unwinder *u, uint32_t pid)
+{
+	struct proc **head = &u->procs[pid & 255];
+	for (struct proc *p = *head; p; p = p->next)
+		if (p->pid == pid)
+			return p;
+	struct proc *p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	p->u = u;
+	p->next = *head;
+	*head = p;
+	return p;
+}
+
+static int failed_has(const struct proc *p, uint64_t start)
+{
+	for (size_t i = 0; i < p->n_failed; i++)
+		if (p->failed[i] == start)
+			return 1;
+	return 0;
+}
+
+static void failed_add(struct proc *p, uint64_t start)
+{
+	if (p->n_failed == p->cap_failed) {
+		size_t cap = p->cap_failed ? p->cap_failed * 2 : 4;
+		uint64_t *n = realloc(p->failed, cap * sizeof(*n));
+		if (!n)
+			return;
+		p->failed = n;
+		p->cap_failed = cap;
+	}
+	p->failed[p->n_failed++] = start;
+}
+
+/* The pf_dso id + 1 recorded with a module. */
+static uintptr_t module_dso(Dwfl_Module *mod)
+{
+	void **ud = NULL;
+	dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
+	return ud ? (uintptr_t)*ud : 0;
+}
+
+/* Reports the module of the mapping that holds `addr` in the current sample's
+ * process. @return 1 reported, or the stop reason why not (STOP_UNKNOWN:
+ * no mapping; STOP_NO_FILE: no binary or libdwfl refused it). */
+static int report_module(struct unwinder *u, struct proc *p, uint64_t addr)
+{
+	const struct cur *c = &u->c;
+	const struct pf_map *mp = pf_maps_find(c->maps, c->s->pid, addr, c->s->time);
+	if (!mp)
+		return STOP_UNKNOWN;
+	if (failed_has(p, mp->start))
+		return STOP_NO_FILE;
+	struct pf_dso *dso = pf_maps_dso(c->maps, mp->dso);
+	const char *path;
+	Elf *e = sym_dso_elf(u->sym, dso, &path);
+	GElf_Ehdr eh;
+	size_t nph;
+	if (!e || !gelf_getehdr(e, &eh) || elf_getphdrnum(e, &nph) != 0)
+		goto fail;
+	/* bias: the segment that holds the mapping's file offset */
+	uint64_t off = addr - mp->start + mp->pgoff, bias = 0;
+	int found = 0;
+	for (size_t i = 0; i < nph && !found; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (off >= ph.p_offset && off - ph.p_offset < ph.p_filesz) {
+			bias = addr - (off - ph.p_offset + ph.p_vaddr);
+			found = 1;
+		}
+	}
+	if (!found)
+		goto fail;
+	if (eh.e_type == ET_EXEC)
+		bias = 0;
+	int fd = -1;
+	if (!path) {
+		size_t size;
+		char *raw = elf_rawfile(e, &size);
+		fd = raw ? memfd_create("pfsym-image", MFD_CLOEXEC) : -1;
+		if (fd < 0 || write(fd, raw, size) != (ssize_t)size) {
+			if (fd >= 0)
+				close(fd);
+			goto fail;
+		}
+	}
+	if (!p->dwfl && !(p->dwfl = dwfl_begin(&u->cb))) {
+		if (fd >= 0)
+			close(fd);
+		goto fail;
+	}
+	dwfl_report_begin_add(p->dwfl);
+	Dwfl_Module *mod = dwfl_report_elf(p->dwfl, dso->path, path ? path : dso->path, fd, bias, true);
+	dwfl_report_end(p->dwfl, NULL, NULL);
+	if (!mod) {
+		if (fd >= 0)
+			close(fd);
+		goto fail;
+	}
+	void **ud = NULL;
+	dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
+	if (ud)
+		*ud = (void *)(uintptr_t)(mp->dso + 1);
+	if (!p->attached) {
+		if (!dwfl_attach_state(p->dwfl, NULL, (pid_t)p->pid, &thread_cb, p))
+			return STOP_OTHER;
+		p->attached = 1;
+	}
+	return 1;
+fail:
+	failed_add(p, mp->start);
+	return STOP_NO_FILE;
+}
+
+/* ---- unwinding ---- */
+
+static int frame_cb(Dwfl_Frame *state, void *arg)
+{
+	struct unwinder *u = arg;
+	struct cur *c = &u->c;
+	Dwarf_Addr pc;
+	bool act;
+	if (!dwfl_frame_pc(state, &pc, &act))
+		return DWARF_CB_ABORT;
+	pc = strip_pac(u, pc, 0);
+	if (pc == 0 && c->n > 0)
+		return DWARF_CB_ABORT; /* the end */
+	if (c->n >= c->max || c->n >= DEPTH_MAX) {
+		c->depth_hit = 1;
+		return DWARF_CB_ABORT;
+	}
+	c->addrs[c->n++] = act || pc == 0 ? pc : pc - 1;
+	c->last_pc = pc;
+	Dwarf_Word fp = 0;
+	c->have_fp = c->l->dwarf_fp >= 0 && dwfl_frame_reg(state, (unsigned)c->l->dwarf_fp, &fp) == 0;
+	c->last_fp = fp;
+	c->mem_fail = 0;
+	return DWARF_CB_OK;
+}
+
+static int has_cfi(Dwfl_Module *mod, uint64_t pc)
+{
+	Dwarf_Addr bias;
+	Dwarf_Frame *fr;
+	Dwarf_CFI *cfi = dwfl_module_eh_cfi(mod, &bias);
+	if (cfi && dwarf_cfi_addrframe(cfi, pc - bias, &fr) == 0) {
+		free(fr);
+		return 1;
+	}
+	cfi = dwfl_module_dwarf_cfi(mod, &bias);
+	if (cfi && dwarf_cfi_addrframe(cfi, pc - bias, &fr) == 0) {
+		free(fr);
+		return 1;
+	}
+	return 0;
+}
+
+/* Follows saved frame pointers over the stack copy from `fp`: [fp] is the
+ * caller's fp, [fp + word] a return address. Stops at the first word outside
+ * the copy, a return address in no mapping, or an fp that does not grow. */
+static void fp_walk(struct unwinder *u, Dwfl *dwfl, uint64_t fp)
+{
+	struct cur *c = &u->c;
+	unsigned w = c->l->word;
+	uint32_t before = c->n;
+	while (c->n < c->max && c->n < DEPTH_MAX) {
+		uint64_t next, ret;
+		if (!read_stack(c, fp, w, &next) || !read_stack(c, fp + w, w, &ret))
+			break;
+		ret = strip_pac(u, ret, 0);
+		if (ret == 0 || !pf_maps_find(c->maps, c->s->pid, ret, c->s->time))
+			break;
+		c->addrs[c->n++] = ret - 1;
+		if (next <= fp)
+			break;
+		fp = next;
+	}
+	(void)dwfl;
+	if (c->n > before) {
+		u->fp_fallback++;
+		u->fp_frames += c->n - before;
+	}
+}
+
+int unw_unwind(void *ctx, struct pf_maps *maps, const struct pf_sample *s, uint64_t *addrs, uint32_t max)
+{
+	struct unwinder *u = ctx;
+	struct cur *c = &u->c;
+	memset(c, 0, sizeof(*c));
+	c->s = s;
+	c->maps = maps;
+	c->addrs = addrs;
+	c->max = max;
+	u->samples++;
+	switch (u->e_machine) {
+	case EM_X86_64:
+		c->l = s->user_regs_abi == PERF_SAMPLE_REGS_ABI_32 ? &L_I386 : &L_X86_64;
+		break;
+	case EM_386:
+		c->l = &L_I386;
+		break;
+	case EM_AARCH64:
+		c->l = &L_AARCH64;
+		break;
+	case EM_ARM:
+		c->l = &L_ARM;
+		break;
+	default:
+		u->stops[STOP_NO_REGS]++;
+		return 0;
+	}
+	/* registers: perf order -> DWARF */
+	uint64_t mask = s->user_regs_mask;
+	unsigned have = (unsigned)__builtin_popcountll(mask);
+	int ok = 1;
+#define PERF_REG(idx, out)                                                                   \
+	do {                                                                                 \
+		unsigned i_ = (unsigned)(idx);                                               \
+		if (i_ >= 64 || !((mask >> i_) & 1)) {                                       \
+			ok = 0;                                                              \
+			(out) = 0;                                                           \
+		} else {                                                                     \
+			unsigned k_ = (unsigned)__builtin_popcountll(mask & ((1ull << i_) - 1)); \
+			(out) = k_ < have ? s->user_regs[k_] : 0;                            \
+		}                                                                            \
+	} while (0)
+	for (unsigned i = 0; i < c->l->nregs; i++) {
+		int saved = ok;
+		PERF_REG(c->l->perf[i], c->regs[i]);
+		ok = saved; /* a missing general register is left 0 */
+	}
+	PERF_REG(c->l->perf_sp, c->sp);
+	PERF_REG(c->l->perf_pc, c->pc);
+#undef PERF_REG
+	if (!ok || !c->pc) {
+		u->stops[STOP_NO_REGS]++;
+		return 0;
+	}
+	if (c->l == &L_AARCH64)
+		c->regs[30] = strip_pac(u, c->regs[30], 0);
+	c->stack = s->user_stack;
+	c->stack_len = s->user_stack_dyn_size < s->user_stack_size ? s->user_stack_dyn_size : s->user_stack_size;
+
+	struct proc *p = proc_get(u, s->pid);
+	if (!p)
+		return -ENOMEM;
+	c->p = p;
+	/* exec: the leaf's module belongs to another file than the mapping now */
+	if (p->dwfl) {
+		Dwfl_Module *mod = dwfl_addrmodule(p->dwfl, c->pc);
+		const struct pf_map *mp = pf_maps_find(maps, s->pid, c->pc, s->time);
+		if (mod && mp && module_dso(mod) != (uintptr_t)mp->dso + 1)
+			proc_reset(p);
+	}
+	int stop = STOP_OTHER;
+	if (!p->dwfl || !dwfl_addrmodule(p->dwfl, c->pc)) {
+		int r = report_module(u, p, c->pc);
+		if (r != 1 && !p->attached) {
+			/* nothing to unwind with: the leaf, then frame pointers */
+			c->addrs[c->n++] = c->pc;
+			if (c->l->dwarf_fp >= 0)
+				fp_walk(u, NULL, c->regs[c->l->dwarf_fp]);
+			u->stops[r]++;
+			u->frames += c->n;
+			return (int)c->n;
+		}
+	}
+	for (int attempt = 0;; attempt++) {
+		c->n = 0;
+		c->depth_hit = c->mem_fail = c->have_fp = 0;
+		int rc = dwfl_getthread_frames(p->dwfl, (pid_t)s->tid, frame_cb, u);
+		if (c->depth_hit) {
+			stop = STOP_MAX_DEPTH;
+			break;
+		}
+		if (rc == 0) {
+			stop = STOP_END;
+			break;
+		}
+		if (c->n == 0) {
+			stop = STOP_OTHER;
+			break;
+		}
+		if (c->last_pc == 0) {
+			stop = STOP_END;
+			break;
+		}
+		Dwfl_Module *mod = dwfl_addrmodule(p->dwfl, c->last_pc);
+		if (!mod) {
+			if (c->l == &L_AARCH64 && u->va_bits < 64 && (c->last_pc >> u->va_bits)) {
+				stop = STOP_PAC;
+				break;
+			}
+			int r = attempt < RETRIES_MAX ? report_module(u, p, c->last_pc) : STOP_OTHER;
+			if (r == 1) {
+				u->retries++;
+				continue;
+			}
+			stop = r;
+			break;
+		}
+		if (c->mem_fail) {
+			stop = c->mem_fail;
+			break;
+		}
+		/* the frame's pc is a return address (not the leaf): look in the call */
+		stop = has_cfi(mod, c->n > 1 ? c->last_pc - 1 : c->last_pc) ? STOP_OTHER : STOP_NO_CFI;
+		break;
+	}
+	if (stop != STOP_END && stop != STOP_MAX_DEPTH && c->have_fp && c->n)
+		fp_walk(u, p->dwfl, c->last_fp);
+	u->stops[stop]++;
+	u->frames += c->n;
+	return (int)c->n;
+}
+
+/* ---- summary ---- */
+
+int unw_syminfo(const struct unwinder *u, struct pf_buf *b)
+{
+	if (!u || !u->samples)
+		return 0;
+	int rc = pf_kv_add_u64(b, "unwind.samples", u->samples);
+	rc |= pf_kv_add_u64(b, "unwind.frames", u->frames);
+	for (int i = 0; i < STOP_N; i++) {
+		char key[64];
+		snprintf(key, sizeof(key), "unwind.stop.%s", stop_names[i]);
+		rc |= pf_kv_add_u64(b, key, u->stops[i]);
+	}
+	rc |= pf_kv_add_u64(b, "unwind.fp_fallback_samples", u->fp_fallback);
+	rc |= pf_kv_add_u64(b, "unwind.fp_fallback_frames", u->fp_frames);
+	rc |= pf_kv_add_u64(b, "unwind.pac_stripped", u->pac_stripped);
+	return rc ? -ENOMEM : 0;
+}
+
+void unw_report(const struct unwinder *u, FILE *out, const char *prog)
+{
+	if (!u || !u->samples)
+		return;
+	fprintf(out, "%s: unwound %llu samples (%llu frames): %llu to the outermost frame", prog,
+		(unsigned long long)u->samples, (unsigned long long)u->frames,
+		(unsigned long long)u->stops[STOP_END]);
+	const char *sep = "; stopped early: ";
+	for (int i = 1; i < STOP_N; i++) {
+		if (!u->stops[i])
+			continue;
+		fprintf(out, "%s%s %llu", sep, stop_names[i], (unsigned long long)u->stops[i]);
+		sep = ", ";
+	}
+	if (u->fp_fallback)
+		fprintf(out, "; frame-pointer fallback in %llu samples (%llu frames)", (unsigned long long)u->fp_fallback,
+			(unsigned long long)u->fp_frames);
+	if (u->pac_stripped)
+		fprintf(out, "; %llu PAC-signed addresses stripped", (unsigned long long)u->pac_stripped);
+	fputc('\n', out);
+	if (u->stops[STOP_SHORT])
+		fprintf(out, "%s: %llu stacks were cut at the end of the stack copy: record with a larger "
+			     "--call-graph dwarf,BYTES\n",
+			prog, (unsigned long long)u->stops[STOP_SHORT]);
+}
