@@ -41,6 +41,9 @@
 #define DWARF_DEFAULT_PAGES 512
 #define MAPS_MAX_BYTES (32u << 20)
 #define SIDECAR_DELAY_NS 1000000000ull
+/* Rings are also drained this often between wake-ups, so that new processes
+ * are seen (and their /proc/PID/maps read) while they still run. */
+#define DRAIN_TICK_MS 50
 #define PF_RECORD_TYPES 32
 
 /* Layout of our records (sample_type below, sample_id_all=1): a SAMPLE starts
@@ -108,6 +111,7 @@ struct rec {
 
 	pf_writer *w; int outfd; const char *outname; int out_regular;
 	uint64_t good_bytes; int werr;
+	uint64_t final_bytes;
 
 	pid_t child; int child_reaped; int child_status;
 	int go_fd, err_fd;
@@ -1526,7 +1530,7 @@ static void summary(struct rec *R)
 {
 	if (R->o.quiet)
 		return;
-	uint64_t bytes = R->w ? pf_writer_bytes(R->w) : 0;
+	uint64_t bytes = R->final_bytes;
 	double per = R->samples ? (double)bytes / (double)R->samples : 0;
 	fprintf(stderr, "%s: %llu samples, %llu lost, %llu bytes written to %s (%.1f bytes/sample)\n", prog,
 		(unsigned long long)R->samples, (unsigned long long)R->lost, (unsigned long long)bytes,
@@ -1615,6 +1619,8 @@ static void record_loop(struct rec *R, uint64_t deadline)
 			uint64_t ms = (deadline - now + 999999) / 1000000;
 			timeout = ms > INT_MAX ? INT_MAX : (int)ms;
 		}
+		if (timeout < 0 || timeout > DRAIN_TICK_MS)
+			timeout = DRAIN_TICK_MS;
 		if (R->pend_since) {
 			uint64_t due = R->pend_since + SIDECAR_DELAY_NS;
 			int ms = now >= due ? 0 : (int)((due - now + 999999) / 1000000);
@@ -1817,6 +1823,9 @@ int main(int argc, char **argv)
 	flush_pending(R);
 	if (!R->werr)
 		write_end(R);
+	if (!R->werr)
+		note_write(R, pf_writer_flush(R->w));
+	R->final_bytes = pf_writer_bytes(R->w);
 	int close_rc = pf_writer_close(R->w);
 	if (close_rc < 0 && !R->werr)
 		R->werr = close_rc;

@@ -1,0 +1,273 @@
+#!/usr/bin/env bats
+# pfrec: record small workloads with known threads, processes and functions,
+# and check the files with pfdump (--json, --stats, --build-ids).
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+setup_file() {
+	W=$BATS_FILE_TMPDIR
+	for w in rec_spin rec_threads rec_fork; do
+		build_workload "$w" "$W/$w" -g -O1 -fno-omit-frame-pointer -pthread
+	done
+}
+
+setup() {
+	W=$BATS_FILE_TMPDIR
+	cd "$BATS_TEST_TMPDIR"
+}
+
+# json FILE JQ-FILTER: pfdump --json FILE filtered by jq (raw output).
+json() {
+	pfdump --json "$1" | jq -r "$2"
+}
+
+@test "pfrec --help and --version" {
+	run pfrec --help
+	assert_success
+	assert_line --index 0 "Usage: pfrec [OPTIONS] -- COMMAND [ARGS...]"
+	assert_output --partial "--duration=SEC"
+	run pfrec --version
+	assert_success
+	assert_output "pfrec (pftools) $(sed -n 's/^VERSION *:= *//p' "$PFTOOLS_SRC/Makefile")"
+	run pfrec
+	assert_failure 2
+	assert_line --index 0 "pfrec: nothing to record: give a command, -p PID, -t TID or -a"
+	run pfrec -m 3 -- true
+	assert_failure 2
+	assert_output --partial "power of two"
+	run pfrec -p 1 -- true
+	assert_failure 2
+}
+
+@test "a multi-threaded program: samples in each thread, with their names" {
+	run pfrec -q -F 2000 -g -o t.pf -- "$W/rec_threads" 300
+	assert_success
+	pid=$(json t.pf 'select(.record=="COMM" and .comm=="rec_threads" and .exec==1) | .rec_pid')
+	[ -n "$pid" ]
+	# three threads with samples, all in the one process
+	[ "$(json t.pf 'select(.record=="SAMPLE") | .pid' | sort -u)" = "$pid" ]
+	[ "$(json t.pf 'select(.record=="SAMPLE") | .tid' | sort -u | wc -l)" -eq 3 ]
+	for name in worker_a worker_b; do
+		tid=$(json t.pf "select(.record==\"COMM\" and .comm==\"$name\") | .rec_tid")
+		[ -n "$tid" ] && [ "$tid" != "$pid" ]
+		n=$(json t.pf "select(.record==\"SAMPLE\" and .tid==$tid) | .tid" | wc -l)
+		[ "$n" -gt 50 ]
+	done
+	# -g: user call chains
+	n=$(json t.pf 'select(.record=="SAMPLE" and (.callchain | length) > 2) | .ip' | wc -l)
+	[ "$n" -gt 50 ]
+	run pfdump --stats t.pf
+	assert_success
+	assert_line "state: complete"
+	assert_output --regexp "rec_threads +$pid "
+	run json t.pf 'select(.type=="meta" and .key=="cmdline") | .value'
+	assert_output "$W/rec_threads 300"
+}
+
+@test "a program that forks and execs another: both processes, the exec'd comm and mappings" {
+	run pfrec -q -F 2000 -o f.pf -- "$W/rec_fork" 250 "$W/rec_spin" 250
+	assert_success
+	parent=$(json f.pf 'select(.record=="COMM" and .comm=="rec_fork") | .rec_pid')
+	child=$(json f.pf 'select(.record=="FORK") | .rec_pid' | head -1)
+	[ -n "$parent" ] && [ -n "$child" ] && [ "$parent" != "$child" ]
+	run json f.pf "select(.record==\"COMM\" and .rec_pid==$child) | \"\(.comm) \(.exec)\""
+	assert_output "rec_spin 1"
+	run json f.pf "select(.record==\"MMAP2\" and .rec_pid==$child) | .filename"
+	assert_line "$W/rec_spin"
+	[ "$(json f.pf "select(.record==\"SAMPLE\" and .pid==$parent) | .pid" | wc -l)" -gt 100 ]
+	[ "$(json f.pf "select(.record==\"SAMPLE\" and .pid==$child) | .pid" | wc -l)" -gt 100 ]
+	# the new process got a maps snapshot while it ran
+	run json f.pf "select(.type==\"maps\" and .pid==$child) | .pid"
+	assert_line "$child"
+	# build-ids of the mapped files, the kernel's equal to the file's note
+	bid=$(readelf -n "$W/rec_spin" | awk '/Build ID/ { print $3 }')
+	run pfdump --build-ids f.pf
+	assert_line "$bid $W/rec_spin"
+	assert_output --partial "/libc.so.6"
+	run json f.pf 'select(.type=="dso_image") | .path'
+	assert_output "[vdso]"
+}
+
+@test "sample IPs fall inside the function that spins (nm + the MMAP2 mapping)" {
+	run pfrec -q -F 4000 -o s.pf -- "$W/rec_spin" 300
+	assert_success
+	bin=$W/rec_spin
+	pid=$(json s.pf 'select(.record=="COMM" and .exec==1) | .rec_pid')
+	read -r addr pgoff < <(json s.pf "select(.record==\"MMAP2\" and .rec_pid==$pid and .filename==\"$bin\") | \"\(.addr) \(.pgoff)\"" | head -1)
+	read -r seg_off seg_vaddr < <(readelf -lW "$bin" | awk '$1=="LOAD" && / E / { print $2, $3; exit }')
+	read -r fn_addr fn_size < <(nm -S --defined-only "$bin" | awk '$4=="hot_loop" { print "0x" $1, "0x" $2 }')
+	[ -n "$addr" ] && [ -n "$seg_off" ] && [ -n "$fn_addr" ]
+	lo=$((addr - pgoff + seg_off - seg_vaddr + fn_addr))
+	hi=$((lo + fn_size))
+	inside=0 total=0
+	while read -r ip; do
+		total=$((total + 1))
+		if [ $((ip)) -ge $lo ] && [ $((ip)) -lt $hi ]; then inside=$((inside + 1)); fi
+	done < <(json s.pf "select(.record==\"SAMPLE\" and .pid==$pid and .cpumode==\"user\") | .ip")
+	echo "inside=$inside total=$total" >&2
+	[ "$total" -gt 200 ]
+	[ $((inside * 100)) -ge $((total * 90)) ]
+}
+
+@test "-p attaches to a running process: threads, maps, build-ids from the ELF note" {
+	"$W/rec_spin" 0 >/dev/null &
+	wp=$!
+	sleep 0.1
+	run pfrec -q -p "$wp" --duration 0.3 -o p.pf
+	kill "$wp"
+	assert_success
+	run json p.pf 'select(.type=="thread") | "\(.pid) \(.tid) \(.comm)"'
+	assert_output "$wp $wp rec_spin"
+	[ "$(json p.pf "select(.type==\"maps\" and .pid==$wp) | .pid" | wc -l)" -eq 1 ]
+	[ "$(json p.pf "select(.record==\"SAMPLE\" and .pid==$wp) | .pid" | wc -l)" -gt 100 ]
+	[ "$(json p.pf "select(.record==\"SAMPLE\" and .pid!=$wp) | .pid" | wc -l)" -eq 0 ]
+	bid=$(readelf -n "$W/rec_spin" | awk '/Build ID/ { print $3 }')
+	run pfdump --build-ids p.pf
+	assert_line "$bid $W/rec_spin"
+	run pfdump --stats p.pf
+	assert_line "state: complete"
+	run pfrec -q -p 999999999 -o x.pf
+	assert_failure 1
+	assert_output "pfrec: 999999999: no such process"
+}
+
+@test "-t records one thread only" {
+	"$W/rec_spin" 0 >/dev/null &
+	wp=$!
+	sleep 0.1
+	run pfrec -q -t "$wp" --duration 0.2 -o t.pf
+	kill "$wp"
+	assert_success
+	[ "$(json t.pf 'select(.record=="SAMPLE") | .tid' | sort -u)" = "$wp" ]
+}
+
+@test "-a records every process for --duration" {
+	"$W/rec_spin" 0 >/dev/null &
+	wp=$!
+	run pfrec -q -a --duration 0.3 -o a.pf
+	kill "$wp"
+	assert_success
+	run pfdump --stats a.pf
+	assert_line "state: complete"
+	[ "$(json a.pf 'select(.type=="maps") | .pid' | wc -l)" -ge 2 ]
+	[ "$(json a.pf 'select(.type=="thread" and .pid==1) | .pid' | wc -l)" -ge 1 ]
+	[ "$(json a.pf "select(.record==\"SAMPLE\" and .pid==$wp) | .pid" | wc -l)" -gt 50 ]
+	run pfrec -q -a -C 0 --duration 0.1 -o c.pf
+	assert_success
+	[ "$(json c.pf 'select(.record=="SAMPLE") | .cpu' | sort -u)" = "0" ]
+}
+
+@test "-o - streams through a pipe; the command's stdout goes to stderr" {
+	run bash -c "pfrec -q -o - -- '$W/rec_spin' 200 2>err.txt | pfdump --stats -"
+	assert_success
+	assert_line "state: complete"
+	run cat err.txt
+	assert_output "spun"
+	# a closed pipe stops the recording with a clear error, exit 1
+	run bash -c "pfrec -q -o - -- '$W/rec_spin' 300 | head -c 100 >/dev/null; exit \${PIPESTATUS[0]}"
+	assert_failure 1
+	assert_output --partial "pfrec: <stdout>: Broken pipe (recording stopped"
+	run pfrec -q -o /dev/full -- true
+	assert_failure 1
+	assert_output "pfrec: /dev/full: No space left on device"
+}
+
+@test "an existing output is kept as .old" {
+	echo old >pfrec.pf
+	run pfrec -q -- true
+	assert_success
+	run cat pfrec.pf.old
+	assert_output "old"
+	run pfdump --stats pfrec.pf
+	assert_line "state: complete"
+}
+
+@test "SIGINT during a recording gives a complete file" {
+	pfrec -q -o i.pf -- "$W/rec_spin" 0 >/dev/null &
+	rp=$!
+	sleep 0.3
+	kill -INT "$rp"
+	st=0
+	wait "$rp" || st=$?
+	[ "$st" -eq 130 ] || [ "$st" -eq 143 ]
+	run pfdump --stats i.pf
+	assert_success
+	assert_line "state: complete"
+	[ "$(json i.pf 'select(.type=="end") | .samples')" -gt 100 ]
+	# --duration ends a command that would run forever
+	run pfrec -q --duration 0.2 -o d.pf -- "$W/rec_spin" 0
+	assert_failure 143
+	run pfdump --stats d.pf
+	assert_line "state: complete"
+}
+
+@test "the command's exit status is passed on; a missing command gives 127" {
+	run pfrec -q -o e.pf -- "$W/rec_spin" 10 7
+	assert_failure 7
+	run pfrec -q -o e.pf -- sh -c 'kill -USR1 $$'
+	assert_failure 138
+	run -127 pfrec -q -o e.pf -- /nonexistent/command
+	assert_failure 127
+	assert_output "pfrec: /nonexistent/command: No such file or directory"
+}
+
+@test "an impossible event gives a clear error" {
+	run pfrec -e nosuch -- true
+	assert_failure 2
+	assert_line --index 0 --partial "pfrec: -e nosuch: unknown event (known: cycles,"
+	# cycles falls back to cpu-clock where there is no PMU, and says so
+	run pfrec -o c.pf -- true
+	assert_success
+	if grep -q "cycles not supported" <<<"$output"; then
+		run json c.pf 'select(.type=="event") | .name'
+		assert_output "cpu-clock"
+		run json c.pf 'select(.type=="meta" and .key=="event_fallback") | .value'
+		assert_output "cycles->cpu-clock: cycles not supported"
+	fi
+	run pfrec -q -e page-faults -c 1 -o pf.pf -- "$W/rec_spin" 10
+	assert_success
+	run json pf.pf 'select(.type=="event") | .name'
+	assert_output "page-faults"
+}
+
+@test "a tiny ring (-m 1) loses samples, and pfdump --stats reports them" {
+	pfrec -m 1 -F 20000 -g -o m.pf -- "$W/rec_spin" 600 >/dev/null 2>err.txt &
+	rp=$!
+	sleep 0.15
+	kill -STOP "$rp"
+	sleep 0.2
+	kill -CONT "$rp"
+	wait "$rp"
+	run pfdump --stats m.pf
+	assert_success
+	assert_line "state: complete"
+	assert_line --regexp "^  LOST +[1-9][0-9]*$"
+	assert_line --regexp "^lost samples: [1-9][0-9]* "
+	lost=$(json m.pf 'select(.type=="end") | .lost_samples')
+	[ "$lost" -gt 0 ]
+	run cat err.txt
+	assert_output --partial " lost, "
+}
+
+@test "an unprivileged user: user-space only under perf_event_paranoid 2, clear errors" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root to switch users"
+	command -v setpriv >/dev/null || skip "no setpriv"
+	[ "$(cat /proc/sys/kernel/perf_event_paranoid)" -eq 2 ] || skip "perf_event_paranoid is not 2"
+	mkdir -m 777 nb
+	chmod 755 "$BATS_TEST_TMPDIR"
+	cp "$W/rec_spin" nb/
+	chmod 755 nb/rec_spin
+	nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+	run nobody pfrec -o nb/u.pf -- nb/rec_spin 100
+	assert_success
+	assert_output --partial "pfrec: kernel samples not allowed (/proc/sys/kernel/perf_event_paranoid is 2): recording user space only"
+	run json nb/u.pf 'select(.type=="meta" and .key=="exclude_kernel") | .value'
+	assert_output "1"
+	run nobody pfrec -q -a --duration 0.1 -o nb/a.pf
+	assert_failure 1
+	assert_output --partial "permission denied (/proc/sys/kernel/perf_event_paranoid is 2; recording every process (-a) needs it at 0 or below, or CAP_PERFMON)"
+	run nobody pfrec -q -m 4096 -o nb/m.pf -- true
+	assert_failure 1
+	assert_output --partial "use a smaller -m or raise perf_event_mlock_kb"
+}

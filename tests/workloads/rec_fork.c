@@ -1,0 +1,46 @@
+/* rec_fork MS PROGRAM [ARGS...]: forks; the child execs PROGRAM, the parent
+ * spins in parent_loop() for MS milliseconds, then waits for the child and
+ * exits with its status. A pfrec test workload (-g -fno-omit-frame-pointer). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile unsigned long sink;
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+__attribute__((noinline)) void parent_loop(double seconds)
+{
+	double end = now_s() + seconds;
+	while (now_s() < end)
+		for (unsigned i = 0; i < 100000; i++)
+			sink += i + (sink >> 2);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3) {
+		fprintf(stderr, "usage: rec_fork MS PROGRAM [ARGS...]\n");
+		return 2;
+	}
+	pid_t pid = fork();
+	if (pid < 0)
+		return 1;
+	if (pid == 0) {
+		execv(argv[2], argv + 2);
+		perror(argv[2]);
+		_exit(127);
+	}
+	parent_loop(atof(argv[1]) / 1000.0);
+	int st;
+	if (waitpid(pid, &st, 0) < 0)
+		return 1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+}

@@ -1,0 +1,35 @@
+/* rec_spin MS [STATUS]: spins in hot_loop() for MS milliseconds (0 = until
+ * killed), prints "spun" on stdout and exits with STATUS (default 0).
+ * A pfrec test workload: build with -g -fno-omit-frame-pointer. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+static volatile unsigned long sink;
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+__attribute__((noinline)) void hot_loop(double seconds)
+{
+	double end = now_s() + seconds;
+	for (;;) {
+		for (unsigned i = 0; i < 200000; i++)
+			sink += i * 7 + (sink >> 3);
+		if (seconds > 0 && now_s() >= end)
+			break;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	long ms = argc > 1 ? atol(argv[1]) : 300;
+	int status = argc > 2 ? atoi(argv[2]) : 0;
+	hot_loop(ms > 0 ? (double)ms / 1000.0 : -1.0);
+	printf("spun\n");
+	return status;
+}
