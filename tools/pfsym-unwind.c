@@ -29,6 +29,7 @@
  * mappings. Each sample's stop reason is counted for the summary.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -112,6 +113,7 @@ struct cur {
 	uint32_t n, max;
 	uint64_t last_pc, last_fp;
 	int have_fp, depth_hit, mem_fail;
+	int any_fail;             /* the first failed read's reason, kept */
 };
 
 struct unwinder {
@@ -140,14 +142,21 @@ struct unwinder *unw_new(struct symbolizer *sym, const struct pfsym_opts *o, uin
 	/* "-" : no CRC check; "" : the file's directory; ".debug"; the debug dirs */
 	struct pf_buf b = { 0 };
 	int rc = pf_buf_put(&b, "-:.debug", 8);
+	/* libdwfl takes relative entries as relative to the binary's directory */
 	for (int i = 0; i < o->n_debug_dirs; i++) {
+		char *abs = realpath(o->debug_dirs[i], NULL);
+		const char *d = abs ? abs : o->debug_dirs[i];
 		rc |= pf_buf_put(&b, ":", 1);
-		rc |= pf_buf_put(&b, o->debug_dirs[i], strlen(o->debug_dirs[i]));
+		rc |= pf_buf_put(&b, d, strlen(d));
+		free(abs);
 	}
 	if (o->symfs) {
+		char *abs = realpath(o->symfs, NULL);
+		const char *d = abs ? abs : o->symfs;
 		rc |= pf_buf_put(&b, ":", 1);
-		rc |= pf_buf_put(&b, o->symfs, strlen(o->symfs));
+		rc |= pf_buf_put(&b, d, strlen(d));
 		rc |= pf_buf_put(&b, "/usr/lib/debug", 14);
+		free(abs);
 	}
 	rc |= pf_buf_put(&b, ":/usr/lib/debug", 16); /* with the NUL */
 	if (rc) {
@@ -262,6 +271,8 @@ static int read_word(struct unwinder *u, Dwfl *dwfl, uint64_t addr, uint64_t *v)
 	if (read_stack(c, addr, w, v) || (dwfl && read_elf(dwfl, addr, w, v)))
 		return 1;
 	c->mem_fail = addr >= c->sp && addr - c->sp < STACK_GUESS_BYTES ? STOP_SHORT : STOP_UNREADABLE;
+	if (!c->any_fail)
+		c->any_fail = c->mem_fail;
 	return 0;
 }
 
@@ -585,14 +596,16 @@ int unw_unwind(void *ctx, struct pf_maps *maps, const struct pf_sample *s, uint6
 	}
 	for (int attempt = 0;; attempt++) {
 		c->n = 0;
-		c->depth_hit = c->mem_fail = c->have_fp = 0;
+		c->depth_hit = c->mem_fail = c->have_fp = c->any_fail = 0;
 		int rc = dwfl_getthread_frames(p->dwfl, (pid_t)s->tid, frame_cb, u);
 		if (c->depth_hit) {
 			stop = STOP_MAX_DEPTH;
 			break;
 		}
 		if (rc == 0) {
-			stop = STOP_END;
+			/* libdwfl takes a return address it cannot read for the
+			 * outermost frame: tell the two apart by our reads */
+			stop = c->mem_fail ? c->mem_fail : c->any_fail ? c->any_fail : STOP_END;
 			break;
 		}
 		if (c->n == 0) {
@@ -617,12 +630,11 @@ int unw_unwind(void *ctx, struct pf_maps *maps, const struct pf_sample *s, uint6
 			stop = r;
 			break;
 		}
-		if (c->mem_fail) {
-			stop = c->mem_fail;
-			break;
-		}
 		/* the frame's pc is a return address (not the leaf): look in the call */
-		stop = has_cfi(mod, c->n > 1 ? c->last_pc - 1 : c->last_pc) ? STOP_OTHER : STOP_NO_CFI;
+		if (!has_cfi(mod, c->n > 1 ? c->last_pc - 1 : c->last_pc))
+			stop = STOP_NO_CFI;
+		else
+			stop = c->mem_fail ? c->mem_fail : STOP_OTHER;
 		break;
 	}
 	if (stop != STOP_END && stop != STOP_MAX_DEPTH && c->have_fp && c->n)

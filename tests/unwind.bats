@@ -1,0 +1,136 @@
+#!/usr/bin/env bats
+# pfrec --call-graph dwarf + pfsym's DWARF unwinder (tools/pfsym-unwind.c):
+# exact folded stacks of a workload built without frame pointers (a PIE, a
+# shared library, recursion, a libc callback, a signal handler, the vDSO),
+# .debug_frame from a separate debug file, fp mode for comparison, stop
+# reasons in the summary, option errors.
+load helpers
+bats_require_minimum_version 1.5.0
+
+FLAGS=(-O2 -g -fomit-frame-pointer)
+# below main; libc's part is matched loosely: its local symbols (e.g.
+# __libc_start_call_main, __restore_rt) have names only with libc6-dbg
+ROOT='unw_main;_start;([^;]+;)+main'
+
+setup_file() {
+	cd "$BATS_FILE_TMPDIR"
+	mkdir -p lib dbg
+	build_workload unw_lib lib/libunw_lib.so "${FLAGS[@]}" -shared -fPIC
+	build_workload unw_main unw_main "${FLAGS[@]}" -Llib -lunw_lib -Wl,-rpath,"$PWD/lib"
+	# no .eh_frame: CFI only in .debug_frame, moved to a separate debug file
+	build_workload unw_main nocfi "${FLAGS[@]}" -fno-asynchronous-unwind-tables -fno-unwind-tables \
+		-Llib -lunw_lib -Wl,-rpath,"$PWD/lib"
+	bid=$(readelf -n nocfi | awk '/Build ID/ {print $3}')
+	mkdir -p "dbg/.build-id/${bid:0:2}"
+	objcopy --only-keep-debug nocfi "dbg/.build-id/${bid:0:2}/${bid:2}.debug"
+	strip --strip-all nocfi
+	pfrec -q --call-graph dwarf -e cpu-clock -o dwarf.pf -- ./unw_main all 300
+	pfrec -q -g -e cpu-clock -o fp.pf -- ./unw_main lib 200
+	pfrec -q --call-graph=dwarf,64 -e cpu-clock -o short.pf -- ./unw_main lib 200
+	pfrec -q --call-graph dwarf -e cpu-clock -o nocfi.pf -- ./nocfi rec 200
+	pfsym dwarf.pf -o dwarf.sym.pf 2>dwarf.summary
+	pffold dwarf.sym.pf >dwarf.folded
+}
+
+setup() {
+	cd "$BATS_FILE_TMPDIR"
+}
+
+# share STACK: "ok" if the line ^ROOT;STACK COUNT$ (STACK: from below main) holds more than
+# half of the samples whose stack passes through STACK's first frame.
+share() {
+	awk -v re="^$ROOT;$1 [0-9]+\$" -v part=";${1%%;*};" '
+		index($0, part) { all += $NF; if ($0 ~ re) hit += $NF }
+		END { print (all > 0 && hit * 2 > all) ? "ok" : "only " hit + 0 " of " all + 0 }' dwarf.folded
+}
+
+@test "--call-graph: bad modes and stack sizes are usage errors" {
+	for bad in '' xyz dwarf, dwarf,abc dwarf,0 dwarf,60 dwarf,65536 dwarf,-8 fp,8 dwarfx; do
+		run pfrec --call-graph="$bad" -o /dev/null -- true
+		assert_failure 2
+		assert_output --partial "--call-graph"
+		assert_output --partial "Try 'pfrec --help'"
+	done
+	run pfrec --call-graph
+	assert_failure 2
+	run pfrec --help
+	assert_output --partial "--call-graph=MODE"
+}
+
+@test "dwarf mode: the file records the registers, the stack size and the mode" {
+	run pfdump --header dwarf.pf
+	assert_success
+	assert_line "  callchain_mode = dwarf"
+	assert_line "  sample_regs_user = 0xff0fff"
+	assert_line "  sample_stack_user = 8192"
+	assert_line --regexp '^  va_bits = 4[0-9]$'
+	assert_output --regexp 'sample_type=IP\|TID\|TIME\|CALLCHAIN\|CPU\|PERIOD\|REGS_USER\|STACK_USER\|IDENTIFIER '
+	assert_output --partial "exclude_callchain_user"
+	assert_output --partial "sample_regs_user=0xff0fff sample_stack_user=8192"
+	run pfdump --stats dwarf.pf
+	assert_line "lost samples: 0 (0.00% of $(awk '/^samples:/ {print $2}' <<<"$output"))"
+	run pfdump --header fp.pf
+	assert_line "  callchain_mode = fp"
+	refute_output --partial "sample_regs_user"
+}
+
+@test "dwarf mode: exact stacks through a shared library, recursion, qsort and a signal handler" {
+	run share 'run_lib;lib_work;lib_spin'
+	assert_output ok
+	run share 'run_rec;rec;rec;rec;rec;rec;rec_leaf;spin_until'
+	assert_output ok
+	run share 'run_signal;raise;([^;]+;)+sig_handler;sig_spin;spin_until'
+	assert_output ok
+	# qsort: libc's merge sort recurses to a varying depth, then calls back
+	run awk -v re="^$ROOT;run_qsort;qsort(_r)?;([^;]+;)+cmp_slow [0-9]+\$" '
+		/;run_qsort;/ { all += $NF; if ($0 ~ re) hit += $NF }
+		END { print (all > 0 && hit * 10 > all * 9) ? "ok" : "only " hit + 0 " of " all + 0 }' dwarf.folded
+	assert_output ok
+	run grep -cE "^$ROOT;run_rec;rec;rec;rec;rec;rec;rec_leaf;spin_until;(clock_gettime;)?__vdso_clock_gettime(;\\[kernel\\])? [0-9]+\$" dwarf.folded
+	assert_output --regexp '^[1-9]'
+}
+
+@test "dwarf mode: nearly every sample unwinds to the outermost frame; the summary says so" {
+	run awk -v re="^$ROOT;" '{ all += $NF; if ($0 ~ re) hit += $NF }
+		END { print (all > 0 && hit * 100 >= all * 97) ? "ok" : "only " hit + 0 " of " all + 0 }' dwarf.folded
+	assert_output ok
+	run cat dwarf.summary
+	assert_line --regexp '^pfsym: unwound [0-9]+ samples \([0-9]+ frames\): [0-9]+ to the outermost frame'
+	refute_output --partial "stack_too_short"
+}
+
+@test "fp mode on the same binary: stacks stop after the leaf" {
+	pfsym -q fp.pf -o fp.sym.pf
+	run pffold fp.sym.pf
+	assert_success
+	refute_output --partial "main;run_lib;lib_work;lib_spin"
+	run awk '/lib_spin/ { all += $NF; if ($0 ~ /;main;/) hit += $NF }
+		END { print (all > 0 && hit == 0) ? "truncated" : hit + 0 " of " all + 0 " reach main" }' <<<"$output"
+	assert_output truncated
+}
+
+@test "a stack copy too small: stacks cut, 'stack_too_short' counted with a hint" {
+	run pfsym short.pf -o short.sym.pf
+	assert_success
+	assert_output --regexp 'stopped early: stack_too_short [1-9][0-9]*'
+	assert_output --partial "record with a larger --call-graph dwarf,BYTES"
+	run pffold short.sym.pf
+	assert_line --regexp '^unw_main;lib_work;lib_spin [1-9][0-9]*$'
+	refute_output --partial "main;run_lib"
+}
+
+@test "no .eh_frame: .debug_frame from a separate debug file (--debug-dir), else 'no_cfi'" {
+	run pfsym nocfi.pf -o nocfi1.pf
+	assert_success
+	assert_output --regexp 'stopped early: no_cfi [1-9][0-9]*'
+	run pfsym --debug-dir dbg nocfi.pf -o nocfi2.pf
+	assert_success
+	run pffold nocfi2.pf
+	assert_line --regexp '^nocfi;_start;([^;]+;)+main;run_rec;rec;rec;rec;rec;rec;rec_leaf;spin_until [1-9][0-9]*$'
+}
+
+@test "dwarf recording without pfsym: pffold shows the leaf and kernel frames" {
+	run pffold dwarf.pf
+	assert_success
+	assert_line --regexp '^unw_main;\[unw_main\] [1-9][0-9]*$'
+}
