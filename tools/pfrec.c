@@ -896,6 +896,41 @@ static void note_record(struct rec *R, const uint8_t *rec)
 	}
 }
 
+/* --call-graph dwarf: the kernel copies only dyn_size bytes of the user
+ * stack and leaves the rest of the STACK_USER field as stale ring-buffer
+ * bytes (undefined, perf_event_open(2)); zero them so that they compress
+ * (in a copy: the ring's data pages cannot be written, SIGBUS).
+ * Walks our fixed sample layout: IDENTIFIER, IP, TID, TIME, CPU, PERIOD,
+ * CALLCHAIN, REGS_USER, STACK_USER. */
+static void scrub_stack(const struct rec *R, uint8_t *rec, size_t size)
+{
+	if (!R->o.dwarf || size < 8 + 48 + 8)
+		return;
+	struct perf_event_header h;
+	memcpy(&h, rec, sizeof(h));
+	if (h.type != PERF_RECORD_SAMPLE)
+		return;
+	size_t pos = 8 + 48;
+	uint64_t nr = ld64(rec + pos);
+	if (nr > (size - pos - 8) / 8)
+		return;
+	pos += 8 + nr * 8;
+	if (pos + 8 > size)
+		return;
+	if (ld64(rec + pos) != PERF_SAMPLE_REGS_ABI_NONE)
+		pos += 8 * (size_t)__builtin_popcountll(R->attr[0].sample_regs_user);
+	pos += 8;
+	if (pos + 8 > size)
+		return;
+	uint64_t ssz = ld64(rec + pos);
+	pos += 8;
+	if (!ssz || ssz > size - pos || size - pos - ssz < 8)
+		return;
+	uint64_t dyn = ld64(rec + pos + ssz);
+	if (dyn < ssz)
+		memset(rec + pos + dyn, 0, ssz - dyn);
+}
+
 /* Copies everything between data_tail and data_head into the file. */
 static void drain_ring(struct rec *R, struct pfrec_ring *rg)
 {
@@ -917,7 +952,7 @@ static void drain_ring(struct rec *R, struct pfrec_ring *rg)
 			break;
 		}
 		const uint8_t *rec = rg->data + off;
-		if (off + h.size <= rg->data_bytes) {
+		if (off + h.size <= rg->data_bytes && !(R->o.dwarf && h.type == PERF_RECORD_SAMPLE)) {
 			if (run && run + run_len == rec) {
 				run_len += h.size;
 			} else {
@@ -930,8 +965,11 @@ static void drain_ring(struct rec *R, struct pfrec_ring *rg)
 			run = NULL;
 			run_len = 0;
 			size_t first = (size_t)(rg->data_bytes - off);
+			if (first > h.size)
+				first = h.size;
 			memcpy(R->tmp, rec, first);
 			memcpy(R->tmp + first, rg->data, h.size - first);
+			scrub_stack(R, R->tmp, h.size);
 			rec = R->tmp;
 			put_records(R, rec, h.size);
 		}
