@@ -1,0 +1,100 @@
+#!/bin/bash
+# bench/unwind.sh - `pfrec --call-graph dwarf` + pfsym against `perf record
+# --call-graph dwarf` (plain and -z) + `perf script` on the same workload
+# (tests/workloads/unw_main.c, -O2 -g -fomit-frame-pointer, a PIE with a
+# shared library) at the same rate: bytes per sample, recorder CPU time,
+# unwinding throughput, share of samples unwound to main. The recorders attach
+# with -p to a running workload so that /usr/bin/time measures them alone.
+# Appends the figures to bench/RESULTS.md. PFTOOLS_BUILD = build directory;
+# BENCH_MS = milliseconds per workload mode (4 modes; default 1500).
+set -eu
+cd "$(dirname "$0")/.."
+B=${PFTOOLS_BUILD:-$PWD/build}
+PATH="$B/bin:$PATH"
+MS=${BENCH_MS:-1500}
+FREQ=4000
+O=bench/out/unwind
+mkdir -p "$O"
+CFLAGS="-std=gnu11 -O2 -g -fomit-frame-pointer"
+gcc $CFLAGS -shared -fPIC -o "$O/libunw_lib.so" tests/workloads/unw_lib.c
+gcc $CFLAGS -o "$O/unw_main" tests/workloads/unw_main.c -L"$O" -lunw_lib -Wl,-rpath,'$ORIGIN'
+
+# record NAME CMD...: runs the workload, attaches CMD (with PID replaced) to
+# it; prints "user+sys seconds" of the recorder alone
+record() {
+	local name=$1
+	shift
+	"$O/unw_main" all "$MS" &
+	local pid=$!
+	sleep 0.05
+	local cmd=("${@//PID/$pid}")
+	/usr/bin/time -f "%U %S" -o "$O/$name.time" "${cmd[@]}" >/dev/null 2>"$O/$name.err" || true
+	wait "$pid"
+	awk '{ printf "%.2f", $1 + $2 }' "$O/$name.time"
+}
+
+# best NAME CMD: best wall seconds of 3 runs of a shell command
+best() {
+	local b="" s e w
+	for _ in 1 2 3; do
+		s=$(date +%s%N)
+		bash -c "$1" >/dev/null 2>&1
+		e=$(date +%s%N)
+		w=$(((e - s) / 1000))
+		if [ -z "$b" ] || [ "$w" -lt "$b" ]; then b=$w; fi
+	done
+	awk -v u="$b" 'BEGIN { printf "%.3f", u / 1e6 }'
+}
+
+size() { stat -c %s "$1"; }
+div() { awk -v a="$1" -v b="$2" -v f="${3:-%.1f}" 'BEGIN { if (b <= 0) b = 1; printf f, a / b }'; }
+
+cpu_pf=$(record pf pfrec -q --call-graph dwarf -F $FREQ -e cpu-clock -o "$O/run.pf" -p PID)
+n_pf=$(pfdump --stats "$O/run.pf" | awk '/^samples:/ { print $2 }')
+lost_pf=$(pfdump --stats "$O/run.pf" | awk '/^lost samples:/ { print $3 }')
+t_sym=$(best "pfsym -q $O/run.pf -o $O/run.sym.pf")
+pfsym "$O/run.pf" -o "$O/run.sym.pf" 2>"$O/pfsym.summary"
+main_pf=$(pffold "$O/run.sym.pf" | awk '{ all += $NF } /;main;/ { hit += $NF } END { printf "%.1f", all ? 100 * hit / all : 0 }')
+
+have_perf=0
+if command -v perf >/dev/null; then
+	have_perf=1
+	cpu_perf=$(record perf perf record -q --call-graph dwarf -F $FREQ -e cpu-clock -o "$O/perf.data" -p PID)
+	cpu_perfz=$(record perfz perf record -q -z --call-graph dwarf -F $FREQ -e cpu-clock -o "$O/perfz.data" -p PID)
+	n_perf=$(perf script -i "$O/perf.data" -F tid 2>/dev/null | wc -l)
+	n_perfz=$(perf script -i "$O/perfz.data" -F tid 2>/dev/null | wc -l)
+	perf script -i "$O/perf.data" >/dev/null 2>&1 # warm the caches
+	t_script=$(best "perf script -i $O/perf.data")
+	main_perf=$(perf script -i "$O/perf.data" -F tid,ip,sym 2>/dev/null |
+		awk 'BEGIN { RS = "" } { all++; if ($0 ~ /[ \t]main\n/) hit++ } END { printf "%.1f", all ? 100 * hit / all : 0 }')
+fi
+
+{
+	echo
+	echo "## DWARF unwinding: pfrec --call-graph dwarf + pfsym vs perf ($(date -u +%Y-%m-%d), $(nproc) cores)"
+	echo
+	echo "Command: \`PFTOOLS_BUILD=\$PWD/build bench/unwind.sh\` (BENCH_MS=$MS). Workload:"
+	echo "\`unw_main all $MS\` (tests/workloads/unw_main.c + unw_lib.c, -O2 -g -fomit-frame-pointer: a"
+	echo "shared library, recursion, qsort's callback, a signal handler), sampled at -F $FREQ with"
+	echo "cpu-clock and 8192-byte stack copies; each recorder attaches with -p to its own run of the"
+	echo "workload, so the CPU column is the recorder alone (/usr/bin/time user+sys)."
+	echo
+	echo "| recorder | samples | lost | file bytes | bytes/sample | recorder CPU s |"
+	echo "|---|---|---|---|---|---|"
+	echo "| pfrec --call-graph dwarf (zstd 3) | $n_pf | $lost_pf | $(size "$O/run.pf") | $(div "$(size "$O/run.pf")" "$n_pf") | $cpu_pf |"
+	if [ $have_perf = 1 ]; then
+		echo "| perf record --call-graph dwarf | $n_perf | - | $(size "$O/perf.data") | $(div "$(size "$O/perf.data")" "$n_perf") | $cpu_perf |"
+		echo "| perf record -z --call-graph dwarf | $n_perfz | - | $(size "$O/perfz.data") | $(div "$(size "$O/perfz.data")" "$n_perfz") | $cpu_perfz |"
+	fi
+	echo
+	echo "| unwinder | samples | wall s | samples/s | samples unwound to main |"
+	echo "|---|---|---|---|---|"
+	echo "| pfsym (libdwfl, one Dwfl per process) | $n_pf | $t_sym | $(div "$n_pf" "$t_sym" %.0f) | $main_pf % |"
+	if [ $have_perf = 1 ]; then
+		echo "| perf script (perf.data) | $n_perf | $t_script | $(div "$n_perf" "$t_script" %.0f) | $main_perf % |"
+		echo
+		echo "Unwinding speed-up (samples/s): $(div "$(div "$n_pf" "$t_sym" %.0f)" "$(div "$n_perf" "$t_script" %.0f)")x."
+	fi
+	echo
+	echo "pfsym's summary: \`$(grep unwound "$O/pfsym.summary" | sed 's/^pfsym: //')\`"
+} | tee -a bench/RESULTS.md
