@@ -81,7 +81,7 @@ fi
 	echo
 	echo "| recorder | samples | lost | file bytes | bytes/sample | recorder CPU s |"
 	echo "|---|---|---|---|---|---|"
-	echo "| pfrec --call-graph dwarf (zstd 3) | $n_pf | $lost_pf | $(size "$O/run.pf") | $(div "$(size "$O/run.pf")" "$n_pf") | $cpu_pf |"
+	echo "| pfrec --call-graph dwarf (default -z) | $n_pf | $lost_pf | $(size "$O/run.pf") | $(div "$(size "$O/run.pf")" "$n_pf") | $cpu_pf |"
 	if [ $have_perf = 1 ]; then
 		echo "| perf record --call-graph dwarf | $n_perf | - | $(size "$O/perf.data") | $(div "$(size "$O/perf.data")" "$n_perf") | $cpu_perf |"
 		echo "| perf record -z --call-graph dwarf | $n_perfz | - | $(size "$O/perfz.data") | $(div "$(size "$O/perfz.data")" "$n_perfz") | $cpu_perfz |"
