@@ -271,3 +271,14 @@ json() {
 	assert_failure 1
 	assert_output --partial "use a smaller -m or raise perf_event_mlock_kb"
 }
+
+@test "too many open files and a terminal as output give one clear line" {
+	# room for the standard fds, the signalfd and pipes, but not for 3 events x every CPU
+	run bash -c 'ulimit -n $(($(ls /proc/$$/fd | wc -l) + 6)); exec pfrec -q -e cpu-clock,task-clock,page-faults -o e.pf -- true'
+	assert_failure 1
+	assert_output --regexp "^pfrec: [a-z-]+ on pid [0-9]+: too many open files \([0-9]+ events open so far\): raise the limit with \`ulimit -n\`$"
+	command -v script >/dev/null || skip "no script(1) for a terminal"
+	run script -qec "pfrec -q -o - -- true" /dev/null
+	assert_failure 1
+	assert_output --partial "pfrec: -: standard output is a terminal; redirect it or use -o FILE"
+}

@@ -1447,7 +1447,7 @@ static int start_command(struct rec *R, int stdout_is_output)
 {
 	int go[2], err[2];
 	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
-		errmsg("pipe: %s", strerror(errno));
+		errmsg("pipe: %s%s", strerror(errno), errno == EMFILE ? ": raise the limit with `ulimit -n`" : "");
 		return -1;
 	}
 	pid_t pid = fork();
@@ -1774,7 +1774,7 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	R->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (R->sigfd < 0) {
-		errmsg("signalfd: %s", strerror(errno));
+		errmsg("signalfd: %s%s", strerror(errno), errno == EMFILE ? ": raise the limit with `ulimit -n`" : "");
 		return 1;
 	}
 	R->tmp = malloc(1 << 16);
@@ -1920,6 +1920,10 @@ int main(int argc, char **argv)
 fail_early:
 	if (R->w)
 		pf_writer_close(R->w);
+	for (int i = 0; i < R->ncpus && R->rings; i++)
+		pfrec_ring_unmap(&R->rings[i]);
+	for (int i = 0; i < R->nfds; i++)
+		close(R->fds[i].fd);
 	if (R->child > 0) {
 		kill(R->child, SIGKILL);
 		reap_child(R, 1);

@@ -1,0 +1,80 @@
+#!/bin/bash
+# bench/pfrec.sh - pfrec against perf record on the same fixed-work workload
+# (tests/workloads/rec_bench.c: two threads, call paths of varying depth, a
+# qsort callback), event cpu-clock with -g, at -F 4000 and -F 20000.
+# For each recorder: its own CPU time (user+sys of the recorder process alone:
+# /usr/bin/time around the recorder minus /usr/bin/time around the workload
+# inside it), the workload's wall time against an unprofiled run, samples,
+# lost samples and bytes per sample. Appends a table to bench/RESULTS.md.
+# PFTOOLS_BUILD = build directory; BENCH_ROUNDS = workload size (default 150).
+set -eu
+cd "$(dirname "$0")/.."
+B=${PFTOOLS_BUILD:-$PWD/build}
+PATH="$B/bin:$PATH"
+ROUNDS=${BENCH_ROUNDS:-150}
+O=bench/out/pfrec
+mkdir -p "$O"
+gcc -std=gnu11 -O2 -g -fno-omit-frame-pointer -pthread -o "$O/rec_bench" tests/workloads/rec_bench.c
+WL="$O/rec_bench $ROUNDS"
+
+# secs FILE: user+sys seconds from a /usr/bin/time "%e %U %S" file
+cpu_of() { awk '{ printf "%.3f", $2 + $3 }' "$1"; }
+wall_of() { awk '{ printf "%.3f", $1 }' "$1"; }
+
+# the unprofiled run: best wall time of 2
+base=""
+for _ in 1 2; do
+	/usr/bin/time -f '%e %U %S' -o "$O/w.txt" $WL >/dev/null
+	w=$(wall_of "$O/w.txt")
+	if [ -z "$base" ] || awk -v a="$w" -v b="$base" 'BEGIN { exit !(a < b) }'; then base=$w; fi
+done
+
+rows=()
+# run NAME OUTFILE RECORDER...: the recorder runs `/usr/bin/time ... WORKLOAD`
+run() {
+	local name=$1 out=$2
+	shift 2
+	rm -f "$out"
+	/usr/bin/time -f '%e %U %S' -o "$O/t.txt" "$@" -- /usr/bin/time -f '%e %U %S' -o "$O/w.txt" $WL \
+		>/dev/null 2>"$O/err.txt"
+	local rec_cpu wl_wall samples lost bytes
+	rec_cpu=$(awk -v t="$(cpu_of "$O/t.txt")" -v w="$(cpu_of "$O/w.txt")" 'BEGIN { printf "%.3f", t - w }')
+	wl_wall=$(wall_of "$O/w.txt")
+	bytes=$(stat -c %s "$out")
+	if [[ $out == *.pf ]]; then
+		samples=$(pfdump --json "$out" | jq -r 'select(.type=="end") | .samples')
+		lost=$(pfdump --json "$out" | jq -r 'select(.type=="end") | .lost_samples')
+	else
+		samples=$(perf report -i "$out" --stats 2>/dev/null | awk '/SAMPLE events:/ { print $3; exit }')
+		lost=$(perf report -D -i "$out" 2>/dev/null |
+			awk '/PERF_RECORD_LOST/ { for (i = 1; i < NF; i++) if ($i == "lost:" || $i == "lost") n += $(i + 1) } END { print n + 0 }')
+	fi
+	local slow per
+	slow=$(awk -v a="$wl_wall" -v b="$base" 'BEGIN { printf "%+.1f%%", (a / b - 1) * 100 }')
+	per=$(awk -v a="$bytes" -v s="$samples" 'BEGIN { printf "%.1f", s ? a / s : 0 }')
+	rows+=("| $name | $rec_cpu | $wl_wall | $slow | $samples | $lost | $bytes | $per |")
+	echo "${rows[-1]}"
+}
+
+for hz in 4000 20000; do
+	run "pfrec -g -F $hz" "$O/run.pf" pfrec -q -g -F "$hz" -e cpu-clock -o "$O/run.pf"
+	if command -v perf >/dev/null; then
+		run "perf record -g -F $hz" "$O/perf.data" perf record -q -g -F "$hz" -e cpu-clock -o "$O/perf.data"
+		run "perf record -g -z -F $hz" "$O/perfz.data" perf record -q -g -z -F "$hz" -e cpu-clock -o "$O/perfz.data"
+	fi
+done
+
+{
+	echo
+	echo "## pfrec vs perf record ($(date +%F), $(nproc) cores, $(uname -r))"
+	echo
+	echo "Command: \`PFTOOLS_BUILD=\$PWD/build bench/pfrec.sh\` (BENCH_ROUNDS=$ROUNDS): tests/workloads/rec_bench.c"
+	echo "(fixed work on 2 threads, -O2 -fno-omit-frame-pointer), event cpu-clock, call chains (-g)."
+	echo "Recorder CPU = user+sys of the recorder process alone (/usr/bin/time around the recorder"
+	echo "minus /usr/bin/time around the workload it runs; perf record's includes its build-id pass"
+	echo "at the end). Unprofiled workload: $base s wall."
+	echo
+	echo "| recorder | recorder CPU s | workload wall s | slowdown | samples | lost | file bytes | bytes/sample |"
+	echo "|---|---|---|---|---|---|---|---|"
+	printf '%s\n' "${rows[@]}"
+} | tee -a bench/RESULTS.md
