@@ -92,7 +92,7 @@ $(LIB_A): $(LIB_OBJ)
 
 $(LIB_SO): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) -shared -Wl,-soname,libpfile.so.0 -o $@ $^ $(filter-out -static,$(ALL_LDFLAGS)) $(CORE_LIBS)
+	$(CC) -shared -Wl,-soname,libpfile.so.0 -o $@ $^ $(filter-out -static,$(ALL_LDFLAGS)) $(CORE_LIBS) -lm
 
 define tool_rule
 $(O)/bin/$(1): $(patsubst %.c,$(O)/obj/%.o,tools/$(1).c $(wildcard tools/$(1)-*.c)) $(LIB_A)
@@ -134,7 +134,7 @@ install: all
 	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/libpfile.so.0
 	ln -sf libpfile.so.0 $(DESTDIR)$(LIBDIR)/libpfile.so
-	install -m 644 libpfile/pfile.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 644 $(wildcard libpfile/*.h) $(DESTDIR)$(INCLUDEDIR)/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
 	    -e 's|@VERSION@|$(VERSION)|' libpfile/libpfile.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/libpfile.pc
 	install -m 644 $(TOOLS_PRESENT:%=tools/%.1) $(DESTDIR)$(MANDIR)/man1/
