@@ -1620,6 +1620,11 @@ static int write_header_sections(struct rec *R)
 		put_section(R, PF_SEC_EVENT, &b);
 	}
 	pf_buf_free(&b);
+	/* The [vdso] image before any RECORDS: a reader on a pipe (pfrec -o - |
+	 * pfsym) can then name and unwind vDSO frames as the samples arrive.
+	 * Every 64-bit process of this kernel maps the same image as pfrec. */
+	save_vdso(R, (uint32_t)getpid(), getauxval(AT_SYSINFO_EHDR));
+	flush_pending(R);
 	return R->werr ? -1 : 0;
 }
 
