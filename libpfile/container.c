@@ -312,6 +312,37 @@ int pf_writer_section(pf_writer *w, uint16_t type, uint16_t flags, const void *r
 	return write_section(w, type, flags, raw, size);
 }
 
+int pf_writer_section_stored(pf_writer *w, const struct pf_section *sec, const void *stored)
+{
+	if (!w || !sec || (!stored && sec->stored_size) || sec->raw_size > PF_SECTION_MAX_RAW ||
+	    sec->stored_size > PF_SECTION_MAX_STORED || sec->compression > PF_COMP_ZSTD ||
+	    (sec->compression == PF_COMP_NONE && sec->stored_size != sec->raw_size))
+		return -EINVAL;
+	int rc = pf_writer_flush(w);
+	if (rc < 0)
+		return rc;
+	uint8_t h[PF_SECTION_HEADER_SIZE];
+	memset(h, 0, sizeof(h));
+	pf_put_le32(h + 0, PF_SECTION_SYNC);
+	pf_put_le16(h + 4, sec->type);
+	pf_put_le16(h + 6, sec->flags);
+	pf_put_le32(h + 8, sec->stored_size);
+	pf_put_le32(h + 12, sec->raw_size);
+	pf_put_le64(h + 16, pf_xxh3(stored, sec->stored_size));
+	h[24] = sec->compression;
+	h[25] = sec->transform;
+	pf_put_le32(h + 28, (uint32_t)pf_xxh3(h, 28));
+	rc = write_all(w->fd, h, sizeof(h));
+	if (rc == 0)
+		rc = write_all(w->fd, stored, sec->stored_size);
+	if (rc < 0) {
+		w->error = rc;
+		return rc;
+	}
+	w->written += sizeof(h) + sec->stored_size;
+	return 0;
+}
+
 static uint16_t rec_size(const pf_writer *w, const uint8_t *p)
 {
 	uint16_t s;
@@ -406,6 +437,7 @@ struct pf_reader {
 	unsigned errors;
 	uint8_t *raw;
 	size_t raw_cap;
+	const uint8_t *stored;  /* stored payload of the last section returned */
 	ZSTD_DCtx *dctx;
 	struct pf_events evs;   /* only for byte swapping */
 	char msg[512];
@@ -638,6 +670,7 @@ int pf_reader_next(pf_reader *r, struct pf_section *sec)
 {
 	if (!r || !sec)
 		return -EINVAL;
+	r->stored = NULL;
 	if (r->state == RS_STOP)
 		return 0;
 	if (r->state == RS_RESYNC) {
@@ -758,7 +791,13 @@ int pf_reader_next(pf_reader *r, struct pf_section *sec)
 				    (unsigned long long)idx, (unsigned long long)off);
 	}
 	r->good_end = cur_off(r);
+	r->stored = payload;
 	return 1;
+}
+
+const uint8_t *pf_reader_stored(const pf_reader *r)
+{
+	return r ? r->stored : NULL;
 }
 
 int pf_reader_can_continue(const pf_reader *r)

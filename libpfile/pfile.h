@@ -192,6 +192,17 @@ int pf_writer_records(pf_writer *w, const void *data, size_t size);
  * @return 0 or as pf_writer_section(). */
 int pf_writer_flush(pf_writer *w);
 
+/* Copies a section unchanged: `stored` holds sec->stored_size bytes exactly as
+ * a file stores them (compressed as sec->compression says, e.g. from
+ * pf_reader_stored()); sec->type, flags, raw_size, compression and transform
+ * go into the new header, the checksum is computed again. Nothing is
+ * decompressed or compressed, so the section must already be in the writer's
+ * byte order (pf_reader_needs_swap() == 0 for a reader of a file written with
+ * the same order). Pending RECORDS data is flushed first.
+ * @return 0, -EINVAL (NULL arguments, or sizes over the format's limits), or a
+ * write(2) error as pf_writer_section(). */
+int pf_writer_section_stored(pf_writer *w, const struct pf_section *sec, const void *stored);
+
 /* Bytes written to the fd so far (file header + sections). */
 uint64_t pf_writer_bytes(const pf_writer *w);
 
@@ -260,6 +271,13 @@ const char *pf_reader_name(const pf_reader *r);
 
 /* Bytes consumed from the file so far. */
 uint64_t pf_reader_offset(const pf_reader *r);
+
+/* The stored payload (sec->stored_size bytes as in the file: a zstd frame or
+ * plain bytes, never byte-swapped) of the section that the last successful
+ * pf_reader_next() returned, for pf_writer_section_stored(). Owned by the
+ * reader, valid until the next pf_reader_next() or pf_reader_close().
+ * @return the bytes, or NULL when the last call returned no section. */
+const uint8_t *pf_reader_stored(const pf_reader *r);
 
 /* Closes the fd if the reader opened it, frees everything. NULL is a no-op. */
 void pf_reader_close(pf_reader *r);

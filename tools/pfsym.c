@@ -278,7 +278,7 @@ int main(int argc, char **argv)
 		prescan(in, sym, pf_prof_builder_maps(b));
 
 	struct pf_section s;
-	int ended = 0, syminfo_written = 0;
+	int ended = 0, syminfo_written = 0, swap = pf_reader_needs_swap(r);
 	while ((rc = pf_reader_next(r, &s)) != 0) {
 		if (rc < 0) {
 			fprintf(stderr, PROG ": %s\n", pf_reader_errmsg(r));
@@ -306,7 +306,12 @@ int main(int argc, char **argv)
 				break;
 			ended = 1;
 		}
-		if (s.type == PF_SEC_RECORDS)
+		/* raw sections pass through as stored (no zstd round trip), unless
+		 * the reader converted their byte order */
+		const uint8_t *stored = swap ? NULL : pf_reader_stored(r);
+		if (stored)
+			rc = pf_writer_section_stored(st.w, &s, stored);
+		else if (s.type == PF_SEC_RECORDS)
 			rc = pf_writer_records(st.w, s.data, s.size);
 		else
 			rc = pf_writer_section(st.w, s.type, s.flags, s.data, s.size);
