@@ -18,6 +18,7 @@ void pf_maps_free(struct pf_maps *m)
 	for (uint32_t i = 0; i < m->n_procs; i++) {
 		free(m->procs[i].maps);
 		free(m->procs[i].max_end);
+		free(m->procs[i].bounds);
 	}
 	free(m->procs);
 	free(m->proc_hash);
@@ -286,6 +287,7 @@ int pf_maps_mmap(struct pf_maps *m, uint32_t pid, uint64_t start, uint64_t len,
 		if (o->start < end && start < o->end && o->t_end > time_ns && o->t_start <= time_ns)
 			o->t_end = time_ns;
 	}
+	p->gen = ++m->gen_next;
 	struct pf_map mp = { start, end, pgoff, time_ns, PF_TIME_INF, dso };
 	return proc_insert(p, &mp);
 }
@@ -313,6 +315,8 @@ int pf_maps_fork(struct pf_maps *m, uint32_t pid, uint32_t ppid, uint64_t time_n
 	int rc = p ? 0 : -ENOMEM;
 	for (uint32_t i = 0; i < n && rc == 0; i++)
 		rc = proc_insert(p, &copy[i]);
+	if (p)
+		p->gen = ++m->gen_next;
 	free(copy);
 	return rc;
 }
@@ -325,6 +329,7 @@ void pf_maps_exec(struct pf_maps *m, uint32_t pid, uint64_t time_ns)
 	for (uint32_t i = 0; i < p->n; i++)
 		if (p->maps[i].t_end > time_ns)
 			p->maps[i].t_end = time_ns;
+	p->gen = ++m->gen_next;
 }
 
 static int parse_hex(const char **s, const char *end, uint64_t *out)
@@ -475,6 +480,14 @@ int pf_maps_record(struct pf_maps *m, const struct pf_event *ev, const struct pe
 
 const struct pf_map *pf_maps_find(const struct pf_maps *m, uint32_t pid, uint64_t addr, uint64_t time_ns)
 {
+	return pf_maps_find_live(m, pid, addr, time_ns, NULL);
+}
+
+const struct pf_map *pf_maps_find_live(const struct pf_maps *m, uint32_t pid, uint64_t addr,
+				       uint64_t time_ns, int *live)
+{
+	if (live)
+		*live = 0;
 	const struct pf_maps_proc *p = proc_find(m, pid);
 	if (!p || !p->n)
 		return NULL;
@@ -508,5 +521,61 @@ const struct pf_map *pf_maps_find(const struct pf_maps *m, uint32_t pid, uint64_
 			best_dist = dist;
 		}
 	}
+	if (live)
+		*live = best && best_dist == 0;
 	return best;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The sorted distinct times at which the live set of p changes. */
+static int build_bounds(struct pf_maps_proc *p)
+{
+	uint64_t need = (uint64_t)p->n * 2;
+	if (need > p->cap_bounds) {
+		uint64_t *nb = realloc(p->bounds, need * sizeof(*nb));
+		if (!nb)
+			return -ENOMEM;
+		p->bounds = nb;
+		p->cap_bounds = (uint32_t)need;
+	}
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < p->n; i++) {
+		p->bounds[n++] = p->maps[i].t_start;
+		if (p->maps[i].t_end != PF_TIME_INF)
+			p->bounds[n++] = p->maps[i].t_end;
+	}
+	qsort(p->bounds, n, sizeof(*p->bounds), u64_cmp);
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (!k || p->bounds[k - 1] != p->bounds[i])
+			p->bounds[k++] = p->bounds[i];
+	p->n_bounds = k;
+	p->bounds_gen = p->gen;
+	return 0;
+}
+
+uint64_t pf_maps_time_key(struct pf_maps *m, uint32_t pid, uint64_t time_ns)
+{
+	struct pf_maps_proc *p = proc_find(m, pid);
+	if (!p || !p->n)
+		return 0;
+	if (p->bounds_gen != p->gen || !p->bounds) {
+		if (build_bounds(p) < 0)
+			return UINT64_MAX;
+	}
+	/* number of bounds <= time_ns: the live set is constant between two */
+	uint32_t lo = 0, hi = p->n_bounds;
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		if (p->bounds[mid] <= time_ns)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (uint64_t)p->gen << 32 | lo;
 }

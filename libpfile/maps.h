@@ -64,6 +64,10 @@ struct pf_maps_proc {
 	uint32_t n, cap;
 	struct pf_map *maps;     /* sorted by start */
 	uint64_t *max_end;       /* max_end[i] = max(maps[0..i].end) */
+	uint32_t gen;            /* changes whenever the timeline of pid changes */
+	uint32_t bounds_gen;     /* gen for which `bounds` was built */
+	uint32_t n_bounds, cap_bounds;
+	uint64_t *bounds;        /* sorted distinct t_start/t_end values (ns) */
 };
 
 /* The timeline. Zero it or pf_maps_init() it. All members are internal
@@ -80,6 +84,7 @@ struct pf_maps {
 	/* path -> build-id from BUILDID sections, for mappings without one */
 	struct pf_maps_bid { char *path; uint32_t path_len; uint8_t size; uint8_t id[64]; } *bids;
 	uint32_t n_bids, cap_bids;
+	uint32_t gen_next;       /* last timeline generation handed out */
 };
 
 void pf_maps_init(struct pf_maps *m);
@@ -134,6 +139,22 @@ int pf_maps_record(struct pf_maps *m, const struct pf_event *ev, const struct pe
  * for the out-of-order rule), or NULL. The pointer is valid until the next
  * call that adds mappings. */
 const struct pf_map *pf_maps_find(const struct pf_maps *m, uint32_t pid, uint64_t addr, uint64_t time_ns);
+
+/* As pf_maps_find(); *live (may be NULL) is set to 1 when the mapping returned
+ * is live at time_ns, 0 when it is the out-of-order nearest one or none. */
+const struct pf_map *pf_maps_find_live(const struct pf_maps *m, uint32_t pid, uint64_t addr,
+				       uint64_t time_ns, int *live);
+
+/* A 64-bit key of the state of pid's timeline at time_ns: the generation of
+ * its mappings (it changes with every mmap, fork and exec applied to pid)
+ * and the interval between two changes of its live set that holds time_ns.
+ * Two lookups of pid with equal keys give the same answer for every address
+ * that a live mapping holds (pf_maps_find_live() says *live = 1) and for
+ * every address that no mapping holds; a cache of resolved addresses per
+ * (pid, key) is therefore exact for them. 0 when pid has no mappings.
+ * Builds a small per-process index on first use after a change (-ENOMEM is
+ * reported as key UINT64_MAX: do not cache). */
+uint64_t pf_maps_time_key(struct pf_maps *m, uint32_t pid, uint64_t time_ns);
 
 #ifdef __cplusplus
 }

@@ -475,6 +475,18 @@ struct comm_ent {
 	uint64_t since;      /* ns: time of the last change */
 };
 
+/* One resolved callchain: the lookup list of a sample (kernel and user
+ * addresses, with the pid and its timeline key) -> the interned stack. */
+struct chain_ent {
+	uint64_t hash;
+	uint64_t key_off;    /* words in chain_keys */
+	uint32_t key_len;    /* words; 0 = empty slot */
+	uint32_t stack;
+	uint32_t n_user, n_resolved, n_kernel;
+};
+
+enum item { IT_KERNEL, IT_USER, IT_OTHER, IT_OTHER_COUNTED };
+
 struct pf_prof_builder {
 	struct pf_prof *p;
 	struct pf_prof_builder_opts o;
@@ -490,6 +502,14 @@ struct pf_prof_builder {
 	uint32_t unknown_frame;
 	uint32_t frames[MAX_FRAMES];
 	uint64_t uaddrs[MAX_FRAMES]; /* unwound user frames of one sample */
+	/* the lookup list of one sample: a key header (2 words), addresses,
+	 * then the item kinds packed 32 per word */
+	uint64_t key[2 + MAX_FRAMES + MAX_FRAMES / 32 + 1];
+	uint8_t kinds[MAX_FRAMES];
+	struct chain_ent *chains;
+	uint32_t chain_n, chain_cap;
+	uint64_t *chain_keys;
+	uint64_t chain_keys_len, chain_keys_cap;
 	struct pf_buf pending;     /* the previous RECORDS payload: its samples wait */
 	int has_pending;
 	char errmsg[256];
@@ -522,6 +542,8 @@ void pf_prof_builder_free(pf_prof_builder *b)
 	free(b->cache);
 	free(b->comms);
 	free(b->dso_str);
+	free(b->chains);
+	free(b->chain_keys);
 	pf_buf_free(&b->pending);
 	free(b);
 }
@@ -694,9 +716,10 @@ static int64_t frame_for(pf_prof_builder *b, uint32_t dso, uint64_t off)
 
 enum ctx { CTX_USER, CTX_KERNEL, CTX_OTHER };
 
-static int64_t user_frame(pf_prof_builder *b, uint32_t pid, uint64_t addr, uint64_t time, int *resolved)
+static int64_t user_frame(pf_prof_builder *b, uint32_t pid, uint64_t addr, uint64_t time, int *resolved,
+			  int *live)
 {
-	const struct pf_map *mp = pf_maps_find(&b->maps, pid, addr, time);
+	const struct pf_map *mp = pf_maps_find_live(&b->maps, pid, addr, time, live);
 	*resolved = 0;
 	if (!mp) {
 		if (b->unknown_frame == NONE) {
@@ -714,6 +737,169 @@ static int64_t user_frame(pf_prof_builder *b, uint32_t pid, uint64_t addr, uint6
 	return id;
 }
 
+/* ---- callchain cache ---- */
+
+static int chains_grow(pf_prof_builder *b)
+{
+	uint32_t cap = b->chain_cap ? b->chain_cap * 2 : 4096;
+	struct chain_ent *n = calloc(cap, sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < b->chain_cap; i++) {
+		if (!b->chains[i].key_len)
+			continue;
+		uint32_t k = (uint32_t)b->chains[i].hash & (cap - 1);
+		while (n[k].key_len)
+			k = (k + 1) & (cap - 1);
+		n[k] = b->chains[i];
+	}
+	free(b->chains);
+	b->chains = n;
+	b->chain_cap = cap;
+	return 0;
+}
+
+/* The slot of key[0..len) (hash h): a full one on a hit, else the empty one
+ * where it goes. NULL when out of memory. */
+static struct chain_ent *chain_slot(pf_prof_builder *b, const uint64_t *key, uint32_t len, uint64_t h)
+{
+	if ((b->chain_n + 1) * 2 > b->chain_cap && chains_grow(b) < 0)
+		return NULL;
+	uint32_t mask = b->chain_cap - 1, k = (uint32_t)h & mask;
+	for (;; k = (k + 1) & mask) {
+		struct chain_ent *e = &b->chains[k];
+		if (!e->key_len)
+			return e;
+		if (e->hash == h && e->key_len == len &&
+		    memcmp(b->chain_keys + e->key_off, key, len * sizeof(*key)) == 0)
+			return e;
+	}
+}
+
+static int chain_store(pf_prof_builder *b, struct chain_ent *e, const uint64_t *key, uint32_t len, uint64_t h)
+{
+	if (b->chain_keys_len + len > b->chain_keys_cap) {
+		uint64_t cap = b->chain_keys_cap ? b->chain_keys_cap * 2 : 65536;
+		while (cap < b->chain_keys_len + len)
+			cap *= 2;
+		uint64_t *n = realloc(b->chain_keys, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		b->chain_keys = n;
+		b->chain_keys_cap = cap;
+	}
+	memcpy(b->chain_keys + b->chain_keys_len, key, len * sizeof(*key));
+	e->hash = h;
+	e->key_off = b->chain_keys_len;
+	e->key_len = len;
+	b->chain_keys_len += len;
+	b->chain_n++;
+	return 0;
+}
+
+/* Adds the lookup (kind, address) as item n of the sample's list. */
+static inline void item_add(pf_prof_builder *b, uint32_t *n, enum item kind, uint64_t addr)
+{
+	b->key[2 + *n] = addr;
+	b->kinds[*n] = (uint8_t)kind;
+	(*n)++;
+}
+
+/* Turns items 0..n-1 into frames and a stack. Stats as each lookup counts. */
+static int64_t resolve_items(pf_prof_builder *b, const struct pf_sample *s, uint32_t n, int *cacheable,
+			     uint32_t *n_user, uint32_t *n_res, uint32_t *n_kern)
+{
+	int resolved, live;
+	int64_t id;
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t a = b->key[2 + i];
+		switch (b->kinds[i]) {
+		case IT_KERNEL:
+			id = frame_for(b, KERNEL_DSO, a);
+			(*n_kern)++;
+			break;
+		case IT_USER:
+			id = user_frame(b, s->pid, a, s->time, &resolved, &live);
+			(*n_user)++;
+			*n_res += (uint32_t)resolved;
+			if (id >= 0 && (uint32_t)id != b->unknown_frame && !live)
+				*cacheable = 0; /* an out-of-order mapping: depends on the time */
+			break;
+		case IT_OTHER_COUNTED:
+			id = user_frame(b, UINT32_MAX, a, s->time, &resolved, &live);
+			(*n_user)++;
+			*n_res += (uint32_t)resolved;
+			*cacheable = 0;
+			break;
+		default:
+			id = user_frame(b, UINT32_MAX, a, s->time, &resolved, &live);
+			*cacheable = 0;
+			break;
+		}
+		if (id < 0)
+			return id;
+		b->frames[i] = (uint32_t)id;
+	}
+	uint32_t stack = NONE;
+	for (uint32_t i = n; i-- > 0;) {
+		id = pf_prof_stack(b->p, stack, b->frames[i]);
+		if (id < 0)
+			return id;
+		stack = (uint32_t)id;
+	}
+	return stack;
+}
+
+/* The stack of the sample's lookup list, from the callchain cache or
+ * resolved (and then cached when its answer does not depend on the time
+ * within the pid's timeline state). */
+static int64_t items_stack(pf_prof_builder *b, const struct pf_sample *s, uint32_t n)
+{
+	if (!n)
+		return NONE;
+	uint32_t nk = (n + 31) / 32;
+	int has_user = 0;
+	for (uint32_t w = 0; w < nk; w++) {
+		uint64_t v = 0;
+		for (uint32_t i = w * 32; i < n && i < w * 32 + 32; i++) {
+			v |= (uint64_t)b->kinds[i] << (2 * (i - w * 32));
+			has_user |= b->kinds[i] != IT_KERNEL;
+		}
+		b->key[2 + n + w] = v;
+	}
+	uint64_t tkey = has_user ? pf_maps_time_key(&b->maps, s->pid, s->time) : 0;
+	b->key[0] = (uint64_t)n << 32 | (has_user ? s->pid : 0);
+	b->key[1] = tkey;
+	uint32_t len = 2 + n + nk;
+	uint64_t h = pf_xxh3(b->key, len * sizeof(*b->key));
+	struct chain_ent *e = tkey != UINT64_MAX ? chain_slot(b, b->key, len, h) : NULL;
+	if (e && e->key_len) {
+		b->st.frames += e->n_user;
+		b->st.frames_resolved += e->n_resolved;
+		b->st.frames_kernel += e->n_kernel;
+		return e->stack;
+	}
+	int cacheable = e != NULL;
+	uint32_t n_user = 0, n_res = 0, n_kern = 0;
+	int64_t stack = resolve_items(b, s, n, &cacheable, &n_user, &n_res, &n_kern);
+	if (stack < 0)
+		return stack;
+	b->st.frames += n_user;
+	b->st.frames_resolved += n_res;
+	b->st.frames_kernel += n_kern;
+	if (cacheable) {
+		/* resolving may have grown the table: find the slot again */
+		e = chain_slot(b, b->key, len, h);
+		if (e && !e->key_len && chain_store(b, e, b->key, len, h) == 0) {
+			e->stack = (uint32_t)stack;
+			e->n_user = n_user;
+			e->n_resolved = n_res;
+			e->n_kernel = n_kern;
+		}
+	}
+	return stack;
+}
+
 static int do_sample(pf_prof_builder *b, const struct pf_event *ev, const struct perf_event_header *rec)
 {
 	struct pf_sample s;
@@ -726,8 +912,6 @@ static int do_sample(pf_prof_builder *b, const struct pf_event *ev, const struct
 	enum ctx ctx = (cpumode == PERF_RECORD_MISC_KERNEL || cpumode == PERF_RECORD_MISC_HYPERVISOR) ? CTX_KERNEL
 		       : (cpumode == PERF_RECORD_MISC_USER || cpumode == PERF_RECORD_MISC_CPUMODE_UNKNOWN) ? CTX_USER
 		       : CTX_OTHER;
-	int64_t id;
-	int resolved;
 	int n_unw = 0;
 	if (b->o.unwind && (s.present & PERF_SAMPLE_REGS_USER) && (s.present & PERF_SAMPLE_STACK_USER) &&
 	    s.user_regs_abi) {
@@ -748,27 +932,14 @@ static int do_sample(pf_prof_builder *b, const struct pf_event *ev, const struct
 				}
 				if (ctx != CTX_KERNEL || (a == 0 && !first))
 					continue;
-				id = frame_for(b, KERNEL_DSO, first ? a : a - 1);
+				item_add(b, &n, IT_KERNEL, first ? a : a - 1);
 				first = 0;
-				b->st.frames_kernel++;
-				if (id < 0)
-					return (int)id;
-				b->frames[n++] = (uint32_t)id;
 			}
 		} else if ((s.present & PERF_SAMPLE_IP) && ctx == CTX_KERNEL) {
-			if ((id = frame_for(b, KERNEL_DSO, s.ip)) < 0)
-				return (int)id;
-			b->st.frames_kernel++;
-			b->frames[n++] = (uint32_t)id;
+			item_add(b, &n, IT_KERNEL, s.ip);
 		}
-		for (int i = 0; i < n_unw && n < MAX_FRAMES; i++) {
-			id = user_frame(b, s.pid, b->uaddrs[i], s.time, &resolved);
-			if (id < 0)
-				return (int)id;
-			b->st.frames++;
-			b->st.frames_resolved += (uint64_t)resolved;
-			b->frames[n++] = (uint32_t)id;
-		}
+		for (int i = 0; i < n_unw && n < MAX_FRAMES; i++)
+			item_add(b, &n, IT_USER, b->uaddrs[i]);
 	} else if ((s.present & PERF_SAMPLE_CALLCHAIN) && s.callchain_nr) {
 		int first = 1;
 		for (uint64_t i = 0; i < s.callchain_nr && n < MAX_FRAMES; i++) {
@@ -796,46 +967,20 @@ static int do_sample(pf_prof_builder *b, const struct pf_event *ev, const struct
 			 * the call instruction, one byte before */
 			uint64_t look = first || a == 0 ? a : a - 1;
 			first = 0;
-			if (ctx == CTX_KERNEL) {
-				id = frame_for(b, KERNEL_DSO, look);
-				b->st.frames_kernel++;
-			} else if (ctx == CTX_USER) {
-				id = user_frame(b, s.pid, look, s.time, &resolved);
-				b->st.frames++;
-				b->st.frames_resolved += (uint64_t)resolved;
-			} else {
-				id = user_frame(b, UINT32_MAX, look, s.time, &resolved); /* unknown */
-			}
-			if (id < 0)
-				return (int)id;
-			b->frames[n++] = (uint32_t)id;
+			item_add(b, &n, ctx == CTX_KERNEL ? IT_KERNEL : ctx == CTX_USER ? IT_USER : IT_OTHER, look);
 		}
 	} else if (s.present & PERF_SAMPLE_IP) {
-		if (ctx == CTX_KERNEL) {
-			id = frame_for(b, KERNEL_DSO, s.ip);
-			b->st.frames_kernel++;
-		} else {
-			id = user_frame(b, ctx == CTX_USER ? s.pid : UINT32_MAX, s.ip, s.time, &resolved);
-			b->st.frames++;
-			b->st.frames_resolved += (uint64_t)resolved;
-		}
-		if (id < 0)
-			return (int)id;
-		b->frames[n++] = (uint32_t)id;
+		item_add(b, &n, ctx == CTX_KERNEL ? IT_KERNEL : ctx == CTX_USER ? IT_USER : IT_OTHER_COUNTED, s.ip);
 	}
-	uint32_t stack = NONE;
-	for (uint32_t i = n; i-- > 0;) {
-		id = pf_prof_stack(b->p, stack, b->frames[i]);
-		if (id < 0)
-			return (int)id;
-		stack = (uint32_t)id;
-	}
+	int64_t stack = items_stack(b, &s, n);
+	if (stack < 0)
+		return (int)stack;
 	uint32_t comm = comm_get(b, s.tid, s.time);
 	if (comm == NONE)
 		comm = comm_get(b, s.pid, s.time);
 	struct pf_prof_sample ps = {
 		.time = s.time, .period = (s.present & PERF_SAMPLE_PERIOD) ? s.period : 1,
-		.pid = s.pid, .tid = s.tid, .cpu = s.cpu, .stack = stack, .comm = comm,
+		.pid = s.pid, .tid = s.tid, .cpu = s.cpu, .stack = (uint32_t)stack, .comm = comm,
 		.event = (uint16_t)ev->index, .flags = 0,
 	};
 	b->st.samples++;
