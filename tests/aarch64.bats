@@ -230,4 +230,33 @@ EOF
 	assert_line --regexp '^file .*machine aarch64 '
 	assert_output --partial "REGS_USER"
 	assert_output --partial "STACK_USER"
+	assert_line "  callchain_mode = dwarf"
+	assert_line "  sample_regs_user = 0x1ffffffff"
+	# -cpu max,pauth-impdef=on: the guest has pointer authentication
+	assert_line "  pac_enabled = 1"
+	# Unwound on the host: pfsym --symfs with the payload at the path it had
+	# in the guest (/payload/arm_stack), its .eh_frame, PAC bits stripped.
+	[ -x "$PFTOOLS_BUILD/bin/pfsym" ] && [ -x "$PFTOOLS_BUILD/bin/pffold" ] ||
+		skip "no host pfsym and pffold in $PFTOOLS_BUILD/bin"
+	local symfs=$BATS_TEST_TMPDIR/symfs
+	mkdir -p "$symfs/payload"
+	cp "$p/arm_stack" "$symfs/payload/"
+	run pfsym --symfs "$symfs" "$out/dwarf.pf" -o "$BATS_TEST_TMPDIR/dwarf.sym.pf"
+	assert_success
+	assert_line --regexp '^pfsym: unwound [1-9][0-9]* samples .*; [1-9][0-9]* PAC-signed addresses stripped$'
+	run pffold "$BATS_TEST_TMPDIR/dwarf.sym.pf"
+	assert_success
+	local folded=$output
+	# the two stacks of the workload, each with the leaf's caller (no frame
+	# record in spin, which frame pointers alone lose)
+	assert_line --regexp '^arm_stack;_start;(.+;)?main;work;path_a;spin [1-9][0-9]*$'
+	assert_line --regexp '^arm_stack;_start;(.+;)?main;work;path_b;path_b2;spin [1-9][0-9]*$'
+	# together they hold most samples; nearly all samples reach main
+	run awk '{ total += $NF }
+		/^arm_stack;_start;(.+;)?main;work;(path_a|path_b;path_b2);spin [0-9]+$/ { hit += $NF }
+		/^arm_stack;_start;(.+;)?main[; ]/ { main += $NF }
+		END { if (total > 0 && hit * 2 > total && main * 10 >= total * 9) print "ok";
+		      else print "spin stacks " hit + 0 ", reaching main " main + 0 ", of " total + 0 " samples" }' <<<"$folded"
+	[ "$output" = ok ] || sed 's/^/dwarf: /' <<<"$folded" >&2
+	assert_output ok
 }
