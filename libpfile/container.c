@@ -316,7 +316,7 @@ int pf_writer_section_stored(pf_writer *w, const struct pf_section *sec, const v
 {
 	if (!w || !sec || (!stored && sec->stored_size) || sec->raw_size > PF_SECTION_MAX_RAW ||
 	    sec->stored_size > PF_SECTION_MAX_STORED || sec->compression > PF_COMP_ZSTD ||
-	    (sec->compression == PF_COMP_NONE && sec->stored_size != sec->raw_size))
+	    (sec->compression == PF_COMP_NONE && !sec->transform && sec->stored_size != sec->raw_size))
 		return -EINVAL;
 	int rc = pf_writer_flush(w);
 	if (rc < 0)
@@ -438,6 +438,8 @@ struct pf_reader {
 	uint8_t *raw;
 	size_t raw_cap;
 	const uint8_t *stored;  /* stored payload of the last section returned */
+	int (*want)(void *arg, uint16_t type); /* NULL: decode every payload */
+	void *want_arg;
 	ZSTD_DCtx *dctx;
 	struct pf_events evs;   /* only for byte swapping */
 	char msg[512];
@@ -755,6 +757,12 @@ int pf_reader_next(pf_reader *r, struct pf_section *sec)
 			    "section %llu at offset %llu: unknown section type 0x%04x marked must-understand",
 			    (unsigned long long)idx, (unsigned long long)off, sec->type);
 	}
+	if (r->want && sec->type != PF_SEC_EVENT && !r->want(r->want_arg, sec->type)) {
+		/* not wanted: checked, handed out without its payload */
+		r->good_end = cur_off(r);
+		r->stored = payload;
+		return 1;
+	}
 	int rc = ensure_raw(r, (size_t)sec->raw_size + 1);
 	if (rc < 0) {
 		r->state = RS_STOP;
@@ -798,6 +806,26 @@ int pf_reader_next(pf_reader *r, struct pf_section *sec)
 const uint8_t *pf_reader_stored(const pf_reader *r)
 {
 	return r ? r->stored : NULL;
+}
+
+void pf_reader_swap_data(pf_reader *r, uint8_t **buf, size_t *cap)
+{
+	if (!r || !buf || !cap)
+		return;
+	uint8_t *b = r->raw;
+	size_t c = r->raw_cap;
+	r->raw = *buf;
+	r->raw_cap = *buf ? *cap : 0;
+	*buf = b;
+	*cap = c;
+}
+
+void pf_reader_set_want(pf_reader *r, int (*want)(void *arg, uint16_t type), void *arg)
+{
+	if (!r)
+		return;
+	r->want = want;
+	r->want_arg = arg;
 }
 
 int pf_reader_can_continue(const pf_reader *r)

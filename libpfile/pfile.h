@@ -279,6 +279,22 @@ uint64_t pf_reader_offset(const pf_reader *r);
  * @return the bytes, or NULL when the last call returned no section. */
 const uint8_t *pf_reader_stored(const pf_reader *r);
 
+/* Lets a caller skip the decompression of payloads it does not need: from
+ * now on a section whose type `want(arg, type)` returns 0 for is still read,
+ * checksummed and returned by pf_reader_next(), but with data NULL and size 0
+ * (its header fields and pf_reader_stored() as usual). EVENT payloads are
+ * always decoded (the reader needs them to convert byte order). want NULL
+ * (the default) decodes every payload. */
+void pf_reader_set_want(pf_reader *r, int (*want)(void *arg, uint16_t type), void *arg);
+
+/* Exchanges the buffer that holds the payload of the last section returned
+ * (sec->data, malloc'd) with the caller's *buf of *cap bytes (malloc'd, or
+ * NULL and 0): afterwards *buf and *cap are that payload's buffer, now owned
+ * by the caller (free() it), and the reader decodes the next payloads into
+ * the buffer it was given (growing it as needed). Lets a caller keep a
+ * payload past the next pf_reader_next() without copying it. */
+void pf_reader_swap_data(pf_reader *r, uint8_t **buf, size_t *cap);
+
 /* Closes the fd if the reader opened it, frees everything. NULL is a no-op. */
 void pf_reader_close(pf_reader *r);
 

@@ -1063,7 +1063,21 @@ static int do_record(pf_prof_builder *b, const struct perf_event_header *rec)
 	}
 }
 
+static int builder_section(pf_prof_builder *b, const struct pf_section *sec, uint8_t **swap_buf, size_t *swap_cap);
+
 int pf_prof_builder_section(pf_prof_builder *b, const struct pf_section *sec)
+{
+	return builder_section(b, sec, NULL, NULL);
+}
+
+int pf_prof_builder_records_swap(pf_prof_builder *b, const struct pf_section *sec, uint8_t **buf, size_t *cap)
+{
+	if (sec->type != PF_SEC_RECORDS || !buf || !*buf || !cap || *cap < sec->size || sec->data != *buf)
+		return builder_section(b, sec, NULL, NULL);
+	return builder_section(b, sec, buf, cap);
+}
+
+static int builder_section(pf_prof_builder *b, const struct pf_section *sec, uint8_t **swap_buf, size_t *swap_cap)
 {
 	int rc;
 	b->errmsg[0] = 0;
@@ -1128,9 +1142,20 @@ int pf_prof_builder_section(pf_prof_builder *b, const struct pf_section *sec)
 		int rc2 = pf_prof_builder_finish(b);
 		if (rc2 < 0)
 			return rc2;
-		b->pending.len = 0;
-		if (pf_buf_put(&b->pending, sec->data, good))
-			return -ENOMEM;
+		if (swap_buf) {
+			/* take the caller's buffer, hand back the old one */
+			uint8_t *old = b->pending.data;
+			size_t old_cap = b->pending.cap;
+			b->pending.data = *swap_buf;
+			b->pending.cap = *swap_cap;
+			b->pending.len = good;
+			*swap_buf = old;
+			*swap_cap = old ? old_cap : 0;
+		} else {
+			b->pending.len = 0;
+			if (pf_buf_put(&b->pending, sec->data, good))
+				return -ENOMEM;
+		}
 		b->has_pending = 1;
 		return rc;
 	}
@@ -1565,6 +1590,16 @@ static int build_lines(pf_fold *f)
 	return 0;
 }
 
+/* In a resolved profile the raw recording's payloads are not needed. */
+static int fold_want(void *arg, uint16_t type)
+{
+	const pf_fold *f = arg;
+	if (f->mode != 1)
+		return 1;
+	return !(type == PF_SEC_RECORDS || type == PF_SEC_MAPS || type == PF_SEC_THREADS ||
+		 type == PF_SEC_BUILDID || type == PF_SEC_DSO_IMAGE);
+}
+
 static int fold_read(pf_fold *f, const char *path)
 {
 	pf_reader *r;
@@ -1576,6 +1611,7 @@ static int fold_read(pf_fold *f, const char *path)
 		pf_reader_close(r);
 		return rc;
 	}
+	pf_reader_set_want(r, fold_want, f);
 	struct pf_prof_builder_opts bo = { sizeof(bo), NULL, NULL, fold_sample, f, NULL, NULL };
 	if ((rc = pf_prof_builder_new(&f->b, &f->prof, &bo)) < 0) {
 		pf_reader_close(r);

@@ -202,6 +202,13 @@ int pf_prof_builder_new(pf_prof_builder **out, struct pf_prof *p, const struct p
  * is skipped, the build may go on), -ENOMEM or the callbacks' errors. */
 int pf_prof_builder_section(pf_prof_builder *b, const struct pf_section *sec);
 
+/* As pf_prof_builder_section() for a RECORDS section, without copying its
+ * payload: *buf (malloc'd, *cap bytes) holds sec->data and is taken over by
+ * the builder; *buf and *cap come back as another malloc'd buffer (or NULL
+ * and 0) for the caller's reuse, e.g. with pf_reader_swap_data().
+ * @return as pf_prof_builder_section(). */
+int pf_prof_builder_records_swap(pf_prof_builder *b, const struct pf_section *sec, uint8_t **buf, size_t *cap);
+
 /* Samples of a RECORDS section are turned when the next RECORDS section (or
  * this call) comes, after that section's mappings are applied: call it once
  * at the end of the input. @return 0 or as pf_prof_builder_section(). */

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,7 @@
 #include "pfsym-unwind.h"
 
 #define PROG "pfsym"
-#define CHUNK_SAMPLES 65536
+#define CHUNK_SAMPLES 16384 /* 640 KiB of SAMPLES payload: stays in cache */
 #define TABLE_CHUNK_BYTES (4u << 20)
 
 static void usage(FILE *f)
@@ -130,6 +131,12 @@ static int write_syminfo_end(pf_writer *w, const struct pf_prof_stats *ps, const
 	return rc;
 }
 
+static int prescan_want(void *arg, uint16_t type)
+{
+	(void)arg;
+	return type == PF_SEC_DSO_IMAGE || type == PF_SEC_BUILDID;
+}
+
 static void prescan(const char *path, struct symbolizer *sym, struct pf_maps *maps)
 {
 	pf_reader *r;
@@ -137,6 +144,7 @@ static void prescan(const char *path, struct symbolizer *sym, struct pf_maps *ma
 		pf_reader_close(r);
 		return;
 	}
+	pf_reader_set_want(r, prescan_want, NULL); /* no RECORDS decompression */
 	struct pf_section s;
 	int rc;
 	while ((rc = pf_reader_next(r, &s)) != 0) {
@@ -171,6 +179,10 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
+	/* large section buffers come and go: keep them in the heap instead of
+	 * mapping and unmapping them (fresh pages fault on every touch) */
+	mallopt(M_MMAP_THRESHOLD, 256 << 20);
+	mallopt(M_TRIM_THRESHOLD, 512 << 20);
 	struct pfsym_opts so = { 0 };
 	const char *out = NULL, *in = "-";
 	const char *ddirs[32];
@@ -261,6 +273,11 @@ int main(int argc, char **argv)
 	g_unw = unw;
 	pf_prof_builder *b = NULL;
 	struct pf_prof_builder_opts bo = { sizeof(bo), sym_resolve, sym, on_sample, &st, unw_unwind, unw };
+	/* the whole chunk at once: no realloc copies while it fills */
+	st.samples.cap = 8 + (size_t)CHUNK_SAMPLES * PF_PROF_SAMPLE_SIZE;
+	st.samples.data = malloc(st.samples.cap);
+	if (!st.samples.data)
+		st.samples.cap = 0;
 	if (!sym || !unw || pf_prof_samples_begin(&st.samples) || pf_prof_builder_new(&b, &st.prof, &bo) < 0) {
 		fprintf(stderr, PROG ": out of memory\n");
 		return 1;
@@ -279,6 +296,8 @@ int main(int argc, char **argv)
 
 	struct pf_section s;
 	int ended = 0, syminfo_written = 0, swap = pf_reader_needs_swap(r);
+	uint8_t *spare = NULL;
+	size_t spare_cap = 0;
 	while ((rc = pf_reader_next(r, &s)) != 0) {
 		if (rc < 0) {
 			fprintf(stderr, PROG ": %s\n", pf_reader_errmsg(r));
@@ -307,8 +326,8 @@ int main(int argc, char **argv)
 			ended = 1;
 		}
 		/* raw sections pass through as stored (no zstd round trip), unless
-		 * the reader converted their byte order */
-		const uint8_t *stored = swap ? NULL : pf_reader_stored(r);
+		 * the reader converted their byte order or restored a transform */
+		const uint8_t *stored = swap || s.transform ? NULL : pf_reader_stored(r);
 		if (stored)
 			rc = pf_writer_section_stored(st.w, &s, stored);
 		else if (s.type == PF_SEC_RECORDS)
@@ -329,7 +348,14 @@ int main(int argc, char **argv)
 		}
 		if (s.type == PF_SEC_META)
 			unw_meta(unw, s.data, s.size);
-		rc = pf_prof_builder_section(b, &s);
+		if (s.type == PF_SEC_RECORDS && s.data) {
+			/* the builder keeps this payload until the next one: hand
+			 * it the reader's buffer instead of a copy */
+			pf_reader_swap_data(r, &spare, &spare_cap);
+			rc = pf_prof_builder_records_swap(b, &s, &spare, &spare_cap);
+		} else {
+			rc = pf_prof_builder_section(b, &s);
+		}
 		if (rc == -EBADMSG) {
 			fprintf(stderr, PROG ": %s: %s\n", pf_reader_name(r), pf_prof_builder_errmsg(b));
 			status = 1;
@@ -338,6 +364,7 @@ int main(int argc, char **argv)
 			break;
 		}
 	}
+	free(spare);
 	if (rc < 0) {
 		fprintf(stderr, PROG ": %s: %s\n", rc == -ENOMEM ? in : out, strerror(-rc));
 		status = 1;
