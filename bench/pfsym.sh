@@ -1,7 +1,8 @@
 #!/bin/bash
 # bench/pfsym.sh - pfsym | pffold against `perf script` on the demo workload,
 # and pffold alone on a synthetic resolved profile of 5 million samples.
-# Appends the figures to bench/RESULTS.md. PFTOOLS_BUILD = build directory.
+# Writes the figures as a RESULTS.md section to stdout and to bench/out/ (paste
+# it over the section of bench/RESULTS.md). PFTOOLS_BUILD = build directory.
 set -eu
 cd "$(dirname "$0")/.."
 B=${PFTOOLS_BUILD:-$PWD/build}
@@ -62,4 +63,4 @@ rate() { awk -v n="$1" -v t="$2" 'BEGIN { if (t <= 0) t = 0.001; printf "%.0f", 
 	echo
 	echo "pffold alone on a resolved profile of 5000000 samples (4096 stacks, tests/c/pfsym-gen.c):"
 	echo "$t_fold s, $(rate 5000000 "$t_fold") samples/s, peak RSS $rss_fold KiB."
-} | tee -a bench/RESULTS.md
+} | tee "$O/RESULTS-pfsym.md"

@@ -5,7 +5,8 @@
 # shared library) at the same rate: bytes per sample, recorder CPU time,
 # unwinding throughput, share of samples unwound to main. The recorders attach
 # with -p to a running workload so that /usr/bin/time measures them alone.
-# Appends the figures to bench/RESULTS.md. PFTOOLS_BUILD = build directory;
+# Writes the figures as a RESULTS.md section to stdout and to bench/out/ (paste
+# it over the section of bench/RESULTS.md). PFTOOLS_BUILD = build directory;
 # BENCH_MS = milliseconds per workload mode (4 modes; default 1500).
 set -eu
 cd "$(dirname "$0")/.."
@@ -97,4 +98,4 @@ fi
 	fi
 	echo
 	echo "pfsym's summary: \`$(grep unwound "$O/pfsym.summary" | sed 's/^pfsym: //')\`"
-} | tee -a bench/RESULTS.md
+} | tee "$O/RESULTS-unwind.md"

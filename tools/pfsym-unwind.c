@@ -89,10 +89,50 @@ static const struct layout L_ARM = {
 	EM_ARM, 16, { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 }, 13, 15, -1, 4,
 };
 
+/* CFI rules of one PC, compiled from libdw's Dwarf_Frame (fast path). */
+enum rule_kind {
+	RK_SAME,    /* caller's value = this frame's (if set) */
+	RK_AT_CFA,  /* caller's value = word at CFA + off */
+	RK_VAL_CFA, /* caller's value = CFA + off */
+	RK_REG,     /* caller's value = this frame's register `reg` (if set) */
+	RK_EXPR,    /* a DWARF expression: ops[off .. off + nops) of the process */
+};
+struct rule {
+	uint8_t regno, kind, reg;
+	uint16_t nops;
+	int64_t off;
+};
+/* A DWARF operation of a CFI expression (the subset fast_eval knows). */
+struct fop {
+	uint8_t atom;
+	uint64_t number, number2;
+};
+#define RULES_MAX 48
+struct cfi_rules {
+	Dwfl_Module *mod;        /* key: module and lookup pc; NULL = empty slot */
+	uint64_t pc;
+	uint8_t usable;          /* 0: not for the fast path (no CFI, expressions) */
+	uint8_t signal;          /* the FDE is a signal frame's */
+	uint8_t ra;              /* return-address column */
+	uint8_t ra_undef;        /* its rule is "undefined": the outermost frame */
+	uint8_t cfa_reg;         /* CFA = cfa_reg + cfa_off, or when cfa_nops: */
+	uint8_t n;               /* rules; registers without one are undefined */
+	uint16_t cfa_nops;       /* an expression at ops[cfa_off] */
+	int64_t cfa_off;
+	struct rule r[RULES_MAX];
+};
+
 struct proc {
 	uint32_t pid;
 	Dwfl *dwfl;
 	int attached;
+	struct cfi_rules *cfi;   /* open addressing on (mod, pc) */
+	uint32_t cfi_n, cfi_cap;
+	struct fop *ops;         /* expressions of the rules */
+	uint32_t n_ops, cap_ops;
+	/* the module of the last lookup and its address range */
+	Dwfl_Module *last_mod;
+	uint64_t last_lo, last_hi;
 	uint64_t *failed;        /* mapping starts whose module could not be reported */
 	size_t n_failed, cap_failed;
 	struct unwinder *u;
@@ -127,6 +167,11 @@ struct unwinder {
 	struct cur c;
 	uint64_t samples, frames, fp_fallback, fp_frames, pac_stripped, retries;
 	uint64_t stops[STOP_N];
+	uint64_t fast_samples;   /* unwound by the fast path */
+	uint64_t vaddrs[DEPTH_MAX]; /* verify: the fast path's frames */
+	int fast_off;            /* PFSYM_UNWIND=libdwfl: every sample through libdwfl */
+	int verify;              /* PFSYM_UNWIND=verify: both, compared */
+	uint64_t verify_bad;
 };
 
 /* ---- setup ---- */
@@ -165,6 +210,9 @@ struct unwinder *unw_new(struct symbolizer *sym, const struct pfsym_opts *o, uin
 		return NULL;
 	}
 	u->debuginfo_path = (char *)b.data;
+	const char *mode = getenv("PFSYM_UNWIND");
+	u->fast_off = mode && strcmp(mode, "libdwfl") == 0;
+	u->verify = mode && strcmp(mode, "verify") == 0;
 	u->cb.find_elf = dwfl_build_id_find_elf;
 	u->cb.find_debuginfo = dwfl_standard_find_debuginfo;
 	u->cb.section_address = dwfl_offline_section_address;
@@ -177,6 +225,15 @@ static void proc_reset(struct proc *p)
 	if (p->dwfl)
 		dwfl_end(p->dwfl);
 	p->dwfl = NULL;
+	/* the cached rules are keyed by modules of that Dwfl */
+	free(p->cfi);
+	p->cfi = NULL;
+	p->cfi_n = p->cfi_cap = 0;
+	free(p->ops);
+	p->ops = NULL;
+	p->n_ops = p->cap_ops = 0;
+	p->last_mod = NULL;
+	p->last_lo = p->last_hi = 0;
 	p->attached = 0;
 	free(p->failed);
 	p->failed = NULL;
@@ -511,6 +568,416 @@ static void fp_walk(struct unwinder *u, Dwfl *dwfl, uint64_t fp)
 	}
 }
 
+/* ---- fast path: cached CFI rules, our own unwinding loop ----
+ *
+ * libdwfl evaluates the CFI of every frame of every sample again. This loop
+ * does what libdwfl's frame unwinder does (dwfl_thread_getframes,
+ * __libdwfl_frame_unwind, handle_cfi, dwfl_frame_pc of elfutils) for frames
+ * whose rules are of the simple kinds compilers emit (CFA = register +
+ * offset; registers undefined, same value, saved at CFA + offset, CFA +
+ * offset, or in another register), with the rules of each (module, pc)
+ * compiled once. Whenever a sample meets anything else (a pc in no reported
+ * module, no CFI, an expression, a read outside the stack copy, an early
+ * end), the fast path gives up without side effects and the sample goes
+ * through libdwfl as before, so that frames, stop reasons and counters stay
+ * what libdwfl gives. PFSYM_UNWIND=libdwfl turns the fast path off;
+ * PFSYM_UNWIND=verify runs both and reports differences on stderr. */
+
+/* ebl_frame_nregs of elfutils' backends: the registers handle_cfi evaluates */
+static unsigned frame_nregs(const struct layout *l)
+{
+	return l == &L_X86_64 ? 17 : l == &L_AARCH64 ? 97 : 0;
+}
+
+static uint64_t ptr_hash(const void *m, uint64_t pc)
+{
+	uint64_t h = (uint64_t)(uintptr_t)m * 0x9e3779b97f4a7c15ULL ^ pc * 0xc2b2ae3d27d4eb4fULL;
+	return h ^ h >> 29;
+}
+
+static int cfi_grow(struct proc *p)
+{
+	uint32_t cap = p->cfi_cap ? p->cfi_cap * 2 : 256;
+	struct cfi_rules *n = calloc(cap, sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < p->cfi_cap; i++) {
+		if (!p->cfi[i].mod)
+			continue;
+		uint32_t k = (uint32_t)ptr_hash(p->cfi[i].mod, p->cfi[i].pc) & (cap - 1);
+		while (n[k].mod)
+			k = (k + 1) & (cap - 1);
+		n[k] = p->cfi[i];
+	}
+	free(p->cfi);
+	p->cfi = n;
+	p->cfi_cap = cap;
+	return 0;
+}
+
+/* Copies an expression into the process's ops if every operation is one
+ * fast_eval knows. @return its index, or -1. */
+static int64_t keep_ops(struct proc *p, const Dwarf_Op *ops, size_t nops, int cfa_expr, unsigned nregs)
+{
+	if (!nops || nops > 64)
+		return -1;
+	for (size_t i = 0; i < nops; i++) {
+		uint8_t a = ops[i].atom;
+		if ((a >= DW_OP_breg0 && a <= DW_OP_breg31 && (unsigned)(a - DW_OP_breg0) < nregs) ||
+		    (a == DW_OP_bregx && ops[i].number < nregs) || (a >= DW_OP_lit0 && a <= DW_OP_lit31) ||
+		    a == DW_OP_plus_uconst || a == DW_OP_deref || (a == DW_OP_deref_size && ops[i].number == 8) ||
+		    a == DW_OP_stack_value || a == DW_OP_constu || a == DW_OP_consts || a == DW_OP_const1u ||
+		    a == DW_OP_const1s || a == DW_OP_const2u || a == DW_OP_const2s || a == DW_OP_const4u ||
+		    a == DW_OP_const4s || a == DW_OP_const8u || a == DW_OP_const8s || a == DW_OP_plus ||
+		    a == DW_OP_minus || a == DW_OP_nop || (a == DW_OP_call_frame_cfa && !cfa_expr))
+			continue;
+		return -1;
+	}
+	if (p->n_ops + nops > p->cap_ops) {
+		uint32_t cap = p->cap_ops ? p->cap_ops * 2 : 256;
+		while (cap < p->n_ops + nops)
+			cap *= 2;
+		struct fop *n = realloc(p->ops, cap * sizeof(*n));
+		if (!n)
+			return -1;
+		p->ops = n;
+		p->cap_ops = cap;
+	}
+	int64_t at = p->n_ops;
+	for (size_t i = 0; i < nops; i++)
+		p->ops[p->n_ops++] = (struct fop){ ops[i].atom, ops[i].number, ops[i].number2 };
+	return at;
+}
+
+/* Compiles the rules of `fr` into `r`. @return 1 usable, 0 not. */
+static int compile_rules(struct proc *p, Dwarf_Frame *fr, unsigned nregs, struct cfi_rules *r)
+{
+	bool signal = false;
+	int ra = dwarf_frame_info(fr, NULL, NULL, &signal);
+	if (ra < 0 || (unsigned)ra >= nregs)
+		return 0;
+	r->signal = signal;
+	r->ra = (uint8_t)ra;
+	Dwarf_Op *ops;
+	size_t nops;
+	if (dwarf_frame_cfa(fr, &ops, &nops) != 0 || nops == 0)
+		return 0;
+	if (nops == 1 && ops[0].atom == DW_OP_bregx && ops[0].number < nregs) {
+		r->cfa_reg = (uint8_t)ops[0].number;
+		r->cfa_off = (int64_t)ops[0].number2;
+	} else if (nops == 1 && ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31 &&
+		   (unsigned)(ops[0].atom - DW_OP_breg0) < nregs) {
+		r->cfa_reg = (uint8_t)(ops[0].atom - DW_OP_breg0);
+		r->cfa_off = (int64_t)ops[0].number;
+	} else {
+		int64_t at = keep_ops(p, ops, nops, 1, nregs);
+		if (at < 0)
+			return 0;
+		r->cfa_off = at;
+		r->cfa_nops = (uint16_t)nops;
+	}
+	r->n = 0;
+	r->ra_undef = 0;
+	for (unsigned regno = 0; regno < nregs; regno++) {
+		Dwarf_Op mem[3];
+		if (dwarf_frame_register(fr, (int)regno, mem, &ops, &nops) != 0)
+			return 0;
+		struct rule ru = { (uint8_t)regno, RK_SAME, 0, 0, 0 };
+		if (nops == 0) {
+			if (ops == mem) { /* undefined */
+				if (regno == (unsigned)ra)
+					r->ra_undef = 1;
+				continue;
+			}
+			if (ops != NULL)
+				return 0;
+		} else if (ops == mem && ops[0].atom == DW_OP_call_frame_cfa &&
+			   (nops == 1 || (nops == 2 && (ops[1].atom == DW_OP_plus_uconst || ops[1].atom == DW_OP_stack_value)) ||
+			    (nops == 3 && ops[1].atom == DW_OP_plus_uconst && ops[2].atom == DW_OP_stack_value))) {
+			ru.kind = ops[nops - 1].atom == DW_OP_stack_value ? RK_VAL_CFA : RK_AT_CFA;
+			if (nops > 1 && ops[1].atom == DW_OP_plus_uconst)
+				ru.off = (int64_t)ops[1].number;
+		} else if (nops == 1 && ops[0].atom == DW_OP_regx && ops[0].number < nregs) {
+			ru.kind = RK_REG;
+			ru.reg = (uint8_t)ops[0].number;
+		} else {
+			int64_t at = keep_ops(p, ops, nops, 0, nregs);
+			if (at < 0)
+				return 0;
+			ru.kind = RK_EXPR;
+			ru.off = at;
+			ru.nops = (uint16_t)nops;
+		}
+		if (r->n == RULES_MAX)
+			return 0;
+		r->r[r->n++] = ru;
+	}
+	return 1;
+}
+
+/* The rules for looking up `pc` in `mod` (cached per process). */
+static const struct cfi_rules *rules_for(struct proc *p, Dwfl_Module *mod, uint64_t pc, unsigned nregs)
+{
+	if ((p->cfi_n + 1) * 2 > p->cfi_cap && cfi_grow(p) < 0)
+		return NULL;
+	uint32_t mask = p->cfi_cap - 1, k = (uint32_t)ptr_hash(mod, pc) & mask;
+	while (p->cfi[k].mod) {
+		if (p->cfi[k].mod == mod && p->cfi[k].pc == pc)
+			return &p->cfi[k];
+		k = (k + 1) & mask;
+	}
+	struct cfi_rules *r = &p->cfi[k];
+	memset(r, 0, sizeof(*r));
+	/* as libdwfl: .eh_frame first, then .debug_frame */
+	Dwarf_Addr bias;
+	Dwarf_Frame *fr = NULL;
+	Dwarf_CFI *cfi = dwfl_module_eh_cfi(mod, &bias);
+	if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &fr) != 0) {
+		fr = NULL;
+		cfi = dwfl_module_dwarf_cfi(mod, &bias);
+		if (cfi && dwarf_cfi_addrframe(cfi, pc - bias, &fr) != 0)
+			fr = NULL;
+	}
+	r->usable = fr && compile_rules(p, fr, nregs, r);
+	free(fr);
+	r->mod = mod;
+	r->pc = pc;
+	p->cfi_n++;
+	return r;
+}
+
+static Dwfl_Module *fast_module(struct proc *p, uint64_t pc)
+{
+	if (p->last_mod && pc >= p->last_lo && pc < p->last_hi)
+		return p->last_mod;
+	Dwfl_Module *mod = dwfl_addrmodule(p->dwfl, pc);
+	if (mod) {
+		Dwarf_Addr lo, hi;
+		dwfl_module_info(mod, NULL, &lo, &hi, NULL, NULL, NULL, NULL);
+		p->last_mod = mod;
+		p->last_lo = lo;
+		p->last_hi = hi;
+	}
+	return mod;
+}
+
+/* One frame's state, as libdwfl's Dwfl_Frame. */
+struct fstate {
+	uint64_t regs[97];
+	uint64_t set[2];         /* bit per register */
+	uint64_t pc;
+	int pc_set;              /* 0: undefined (the end) */
+	int initial, signal;
+};
+
+#define FS_HAS(st, r) (((st)->set[(r) >> 6] >> ((r) & 63)) & 1)
+#define FS_SET(st, r, v) ((st)->regs[r] = (v), (st)->set[(r) >> 6] |= 1ull << ((r) & 63))
+
+/* memory_read as cb_memory_read does it, from the stack copy only; PAC
+ * stripping counted in *pac. @return 1, or 0 (not in the copy: give up). */
+static int fast_read(struct unwinder *u, uint64_t addr, uint64_t *v, uint64_t *pac)
+{
+	const struct cur *c = &u->c;
+	if (!read_stack(c, addr, c->l->word, v))
+		return 0;
+	if (c->l == &L_AARCH64 && u->va_bits < 64 && (*v >> u->va_bits)) {
+		uint64_t m = *v & ((1ull << u->va_bits) - 1);
+		if (pf_maps_find(c->maps, c->s->pid, m, c->s->time))
+			(*pac)++;
+		*v = m;
+	}
+	return 1;
+}
+
+/* libdwfl's expr_eval for the operations keep_ops() accepts. `r` is NULL
+ * while computing the CFA itself. @return 1 with *out, or 0: give up. */
+static int fast_eval(struct unwinder *u, struct proc *p, const struct fstate *st, const struct cfi_rules *r,
+		     const struct fop *ops, unsigned nops, uint64_t *out, uint64_t *pac)
+{
+	uint64_t stk[16], v;
+	unsigned sp = 0;
+	int is_location = 0;
+	for (unsigned i = 0; i < nops; i++) {
+		const struct fop *o = &ops[i];
+		uint8_t a = o->atom;
+		if (sp >= 15)
+			return 0;
+		if (a >= DW_OP_lit0 && a <= DW_OP_lit31) {
+			stk[sp++] = (uint64_t)(a - DW_OP_lit0);
+		} else if (a >= DW_OP_breg0 && a <= DW_OP_breg31) {
+			if (!FS_HAS(st, a - DW_OP_breg0))
+				return 0;
+			stk[sp++] = st->regs[a - DW_OP_breg0] + o->number;
+		} else if (a == DW_OP_bregx) {
+			if (!FS_HAS(st, o->number))
+				return 0;
+			stk[sp++] = st->regs[o->number] + o->number2;
+		} else if (a == DW_OP_plus_uconst) {
+			if (!sp)
+				return 0;
+			stk[sp - 1] += o->number;
+		} else if (a == DW_OP_deref || a == DW_OP_deref_size) {
+			if (!sp || !fast_read(u, stk[sp - 1], &v, pac))
+				return 0;
+			stk[sp - 1] = v;
+		} else if (a == DW_OP_stack_value) {
+			is_location = 0;
+		} else if (a == DW_OP_plus || a == DW_OP_minus) {
+			if (sp < 2)
+				return 0;
+			sp--;
+			stk[sp - 1] = a == DW_OP_plus ? stk[sp - 1] + stk[sp] : stk[sp - 1] - stk[sp];
+		} else if (a == DW_OP_nop) {
+		} else if (a == DW_OP_call_frame_cfa) {
+			if (!r)
+				return 0;
+			if (r->cfa_nops) {
+				if (!fast_eval(u, p, st, NULL, p->ops + r->cfa_off, r->cfa_nops, &v, pac))
+					return 0;
+			} else {
+				if (!FS_HAS(st, r->cfa_reg))
+					return 0;
+				v = st->regs[r->cfa_reg] + (uint64_t)r->cfa_off;
+			}
+			stk[sp++] = v;
+			is_location = 1;
+		} else { /* the constants */
+			stk[sp++] = o->number;
+		}
+	}
+	if (!sp)
+		return 0;
+	v = stk[sp - 1];
+	if (is_location && !fast_read(u, v, &v, pac))
+		return 0;
+	*out = v;
+	return 1;
+}
+
+/* __libdwfl_frame_unwind + handle_cfi for simple rules: `next` from `st`.
+ * @return 1, or 0 when the fast path cannot say what libdwfl would do. */
+static int fast_step(struct unwinder *u, struct proc *p, unsigned nregs, const struct fstate *st,
+		     struct fstate *next, uint64_t *pac)
+{
+	uint64_t pc = st->pc;
+	if (!st->initial && !st->signal)
+		pc--;
+	Dwfl_Module *mod = fast_module(p, pc);
+	if (!mod)
+		return 0;
+	const struct cfi_rules *r = rules_for(p, mod, pc, nregs);
+	if (!r || !r->usable)
+		return 0;
+	uint64_t cfa = 0;
+	if (r->cfa_nops) {
+		/* libdwfl evaluates the CFA for each rule that uses it; an
+		 * expression CFA is read where a rule needs it (below) */
+	} else {
+		if (!FS_HAS(st, r->cfa_reg))
+			return 0;
+		cfa = st->regs[r->cfa_reg] + (uint64_t)r->cfa_off;
+	}
+	next->set[0] = next->set[1] = 0;
+	next->initial = 0;
+	next->signal = r->signal;
+	for (unsigned i = 0; i < r->n; i++) {
+		const struct rule *ru = &r->r[i];
+		uint64_t v;
+		switch (ru->kind) {
+		case RK_SAME:
+			if (!FS_HAS(st, ru->regno))
+				continue;
+			v = st->regs[ru->regno];
+			break;
+		case RK_AT_CFA:
+		case RK_VAL_CFA: {
+			uint64_t base = cfa;
+			if (r->cfa_nops && !fast_eval(u, p, st, NULL, p->ops + r->cfa_off, r->cfa_nops, &base, pac))
+				return 0;
+			v = base + (uint64_t)ru->off;
+			/* a read outside the copy: libdwfl would look in the
+			 * binary, or count a failure */
+			if (ru->kind == RK_AT_CFA && !fast_read(u, v, &v, pac))
+				return 0;
+			break;
+		}
+		case RK_EXPR:
+			if (!fast_eval(u, p, st, r, p->ops + ru->off, ru->nops, &v, pac))
+				return 0;
+			break;
+		default:
+			if (!FS_HAS(st, ru->reg))
+				continue;
+			v = st->regs[ru->reg];
+			break;
+		}
+		FS_SET(next, ru->regno, v);
+	}
+	(void)nregs;
+	if (r->ra_undef || !FS_HAS(next, r->ra)) {
+		next->pc_set = 0;
+	} else {
+		next->pc = next->regs[r->ra];
+		next->pc_set = next->pc != 0;
+	}
+	return 1;
+}
+
+/* Unwinds the current sample (u->c, registers set) with cached rules.
+ * @return the stop reason (STOP_END or STOP_MAX_DEPTH) with c->addrs/c->n
+ * filled and counters updated, or -1 with nothing changed: use libdwfl. */
+static int fast_unwind(struct unwinder *u, struct proc *p)
+{
+	struct cur *c = &u->c;
+	unsigned nregs = frame_nregs(c->l);
+	if (!nregs || !p->dwfl || !p->attached)
+		return -1;
+	static struct fstate fs[2];
+	struct fstate *st = &fs[0], *next = &fs[1];
+	memset(st->set, 0, sizeof(st->set));
+	for (unsigned i = 0; i < c->l->nregs; i++)
+		FS_SET(st, i, c->regs[i]);
+	st->pc = c->pc;
+	st->pc_set = 1;
+	st->initial = 1;
+	st->signal = 0;
+	uint64_t pac = 0;
+	uint32_t n = 0;
+	for (;;) {
+		/* the frame callback: dwfl_frame_pc first (for a frame that is
+		 * neither the first nor a signal frame's caller it unwinds the
+		 * frame to see whether its caller is a signal frame) */
+		int act, have_next = 0;
+		if (st->initial || st->signal) {
+			act = 1;
+		} else {
+			if (!fast_step(u, p, nregs, st, next, &pac))
+				return -1;
+			have_next = 1;
+			act = next->pc_set && next->signal;
+		}
+		uint64_t pc = strip_pac(u, st->pc, 0);
+		if (pc == 0 && n > 0)
+			return -1;
+		if (n >= c->max || n >= DEPTH_MAX) {
+			c->n = n;
+			u->pac_stripped += pac;
+			return STOP_MAX_DEPTH;
+		}
+		c->addrs[n++] = act || pc == 0 ? pc : pc - 1;
+		if (!have_next && !fast_step(u, p, nregs, st, next, &pac))
+			return -1;
+		if (!next->pc_set) {
+			c->n = n;
+			u->pac_stripped += pac;
+			return STOP_END;
+		}
+		struct fstate *t = st;
+		st = next;
+		next = t;
+	}
+}
+
 int unw_unwind(void *ctx, struct pf_maps *maps, const struct pf_sample *s, uint64_t *addrs, uint32_t max)
 {
 	struct unwinder *u = ctx;
@@ -594,6 +1061,28 @@ int unw_unwind(void *ctx, struct pf_maps *maps, const struct pf_sample *s, uint6
 			return (int)c->n;
 		}
 	}
+	int v_stop = -1;
+	uint32_t v_n = 0;
+	uint64_t v_pac = 0, v_fp = u->fp_fallback;
+	if (!u->fast_off) {
+		uint64_t pac0 = u->pac_stripped;
+		int fst = fast_unwind(u, p);
+		if (fst >= 0) {
+			u->fast_samples++;
+			if (!u->verify) {
+				u->stops[fst]++;
+				u->frames += c->n;
+				return (int)c->n;
+			}
+			/* verify: keep the fast result, then let libdwfl do it */
+			v_stop = fst;
+			v_n = c->n;
+			v_pac = u->pac_stripped - pac0;
+			u->pac_stripped = pac0;
+			memcpy(u->vaddrs, c->addrs, v_n * sizeof(*c->addrs));
+		}
+	}
+	uint64_t pac1 = u->pac_stripped;
 	for (int attempt = 0;; attempt++) {
 		c->n = 0;
 		c->depth_hit = c->mem_fail = c->have_fp = c->any_fail = 0;
@@ -639,6 +1128,17 @@ int unw_unwind(void *ctx, struct pf_maps *maps, const struct pf_sample *s, uint6
 	}
 	if (stop != STOP_END && stop != STOP_MAX_DEPTH && c->have_fp && c->n)
 		fp_walk(u, p->dwfl, c->last_fp);
+	if (v_stop >= 0 && (v_stop != stop || v_n != c->n || v_pac != u->pac_stripped - pac1 ||
+			    v_fp != u->fp_fallback || memcmp(u->vaddrs, c->addrs, v_n * sizeof(*c->addrs)) != 0)) {
+		u->verify_bad++;
+		fprintf(stderr, "pfsym: verify: pid %u time %llu: fast %s %u frames (pac %llu), libdwfl %s %u frames (pac %llu)",
+			s->pid, (unsigned long long)s->time, stop_names[v_stop], v_n, (unsigned long long)v_pac,
+			stop_names[stop], c->n, (unsigned long long)(u->pac_stripped - pac1));
+		for (uint32_t i = 0; i < v_n || i < c->n; i++)
+			fprintf(stderr, " %llx/%llx", i < v_n ? (unsigned long long)u->vaddrs[i] : 0ull,
+				i < c->n ? (unsigned long long)c->addrs[i] : 0ull);
+		fputc('\n', stderr);
+	}
 	u->stops[stop]++;
 	u->frames += c->n;
 	return (int)c->n;
@@ -667,6 +1167,9 @@ void unw_report(const struct unwinder *u, FILE *out, const char *prog)
 {
 	if (!u || !u->samples)
 		return;
+	if (u->verify && u->verify_bad)
+		fprintf(out, "%s: verify: %llu samples by the fast path, %llu differ from libdwfl\n", prog,
+			(unsigned long long)u->fast_samples, (unsigned long long)u->verify_bad);
 	fprintf(out, "%s: unwound %llu samples (%llu frames): %llu to the outermost frame", prog,
 		(unsigned long long)u->samples, (unsigned long long)u->frames,
 		(unsigned long long)u->stops[STOP_END]);
