@@ -173,6 +173,8 @@ struct pf_writer {
 	struct pf_buf batch;  /* pending RECORDS bytes */
 	uint8_t *zbuf;
 	size_t zcap;
+	pf_tx *tx;            /* RECORDS transform 1, NULL = none */
+	struct pf_buf tbuf;   /* transformed payload, and an EVENT copy */
 };
 
 int pf_writer_open_fd(pf_writer **out, int fd, const struct pf_writer_opts *opts)
@@ -200,6 +202,8 @@ int pf_writer_open_fd(pf_writer **out, int fd, const struct pf_writer_opts *opts
 		o.records_frame_bytes = PF_RECORDS_FRAME_DEFAULT;
 	if (o.records_frame_bytes > PF_SECTION_MAX_RAW || o.records_frame_bytes < 65536)
 		return -EINVAL;
+	if (o.transform > PF_TRANSFORM_COLUMNS)
+		return -EINVAL;
 
 	pf_writer *w = calloc(1, sizeof(*w));
 	if (!w)
@@ -218,12 +222,18 @@ int pf_writer_open_fd(pf_writer **out, int fd, const struct pf_writer_opts *opts
 		ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_contentSizeFlag, 1);
 		ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 0);
 	}
+	if (o.transform == PF_TRANSFORM_COLUMNS && pf_tx_new(&w->tx, o.e_machine) < 0) {
+		ZSTD_freeCCtx(w->cctx);
+		free(w);
+		return -ENOMEM;
+	}
 
 	uint8_t h[PF_FILE_HEADER_SIZE];
 	memset(h, 0, sizeof(h));
 	memcpy(h, PF_MAGIC, PF_MAGIC_SIZE);
 	pf_put_le16(h + 8, PF_FORMAT_MAJOR);
-	pf_put_le16(h + 10, PF_FORMAT_MINOR);
+	/* 1.1 only where a transform may be used: other files stay 1.0 */
+	pf_put_le16(h + 10, w->tx ? PF_FORMAT_MINOR : 0);
 	pf_put_le16(h + 12, PF_FILE_HEADER_SIZE);
 	h[14] = o.endian;
 	h[15] = o.word_size;
@@ -234,6 +244,7 @@ int pf_writer_open_fd(pf_writer **out, int fd, const struct pf_writer_opts *opts
 	int rc = write_all(fd, h, sizeof(h));
 	if (rc < 0) {
 		ZSTD_freeCCtx(w->cctx);
+		pf_tx_free(w->tx);
 		free(w);
 		return rc;
 	}
@@ -248,11 +259,32 @@ static int write_section(pf_writer *w, uint16_t type, uint16_t flags, const void
 		return w->error;
 	if (size > PF_SECTION_MAX_RAW)
 		return -E2BIG;
+	uint8_t tf = PF_TRANSFORM_NONE;
+	if (w->tx && type == PF_SEC_EVENT) {
+		/* the transform parses samples by the events seen so far */
+		w->tbuf.len = 0;
+		if (pf_buf_put(&w->tbuf, raw, size) < 0)
+			return -ENOMEM;
+		if (w->endian != pf_host_endian())
+			(void)pf_event_payload_swap(w->tbuf.data, size);
+		if (pf_tx_add_event(w->tx, w->tbuf.data, size) == -ENOMEM)
+			return -ENOMEM;
+	} else if (w->tx && type == PF_SEC_RECORDS && size > 0) {
+		/* on failure (not whole records) the section is stored as it is */
+		int trc = pf_tx_encode(w->tx, w->endian != pf_host_endian(), raw, size, &w->tbuf);
+		if (trc == -ENOMEM)
+			return trc;
+		if (trc == 0 && w->tbuf.len <= PF_SECTION_MAX_RAW) {
+			raw = w->tbuf.data;
+			tf = PF_TRANSFORM_COLUMNS;
+		}
+	}
+	size_t tsize = tf ? w->tbuf.len : size; /* the bytes to compress */
 	const void *stored = raw;
-	size_t stored_size = size;
+	size_t stored_size = tsize;
 	uint8_t comp = PF_COMP_NONE;
-	if (w->cctx && size >= 64) {
-		size_t bound = ZSTD_compressBound(size);
+	if (w->cctx && tsize >= 64) {
+		size_t bound = ZSTD_compressBound(tsize);
 		if (bound > w->zcap) {
 			uint8_t *z = realloc(w->zbuf, bound);
 			if (!z)
@@ -260,8 +292,8 @@ static int write_section(pf_writer *w, uint16_t type, uint16_t flags, const void
 			w->zbuf = z;
 			w->zcap = bound;
 		}
-		size_t zn = ZSTD_compress2(w->cctx, w->zbuf, w->zcap, raw, size);
-		if (!ZSTD_isError(zn) && zn < size) {
+		size_t zn = ZSTD_compress2(w->cctx, w->zbuf, w->zcap, raw, tsize);
+		if (!ZSTD_isError(zn) && zn < tsize) {
 			stored = w->zbuf;
 			stored_size = zn;
 			comp = PF_COMP_ZSTD;
@@ -276,7 +308,7 @@ static int write_section(pf_writer *w, uint16_t type, uint16_t flags, const void
 	pf_put_le32(h + 12, (uint32_t)size);
 	pf_put_le64(h + 16, pf_xxh3(stored, stored_size));
 	h[24] = comp;
-	h[25] = 0;
+	h[25] = tf;
 	pf_put_le32(h + 28, (uint32_t)pf_xxh3(h, 28));
 	int rc = write_all(w->fd, h, sizeof(h));
 	if (rc == 0)
@@ -408,6 +440,8 @@ int pf_writer_close(pf_writer *w)
 	ZSTD_freeCCtx(w->cctx);
 	pf_buf_free(&w->batch);
 	free(w->zbuf);
+	pf_tx_free(w->tx);
+	pf_buf_free(&w->tbuf);
 	free(w);
 	return rc;
 }
@@ -442,6 +476,9 @@ struct pf_reader {
 	void *want_arg;
 	ZSTD_DCtx *dctx;
 	struct pf_events evs;   /* only for byte swapping */
+	pf_tx *tx;              /* events for transformed RECORDS; made at the first EVENT */
+	uint8_t *tbuf;          /* a transformed payload after decompression */
+	size_t tcap;
 	char msg[512];
 };
 
@@ -620,10 +657,9 @@ static const char *header_limits(const uint8_t *h)
 		return "section size above the format's limit";
 	if (comp > PF_COMP_ZSTD)
 		return "unknown compression";
-	if (comp == PF_COMP_NONE && stored != raw)
+	/* a transformed payload has its own size (section 3.6) */
+	if (comp == PF_COMP_NONE && h[25] == PF_TRANSFORM_NONE && stored != raw)
 		return "stored and raw sizes differ for an uncompressed section";
-	if (h[25] != 0)
-		return "unknown transform";
 	return NULL;
 }
 
@@ -660,6 +696,55 @@ static int ensure_raw(pf_reader *r, size_t n)
 		return -ENOMEM;
 	r->raw = b;
 	r->raw_cap = cap;
+	return 0;
+}
+
+/* Restores a transformed payload into r->raw (format/pfile.md 3.6): the
+ * stored bytes (decompressed first when compressed) are the transformed
+ * payload, whose own size is the zstd frame's content size. */
+static int untransform(pf_reader *r, struct pf_section *sec, const uint8_t *payload)
+{
+	unsigned long long idx = (unsigned long long)sec->index, off = (unsigned long long)sec->offset;
+	const uint8_t *t = payload;
+	size_t tn = sec->stored_size;
+	if (sec->compression == PF_COMP_ZSTD) {
+		unsigned long long fcs = ZSTD_getFrameContentSize(payload, sec->stored_size);
+		if (fcs == ZSTD_CONTENTSIZE_ERROR || fcs == ZSTD_CONTENTSIZE_UNKNOWN || fcs > PF_SECTION_MAX_RAW)
+			return rerr(r, -EBADMSG, off + PF_SECTION_HEADER_SIZE,
+				    "section %llu at offset %llu: zstd frame of a transformed section has no valid "
+				    "content size (section skipped)", idx, off);
+		if (fcs + 1 > r->tcap) {
+			uint8_t *b = realloc(r->tbuf, (size_t)fcs + 1);
+			if (!b) {
+				r->state = RS_STOP;
+				return rerr(r, -ENOMEM, off, "out of memory");
+			}
+			r->tbuf = b;
+			r->tcap = (size_t)fcs + 1;
+		}
+		size_t got = ZSTD_decompressDCtx(r->dctx, r->tbuf, (size_t)fcs, payload, sec->stored_size);
+		if (ZSTD_isError(got) || got != fcs)
+			return rerr(r, -EBADMSG, off + PF_SECTION_HEADER_SIZE,
+				    "section %llu at offset %llu: zstd frame does not decode to %llu bytes: %s "
+				    "(section skipped)", idx, off, fcs,
+				    ZSTD_isError(got) ? ZSTD_getErrorName(got) : "size differs");
+		t = r->tbuf;
+		tn = got;
+	}
+	if (!r->tx && pf_tx_new(&r->tx, r->hdr.e_machine) < 0) {
+		r->state = RS_STOP;
+		return rerr(r, -ENOMEM, off, "out of memory");
+	}
+	const char *why = "";
+	int rc = pf_tx_decode(r->tx, r->swap, t, tn, r->raw, sec->raw_size, &why);
+	if (rc == -ENOMEM) {
+		r->state = RS_STOP;
+		return rerr(r, rc, off, "out of memory");
+	}
+	if (rc < 0)
+		return rerr(r, -EBADMSG, off + PF_SECTION_HEADER_SIZE,
+			    "section %llu at offset %llu: transformed records do not decode: %s (section skipped)",
+			    idx, off, why);
 	return 0;
 }
 
@@ -763,12 +848,22 @@ int pf_reader_next(pf_reader *r, struct pf_section *sec)
 		r->stored = payload;
 		return 1;
 	}
+	if (sec->transform != PF_TRANSFORM_NONE &&
+	    (sec->transform != PF_TRANSFORM_COLUMNS || sec->type != PF_SEC_RECORDS))
+		return rerr(r, -EPROTONOSUPPORT, off,
+			    "section %llu at offset %llu: unsupported transform %u for a section of type 0x%04x "
+			    "(section skipped)",
+			    (unsigned long long)idx, (unsigned long long)off, sec->transform, sec->type);
 	int rc = ensure_raw(r, (size_t)sec->raw_size + 1);
 	if (rc < 0) {
 		r->state = RS_STOP;
 		return rerr(r, rc, off, "out of memory");
 	}
-	if (sec->compression == PF_COMP_ZSTD) {
+	if (sec->transform != PF_TRANSFORM_NONE) {
+		rc = untransform(r, sec, payload);
+		if (rc < 0)
+			return rc;
+	} else if (sec->compression == PF_COMP_ZSTD) {
 		size_t got = ZSTD_decompressDCtx(r->dctx, r->raw, sec->raw_size, payload, sec->stored_size);
 		if (ZSTD_isError(got) || got != sec->raw_size)
 			return rerr(r, -EBADMSG, off + PF_SECTION_HEADER_SIZE,
@@ -782,11 +877,27 @@ int pf_reader_next(pf_reader *r, struct pf_section *sec)
 	r->raw[sec->raw_size] = 0; /* a NUL past the end, for text payloads */
 	sec->data = r->raw;
 	sec->size = sec->raw_size;
-	if (r->swap) {
-		if (sec->type == PF_SEC_EVENT) {
-			rc = pf_event_payload_swap(sec->data, sec->size);
+	if (sec->type == PF_SEC_EVENT) {
+		/* every EVENT takes an index for transformed RECORDS, even a
+		 * malformed one (which pf_events_add() reports below) */
+		if (!r->tx && pf_tx_new(&r->tx, r->hdr.e_machine) < 0) {
+			r->state = RS_STOP;
+			return rerr(r, -ENOMEM, off, "out of memory");
+		}
+		int erc = r->swap ? pf_event_payload_swap(sec->data, sec->size) : 0;
+		if (erc == 0 && pf_tx_add_event(r->tx, sec->data, sec->size) == -ENOMEM) {
+			r->state = RS_STOP;
+			return rerr(r, -ENOMEM, off, "out of memory");
+		}
+		if (r->swap) {
+			rc = erc;
 			if (rc == 0)
 				rc = pf_events_add(&r->evs, sec);
+		}
+	}
+	if (r->swap) {
+		if (sec->type == PF_SEC_EVENT) {
+			/* converted above */
 		} else if (sec->type == PF_SEC_RECORDS) {
 			/* Records up to a damaged one are swapped; the record
 			 * iterator stops at the damaged one and reports it, as it
@@ -872,6 +983,8 @@ void pf_reader_close(pf_reader *r)
 	free(r->name);
 	free(r->buf);
 	free(r->raw);
+	free(r->tbuf);
+	pf_tx_free(r->tx);
 	ZSTD_freeDCtx(r->dctx);
 	pf_events_free(&r->evs);
 	free(r);

@@ -69,7 +69,9 @@ extern "C" {
 /* ------------------------------------------------------------------------ */
 
 #define PF_FORMAT_MAJOR 1 /* readers refuse files with a larger major */
-#define PF_FORMAT_MINOR 0 /* readers accept any minor of their major */
+#define PF_FORMAT_MINOR 1 /* readers accept any minor of their major; a writer
+                           * writes 1 only when it may transform sections (1.1
+                           * adds transform 1), else 0 */
 
 #define PF_LIB_VERSION "0.1.0" /* libpfile and tool release version */
 
@@ -118,6 +120,13 @@ enum pf_section_type {
 /* Section compression (section header byte 24). */
 enum pf_compression { PF_COMP_NONE = 0, PF_COMP_ZSTD = 1 };
 
+/* Section transform (section header byte 25, format/pfile.md 3.6): applied to
+ * the raw payload before compression, undone by the reader after it.
+ * PF_TRANSFORM_COLUMNS (format 1.1) is defined for RECORDS only: sample
+ * fields as delta-coded columns, call chains and user stack copies coded
+ * against the previous ones of the same thread, other records verbatim. */
+enum pf_transform_id { PF_TRANSFORM_NONE = 0, PF_TRANSFORM_COLUMNS = 1 };
+
 /* Decoded file header (format/pfile.md 2.1). */
 struct pf_file_header {
 	uint16_t version_major;
@@ -135,7 +144,8 @@ struct pf_section {
 	uint16_t type;          /* enum pf_section_type, or unknown */
 	uint16_t flags;         /* PF_SECF_* */
 	uint8_t compression;    /* enum pf_compression, as stored */
-	uint8_t transform;      /* 0 in 1.0 */
+	uint8_t transform;      /* enum pf_transform_id, as stored; `data` is always
+	                           the restored (untransformed) payload */
 	uint32_t stored_size;   /* bytes of payload in the file */
 	uint32_t raw_size;      /* bytes of payload after decompression */
 	uint64_t offset;        /* file offset of the section header, bytes */
@@ -161,8 +171,11 @@ struct pf_writer_opts {
 	uint8_t word_size;        /* 4 or 8; 0 = host */
 	uint16_t e_machine;       /* ELF machine; 0 = host's */
 	uint32_t records_frame_bytes; /* raw bytes per RECORDS section; 0 = 1 MiB */
+	uint32_t transform;       /* enum pf_transform_id for RECORDS sections; 0 = none.
+	                             PF_TRANSFORM_COLUMNS makes files of format 1.1
+	                             that 1.0 readers cannot read the records of */
 };
-#define PF_WRITER_OPTS_INIT { sizeof(struct pf_writer_opts), 0, 0, 0, 0, 0 }
+#define PF_WRITER_OPTS_INIT { sizeof(struct pf_writer_opts), 0, 0, 0, 0, 0, 0 }
 
 /* Creates a writer on an open file descriptor (file, pipe or socket) and writes
  * the 32-byte file header at once. The writer never seeks: output is a stream.
@@ -242,11 +255,17 @@ const struct pf_file_header *pf_reader_header(const pf_reader *r);
  *  -EBADMSG: a section header is damaged; the next call scans forward for the
  *            next intact section header and continues there (message says so).
  *  -ENODATA: the file ends inside a section header or payload (truncated).
- *  -EPROTONOSUPPORT: an unknown section type with PF_SECF_MUST_UNDERSTAND.
+ *  -EPROTONOSUPPORT: an unknown section type with PF_SECF_MUST_UNDERSTAND
+ *            (the reader cannot continue), or a section stored with a
+ *            transform this reader does not know ("unsupported transform N";
+ *            that section is skipped and the reader continues).
+ *  -EBADMSG: a transformed section whose payload does not decode (checksum
+ *            right, content wrong); skipped, the reader continues.
  *  -EIO etc.: read(2) failed.
  * Unknown section types without that flag are returned as they are (callers skip them).
- * RECORDS and EVENT payloads are byte-swapped to host order when the file's
- * byte order differs. */
+ * Transformed RECORDS are restored (sec->data holds the original records;
+ * sec->transform says how they were stored). RECORDS and EVENT payloads are
+ * byte-swapped to host order when the file's byte order differs. */
 int pf_reader_next(pf_reader *r, struct pf_section *sec);
 
 /* 1 if pf_reader_next() may be called again after the last error (damaged
@@ -329,6 +348,52 @@ uint8_t pf_host_endian(void);
 
 /* XXH3-64 of `n` bytes (seed 0), the checksum used by the container. */
 uint64_t pf_xxh3(const void *p, size_t n);
+
+/* ------------------------------------------------------------------------ */
+/* RECORDS transform 1, "columns" (format/pfile.md 3.6)                      */
+/* ------------------------------------------------------------------------ */
+
+/* The writer and the reader use these; tools never need them (the reader
+ * hands out restored records). They are public for tests and for programs
+ * that handle stored payloads themselves.
+ *
+ * A pf_tx holds the events of a file (in EVENT section order) and the
+ * per-thread state of one section's coding. Memory: about 120 KiB, plus up to
+ * 64 kept stack copies (<= 65528 bytes each) and call chains (<= 8 KiB each),
+ * plus the streams of the last encoded section (about its raw size). */
+typedef struct pf_tx pf_tx;
+
+/* Creates a coder. `e_machine` (ELF machine of the recorded machine) picks
+ * the stack-pointer register the encoder aligns stack copies by; the decoder
+ * reads it from each payload. @return 0, -EINVAL, -ENOMEM. */
+int pf_tx_new(pf_tx **out, uint16_t e_machine);
+
+/* Frees a coder; NULL is a no-op. */
+void pf_tx_free(pf_tx *t);
+
+/* Adds the next EVENT section's payload (`size` bytes, host order, as
+ * pf_reader_next() hands it out). Every call takes the next event index, even
+ * when the payload is malformed (-EBADMSG: samples of that event are then
+ * stored verbatim by the encoder and refused by the decoder). Events after the
+ * 255th are not used. @return 0, -EBADMSG, -ENOMEM, -EINVAL. */
+int pf_tx_add_event(pf_tx *t, const uint8_t *data, size_t size);
+
+/* Transforms one RECORDS payload (`size` bytes of whole records in the
+ * recording machine's byte order; `swap` = 1 when that is not the host's)
+ * into out (reset, then filled; caller frees with pf_buf_free()). The output
+ * is at most about size * 1.13 + 76 bytes. @return 0, -EBADMSG (not whole
+ * records), -ENOMEM, -E2BIG. */
+int pf_tx_encode(pf_tx *t, int swap, const uint8_t *raw, size_t size, struct pf_buf *out);
+
+/* Restores a transformed payload (`n` bytes at `in`) into out[raw_size]
+ * (records in the recording machine's byte order). Never reads or writes
+ * outside the buffers and allocates at most the bounded per-thread state,
+ * whatever the input. @return 0; -EBADMSG with *why set to a static
+ * one-line reason when the payload is malformed, refers to an undefined
+ * event, does not restore exactly raw_size bytes, or fails its checksum;
+ * -EINVAL. */
+int pf_tx_decode(pf_tx *t, int swap, const uint8_t *in, size_t n, uint8_t *out, size_t raw_size,
+		 const char **why);
 
 /* ------------------------------------------------------------------------ */
 /* META and key/value payloads (format/pfile.md 4.1)                         */

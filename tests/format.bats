@@ -100,8 +100,9 @@ hdr_define() { sed -nE "s/^#define $1 +([^ /]+).*/\\1/p" "$HDR"; }
 	[ "$(hexbytes "$T/ex.pf" 0 8)" = "$(spec_magic)" ]
 	grep -qF '#define PF_MAGIC "\x89PFILE\r\n"' "$HDR"
 	# versions: the spec's title, pfile.h and the file
-	grep -qE '^# The `.pf` container, format version 1\.0$' "$SPEC"
-	[ "$(hdr_define PF_FORMAT_MAJOR)" = 1 ] && [ "$(hdr_define PF_FORMAT_MINOR)" = 0 ]
+	grep -qE '^# The `.pf` container, format version 1\.1$' "$SPEC"
+	[ "$(hdr_define PF_FORMAT_MAJOR)" = 1 ] && [ "$(hdr_define PF_FORMAT_MINOR)" = 1 ]
+	# the example uses no transform: it stays a 1.0 file (section 6)
 	[ "$(u16 "$T/ex.pf" 8)" = 1 ] && [ "$(u16 "$T/ex.pf" 10)" = 0 ]
 	# header sizes
 	[ "$(hdr_define PF_FILE_HEADER_SIZE)" = 32 ] && [ "$(hdr_define PF_SECTION_HEADER_SIZE)" = 32 ]
@@ -243,7 +244,7 @@ hdr_define() { sed -nE "s/^#define $1 +([^ /]+).*/\\1/p" "$HDR"; }
 	cp "$T/ex.pf" "$T/v.pf" && setbyte "$T/v.pf" 8 02 # major 2, checksum now wrong too
 	run "$EX" --read "$T/v.pf"
 	assert_failure 1
-	assert_output --partial 'format version 2.0 is newer than this reader (1.0)'
+	assert_output --partial 'format version 2.0 is newer than this reader (1.1)'
 	cp "$T/ex.pf" "$T/e.pf" && setbyte "$T/e.pf" 16 28 # e_machine: checksum mismatch
 	run "$EX" --read "$T/e.pf"
 	assert_failure 1

@@ -58,6 +58,10 @@
 
 static const char *prog = "pfrec";
 
+/* RECORDS section size with --call-graph dwarf and the transform: about
+ * 1000 samples of 8 KiB stack copies */
+#define DWARF_FRAME_BYTES (8u << 20)
+
 struct opts {
 	pid_t *pids; int npids;
 	pid_t *tids; int ntids;
@@ -72,6 +76,7 @@ struct opts {
 	unsigned pages; int pages_given;
 	const char *output;
 	int zlevel; int zlevel_given;
+	int no_transform;           /* --no-transform: RECORDS stored as the kernel wrote them */
 	int quiet, verbose;
 	int cmd_argc; char **cmd_argv;
 	int argc; char **argv;
@@ -291,6 +296,9 @@ static void usage(FILE *f)
 		"  -o, --output=FILE          output file (default pfrec.pf; an existing file is\n"
 		"                             renamed FILE.old); - writes to standard output\n"
 		"  -z, --compress=LEVEL       zstd level 1-19, 0 stores uncompressed (default 6)\n"
+		"      --no-transform         store records as the kernel wrote them, without\n"
+		"                             the columnar transform (larger files that pf\n"
+		"                             format 1.0 readers can read)\n"
 		"  -q, --quiet                no notices and no summary\n"
 		"  -v, --verbose              say what is opened and written\n"
 		"  -h, --help                 show this help and exit\n"
@@ -369,7 +377,7 @@ static void parse_call_graph(struct opts *o, const char *arg)
 
 static void parse_args(struct opts *o, int argc, char **argv)
 {
-	enum { OPT_DURATION = 256, OPT_CALL_GRAPH };
+	enum { OPT_DURATION = 256, OPT_CALL_GRAPH, OPT_NO_TRANSFORM };
 	static const struct option lo[] = {
 		{"pid", required_argument, 0, 'p'},
 		{"tid", required_argument, 0, 't'},
@@ -383,6 +391,7 @@ static void parse_args(struct opts *o, int argc, char **argv)
 		{"mmap-pages", required_argument, 0, 'm'},
 		{"output", required_argument, 0, 'o'},
 		{"compress", required_argument, 0, 'z'},
+		{"no-transform", no_argument, 0, OPT_NO_TRANSFORM},
 		{"quiet", no_argument, 0, 'q'},
 		{"verbose", no_argument, 0, 'v'},
 		{"help", no_argument, 0, 'h'},
@@ -458,6 +467,9 @@ static void parse_args(struct opts *o, int argc, char **argv)
 			break;
 		case OPT_CALL_GRAPH:
 			parse_call_graph(o, optarg);
+			break;
+		case OPT_NO_TRANSFORM:
+			o->no_transform = 1;
 			break;
 		case 'm': {
 			errno = 0;
@@ -608,6 +620,12 @@ static int start_writer(struct rec *R)
 	wo.zstd_level = DEFAULT_ZSTD_LEVEL;
 	if (R->o.zlevel_given)
 		wo.zstd_level = R->o.zlevel == 0 ? -1 : R->o.zlevel;
+	/* the columnar transform (format/pfile.md 3.6) halves -g files; with
+	 * dwarf, stack copies are coded against the thread's previous copy in
+	 * the same section, so larger sections pay off (each starts afresh) */
+	wo.transform = R->o.no_transform ? PF_TRANSFORM_NONE : PF_TRANSFORM_COLUMNS;
+	if (!R->o.no_transform && R->o.dwarf)
+		wo.records_frame_bytes = DWARF_FRAME_BYTES;
 	int rc = pf_writer_open_fd(&R->w, R->outfd, &wo);
 	if (rc < 0) {
 		errmsg("%s: %s", R->outname, strerror(-rc));

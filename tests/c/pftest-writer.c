@@ -16,6 +16,18 @@
  *   setu32 FILE OFF V  writes a little-endian u32 at OFF and, if OFF falls in a
  *                      section header, fixes that header's checksum (give the
  *                      header's offset with --sec OFF)
+ *   recode IN OUT      reads IN and writes every intact section again through
+ *                      the writer (host byte order; --transform, --level,
+ *                      --frame apply; RECORDS go through pf_writer_records)
+ *   rawcmp A B         compares the sections of two files as the reader hands
+ *                      them out (type and restored bytes): prints
+ *                      "N sections identical" or the first difference (exit 1)
+ *   tx-hostile OUT     as `all` with --transform, then RECORDS sections with
+ *                      transform 1 whose payloads are mutated or garbage under
+ *                      a valid checksum, one with an unknown transform (7),
+ *                      then an intact transformed section and END
+ *   tx-fuzz N          decodes N mutations of a transformed payload in memory:
+ *                      each must fail cleanly or restore the original bytes
  * Options:
  *   --big-endian       kernel data in big-endian order (header byte order 2)
  *   --no-end           do not write the END section
@@ -23,6 +35,7 @@
  *   --frame BYTES      raw bytes per RECORDS section (>= 65536)
  *   --filler N         add N extra samples to `all` (several RECORDS frames)
  *   --sec OFF          section header offset for setu32
+ *   --transform        RECORDS stored with transform 1 (format/pfile.md 3.6)
  * OUT may be "-" for standard output.
  */
 #include <errno.h>
@@ -43,6 +56,7 @@ static int level;
 static uint32_t frame_bytes;
 static uint64_t filler;
 static long long sec_off = -1;
+static int transform;
 
 /* ------------------------------------------------------------------------ */
 /* An emitter writing fields in the chosen byte order                        */
@@ -603,6 +617,7 @@ static pf_writer *new_writer(int fd)
 	o.word_size = 8;
 	o.e_machine = 62;
 	o.records_frame_bytes = frame_bytes;
+	o.transform = transform ? PF_TRANSFORM_COLUMNS : PF_TRANSFORM_NONE;
 	pf_writer *w;
 	int rc = pf_writer_open_fd(&w, fd, &o);
 	if (rc < 0) {
@@ -1025,10 +1040,277 @@ static int mode_layout(const char *path)
 	return 0;
 }
 
+/* ------------------------------------------------------------------------ */
+/* Transform tests                                                           */
+/* ------------------------------------------------------------------------ */
+
+static pf_reader *open_in(const char *path)
+{
+	pf_reader *r;
+	if (pf_reader_open(&r, path) < 0) {
+		fprintf(stderr, "pftest-writer: %s\n", r ? pf_reader_errmsg(r) : path);
+		exit(1);
+	}
+	return r;
+}
+
+static int mode_recode(const char *in, const char *out)
+{
+	pf_reader *r = open_in(in);
+	const struct pf_file_header *fh = pf_reader_header(r);
+	int fd = open_out(out);
+	struct pf_writer_opts o = PF_WRITER_OPTS_INIT;
+	o.zstd_level = level;
+	o.word_size = fh->word_size;
+	o.e_machine = fh->e_machine;
+	o.records_frame_bytes = frame_bytes;
+	o.transform = transform ? PF_TRANSFORM_COLUMNS : PF_TRANSFORM_NONE;
+	pf_writer *w;
+	if (pf_writer_open_fd(&w, fd, &o) < 0)
+		die("pf_writer_open_fd failed");
+	struct pf_section s;
+	int rc;
+	while ((rc = pf_reader_next(r, &s)) != 0) {
+		if (rc < 0) {
+			fprintf(stderr, "pftest-writer: %s\n", pf_reader_errmsg(r));
+			if (!pf_reader_can_continue(r))
+				break;
+			continue;
+		}
+		if (s.type == PF_SEC_RECORDS)
+			rc = pf_writer_records(w, s.data, s.size);
+		else
+			rc = pf_writer_section(w, s.type, s.flags, s.data, s.size);
+		if (rc < 0)
+			die("write failed");
+	}
+	if (pf_writer_close(w) < 0)
+		die("write failed");
+	pf_reader_close(r);
+	if (fd != STDOUT_FILENO)
+		close(fd);
+	return 0;
+}
+
+/* Next intact section of r, copied (type in *type); 0 at the end. */
+static int next_copy(pf_reader *r, struct pf_buf *b, uint16_t *type)
+{
+	struct pf_section s;
+	int rc;
+	while ((rc = pf_reader_next(r, &s)) < 0) {
+		fprintf(stderr, "pftest-writer: %s\n", pf_reader_errmsg(r));
+		if (!pf_reader_can_continue(r))
+			return 0;
+	}
+	if (rc == 0)
+		return 0;
+	b->len = 0;
+	pf_buf_put(b, s.data, s.size);
+	*type = s.type;
+	return 1;
+}
+
+static int mode_rawcmp(const char *a, const char *b)
+{
+	pf_reader *ra = open_in(a), *rb = open_in(b);
+	struct pf_buf ba = { 0 }, bb = { 0 };
+	uint16_t ta = 0, tb = 0;
+	unsigned n = 0;
+	int diff = 0;
+	for (;;) {
+		int ha = next_copy(ra, &ba, &ta), hb = next_copy(rb, &bb, &tb);
+		if (!ha && !hb)
+			break;
+		if (ha != hb || ta != tb || ba.len != bb.len || (ba.len && memcmp(ba.data, bb.data, ba.len))) {
+			size_t at = 0;
+			while (at < ba.len && at < bb.len && ba.data[at] == bb.data[at])
+				at++;
+			printf("section %u differs: type 0x%04x/0x%04x, %zu/%zu bytes, first difference at byte %zu\n",
+			       n, ha ? ta : 0, hb ? tb : 0, ha ? ba.len : 0, hb ? bb.len : 0, at);
+			diff = 1;
+			break;
+		}
+		n++;
+	}
+	if (!diff)
+		printf("%u sections identical\n", n);
+	pf_buf_free(&ba);
+	pf_buf_free(&bb);
+	pf_reader_close(ra);
+	pf_reader_close(rb);
+	return diff;
+}
+
+/* Deterministic pseudo-random numbers (xorshift64*). */
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static uint64_t rnd(void)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545f4914f6cdd1dull;
+}
+
+/* The records of `all` plus samples of every shape the transform codes
+ * (call chains sharing suffixes, stack copies moving along the stack). */
+static void tx_records(struct em *e)
+{
+	all_records(e);
+	uint64_t chain[8] = { PERF_CONTEXT_USER, 0x401234, 0x401300, 0x401400, 0x401500, 0x7f0000001000 };
+	for (unsigned i = 0; i < 60; i++) {
+		chain[1] = 0x401234 + (i % 7) * 4;
+		chain[2] = 0x401300 + (i % 3) * 0x10;
+		sample0(e, T0 + 10000 + i * 997, 1000, 1000 + i % 3, i & 1, chain[1], chain, 3 + i % 4);
+		sample_everything(e, T0 + 10500 + i * 1001);
+		sample_plain(e, T0 + 10700 + i * 1003);
+	}
+}
+
+/* The events of write_head() added to a coder, host order. */
+static void tx_events(pf_tx *t)
+{
+	for (int k = 0; k < 3; k++) {
+		struct pf_buf b = { 0 };
+		event_payload(&b, &evd[k], 0);
+		pf_tx_add_event(t, b.data, b.len);
+		pf_buf_free(&b);
+	}
+}
+
+/* Mutates a copy of `src` in one of several ways; returns its new size. */
+static size_t mutate(uint8_t *dst, const uint8_t *src, size_t n)
+{
+	memcpy(dst, src, n);
+	switch (rnd() % 6) {
+	case 0: /* flip a few bits anywhere */
+		for (int k = 1 + (int)(rnd() % 4); k > 0; k--)
+			dst[rnd() % n] ^= (uint8_t)(1u << (rnd() % 8));
+		break;
+	case 1: /* a byte in the header or the stream lengths (344 bytes) */
+		dst[rnd() % (n < 344 ? n : 344)] = (uint8_t)rnd();
+		break;
+	case 2: /* a random u32 somewhere */
+		pf_put_le32(dst + rnd() % (n - 4), (uint32_t)rnd());
+		break;
+	case 3: /* random bytes over a span */
+		for (size_t i = rnd() % n, k = 1 + rnd() % 64; i < n && k; i++, k--)
+			dst[i] = (uint8_t)rnd();
+		break;
+	case 4: /* cut short */
+		return 1 + (size_t)(rnd() % (n - 1));
+	default: /* all garbage */
+		for (size_t i = 0; i < n; i++)
+			dst[i] = (uint8_t)rnd();
+		break;
+	}
+	return n;
+}
+
+static int mode_tx_fuzz(uint64_t iters)
+{
+	struct em e = { { 0 }, 0, 0 };
+	tx_records(&e);
+	pf_tx *t;
+	if (pf_tx_new(&t, 62) < 0)
+		die("pf_tx_new failed");
+	tx_events(t);
+	struct pf_buf enc = { 0 };
+	if (pf_tx_encode(t, 0, e.b.data, e.b.len, &enc) < 0)
+		die("pf_tx_encode failed");
+	uint8_t *m = malloc(enc.len), *out = malloc(e.b.len);
+	if (!m || !out)
+		die("out of memory");
+	const char *why;
+	if (pf_tx_decode(t, 0, enc.data, enc.len, out, e.b.len, &why) < 0 || memcmp(out, e.b.data, e.b.len))
+		die("the unmutated payload does not round-trip");
+	uint64_t failed = 0, same = 0;
+	for (uint64_t i = 0; i < iters; i++) {
+		size_t n = mutate(m, enc.data, enc.len);
+		/* sometimes a raw size that is wrong too */
+		size_t raw = rnd() % 4 ? e.b.len : (size_t)(rnd() % (e.b.len + 1));
+		int rc = pf_tx_decode(t, 0, m, n, out, raw, &why);
+		if (rc < 0) {
+			if (rc != -EBADMSG || !why || !*why)
+				die("a failure without -EBADMSG and a reason");
+			failed++;
+		} else if (raw == e.b.len && !memcmp(out, e.b.data, raw)) {
+			same++;
+		} else {
+			die("a mutated payload decoded to other bytes");
+		}
+	}
+	printf("%" PRIu64 " mutations: %" PRIu64 " refused, %" PRIu64 " restored the original\n", iters,
+	       failed, same);
+	free(m);
+	free(out);
+	pf_buf_free(&enc);
+	pf_buf_free(&e.b);
+	pf_tx_free(t);
+	return 0;
+}
+
+static void stored_section(pf_writer *w, uint8_t tf, uint32_t raw_size, const uint8_t *p, size_t n)
+{
+	struct pf_section s;
+	memset(&s, 0, sizeof(s));
+	s.type = PF_SEC_RECORDS;
+	s.compression = PF_COMP_NONE;
+	s.transform = tf;
+	s.raw_size = raw_size;
+	s.stored_size = (uint32_t)n;
+	if (pf_writer_section_stored(w, &s, p) < 0)
+		die("pf_writer_section_stored failed");
+}
+
+static int mode_tx_hostile(const char *out)
+{
+	transform = 1;
+	int fd = open_out(out);
+	pf_writer *w = new_writer(fd);
+	write_head(w);
+	struct em e = { { 0 }, 0, 0 };
+	tx_records(&e);
+	pf_tx *t;
+	if (pf_tx_new(&t, 62) < 0)
+		die("pf_tx_new failed");
+	tx_events(t);
+	struct pf_buf enc = { 0 };
+	if (pf_tx_encode(t, 0, e.b.data, e.b.len, &enc) < 0)
+		die("pf_tx_encode failed");
+	uint8_t *m = malloc(enc.len);
+	if (!m)
+		die("out of memory");
+	/* 8 mutated payloads that are sure to fail (a changed checksum field) */
+	for (int i = 0; i < 8; i++) {
+		size_t n = mutate(m, enc.data, enc.len);
+		if (n >= 16)
+			m[8] ^= 0x5a;
+		stored_section(w, PF_TRANSFORM_COLUMNS, (uint32_t)e.b.len, m, n);
+	}
+	/* an unknown transform */
+	stored_section(w, 7, (uint32_t)e.b.len, enc.data, enc.len);
+	/* transform 1 on a RECORDS section whose raw size lies */
+	stored_section(w, PF_TRANSFORM_COLUMNS, (uint32_t)e.b.len - 8, enc.data, enc.len);
+	/* an intact one: the COMM and the samples come back */
+	stored_section(w, PF_TRANSFORM_COLUMNS, (uint32_t)e.b.len, enc.data, enc.len);
+	write_end(w, 184, 206);
+	if (pf_writer_close(w) < 0)
+		die("write failed");
+	free(m);
+	pf_buf_free(&enc);
+	pf_buf_free(&e.b);
+	pf_tx_free(t);
+	if (fd != STDOUT_FILENO)
+		close(fd);
+	return 0;
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "Usage: pftest-writer [--big-endian] [--no-end] [--level N] [--frame BYTES] [--filler N]\n"
-			"                     all|many N|badrec-zero|badrec-huge|verify|layout|flip|setu32 ...\n");
+			"                     [--transform]\n"
+			"                     all|many N|badrec-zero|badrec-huge|verify|layout|flip|setu32|\n"
+			"                     recode|rawcmp|tx-hostile|tx-fuzz ...\n");
 	exit(2);
 }
 
@@ -1048,6 +1330,8 @@ int main(int argc, char **argv)
 			filler = strtoull(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "--sec") && i + 1 < argc)
 			sec_off = strtoll(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "--transform"))
+			transform = 1;
 		else
 			usage();
 	}
@@ -1070,6 +1354,14 @@ int main(int argc, char **argv)
 		return mode_layout(argv[i]);
 	if (!strcmp(mode, "flip") && left == 3)
 		return mode_flip(argv[i], strtoll(argv[i + 1], NULL, 0), atoi(argv[i + 2]));
+	if (!strcmp(mode, "recode") && left == 2)
+		return mode_recode(argv[i], argv[i + 1]);
+	if (!strcmp(mode, "rawcmp") && left == 2)
+		return mode_rawcmp(argv[i], argv[i + 1]);
+	if (!strcmp(mode, "tx-hostile") && left == 1)
+		return mode_tx_hostile(argv[i]);
+	if (!strcmp(mode, "tx-fuzz") && left == 1)
+		return mode_tx_fuzz(strtoull(argv[i], NULL, 0));
 	if (!strcmp(mode, "setu32") && left == 3)
 		return mode_setu32(argv[i], strtoll(argv[i + 1], NULL, 0), (uint32_t)strtoul(argv[i + 2], NULL, 0));
 	usage();
