@@ -1,0 +1,171 @@
+#!/usr/bin/env bats
+# RECORDS transform 1, "columns" (format/pfile.md 3.6): every record type and
+# sample_type bit comes back byte for byte, in both byte orders, stored or
+# compressed; damaged and hostile transformed sections are refused cleanly;
+# real pfrec recordings (-g and --call-graph dwarf) read the same with and
+# without the transform.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+PTW="$PFTOOLS_BUILD/tests/pftest-writer"
+
+setup_file() {
+	W=$BATS_FILE_TMPDIR
+	build_workload rec_threads "$W/rec_threads" -g -O1 -fno-omit-frame-pointer -pthread
+	build_workload unw_lib "$W/libunw_lib.so" -O2 -g -fomit-frame-pointer -shared -fPIC
+	build_workload unw_main "$W/unw_main" -O2 -g -fomit-frame-pointer -L"$W" -lunw_lib \
+		-Wl,-rpath,"$W"
+}
+
+setup() {
+	[ -x "$PTW" ] || skip "pftest-writer not built (make test-bins)"
+	W=$BATS_FILE_TMPDIR
+	T=$BATS_TEST_TMPDIR
+	cd "$T"
+}
+
+# The transform byte (section header byte 25) of every RECORDS section, one per line.
+rec_transforms() {
+	"$PTW" layout "$1" | while read -r _ type off _ _; do
+		[ "$type" = 0x0003 ] && od -An -tu1 -j $((off + 25)) -N1 "$1" | tr -d ' '
+	done
+}
+
+# pfdump --json without the lines that describe the storage (file version, section sizes).
+records_json() {
+	pfdump --json "$1" | grep -v -e '^{"type":"file"' -e '^{"type":"section"'
+}
+
+# same_content A B: the reader hands out identical sections, and pfdump shows the same.
+same_content() {
+	run "$PTW" rawcmp "$1" "$2"
+	refute_sanitizer
+	assert_success
+	assert_output --regexp '^[0-9]+ sections identical$'
+	diff <(records_json "$1") <(records_json "$2")
+}
+
+@test "every record type and sample_type bit round-trips (little-endian, zstd and stored)" {
+	for lvl in 3 -1; do
+		"$PTW" --level "$lvl" --filler 3000 all plain.pf
+		run "$PTW" --level "$lvl" --filler 3000 --transform all tx.pf
+		refute_sanitizer
+		assert_success
+		# transformed RECORDS sections, a 1.1 file; the plain one stays 1.0
+		[ "$(rec_transforms tx.pf | sort -u)" = 1 ]
+		[ "$(rec_transforms plain.pf | sort -u)" = 0 ]
+		[ "$(od -An -tu2 -j 10 -N2 tx.pf | tr -d ' ')" = 1 ]
+		[ "$(od -An -tu2 -j 10 -N2 plain.pf | tr -d ' ')" = 0 ]
+		same_content plain.pf tx.pf
+		run "$PTW" verify tx.pf
+		refute_sanitizer
+		assert_success
+		run pfdump tx.pf
+		refute_sanitizer
+		assert_success
+	done
+	# the transform makes the records smaller
+	"$PTW" --filler 3000 all plain.pf
+	"$PTW" --filler 3000 --transform all tx.pf
+	[ "$(stat -c %s tx.pf)" -lt "$(stat -c %s plain.pf)" ]
+}
+
+@test "a big-endian file round-trips through the transform" {
+	"$PTW" --big-endian --filler 2000 all plain.pf
+	run "$PTW" --big-endian --filler 2000 --transform all tx.pf
+	refute_sanitizer
+	assert_success
+	[ "$(rec_transforms tx.pf | sort -u)" = 1 ]
+	same_content plain.pf tx.pf
+	run "$PTW" verify tx.pf
+	refute_sanitizer
+	assert_success
+	# and against the little-endian file: the same records once converted
+	"$PTW" --filler 2000 all le.pf
+	run "$PTW" rawcmp le.pf tx.pf
+	assert_success
+}
+
+@test "several sections, each decoded on its own" {
+	"$PTW" --frame 65536 --filler 20000 all plain.pf
+	"$PTW" --frame 65536 --filler 20000 --transform all tx.pf
+	[ "$(rec_transforms tx.pf | grep -c 1)" -ge 5 ]
+	same_content plain.pf tx.pf
+	# recoding a transformed file without the transform gives the plain records back
+	"$PTW" --frame 65536 recode tx.pf back.pf
+	[ "$(rec_transforms back.pf | sort -u)" = 0 ]
+	same_content plain.pf back.pf
+}
+
+@test "a bit flipped in a transformed payload is caught by the checksum; the rest is read" {
+	"$PTW" --frame 65536 --filler 20000 --transform all tx.pf
+	read -r _ _ off stored _ < <("$PTW" layout tx.pf | awk '$2 == "0x0003"' | sed -n 2p)
+	"$PTW" flip tx.pf $((off + 32 + stored / 2)) 3
+	run pfdump --stats tx.pf
+	refute_sanitizer
+	assert_failure 1
+	assert_output --partial "at offset $off: checksum mismatch (section skipped"
+	assert_output --partial "state: damaged"
+	assert_output --partial "END totals:"
+}
+
+@test "hostile transformed payloads (valid checksums) fail cleanly, an unknown transform is skipped" {
+	run "$PTW" tx-hostile h.pf
+	refute_sanitizer
+	assert_success
+	run pfdump h.pf
+	refute_sanitizer
+	assert_failure 1
+	assert_output --partial "transformed records do not decode"
+	assert_output --partial "unsupported transform 7 for a section of type 0x0003 (section skipped)"
+	# the intact transformed section after them is read: its COMM and samples
+	assert_output --partial 'COMM pid=1000 tid=1000 comm=workload'
+	[ "$(grep -c ' SAMPLE ' <<<"$output")" -eq 184 ]
+	run pfdump --stats h.pf
+	refute_sanitizer
+	assert_failure 1
+	assert_output --partial "state: damaged"
+	assert_output --partial "END totals:"
+}
+
+@test "the decoder refuses thousands of mutated payloads or restores the original, never anything else" {
+	run "$PTW" tx-fuzz 3000
+	refute_sanitizer
+	assert_success
+	assert_output --regexp '^3000 mutations: [0-9]+ refused, [0-9]+ restored the original$'
+}
+
+@test "pfrec -g: transformed by default, the same records as without the transform" {
+	run pfrec -q -F 2000 -g -o t.pf -- "$W/rec_threads" 150
+	refute_sanitizer
+	assert_success
+	[ "$(rec_transforms t.pf | sort -u)" = 1 ]
+	[ "$(od -An -tu2 -j 10 -N2 t.pf | tr -d ' ')" = 1 ]
+	"$PTW" recode t.pf plain.pf
+	[ "$(rec_transforms plain.pf | sort -u)" = 0 ]
+	same_content t.pf plain.pf
+	[ "$(stat -c %s t.pf)" -lt "$(stat -c %s plain.pf)" ]
+	# --no-transform: a 1.0 file
+	run pfrec -q --no-transform -F 2000 -g -o n.pf -- "$W/rec_threads" 50
+	assert_success
+	[ "$(rec_transforms n.pf | sort -u)" = 0 ]
+	[ "$(od -An -tu2 -j 10 -N2 n.pf | tr -d ' ')" = 0 ]
+	n=$(pfdump --json n.pf | jq -r 'select(.record=="SAMPLE") | .tid' | wc -l)
+	[ "$n" -gt 50 ]
+}
+
+@test "pfrec --call-graph dwarf: stack copies restored byte for byte, pfsym unwinds the same" {
+	run pfrec -q -F 2000 --call-graph dwarf -o d.pf -- "$W/unw_main" all 300
+	refute_sanitizer
+	assert_success
+	[ "$(rec_transforms d.pf | sort -u)" = 1 ]
+	"$PTW" --frame 8388608 recode d.pf plain.pf
+	[ "$(rec_transforms plain.pf | sort -u)" = 0 ]
+	same_content d.pf plain.pf
+	[ "$(stat -c %s d.pf)" -lt "$(stat -c %s plain.pf)" ]
+	pfsym -q d.pf -o d.sym.pf
+	pfsym -q plain.pf -o plain.sym.pf
+	diff <(pffold d.sym.pf) <(pffold plain.sym.pf)
+	[ "$(pffold d.sym.pf | grep -c ';main;')" -gt 0 ]
+}
