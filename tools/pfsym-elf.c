@@ -286,51 +286,91 @@ static int sort_syms(struct sym *v, size_t n)
 	return 0;
 }
 
+/* One symbol-table entry, if it names code: appended to b->syms. `strs`
+ * is the string table (NUL-terminated at its end), exec[] tells the
+ * sections that hold code. */
+static void add_sym(struct binfo *b, const GElf_Ehdr *eh, uint64_t value, uint64_t size, unsigned info,
+		    unsigned shndx, uint64_t name_off, const char *strs, size_t strs_size, const uint8_t *exec,
+		    size_t n_exec)
+{
+	int t = GELF_ST_TYPE(info);
+	if (shndx == SHN_UNDEF || shndx >= SHN_LORESERVE || value == 0)
+		return;
+	if (t != STT_FUNC && t != STT_GNU_IFUNC && t != STT_NOTYPE)
+		return;
+	if (name_off >= strs_size)
+		return;
+	const char *name = strs + name_off;
+	if (!*name || name[0] == '$') /* ARM/AArch64 mapping symbols */
+		return;
+	if (t == STT_NOTYPE) {
+		/* labels in code only, and not the assembler's locals */
+		if (name[0] == '.' && name[1] == 'L')
+			return;
+		if (shndx >= n_exec || !exec[shndx])
+			return;
+	}
+	uint64_t addr = value;
+	if (eh->e_machine == EM_ARM)
+		addr &= ~1ULL; /* Thumb bit */
+	b->syms[b->n_syms++] = (struct sym){ addr, size, name, (uint8_t)GELF_ST_BIND(info) };
+}
+
 static int load_syms(struct binfo *b, Elf *e, Elf64_Word type)
 {
 	GElf_Ehdr eh;
-	if (!gelf_getehdr(e, &eh))
+	size_t shnum;
+	if (!gelf_getehdr(e, &eh) || elf_getshdrnum(e, &shnum) != 0)
 		return -1;
+	/* which sections hold code (for STT_NOTYPE labels) */
+	uint8_t *exec = calloc(shnum ? shnum : 1, 1);
+	if (!exec)
+		return -ENOMEM;
 	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		size_t i = elf_ndxscn(scn);
+		if (i < shnum && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR))
+			exec[i] = 1;
+	}
+	int rc = 0;
+	scn = NULL;
 	while ((scn = elf_nextscn(e, scn))) {
 		GElf_Shdr sh;
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || !sh.sh_entsize)
 			continue;
 		Elf_Data *d = elf_getdata(scn, NULL);
-		if (!d)
-			continue;
+		Elf_Scn *strscn = elf_getscn(e, sh.sh_link);
+		Elf_Data *sd = strscn ? elf_getdata(strscn, NULL) : NULL;
+		if (!d || !sd || !sd->d_buf || !sd->d_size || ((const char *)sd->d_buf)[sd->d_size - 1] != 0)
+			continue; /* a string table must end with a NUL */
+		const char *strs = sd->d_buf;
 		size_t n = sh.sh_size / sh.sh_entsize;
 		struct sym *syms = realloc(b->syms, (b->n_syms + n) * sizeof(*syms));
-		if (!syms)
-			return -ENOMEM;
+		if (!syms) {
+			rc = -ENOMEM;
+			break;
+		}
 		b->syms = syms;
+		if (gelf_getclass(e) == ELFCLASS64 && d->d_type == ELF_T_SYM && d->d_buf &&
+		    d->d_size / sizeof(Elf64_Sym) >= n && ((uintptr_t)d->d_buf % _Alignof(Elf64_Sym)) == 0) {
+			/* the table in memory order: no per-entry conversion */
+			const Elf64_Sym *st = d->d_buf;
+			for (size_t i = 0; i < n; i++)
+				add_sym(b, &eh, st[i].st_value, st[i].st_size, st[i].st_info, st[i].st_shndx,
+					st[i].st_name, strs, sd->d_size, exec, shnum);
+			continue;
+		}
 		for (size_t i = 0; i < n; i++) {
 			GElf_Sym st;
-			if (!gelf_getsym(d, (int)i, &st))
-				continue;
-			int t = GELF_ST_TYPE(st.st_info);
-			if (st.st_shndx == SHN_UNDEF || st.st_shndx >= SHN_LORESERVE || st.st_value == 0)
-				continue;
-			if (t != STT_FUNC && t != STT_GNU_IFUNC && t != STT_NOTYPE)
-				continue;
-			const char *name = elf_strptr(e, sh.sh_link, st.st_name);
-			if (!name || !*name || name[0] == '$') /* ARM/AArch64 mapping symbols */
-				continue;
-			if (t == STT_NOTYPE) {
-				/* labels in code only, and not the assembler's locals */
-				if (name[0] == '.' && name[1] == 'L')
-					continue;
-				Elf_Scn *ss = elf_getscn(e, st.st_shndx);
-				GElf_Shdr ssh;
-				if (!ss || !gelf_getshdr(ss, &ssh) || !(ssh.sh_flags & SHF_EXECINSTR))
-					continue;
-			}
-			uint64_t addr = st.st_value;
-			if (eh.e_machine == EM_ARM)
-				addr &= ~1ULL; /* Thumb bit */
-			b->syms[b->n_syms++] = (struct sym){ addr, st.st_size, name, (uint8_t)GELF_ST_BIND(st.st_info) };
+			if (gelf_getsym(d, (int)i, &st))
+				add_sym(b, &eh, st.st_value, st.st_size, st.st_info, st.st_shndx, st.st_name, strs,
+					sd->d_size, exec, shnum);
 		}
 	}
+	free(exec);
+	if (rc)
+		return rc;
 	if (!b->n_syms)
 		return 0;
 	if (sort_syms(b->syms, b->n_syms) < 0)

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -89,6 +90,20 @@ static int on_sample(void *ctx, const struct pf_prof_sample *s)
 	if (++st->n_pending >= CHUNK_SAMPLES)
 		return flush_chunk(st);
 	return 0;
+}
+
+/* A buffer for RECORDS payloads (pfrec writes 1 MiB sections): 2 MiB
+ * aligned and advised as a transparent huge page where the kernel offers
+ * them, so that filling it costs one page fault instead of 512. malloc'd
+ * memory as far as free() and realloc() are concerned. NULL if none. */
+static uint8_t *payload_buf(size_t *cap)
+{
+	const size_t sz = 2u << 20;
+	uint8_t *p = aligned_alloc(sz, sz);
+	*cap = p ? sz : 0;
+	if (p)
+		(void)madvise(p, sz, MADV_HUGEPAGE);
+	return p;
 }
 
 static int write_syminfo_start(pf_writer *w, const char *in, const char *symfs, int force)
@@ -263,7 +278,17 @@ int main(int argc, char **argv)
 	struct pf_writer_opts wo = PF_WRITER_OPTS_INIT;
 	wo.word_size = fh->word_size;
 	wo.e_machine = fh->e_machine;
-	wo.zstd_level = 1; /* fast: the output is usually read at once by pffold */
+	/* Raw sections pass through as stored; the resolved profile is written
+	 * at zstd level 1 to a file, and uncompressed into a pipe or socket,
+	 * where the next process (pffold) reads it at once: compressing it
+	 * there would cost both sides CPU for nothing. */
+	struct stat ost;
+	int to_pipe = fstat(ofd, &ost) == 0 && (S_ISFIFO(ost.st_mode) || S_ISSOCK(ost.st_mode));
+	wo.zstd_level = to_pipe ? -1 : 1;
+	/* a file that may hold transformed RECORDS (format 1.1): so may the
+	 * output, and its sections pass through as they are */
+	if (fh->version_minor >= 1)
+		wo.transform = PF_TRANSFORM_COLUMNS;
 	/* the reader hands out kernel data in host order: write it so */
 	struct state st = { 0 };
 	pf_prof_init(&st.prof);
@@ -294,10 +319,16 @@ int main(int argc, char **argv)
 	if (strcmp(in, "-") != 0 && stat(in, &sb) == 0 && S_ISREG(sb.st_mode))
 		prescan(in, sym, pf_prof_builder_maps(b));
 
+	{
+		size_t cap;
+		uint8_t *buf = payload_buf(&cap);
+		if (buf) {
+			pf_reader_swap_data(r, &buf, &cap);
+			free(buf); /* none yet, unless the reader had one */
+		}
+	}
 	struct pf_section s;
 	int ended = 0, syminfo_written = 0, swap = pf_reader_needs_swap(r);
-	uint8_t *spare = NULL;
-	size_t spare_cap = 0;
 	while ((rc = pf_reader_next(r, &s)) != 0) {
 		if (rc < 0) {
 			fprintf(stderr, PROG ": %s\n", pf_reader_errmsg(r));
@@ -327,7 +358,7 @@ int main(int argc, char **argv)
 		}
 		/* raw sections pass through as stored (no zstd round trip), unless
 		 * the reader converted their byte order or restored a transform */
-		const uint8_t *stored = swap || s.transform ? NULL : pf_reader_stored(r);
+		const uint8_t *stored = swap || (s.transform && !wo.transform) ? NULL : pf_reader_stored(r);
 		if (stored)
 			rc = pf_writer_section_stored(st.w, &s, stored);
 		else if (s.type == PF_SEC_RECORDS)
@@ -351,8 +382,15 @@ int main(int argc, char **argv)
 		if (s.type == PF_SEC_RECORDS && s.data) {
 			/* the builder keeps this payload until the next one: hand
 			 * it the reader's buffer instead of a copy */
-			pf_reader_swap_data(r, &spare, &spare_cap);
-			rc = pf_prof_builder_records_swap(b, &s, &spare, &spare_cap);
+			uint8_t *buf = NULL;
+			size_t cap = 0;
+			pf_reader_swap_data(r, &buf, &cap);
+			rc = pf_prof_builder_records_swap(b, &s, &buf, &cap);
+			/* the builder's previous payload buffer decodes the next one */
+			if (!buf)
+				buf = payload_buf(&cap);
+			pf_reader_swap_data(r, &buf, &cap);
+			free(buf);
 		} else {
 			rc = pf_prof_builder_section(b, &s);
 		}
@@ -364,7 +402,6 @@ int main(int argc, char **argv)
 			break;
 		}
 	}
-	free(spare);
 	if (rc < 0) {
 		fprintf(stderr, PROG ": %s: %s\n", rc == -ENOMEM ? in : out, strerror(-rc));
 		status = 1;
