@@ -605,7 +605,10 @@ static int open_output(struct rec *R)
 	}
 	R->outfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (R->outfd < 0) {
-		errmsg("%s: %s", path, strerror(errno));
+		if (errno == EMFILE)
+			errmsg("%s: too many open files: raise the limit with `ulimit -n`", path);
+		else
+			errmsg("%s: %s", path, strerror(errno));
 		return -1;
 	}
 	R->out_regular = fstat(R->outfd, &st) == 0 && S_ISREG(st.st_mode);
@@ -1501,6 +1504,40 @@ static int start_command(struct rec *R, int stdout_is_output)
 	return 0;
 }
 
+/* Finds COMMAND as execvp(3) would, before anything is opened or renamed,
+ * so that a mistyped command leaves an existing recording alone.
+ * @return 0, or the errno execvp would fail with (ENOENT, EACCES). */
+static int check_command(const char *cmd)
+{
+	struct stat st;
+	if (strchr(cmd, '/')) {
+		if (stat(cmd, &st) < 0)
+			return errno;
+		if (S_ISDIR(st.st_mode) || access(cmd, X_OK) < 0)
+			return EACCES;
+		return 0;
+	}
+	const char *path = getenv("PATH");
+	if (!path)
+		path = "/usr/local/bin:/bin:/usr/bin";
+	int err = ENOENT;
+	for (const char *p = path;; p++) {
+		const char *e = strchrnul(p, ':');
+		char full[PATH_MAX];
+		int n = e == p ? snprintf(full, sizeof(full), "%s", cmd)
+			       : snprintf(full, sizeof(full), "%.*s/%s", (int)(e - p), p, cmd);
+		if (n > 0 && (size_t)n < sizeof(full) && stat(full, &st) == 0) {
+			if (!S_ISDIR(st.st_mode) && access(full, X_OK) == 0)
+				return 0;
+			err = EACCES;
+		}
+		if (!*e)
+			break;
+		p = e;
+	}
+	return err;
+}
+
 /* Lets the stopped child exec. @return 0, or the exec errno. */
 static int release_command(struct rec *R)
 {
@@ -1836,6 +1873,12 @@ int main(int argc, char **argv)
 		}
 	}
 	if (cmd) {
+		int e = check_command(R->o.cmd_argv[0]);
+		if (e) {
+			/* as a shell says it; nothing was opened or renamed */
+			errmsg("%s: %s", R->o.cmd_argv[0], strerror(e));
+			return e == ENOENT ? 127 : 126;
+		}
 		if (start_command(R, to_stdout) < 0)
 			return 1;
 		if (!R->o.all_cpus)
