@@ -190,3 +190,14 @@ check() {
 	run bash -c "pfdump twice.sym | grep -c '^section .* SAMPLES'"
 	assert_success
 }
+
+@test "pfsym refuses to write over its input" {
+	cp pie.pf same.pf
+	run pfsym -q same.pf -o same.pf
+	assert_failure 1
+	assert_output "pfsym: same.pf: the output is the input file; write to another file"
+	cmp same.pf pie.pf
+	run bash -c 'pfsym -q same.pf >>same.pf'
+	assert_failure 1
+	cmp same.pf pie.pf
+}

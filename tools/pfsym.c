@@ -247,6 +247,16 @@ int main(int argc, char **argv)
 	if (!out)
 		out = "-";
 
+	/* Writing over the input would destroy the recording before it is read. */
+	struct stat in_st, out_st;
+	int have_in = strcmp(in, "-") ? stat(in, &in_st) == 0 : fstat(0, &in_st) == 0;
+	int have_out = strcmp(out, "-") ? stat(out, &out_st) == 0 : fstat(1, &out_st) == 0;
+	if (have_in && have_out && S_ISREG(in_st.st_mode) && in_st.st_dev == out_st.st_dev &&
+	    in_st.st_ino == out_st.st_ino) {
+		fprintf(stderr, PROG ": %s: the output is the input file; write to another file\n", out);
+		return 1;
+	}
+
 	int ofd = 1;
 	if (strcmp(out, "-") == 0) {
 		if (isatty(1)) {
