@@ -155,7 +155,7 @@ int64_t pf_maps_dso_intern(struct pf_maps *m, const char *path, size_t len,
 		while (m->dso_hash[k]) {
 			struct pf_dso *d = &m->dsos[m->dso_hash[k] - 1];
 			if (d->path_len == len && d->build_id_size == bid_size && memcmp(d->path, path, len) == 0 &&
-			    memcmp(d->build_id, bid, bid_size) == 0)
+			    (bid_size == 0 || memcmp(d->build_id, bid, bid_size) == 0))
 				return d->id;
 			k = (k + 1) & (m->dso_hash_cap - 1);
 		}

@@ -94,3 +94,12 @@ gen_worker;[gen.bin];[gen.bin];[gen.bin] 3000"
 	[[ "$stderr" == *"/opt/gen.bin: not found"* ]]
 	[[ "$stderr" == *"7 lost"* ]]
 }
+
+@test "a recording with several build-id-less [vdso] mappings (exec twice) folds" {
+	# regression: two DSOs without build-ids once compared a NULL build-id
+	pfrec -q -e cpu-clock -o "$BATS_TEST_TMPDIR/ex.pf" -- sh -c '/bin/true; /bin/true'
+	run pffold "$BATS_TEST_TMPDIR/ex.pf"
+	assert_success
+	refute_sanitizer
+	assert_output --regexp "^(sh|true);"
+}
