@@ -97,7 +97,7 @@ gen_worker;[gen.bin];[gen.bin];[gen.bin] 3000"
 
 @test "a recording with several build-id-less [vdso] mappings (exec twice) folds" {
 	# regression: two DSOs without build-ids once compared a NULL build-id
-	pfrec -q -e cpu-clock -o "$BATS_TEST_TMPDIR/ex.pf" -- sh -c '/bin/true; /bin/true'
+	pfrec -q -e cpu-clock -o "$BATS_TEST_TMPDIR/ex.pf" -- sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; /bin/true; /bin/true'
 	run pffold "$BATS_TEST_TMPDIR/ex.pf"
 	assert_success
 	refute_sanitizer
