@@ -66,6 +66,7 @@ run() {
 
 for hz in 4000 20000; do
 	run "pfrec -g -F $hz" "$O/run.pf" pfrec -q -g -F "$hz" -e cpu-clock -o "$O/run.pf"
+	run "pfrec -g --no-transform -F $hz" "$O/run-nt.pf" pfrec -q -g --no-transform -F "$hz" -e cpu-clock -o "$O/run-nt.pf"
 	if command -v perf >/dev/null; then
 		run "perf record -g -F $hz" "$O/perf.data" perf record -q -g -F "$hz" -e cpu-clock -o "$O/perf.data"
 		run "perf record -g -z -F $hz" "$O/perfz.data" perf record -q -g -z -F "$hz" -e cpu-clock -o "$O/perfz.data"

@@ -51,6 +51,8 @@ size() { stat -c %s "$1"; }
 div() { awk -v a="$1" -v b="$2" -v f="${3:-%.1f}" 'BEGIN { if (b <= 0) b = 1; printf f, a / b }'; }
 
 cpu_pf=$(record pf pfrec -q --call-graph dwarf -F $FREQ -e cpu-clock -o "$O/run.pf" -p PID)
+cpu_nt=$(record pfnt pfrec -q --no-transform --call-graph dwarf -F $FREQ -e cpu-clock -o "$O/run-nt.pf" -p PID)
+n_nt=$(pfdump --stats "$O/run-nt.pf" | awk '/^samples:/ { print $2 }')
 n_pf=$(pfdump --stats "$O/run.pf" | awk '/^samples:/ { print $2 }')
 lost_pf=$(pfdump --stats "$O/run.pf" | awk '/^lost samples:/ { print $3 }')
 t_sym=$(best "pfsym -q $O/run.pf -o $O/run.sym.pf")
@@ -82,7 +84,8 @@ fi
 	echo
 	echo "| recorder | samples | lost | file bytes | bytes/sample | recorder CPU s |"
 	echo "|---|---|---|---|---|---|"
-	echo "| pfrec --call-graph dwarf (default -z) | $n_pf | $lost_pf | $(size "$O/run.pf") | $(div "$(size "$O/run.pf")" "$n_pf") | $cpu_pf |"
+	echo "| pfrec --call-graph dwarf (default -z, transform 1) | $n_pf | $lost_pf | $(size "$O/run.pf") | $(div "$(size "$O/run.pf")" "$n_pf") | $cpu_pf |"
+	echo "| pfrec --call-graph dwarf --no-transform | $n_nt | - | $(size "$O/run-nt.pf") | $(div "$(size "$O/run-nt.pf")" "$n_nt") | $cpu_nt |"
 	if [ $have_perf = 1 ]; then
 		echo "| perf record --call-graph dwarf | $n_perf | - | $(size "$O/perf.data") | $(div "$(size "$O/perf.data")" "$n_perf") | $cpu_perf |"
 		echo "| perf record -z --call-graph dwarf | $n_perfz | - | $(size "$O/perfz.data") | $(div "$(size "$O/perfz.data")" "$n_perfz") | $cpu_perfz |"

@@ -885,7 +885,7 @@ int pf_reader_next(pf_reader *r, struct pf_section *sec)
 			return rerr(r, -ENOMEM, off, "out of memory");
 		}
 		int erc = r->swap ? pf_event_payload_swap(sec->data, sec->size) : 0;
-		if (erc == 0 && pf_tx_add_event(r->tx, sec->data, sec->size) == -ENOMEM) {
+		if (pf_tx_add_event(r->tx, sec->data, sec->size) == -ENOMEM) {
 			r->state = RS_STOP;
 			return rerr(r, -ENOMEM, off, "out of memory");
 		}

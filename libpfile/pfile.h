@@ -232,7 +232,9 @@ typedef struct pf_reader pf_reader;
 
 /* Opens `path` ("-" = standard input) and reads the file header.
  * The reader uses memory bounded by the largest section (<= 128 MiB worst
- * case under the limits, about 3 MiB for pfrec's files), whatever the file size.
+ * case under the limits, 192 MiB plus about 5 MiB of transform state for a
+ * transformed section; about 3 MiB for pfrec's -g files, 20 MiB for its dwarf
+ * ones), whatever the file size.
  * @return 0 and *out set; or -ENOENT etc. from open(2); -ENODATA (shorter than
  * a header); -EILSEQ (bad magic); -EPROTONOSUPPORT (future major); -EBADMSG
  * (header checksum). On error *out is still set (when not -ENOMEM) so that
