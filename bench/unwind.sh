@@ -93,7 +93,7 @@ fi
 	echo
 	echo "| unwinder | samples | wall s | samples/s | samples unwound to main |"
 	echo "|---|---|---|---|---|"
-	echo "| pfsym (libdwfl, one Dwfl per process) | $n_pf | $t_sym | $(div "$n_pf" "$t_sym" %.0f) | $main_pf % |"
+	echo "| pfsym (cached CFI rules, libdwfl fallback; one Dwfl per process) | $n_pf | $t_sym | $(div "$n_pf" "$t_sym" %.0f) | $main_pf % |"
 	if [ $have_perf = 1 ]; then
 		echo "| perf script (perf.data) | $n_perf | $t_script | $(div "$n_perf" "$t_script" %.0f) | $main_perf % |"
 		echo
