@@ -25,7 +25,7 @@ static int parse_count(const char *s, size_t n, uint64_t *v)
 	uint64_t x = 0;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t d = (uint64_t)(s[i] - '0');
-		if (x > (UINT64_C(0x7fffffffffffffff) - d) / 10)
+		if (x > (PF_FOLDED_COUNT_MAX - d) / 10)
 			return -ERANGE;
 		x = x * 10 + d;
 	}
@@ -94,7 +94,7 @@ int pf_folded_read(FILE *f, pf_folded_cb cb, void *arg, char *err, size_t errlen
 	char *buf = NULL;
 	size_t cap = 0;
 	ssize_t n;
-	uint64_t lineno = 0;
+	uint64_t lineno = 0, sum[2] = { 0, 0 };
 	int rc = 0;
 
 	if (errlen > 0)
@@ -114,6 +114,16 @@ int pf_folded_read(FILE *f, pf_folded_cb cb, void *arg, char *err, size_t errlen
 			rc = r;
 			break;
 		}
+		if (l.counts[0] > PF_FOLDED_COUNT_MAX - sum[0] ||
+		    l.counts[1] > PF_FOLDED_COUNT_MAX - sum[1]) {
+			if (errlen > 0)
+				snprintf(err, errlen, "line %llu: counts overflow (their sum passes 2^63-1)",
+					 (unsigned long long)lineno);
+			rc = -EOVERFLOW;
+			break;
+		}
+		sum[0] += l.counts[0];
+		sum[1] += l.counts[1];
 		rc = cb(arg, &l, lineno);
 		if (rc != 0)
 			break;

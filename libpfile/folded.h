@@ -16,7 +16,10 @@
  *    line; if the token before it is also all digits and something is left
  *    in front of it, the line has two counts. Frames may contain spaces
  *    ("operator new", "foo [libc.so.6]").
- *  - Counts are unsigned decimal integers up to 2^63-1.
+ *  - Counts are unsigned decimal integers up to 2^63-1 (PF_FOLDED_COUNT_MAX),
+ *    and so is the sum of one input's counts (of each column): a line that
+ *    would take it past 2^63-1 is an error ("counts overflow"), never a
+ *    silent wrap or saturation.
  *  - Empty lines and lines whose first character is '#' are skipped;
  *    a trailing '\r' is ignored.
  *  - A line with text but no count, or with an empty stack, is an error.
@@ -41,6 +44,9 @@
 extern "C" {
 #endif
 
+/* The largest count, and the largest sum of one input's counts. */
+#define PF_FOLDED_COUNT_MAX UINT64_C(0x7fffffffffffffff)
+
 /* One parsed line. stack points into the caller's line buffer (not
  * NUL-terminated; stack_len bytes). counts[1] is 0 when ncounts == 1. */
 struct pf_folded_line {
@@ -64,7 +70,10 @@ typedef int (*pf_folded_cb)(void *arg, const struct pf_folded_line *line, uint64
 /* Reads folded text from f to its end and calls cb for every stack line.
  * On a malformed line or a read error writes a message "line N: what" into
  * err (errlen bytes, always NUL-terminated when errlen > 0) and returns a
- * negative errno (-EINVAL, -ERANGE, -EIO, -ENOMEM). @return 0 at EOF. */
+ * negative errno (-EINVAL, -ERANGE, -EIO, -ENOMEM; -EOVERFLOW with "line N:
+ * counts overflow ..." when the sum of the counts read so far, per column,
+ * would pass PF_FOLDED_COUNT_MAX: cb has not seen that line).
+ * @return 0 at EOF. */
 int pf_folded_read(FILE *f, pf_folded_cb cb, void *arg, char *err, size_t errlen);
 
 /* Splits the next frame off a stack. *pos is the byte offset to start at

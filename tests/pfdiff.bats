@@ -260,6 +260,23 @@ main;g 10 10"
 	[[ "$output" == "pfdiff: "*trunc.pf* ]]
 }
 
+@test "counts that overflow when summed are an error, not wrong shares" {
+	printf 'p;a;b 9223372036854775807\np;a;c 9223372036854775807\np;a;d 9223372036854775807\n' > ov.folded
+	run pfdiff ov.folded "$FX/diff_new.folded"
+	refute_sanitizer
+	assert_failure 1
+	assert_output "pfdiff: ov.folded: line 2: counts overflow (their sum passes 2^63-1)"
+	# several runs of a side: the sum over the runs must fit too
+	printf 'p;a;b 9223372036854775000\n' > big1.folded
+	printf 'p;a;c 9000\n' > big2.folded
+	run pfdiff big1.folded big2.folded -- "$FX/diff_new.folded" "$FX/diff_base.folded"
+	assert_failure 1
+	assert_output "pfdiff: big2.folded: line 1: counts overflow (their sum passes 2^63-1)"
+	printf 'p;a;c 807\n' > big3.folded
+	run pfdiff --json big1.folded big3.folded -- "$FX/diff_new.folded" "$FX/diff_base.folded"
+	assert_success
+}
+
 @test "recorded workload: a function made 3x slower ranks first in .pf files (pfrec, pfsym)" {
 	command -v pfrec >/dev/null && command -v pfsym >/dev/null || skip "pfrec and pfsym are not built"
 	build_workload diff_model model_v1 -O0 -fno-omit-frame-pointer

@@ -166,3 +166,21 @@ boxes() {
 	assert_failure 1
 	assert_output "pfflame: zero.folded: no samples"
 }
+
+@test "counts that overflow when summed are an error, not a wrapped total" {
+	printf 'a;b 9223372036854775807\na;c 9223372036854775807\na;d 9223372036854775807\n' > ov.folded
+	run pfflame ov.folded
+	refute_sanitizer
+	assert_failure 1
+	assert_output "pfflame: ov.folded: line 2: counts overflow (their sum passes 2^63-1)"
+	# the second column of a differential input is summed on its own
+	printf 'a;b 1 9223372036854775807\na;c 1 1\n' > ov2.folded
+	run pfflame ov2.folded
+	assert_failure 1
+	assert_output "pfflame: ov2.folded: line 2: counts overflow (their sum passes 2^63-1)"
+	# up to 2^63-1 in all is fine
+	printf 'a;b 9223372036854775806\na;c 1\n' > max.folded
+	run pfflame max.folded
+	assert_success
+	assert_line --partial '<g><title>all (9223372036854775807 samples, 100.00%)</title>'
+}

@@ -15,6 +15,8 @@
 #include "pfdiff.h"
 
 #define ROOT_ALL "all"
+/* as pf_folded_read() words it; here the sum is over all runs of a side */
+#define OVERFLOW_MSG "counts overflow (their sum passes 2^63-1)"
 
 struct run {
 	const char *path;
@@ -40,6 +42,7 @@ struct ctx {
 	size_t ids_cap;
 	struct run *cur;
 	int side;
+	uint64_t side_total[2];    /* counts of all runs of a side so far */
 	const char *path;
 };
 
@@ -152,6 +155,10 @@ static int add_stack(struct ctx *c, const char *stack, size_t len, uint64_t coun
 		if (pf_strtab_intern(&c->roots[c->side], root, rootlen, NULL) < 0)
 			return -ENOMEM;
 	}
+	/* every count below (self, total, a stack's) is at most its side's sum */
+	if (count > PF_FOLDED_COUNT_MAX - c->side_total[c->side])
+		return -EOVERFLOW;
+	c->side_total[c->side] += count;
 	r->samples += count;
 	c->cur_stamp++;
 	size_t nids = 0, slen = 0;
@@ -216,6 +223,11 @@ static int folded_cb(void *arg, const struct pf_folded_line *l, uint64_t lineno)
 		return 1;
 	}
 	int rc = add_stack(c, l->stack, l->stack_len, l->counts[0]);
+	if (rc == -EOVERFLOW) {
+		fprintf(stderr, "pfdiff: %s: line %llu: " OVERFLOW_MSG "\n", c->path,
+			(unsigned long long)lineno);
+		return 1;
+	}
 	if (rc < 0) {
 		fprintf(stderr, "pfdiff: %s: %s\n", c->path, strerror(-rc));
 		return 1;
@@ -250,7 +262,8 @@ static int read_pf(struct ctx *c, const char *path)
 		const char *st = pf_fold_line(f, i, &w);
 		rc = add_stack(c, st, strlen(st), w);
 		if (rc < 0) {
-			fprintf(stderr, "pfdiff: %s: %s\n", path, strerror(-rc));
+			fprintf(stderr, "pfdiff: %s: %s\n", path,
+				rc == -EOVERFLOW ? OVERFLOW_MSG : strerror(-rc));
 			pf_fold_close(f);
 			return -1;
 		}
