@@ -308,6 +308,14 @@ main;g 10 10"
 	run pfdiff --event nope v1.sym.pf v2.sym.pf
 	assert_failure 1
 	assert_output "pfdiff: v1.sym.pf: no event named 'nope'"
+	# a .pf file on standard input: from a pipe (spooled) and from a file
+	run bash -c "pfsym < v1.pf 2>/dev/null | pfdiff --top 1 - v2.sym.pf"
+	refute_sanitizer
+	assert_success
+	assert_line --index 4 --regexp ' activation$'
+	run bash -c "pfdiff --top 1 v1.sym.pf - < v2.sym.pf"
+	assert_success
+	assert_line --index 4 --regexp ' activation$'
 	# .pf and folded text mix; the differential pipeline draws
 	pffold v2.sym.pf > v2.folded 2>/dev/null || skip "pffold is not built"
 	run pfdiff --top 1 v1.sym.pf v2.folded

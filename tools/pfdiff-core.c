@@ -8,6 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "folded.h"
 #include "profile.h"
@@ -272,10 +275,74 @@ static int read_pf(struct ctx *c, const char *path)
 	return 0;
 }
 
+/* Makes file descriptor 0 a seekable copy of standard input, from its
+ * first byte (already read: `first`) to its end: a regular file is sought
+ * back to `start`; anything else (a pipe) is spooled to an unlinked
+ * temporary file in $TMPDIR or /tmp. @return 0, or -1 with a message. */
+static int stdin_rewind(int first, off_t start)
+{
+	struct stat st;
+	if (fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode) && start >= 0 &&
+	    lseek(STDIN_FILENO, start, SEEK_SET) == start)
+		return 0;
+	const char *dir = getenv("TMPDIR");
+	if (!dir || !*dir)
+		dir = "/tmp";
+	int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		char tmpl[4096];
+		int n = snprintf(tmpl, sizeof tmpl, "%s/pfdiff-stdin-XXXXXX", dir);
+		if (n > 0 && (size_t)n < sizeof tmpl && (fd = mkostemp(tmpl, O_CLOEXEC)) >= 0)
+			unlink(tmpl);
+	}
+	if (fd < 0) {
+		fprintf(stderr, "pfdiff: -: cannot keep standard input in a temporary file in %s: %s\n",
+			dir, strerror(errno));
+		return -1;
+	}
+	unsigned char buf[1 << 16];
+	size_t n = 1;
+	buf[0] = (unsigned char)first;
+	for (;;) {
+		n += fread(buf + n, 1, sizeof buf - n, stdin);
+		if (n == 0)
+			break;
+		for (size_t off = 0; off < n;) {
+			ssize_t w = write(fd, buf + off, n - off);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0) {
+				fprintf(stderr, "pfdiff: -: cannot keep standard input in a temporary file in %s: %s\n",
+					dir, strerror(errno));
+				close(fd);
+				return -1;
+			}
+			off += (size_t)w;
+		}
+		n = 0;
+		if (feof(stdin) || ferror(stdin))
+			break;
+	}
+	if (ferror(stdin)) {
+		fprintf(stderr, "pfdiff: -: %s\n", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if (lseek(fd, 0, SEEK_SET) != 0 || dup2(fd, STDIN_FILENO) < 0) {
+		fprintf(stderr, "pfdiff: -: %s\n", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
 static int read_run(struct ctx *c, struct run *r, int side)
 {
 	const char *path = r->path;
-	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
+	int is_stdin = strcmp(path, "-") == 0;
+	off_t start = is_stdin ? lseek(STDIN_FILENO, 0, SEEK_CUR) : -1;
+	FILE *f = is_stdin ? stdin : fopen(path, "r");
 	if (!f) {
 		fprintf(stderr, "pfdiff: %s: %s\n", path, strerror(errno));
 		return -1;
@@ -286,11 +353,11 @@ static int read_run(struct ctx *c, struct run *r, int side)
 	/* The .pf magic starts with byte 0x89, never the start of folded text. */
 	int ch = getc(f);
 	int rc = 0;
-	if (ch == 0x89 && f == stdin) {
-		fprintf(stderr, "pfdiff: -: a .pf file cannot be read from standard input here; name the file\n");
-		rc = -1;
-	} else if (ch == 0x89) {
-		rc = read_pf(c, path);
+	if (ch == 0x89) {
+		/* libpfile reads "-" from file descriptor 0, from its first byte */
+		rc = is_stdin ? stdin_rewind(ch, start) : 0;
+		if (rc == 0)
+			rc = read_pf(c, path);
 	} else {
 		if (ch != EOF)
 			ungetc(ch, f);

@@ -26,7 +26,7 @@ static void usage(FILE *f)
 	      "Compare two profiles function by function: self and total shares, the change\n"
 	      "in percentage points with a 95% confidence interval, and its significance.\n"
 	      "Each input is folded-stack text or a symbolized .pf file (auto-detected);\n"
-	      "'-' reads standard input.\n"
+	      "'-' reads standard input (either kind; once).\n"
 	      "\n"
 	      "Options:\n"
 	      "  -k, --key=function|module-function  match functions by name (default) or by\n"
