@@ -34,13 +34,15 @@ walk() {
 	off=$(u16 "$f" 12)
 	while [ "$off" -lt "$size" ]; do
 		[ "$(hexbytes "$f" "$off" 4)" = 50465343 ] || { echo "bad sync at $off"; return 1; }
-		local type stored raw comp
+		local type stored raw comp tf
 		type=$(u16 "$f" $((off + 4)))
 		stored=$(u32 "$f" $((off + 8)))
 		raw=$(u32 "$f" $((off + 12)))
 		comp=$(u8 "$f" $((off + 24)))
-		[ "$(u8 "$f" $((off + 25)))" = 0 ] || { echo "transform at $off"; return 1; }
-		[ "$comp" = 1 ] || [ "$stored" = "$raw" ] || { echo "sizes differ at $off"; return 1; }
+		tf=$(u8 "$f" $((off + 25)))
+		# transform 1 (1.1, section 3.6) only on RECORDS; its payload has its own size
+		[ "$tf" = 0 ] || { [ "$tf" = 1 ] && [ "$type" = 3 ]; } || { echo "transform at $off"; return 1; }
+		[ "$comp" = 1 ] || [ "$tf" = 1 ] || [ "$stored" = "$raw" ] || { echo "sizes differ at $off"; return 1; }
 		printf '%d %d %d %d\n' "$type" "$comp" "$stored" "$raw"
 		off=$((off + 32 + stored))
 	done
@@ -159,9 +161,9 @@ hdr_define() { sed -nE "s/^#define $1 +([^ /]+).*/\\1/p" "$HDR"; }
 	assert_success
 	assert_line -n 0 --regexp '^1 '
 	assert_line -n -1 --regexp '^6 '
-	# every type is a 1.0 raw-recording type
+	# every type is a raw-recording type; pfrec's transformed RECORDS make it a 1.1 file
 	! grep -vqE '^[1-8] [01] ' <<<"$output"
-	[ "$(u16 "$T/rec.pf" 8)" = 1 ] && [ "$(u16 "$T/rec.pf" 12)" = 32 ]
+	[ "$(u16 "$T/rec.pf" 8)" = 1 ] && [ "$(u16 "$T/rec.pf" 10)" = 1 ] && [ "$(u16 "$T/rec.pf" 12)" = 32 ]
 	[ "$(u8 "$T/rec.pf" 14)" = 1 ] && [ "$(u8 "$T/rec.pf" 15)" = 8 ]
 	case $(uname -m) in
 	x86_64) [ "$(u16 "$T/rec.pf" 16)" = 62 ] ;;
