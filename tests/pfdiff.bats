@@ -308,6 +308,14 @@ main;g 10 10"
 	run pfdiff --event nope v1.sym.pf v2.sym.pf
 	assert_failure 1
 	assert_output "pfdiff: v1.sym.pf: no event named 'nope'"
+	# unsymbolized recordings are compared by module, with a notice per file
+	run pfdiff v1.pf v1.sym.pf
+	refute_sanitizer
+	assert_success
+	assert_line --index 0 "pfdiff: v1.pf: not symbolized (run pfsym first): frames are modules"
+	refute_line "pfdiff: v1.sym.pf: not symbolized (run pfsym first): frames are modules"
+	run bash -c "pfdiff v1.sym.pf - < v2.pf 2>&1 >/dev/null"
+	assert_output "pfdiff: -: not symbolized (run pfsym first): frames are modules"
 	# a .pf file on standard input: from a pipe (spooled) and from a file
 	run bash -c "pfsym < v1.pf 2>/dev/null | pfdiff --top 1 - v2.sym.pf"
 	refute_sanitizer

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "folded.h"
+#include "pfile.h"
 #include "profile.h"
 #include "stats.h"
 #include "pfdiff.h"
@@ -337,6 +338,44 @@ static int stdin_rewind(int first, off_t start)
 	return 0;
 }
 
+static int want_none(void *arg, uint16_t type)
+{
+	(void)arg;
+	(void)type;
+	return 0;
+}
+
+/* Does the .pf file have a resolved profile (pfsym's)? The rule of libpfile's
+ * folding engine: a STRINGS, SAMPLES or SYMINFO section before the first
+ * RECORDS section. "-" is file descriptor 0, which must be seekable; it is
+ * sought back. @return 1 yes, 0 no, -1 unknown (a damaged or empty file,
+ * which the folding reports). */
+static int pf_resolved(const char *path)
+{
+	pf_reader *rd = NULL;
+	int is_stdin = strcmp(path, "-") == 0;
+	off_t pos = is_stdin ? lseek(STDIN_FILENO, 0, SEEK_CUR) : 0;
+	if (pos < 0)
+		return -1;
+	int rc = is_stdin ? pf_reader_open_fd(&rd, STDIN_FILENO, "-") : pf_reader_open(&rd, path);
+	int res = -1;
+	if (rc >= 0) {
+		pf_reader_set_want(rd, want_none, NULL);
+		struct pf_section sec;
+		while (res < 0 && pf_reader_next(rd, &sec) > 0) {
+			if (sec.type == PF_SEC_SYMINFO || sec.type == PF_SEC_SAMPLES ||
+			    sec.type == PF_SEC_STRINGS)
+				res = 1;
+			else if (sec.type == PF_SEC_RECORDS)
+				res = 0;
+		}
+	}
+	pf_reader_close(rd);
+	if (is_stdin && lseek(STDIN_FILENO, pos, SEEK_SET) != pos)
+		return -1;
+	return res;
+}
+
 static int read_run(struct ctx *c, struct run *r, int side)
 {
 	const char *path = r->path;
@@ -356,6 +395,9 @@ static int read_run(struct ctx *c, struct run *r, int side)
 	if (ch == 0x89) {
 		/* libpfile reads "-" from file descriptor 0, from its first byte */
 		rc = is_stdin ? stdin_rewind(ch, start) : 0;
+		if (rc == 0 && pf_resolved(path) == 0)
+			fprintf(stderr, "pfdiff: %s: not symbolized (run pfsym first): frames are modules\n",
+				path);
 		if (rc == 0)
 			rc = read_pf(c, path);
 	} else {
