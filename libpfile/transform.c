@@ -399,21 +399,38 @@ static int keep_stack(struct slot *s, int base_ok, uint64_t base, const uint8_t 
 static void stack_xor(const struct slot *s, int base_ok, uint64_t base, const uint8_t *in, uint8_t *out,
 		      uint32_t n)
 {
-	if (out != in)
-		memcpy(out, in, n);
-	if (!base_ok || !s->stack_ok || !n || !s->stack_len)
+	if (!base_ok || !s->stack_ok || !n || !s->stack_len) {
+		if (out != in)
+			memcpy(out, in, n);
 		return;
+	}
 	uint64_t lo = base > s->stack_base ? base : s->stack_base;
 	uint64_t hi_new = base + n < base ? UINT64_MAX : base + n;
 	uint64_t hi_old = s->stack_base + s->stack_len < s->stack_base ? UINT64_MAX : s->stack_base + s->stack_len;
 	uint64_t hi = hi_new < hi_old ? hi_new : hi_old;
-	if (lo >= hi)
+	if (lo >= hi) {
+		if (out != in)
+			memcpy(out, in, n);
 		return;
-	uint8_t *o = out + (lo - base);
+	}
+	size_t a0 = (size_t)(lo - base), len = (size_t)(hi - lo);
+	if (out != in) {
+		memcpy(out, in, a0);
+		memcpy(out + a0 + len, in + a0 + len, n - a0 - len);
+	}
+	uint8_t *o = out + a0;
+	const uint8_t *q = in + a0;
 	const uint8_t *p = s->stack + (lo - s->stack_base);
-	size_t len = (size_t)(hi - lo);
-	for (size_t i = 0; i < len; i++)
-		o[i] ^= p[i];
+	size_t i = 0;
+	for (; i + 8 <= len; i += 8) {
+		uint64_t x, y;
+		memcpy(&x, q + i, 8);
+		memcpy(&y, p + i, 8);
+		x ^= y;
+		memcpy(o + i, &x, 8);
+	}
+	for (; i < len; i++)
+		o[i] = q[i] ^ p[i];
 }
 
 /* ------------------------------------------------------------------------ */
