@@ -45,7 +45,9 @@ static long trailing_number(const char *s, size_t end)
 	return (long)i;
 }
 
-int pf_folded_parse_line(const char *line, size_t len, struct pf_folded_line *out)
+/* Parses one line; want: 0 = one or two counts as the line shows, 1 = only
+ * the last number is a count, 2 = the line must end in two counts. */
+static int parse_line(const char *line, size_t len, int want, struct pf_folded_line *out)
 {
 	while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
 		len--;
@@ -65,7 +67,7 @@ int pf_folded_parse_line(const char *line, size_t len, struct pf_folded_line *ou
 	uint64_t v2, v1;
 	if (parse_count(line + c2, end - (size_t)c2, &v2) < 0)
 		return -ERANGE;
-	long c1 = trailing_number(line, e);
+	long c1 = want == 1 ? -1 : trailing_number(line, e);
 	if (c1 >= 0) {
 		size_t s = (size_t)c1;
 		while (s > 0 && is_blank(line[s - 1]))
@@ -81,6 +83,8 @@ int pf_folded_parse_line(const char *line, size_t len, struct pf_folded_line *ou
 			return 1;
 		}
 	}
+	if (want == 2)
+		return -EDOM;
 	out->stack = line;
 	out->stack_len = e;
 	out->counts[0] = v2;
@@ -89,13 +93,18 @@ int pf_folded_parse_line(const char *line, size_t len, struct pf_folded_line *ou
 	return 1;
 }
 
+int pf_folded_parse_line(const char *line, size_t len, struct pf_folded_line *out)
+{
+	return parse_line(line, len, 0, out);
+}
+
 int pf_folded_read(FILE *f, pf_folded_cb cb, void *arg, char *err, size_t errlen)
 {
 	char *buf = NULL;
 	size_t cap = 0;
 	ssize_t n;
 	uint64_t lineno = 0, sum[2] = { 0, 0 };
-	int rc = 0;
+	int rc = 0, want = 0; /* counts per line, once the first stack line is read */
 
 	if (errlen > 0)
 		err[0] = '\0';
@@ -103,17 +112,20 @@ int pf_folded_read(FILE *f, pf_folded_cb cb, void *arg, char *err, size_t errlen
 	while ((n = getline(&buf, &cap, f)) >= 0) {
 		struct pf_folded_line l;
 		lineno++;
-		int r = pf_folded_parse_line(buf, (size_t)n, &l);
+		int r = parse_line(buf, (size_t)n, want, &l);
 		if (r == 0)
 			continue;
 		if (r < 0) {
 			if (errlen > 0)
 				snprintf(err, errlen, "line %llu: %s", (unsigned long long)lineno,
 					 r == -ERANGE ? "count too large" :
+					 r == -EDOM ? "expected two counts (BASE NEW), as on the first line" :
+					 want == 2 ? "expected 'frame;frame;... BASE NEW'" :
 					 "expected 'frame;frame;... COUNT'");
-			rc = r;
+			rc = r == -EDOM ? -EINVAL : r;
 			break;
 		}
+		want = l.ncounts;
 		if (l.counts[0] > PF_FOLDED_COUNT_MAX - sum[0] ||
 		    l.counts[1] > PF_FOLDED_COUNT_MAX - sum[1]) {
 			if (errlen > 0)

@@ -12,10 +12,17 @@
  *     model;main;run_model;matmul 1234 3702
  *
  * Rules this parser follows (shared by pffold's output, pfdiff and pfflame):
- *  - The count is the last run of blanks-separated decimal digits on the
- *    line; if the token before it is also all digits and something is left
- *    in front of it, the line has two counts. Frames may contain spaces
- *    ("operator new", "foo [libc.so.6]").
+ *  - The count is the last blank-separated token of the line, all decimal
+ *    digits. Frames may contain spaces ("operator new", "foo [libc.so.6]").
+ *  - An input has one count on every line or two (BASE NEW) on every line;
+ *    its first stack line decides: two when the token before the last is
+ *    all digits too and something is left in front of it (flame-graph
+ *    tools' differential rule). Later lines are read the same way: in a
+ *    one-count input only the last number counts ("p;sleep 10 3" is the
+ *    frame "sleep 10" with count 3), in a two-count input a line without two
+ *    counts is an error. So "a;b 1 2 3" as a first line is the frame "b 1"
+ *    with BASE 2 and NEW 3; a one-count input whose first leaf ends in a
+ *    number ("p;sleep 10 3") is misread: put such a line after another.
  *  - Counts are unsigned decimal integers up to 2^63-1 (PF_FOLDED_COUNT_MAX),
  *    and so is the sum of one input's counts (of each column): a line that
  *    would take it past 2^63-1 is an error ("counts overflow"), never a
@@ -57,7 +64,8 @@ struct pf_folded_line {
 };
 
 /* Parses one line of len bytes (no trailing '\n' needed; a '\r' or '\n'
- * at the end is ignored).
+ * at the end is ignored), alone: two counts when it ends in two numbers (the
+ * first-line rule above; pf_folded_read() applies the rest).
  * @return 1 when *out holds a stack, 0 for a line to skip (empty or '#'),
  *         -EINVAL for a malformed line (no count, empty stack), -ERANGE for
  *         a count above 2^63-1. */
@@ -67,7 +75,8 @@ int pf_folded_parse_line(const char *line, size_t len, struct pf_folded_line *ou
  * value is returned by pf_folded_read). lineno counts from 1. */
 typedef int (*pf_folded_cb)(void *arg, const struct pf_folded_line *line, uint64_t lineno);
 
-/* Reads folded text from f to its end and calls cb for every stack line.
+/* Reads folded text from f to its end and calls cb for every stack line;
+ * every line has the ncounts of the first (see the rules above).
  * On a malformed line or a read error writes a message "line N: what" into
  * err (errlen bytes, always NUL-terminated when errlen > 0) and returns a
  * negative errno (-EINVAL, -ERANGE, -EIO, -ENOMEM; -EOVERFLOW with "line N:

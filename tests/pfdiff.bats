@@ -247,7 +247,17 @@ main;g 10 10"
 	printf 'p;main;f 1 2\n' > two.folded
 	run pfdiff two.folded "$FX/diff_new.folded"
 	assert_failure 1
-	assert_output "pfdiff: two.folded: line 1: expected one count per line, found two"
+	assert_output "pfdiff: two.folded: line 1: expected one count per line, found two (a differential input, 'STACK BASE NEW')"
+	# the same rule as pfflame's: the first line decides; later names may end in a number
+	printf 'a;b 1 2 3\n' > d3.folded
+	run pfdiff d3.folded "$FX/diff_new.folded"
+	assert_failure 1
+	assert_output "pfdiff: d3.folded: line 1: expected one count per line, found two (a differential input, 'STACK BASE NEW')"
+	printf 'p;main;f 1\np;main;sleep 10 3\n' > num.folded
+	run pfdiff --folded num.folded num.folded
+	assert_success
+	assert_output "p;main;f 1 1
+p;main;sleep 10 3 3"
 	: > empty.folded
 	run pfdiff empty.folded "$FX/diff_new.folded"
 	assert_failure 1

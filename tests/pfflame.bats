@@ -154,10 +154,10 @@ boxes() {
 	refute_sanitizer
 	assert_failure 1
 	assert_output "pfflame: bad.folded: line 2: expected 'frame;frame;... COUNT'"
-	printf 'p;a 1\np;b 2 3\n' > mixed.folded
+	printf 'p;a 1 2\np;b 3\n' > mixed.folded
 	run pfflame mixed.folded
 	assert_failure 1
-	assert_output "pfflame: mixed.folded: line 2: expected 1 count per line, as on the first line"
+	assert_output "pfflame: mixed.folded: line 2: expected two counts (BASE NEW), as on the first line"
 	run pfflame < /dev/null
 	assert_failure 1
 	assert_output "pfflame: -: no stacks"
@@ -183,4 +183,20 @@ boxes() {
 	run pfflame max.folded
 	assert_success
 	assert_line --partial '<g><title>all (9223372036854775807 samples, 100.00%)</title>'
+}
+
+@test "the first line decides one or two counts; later names may end in a number" {
+	# as pfdiff reads it (libpfile's one rule): a first line ending in two
+	# numbers is differential, frame "b 1" with BASE 2 and NEW 3
+	printf 'a;b 1 2 3\n' > d.folded
+	run pfflame d.folded
+	refute_sanitizer
+	assert_success
+	assert_line --partial '<g><title>b 1 (3 samples, 100.00%; base 100.00%, new 100.00%, +0.00 pp)</title>'
+	# in a one-count input only the last number is the count
+	printf 'p;a 1\np;b 2 3\n' > one.folded
+	run pfflame one.folded
+	assert_success
+	assert_line --partial '<g><title>b 2 (3 samples, 75.00%)</title>'
+	refute_output --partial 'base '
 }

@@ -222,7 +222,7 @@ static int folded_cb(void *arg, const struct pf_folded_line *l, uint64_t lineno)
 {
 	struct ctx *c = arg;
 	if (l->ncounts != 1) {
-		fprintf(stderr, "pfdiff: %s: line %llu: expected one count per line, found two\n",
+		fprintf(stderr, "pfdiff: %s: line %llu: expected one count per line, found two (a differential input, 'STACK BASE NEW')\n",
 			c->path, (unsigned long long)lineno);
 		return 1;
 	}

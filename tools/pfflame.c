@@ -57,8 +57,9 @@ static void usage(FILE *f)
 {
 	fputs("Usage: pfflame [OPTIONS] [FOLDED|-] > out.svg\n"
 	      "Draw folded stacks ('frame;frame;... COUNT') as an interactive SVG flame graph.\n"
-	      "Lines with two counts ('stack BASE NEW', from pfdiff --folded) give a\n"
-	      "differential graph: widths from NEW, red where a frame grew, blue where it shrank.\n"
+	      "Lines with two counts ('stack BASE NEW', from pfdiff --folded; the first line\n"
+	      "decides for all) give a differential graph: widths from NEW, red where a frame\n"
+	      "grew, blue where it shrank.\n"
 	      "\n"
 	      "Options:\n"
 	      "  -t, --title=TEXT       title (default \"Flame Graph\")\n"
@@ -160,13 +161,9 @@ static int child(struct flame *fl, uint32_t parent, uint32_t name, uint32_t *id)
 static int add_line(void *arg, const struct pf_folded_line *l, uint64_t lineno)
 {
 	struct flame *fl = arg;
-	if (fl->ncounts == 0)
+	(void)lineno;
+	if (fl->ncounts == 0) /* pf_folded_read() keeps every line to the first's kind */
 		fl->ncounts = l->ncounts;
-	else if (l->ncounts != fl->ncounts) {
-		fprintf(stderr, "pfflame: %s: line %llu: expected %d count%s per line, as on the first line\n",
-			fl->path, (unsigned long long)lineno, fl->ncounts, fl->ncounts > 1 ? "s" : "");
-		return 1;
-	}
 	size_t n = 0, pos = 0, flen;
 	const char *f;
 	while (pf_folded_next_frame(l->stack, l->stack_len, &pos, &f, &flen)) {
