@@ -141,7 +141,7 @@ int pf_folded_read(FILE *f, pf_folded_cb cb, void *arg, char *err, size_t errlen
 			break;
 	}
 	if (rc == 0 && ferror(f)) {
-		rc = errno == ENOMEM ? -ENOMEM : -EIO;
+		rc = errno > 0 ? -errno : -EIO; /* e.g. -EISDIR */
 		if (errlen > 0)
 			snprintf(err, errlen, "%s", strerror(-rc));
 	}

@@ -79,7 +79,8 @@ typedef int (*pf_folded_cb)(void *arg, const struct pf_folded_line *line, uint64
  * every line has the ncounts of the first (see the rules above).
  * On a malformed line or a read error writes a message "line N: what" into
  * err (errlen bytes, always NUL-terminated when errlen > 0) and returns a
- * negative errno (-EINVAL, -ERANGE, -EIO, -ENOMEM; -EOVERFLOW with "line N:
+ * negative errno (-EINVAL, -ERANGE, -ENOMEM, read(2)'s error such as -EISDIR
+ * or -EIO, with strerror's text as the message; -EOVERFLOW with "line N:
  * counts overflow ..." when the sum of the counts read so far, per column,
  * would pass PF_FOLDED_COUNT_MAX: cb has not seen that line).
  * @return 0 at EOF. */

@@ -258,6 +258,13 @@ main;g 10 10"
 	assert_success
 	assert_output "p;main;f 1 1
 p;main;sleep 10 3 3"
+	mkdir -p adir
+	run pfdiff adir "$FX/diff_new.folded"
+	assert_failure 1
+	assert_output "pfdiff: adir: Is a directory"
+	run pfdiff "$FX/diff_new.folded" - < adir
+	assert_failure 1
+	assert_output "pfdiff: -: Is a directory"
 	: > empty.folded
 	run pfdiff empty.folded "$FX/diff_new.folded"
 	assert_failure 1

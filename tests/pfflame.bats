@@ -161,6 +161,13 @@ boxes() {
 	run pfflame < /dev/null
 	assert_failure 1
 	assert_output "pfflame: -: no stacks"
+	mkdir -p adir
+	run pfflame adir
+	assert_failure 1
+	assert_output "pfflame: adir: Is a directory"
+	run pfflame - < adir
+	assert_failure 1
+	assert_output "pfflame: -: Is a directory"
 	printf 'p;a 0\n' > zero.folded
 	run pfflame zero.folded
 	assert_failure 1

@@ -382,6 +382,13 @@ static int read_run(struct ctx *c, struct run *r, int side)
 	int is_stdin = strcmp(path, "-") == 0;
 	off_t start = is_stdin ? lseek(STDIN_FILENO, 0, SEEK_CUR) : -1;
 	FILE *f = is_stdin ? stdin : fopen(path, "r");
+	struct stat st;
+	if (f && fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		if (f != stdin)
+			fclose(f);
+		f = NULL;
+		errno = EISDIR;
+	}
 	if (!f) {
 		fprintf(stderr, "pfdiff: %s: %s\n", path, strerror(errno));
 		return -1;

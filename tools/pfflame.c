@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <xxhash.h>
 
 #include "folded.h"
@@ -619,6 +620,13 @@ int main(int argc, char **argv)
 	}
 	fl.path = optind < argc ? argv[optind] : "-";
 	FILE *in = strcmp(fl.path, "-") == 0 ? stdin : fopen(fl.path, "r");
+	struct stat st;
+	if (in && fstat(fileno(in), &st) == 0 && S_ISDIR(st.st_mode)) {
+		if (in != stdin)
+			fclose(in);
+		in = NULL;
+		errno = EISDIR;
+	}
 	if (!in) {
 		fprintf(stderr, "pfflame: %s: %s\n", fl.path, strerror(errno));
 		return 1;
