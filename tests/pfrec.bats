@@ -38,6 +38,13 @@ json() {
 	assert_output --partial "power of two"
 	run pfrec -p 1 -- true
 	assert_failure 2
+	# -c: a period the kernel takes, 1 to 2^63-1, or a usage error before anything opens
+	for c in 0 -1 18446744073709551615 9223372036854775808 +5 5x; do
+		run pfrec -c "$c" -o c.pf -- true
+		assert_failure 2
+		assert_line --index 0 "pfrec: -c $c: not a period from 1 to 2^63-1 events"
+	done
+	[ ! -e c.pf ]
 }
 
 @test "a multi-threaded program: samples in each thread, with their names" {

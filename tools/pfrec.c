@@ -8,6 +8,7 @@
  * poll() wake-ups into RECORDS sections until the command exits, --duration
  * ends, a signal comes or the targets are gone; then disable, drain, write END.
  */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -285,7 +286,8 @@ static void usage(FILE *f)
 		"  -e, --event=NAME[:u|:k]    event to sample (default cycles, falling back to\n"
 		"                             cpu-clock); may be given up to %d times\n"
 		"  -F, --freq=HZ              samples per second (default %d)\n"
-		"  -c, --count=PERIOD         one sample every PERIOD events instead of -F\n"
+		"  -c, --count=PERIOD         one sample every PERIOD events (1 to 2^63-1)\n"
+		"                             instead of -F\n"
 		"  -g                         record frame-pointer call chains (kernel and user)\n"
 		"      --call-graph=MODE      fp (as -g) or dwarf[,BYTES]: kernel call chains\n"
 		"                             plus the user registers and BYTES of user stack\n"
@@ -456,9 +458,12 @@ static void parse_args(struct opts *o, int argc, char **argv)
 		}
 		case 'c': {
 			errno = 0;
+			/* strtoull takes "-1" as 2^64-1: digits only; the kernel wants
+			 * a period below 2^63 (EINVAL at open otherwise) */
 			unsigned long long v = strtoull(optarg, &end, 10);
-			if (end == optarg || *end || errno || v == 0)
-				usage_error("-c %s: not a positive period", optarg);
+			if (!isdigit((unsigned char)optarg[0]) || end == optarg || *end || errno || v == 0 ||
+			    v > INT64_MAX)
+				usage_error("-c %s: not a period from 1 to 2^63-1 events", optarg);
 			o->period = v;
 			break;
 		}
