@@ -201,3 +201,62 @@ check() {
 	assert_failure 1
 	cmp same.pf pie.pf
 }
+
+# plt_check OBJDUMP BINARY SECTION...: every stub that OBJDUMP labels
+# NAME@plt in these sections is NAME@plt to pfsym, at its first and its
+# last byte (entries are 16 bytes, .plt.got's 8 without IBT); the PLT header
+# has no name (it used to borrow the preceding _init).
+plt_check() {
+	local od=$1 bin=$2 sec
+	shift 2
+	local js=()
+	for sec in "$@"; do js+=(-j "$sec"); done
+	local labels
+	labels=$("$od" -d "${js[@]}" "$bin" | sed -n 's/^0*\([0-9a-f]*\) <\(.*@plt\)>:$/\1 \2/p')
+	[ "$(wc -l <<<"$labels")" -ge 3 ]
+	local a name last exp="" addrs=()
+	while read -r a name; do
+		last=$(printf '%x' $((0x$a + 7)))
+		addrs+=("$a" "$last")
+		exp+="0x$a $name"$'\n'"0x$last $name"$'\n'
+	done <<<"$labels"
+	run -0 pfsym --resolve="$bin" "${addrs[@]}"
+	assert_output "${exp%$'\n'}"
+	local hdr
+	hdr=$("$od" -d -j .plt "$bin" | sed -n 's/^0*\([0-9a-f]*\) <.plt>:$/\1/p')
+	if [ -n "$hdr" ]; then
+		run -0 pfsym --resolve="$bin" "$hdr"
+		assert_output "0x$hdr ??"
+	fi
+}
+
+@test "PLT stubs are NAME@plt (x86_64 .plt, .plt.got, .plt.sec; aarch64 .plt), never _init" {
+	local src=$PFTOOLS_SRC/tests/workloads/sym_plt.c
+	gcc -O2 -fPIC -shared -DPLT_LIB -o libplt.so "$src" -lm
+	plt_check objdump "$PWD/libplt.so" .plt .plt.got
+	gcc -O2 -fPIC -shared -DPLT_LIB -fcf-protection=full -Wl,-z,ibtplt -o libibt.so "$src" -lm
+	readelf -SW libibt.so | grep -q '\.plt\.sec'
+	plt_check objdump "$PWD/libibt.so" .plt.sec .plt.got
+	run pfsym --resolve=libplt.so 0 zz
+	assert_failure 2
+	run pfsym --resolve=/etc/passwd 1000
+	assert_failure 1
+	assert_output "pfsym: /etc/passwd: not a readable ELF file"
+	if command -v aarch64-linux-gnu-gcc >/dev/null && command -v aarch64-linux-gnu-objdump >/dev/null; then
+		aarch64-linux-gnu-gcc -O2 -fPIC -shared -DPLT_LIB -o liba64plt.so "$src" -lm
+		plt_check aarch64-linux-gnu-objdump "$PWD/liba64plt.so" .plt
+	fi
+}
+
+@test "samples in a PLT stub: frame NAME@plt, not the symbol before the PLT" {
+	local src=$PFTOOLS_SRC/tests/workloads/sym_plt.c
+	mkdir -p plt
+	build_workload sym_plt plt/libsymplt.so "${FLAGS[@]}" -fPIC -shared -DPLT_LIB -lm
+	build_workload sym_plt plt/prog "${FLAGS[@]}" -Lplt -lsymplt -Wl,-rpath,"$PWD/plt"
+	rec plt.pf plt/prog
+	pfsym -q plt.pf -o plt.sym
+	run -0 pffold --no-comm plt.sym
+	grep -qE '(^|;)plt_nop@plt [0-9]+$' <<<"$output"
+	run grep -E '(^|;)_init( |;)' <<<"$output"
+	assert_failure 1
+}

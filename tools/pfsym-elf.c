@@ -23,9 +23,13 @@
 enum state { ST_NEW, ST_OK, ST_MISSING, ST_MISMATCH, ST_NOFILE };
 
 struct sym {
-	uint64_t addr, size;
+	uint64_t addr;
+	uint64_t end;     /* first address past it: addr + size, or for an unsized
+			     symbol the end of its section (UINT64_MAX if unknown) */
 	const char *name;
+	uint64_t size;
 	uint8_t bind;
+	uint8_t plt;      /* a synthesized NAME@plt stub: the '@' is part of the name */
 };
 
 struct load {
@@ -47,6 +51,7 @@ struct binfo {
 	int n_load;
 	struct sym *syms;
 	size_t n_syms;
+	char *plt_names;            /* the synthesized "NAME@plt" strings */
 	uint64_t addrs, addrs_named; /* unique addresses asked, named */
 	struct binfo *next;
 };
@@ -88,6 +93,7 @@ static void binfo_free(struct binfo *b)
 	free(b->symfile);
 	pf_buf_free(&b->tried);
 	free(b->syms);
+	free(b->plt_names);
 	free(b);
 }
 
@@ -286,12 +292,19 @@ static int sort_syms(struct sym *v, size_t n)
 	return 0;
 }
 
+/* What load_syms needs to know of each section: where it ends (an unsized
+ * symbol never reaches past it) and whether it holds code. */
+struct secinfo {
+	uint64_t end;
+	uint8_t exec;
+};
+
 /* One symbol-table entry, if it names code: appended to b->syms. `strs`
- * is the string table (NUL-terminated at its end), exec[] tells the
- * sections that hold code. */
+ * is the string table (NUL-terminated at its end), sec[] describes the
+ * sections. */
 static void add_sym(struct binfo *b, const GElf_Ehdr *eh, uint64_t value, uint64_t size, unsigned info,
-		    unsigned shndx, uint64_t name_off, const char *strs, size_t strs_size, const uint8_t *exec,
-		    size_t n_exec)
+		    unsigned shndx, uint64_t name_off, const char *strs, size_t strs_size,
+		    const struct secinfo *sec, size_t n_sec)
 {
 	int t = GELF_ST_TYPE(info);
 	if (shndx == SHN_UNDEF || shndx >= SHN_LORESERVE || value == 0)
@@ -307,31 +320,221 @@ static void add_sym(struct binfo *b, const GElf_Ehdr *eh, uint64_t value, uint64
 		/* labels in code only, and not the assembler's locals */
 		if (name[0] == '.' && name[1] == 'L')
 			return;
-		if (shndx >= n_exec || !exec[shndx])
+		if (shndx >= n_sec || !sec[shndx].exec)
 			return;
 	}
 	uint64_t addr = value;
 	if (eh->e_machine == EM_ARM)
 		addr &= ~1ULL; /* Thumb bit */
-	b->syms[b->n_syms++] = (struct sym){ addr, size, name, (uint8_t)GELF_ST_BIND(info) };
+	uint64_t end = size ? addr + size : shndx < n_sec && sec[shndx].end > addr ? sec[shndx].end : UINT64_MAX;
+	if (end < addr)
+		end = UINT64_MAX;
+	b->syms[b->n_syms++] = (struct sym){ addr, end, name, size, (uint8_t)GELF_ST_BIND(info), 0 };
 }
 
-static int load_syms(struct binfo *b, Elf *e, Elf64_Word type)
+static Elf_Scn *scn_by_name(Elf *e, const char *want, GElf_Shdr *out)
+{
+	size_t shstrndx;
+	if (elf_getshdrstrndx(e, &shstrndx) != 0)
+		return NULL;
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+		if (gelf_getshdr(scn, &sh) && (n = elf_strptr(e, shstrndx, sh.sh_name)) && strcmp(n, want) == 0) {
+			*out = sh;
+			return scn;
+		}
+	}
+	return NULL;
+}
+
+/* The dynamic symbol names of a relocation section's entries: names[i] is
+ * relocation i's symbol name, or NULL (no symbol, e.g. IRELATIVE); offs[i]
+ * its r_offset (the GOT slot). @return the count, 0 if none or unreadable.
+ * Pointers are into e's data. */
+static size_t rela_names(Elf *e, const char *secname, const char ***names, uint64_t **offs)
+{
+	GElf_Shdr sh, dsh, ssh;
+	Elf_Scn *scn = scn_by_name(e, secname, &sh);
+	*names = NULL;
+	*offs = NULL;
+	if (!scn || sh.sh_type != SHT_RELA || !sh.sh_entsize)
+		return 0;
+	Elf_Scn *dyn = elf_getscn(e, sh.sh_link);
+	if (!dyn || !gelf_getshdr(dyn, &dsh) || dsh.sh_type != SHT_DYNSYM)
+		return 0;
+	Elf_Scn *str = elf_getscn(e, dsh.sh_link);
+	Elf_Data *rd = elf_getdata(scn, NULL), *dd = elf_getdata(dyn, NULL);
+	Elf_Data *sd = str && gelf_getshdr(str, &ssh) ? elf_getdata(str, NULL) : NULL;
+	if (!rd || !rd->d_buf || !dd || !dd->d_buf || !sd || !sd->d_buf || !sd->d_size ||
+	    ((const char *)sd->d_buf)[sd->d_size - 1] != 0)
+		return 0;
+	size_t n = sh.sh_size / sh.sh_entsize, nsym = dsh.sh_entsize ? dsh.sh_size / dsh.sh_entsize : 0;
+	if (!n || n > (1u << 24))
+		return 0;
+	*names = calloc(n, sizeof(**names));
+	*offs = calloc(n, sizeof(**offs));
+	if (!*names || !*offs) {
+		free(*names);
+		free(*offs);
+		*names = NULL;
+		*offs = NULL;
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		GElf_Rela r;
+		GElf_Sym ds;
+		if (!gelf_getrela(rd, (int)i, &r))
+			continue;
+		(*offs)[i] = r.r_offset;
+		size_t si = GELF_R_SYM(r.r_info);
+		if (si && si < nsym && gelf_getsym(dd, (int)si, &ds) && ds.st_name < sd->d_size &&
+		    ((const char *)sd->d_buf)[ds.st_name])
+			(*names)[i] = (const char *)sd->d_buf + ds.st_name;
+	}
+	return n;
+}
+
+struct plt_ent {
+	uint64_t addr, size;
+	const char *name;
+};
+
+/* Appends stubs of PLT section `secname` whose entry `first + i` jumps
+ * through relocation i (names[] from .rela.plt). */
+static void plt_by_index(Elf *e, const char *secname, uint64_t hdr, uint64_t ent, const char **names, size_t n,
+			 struct plt_ent *out, size_t *n_out, size_t max)
+{
+	GElf_Shdr sh;
+	if (!scn_by_name(e, secname, &sh) || !(sh.sh_flags & SHF_EXECINSTR) || sh.sh_size < hdr ||
+	    (sh.sh_size - hdr) / ent != n)
+		return; /* not the layout we know */
+	for (size_t i = 0; i < n && *n_out < max; i++)
+		if (names[i])
+			out[(*n_out)++] = (struct plt_ent){ sh.sh_addr + hdr + i * ent, ent, names[i] };
+}
+
+/* x86_64 .plt.got: each entry is `jmp *GOT(%rip)` (after an endbr64 with
+ * IBT); the GOT slot's GLOB_DAT relocation names the function. */
+static void plt_got_x86(Elf *e, struct plt_ent *out, size_t *n_out, size_t max)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn = scn_by_name(e, ".plt.got", &sh);
+	if (!scn || sh.sh_type != SHT_PROGBITS || !(sh.sh_flags & SHF_EXECINSTR))
+		return;
+	Elf_Data *d = elf_getdata(scn, NULL);
+	uint64_t ent = sh.sh_entsize == 8 || sh.sh_entsize == 16 ? sh.sh_entsize : 8;
+	if (!d || !d->d_buf || d->d_size < sh.sh_size)
+		return;
+	const char **names;
+	uint64_t *offs;
+	size_t n = rela_names(e, ".rela.dyn", &names, &offs);
+	const uint8_t *code = d->d_buf;
+	for (uint64_t o = 0; o + ent <= sh.sh_size && *n_out < max; o += ent) {
+		for (uint64_t k = 0; k + 6 <= ent; k++) {
+			if (code[o + k] != 0xff || code[o + k + 1] != 0x25)
+				continue;
+			int32_t disp;
+			memcpy(&disp, code + o + k + 2, 4); /* x86_64 is little-endian, as the host */
+			uint64_t slot = sh.sh_addr + o + k + 6 + (uint64_t)(int64_t)disp;
+			for (size_t i = 0; i < n; i++)
+				if (offs[i] == slot && names[i]) {
+					out[(*n_out)++] = (struct plt_ent){ sh.sh_addr + o, ent, names[i] };
+					break;
+				}
+			break;
+		}
+	}
+	free(names);
+	free(offs);
+}
+
+/* Symbols "NAME@plt" for the PLT stubs of `e` (x86_64: .plt, .plt.sec,
+ * .plt.got; aarch64: .plt), which no symbol table names: appended to
+ * b->syms (room for them is made here). @return 0 or -ENOMEM. */
+static int add_plt_syms(struct binfo *b, Elf *e)
+{
+	GElf_Ehdr eh;
+	if (!gelf_getehdr(e, &eh) || (eh.e_machine != EM_X86_64 && eh.e_machine != EM_AARCH64) ||
+	    gelf_getclass(e) != ELFCLASS64)
+		return 0;
+	const char **names;
+	uint64_t *offs;
+	size_t n = rela_names(e, ".rela.plt", &names, &offs);
+	size_t max = 2 * n + 4096;
+	struct plt_ent *pe = malloc(max * sizeof(*pe));
+	if (!pe) {
+		free(names);
+		free(offs);
+		return -ENOMEM;
+	}
+	size_t m = 0;
+	if (eh.e_machine == EM_X86_64) {
+		GElf_Shdr sh;
+		if (n && scn_by_name(e, ".plt.sec", &sh)) {
+			plt_by_index(e, ".plt.sec", 0, 16, names, n, pe, &m, max); /* IBT: the stubs called */
+			plt_by_index(e, ".plt", 16, 16, names, n, pe, &m, max);    /* their lazy-binding halves */
+		} else if (n) {
+			plt_by_index(e, ".plt", 16, 16, names, n, pe, &m, max);
+		}
+		plt_got_x86(e, pe, &m, max);
+	} else if (n) {
+		plt_by_index(e, ".plt", 32, 16, names, n, pe, &m, max);
+	}
+	int rc = 0;
+	size_t bytes = 0;
+	for (size_t i = 0; i < m; i++)
+		bytes += strlen(pe[i].name) + 5;
+	struct sym *syms = m ? realloc(b->syms, (b->n_syms + m) * sizeof(*syms)) : b->syms;
+	char *str = m ? malloc(bytes) : NULL;
+	if (m && (!syms || !str)) {
+		if (syms)
+			b->syms = syms;
+		free(str);
+		rc = -ENOMEM;
+	} else if (m) {
+		b->syms = syms;
+		free(b->plt_names);
+		b->plt_names = str;
+		for (size_t i = 0; i < m; i++) {
+			size_t l = strlen(pe[i].name);
+			memcpy(str, pe[i].name, l);
+			memcpy(str + l, "@plt", 5);
+			b->syms[b->n_syms++] = (struct sym){ pe[i].addr, pe[i].addr + pe[i].size, str, pe[i].size,
+							     STB_GLOBAL, 1 };
+			str += l + 5;
+		}
+	}
+	free(pe);
+	free(names);
+	free(offs);
+	return rc;
+}
+
+/* Loads the symbols of `e`'s tables of `type` (SHT_SYMTAB or SHT_DYNSYM) and
+ * the PLT stubs of `plt` (the binary with the code; may be NULL), sorted,
+ * one per address. */
+static int load_syms(struct binfo *b, Elf *e, Elf64_Word type, Elf *plt)
 {
 	GElf_Ehdr eh;
 	size_t shnum;
 	if (!gelf_getehdr(e, &eh) || elf_getshdrnum(e, &shnum) != 0)
 		return -1;
-	/* which sections hold code (for STT_NOTYPE labels) */
-	uint8_t *exec = calloc(shnum ? shnum : 1, 1);
-	if (!exec)
+	/* which sections hold code (for STT_NOTYPE labels), where they end */
+	struct secinfo *sec = calloc(shnum ? shnum : 1, sizeof(*sec));
+	if (!sec)
 		return -ENOMEM;
 	Elf_Scn *scn = NULL;
 	while ((scn = elf_nextscn(e, scn))) {
 		GElf_Shdr sh;
 		size_t i = elf_ndxscn(scn);
-		if (i < shnum && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR))
-			exec[i] = 1;
+		if (i < shnum && gelf_getshdr(scn, &sh)) {
+			sec[i].exec = (sh.sh_flags & SHF_EXECINSTR) != 0;
+			sec[i].end = (sh.sh_flags & SHF_ALLOC) && sh.sh_addr + sh.sh_size > sh.sh_addr
+					     ? sh.sh_addr + sh.sh_size
+					     : UINT64_MAX;
+		}
 	}
 	int rc = 0;
 	scn = NULL;
@@ -358,17 +561,19 @@ static int load_syms(struct binfo *b, Elf *e, Elf64_Word type)
 			const Elf64_Sym *st = d->d_buf;
 			for (size_t i = 0; i < n; i++)
 				add_sym(b, &eh, st[i].st_value, st[i].st_size, st[i].st_info, st[i].st_shndx,
-					st[i].st_name, strs, sd->d_size, exec, shnum);
+					st[i].st_name, strs, sd->d_size, sec, shnum);
 			continue;
 		}
 		for (size_t i = 0; i < n; i++) {
 			GElf_Sym st;
 			if (gelf_getsym(d, (int)i, &st))
 				add_sym(b, &eh, st.st_value, st.st_size, st.st_info, st.st_shndx, st.st_name, strs,
-					sd->d_size, exec, shnum);
+					sd->d_size, sec, shnum);
 		}
 	}
-	free(exec);
+	free(sec);
+	if (!rc && plt)
+		rc = add_plt_syms(b, plt);
 	if (rc)
 		return rc;
 	if (!b->n_syms)
@@ -524,9 +729,9 @@ static void find_files(struct symbolizer *s, struct binfo *b)
 	}
 	b->state = ST_OK;
 	if (b->elf_sym)
-		load_syms(b, b->elf_sym, SHT_SYMTAB);
+		load_syms(b, b->elf_sym, SHT_SYMTAB, b->elf_main);
 	else if (has_dynsym(b->elf_main))
-		load_syms(b, b->elf_main, SHT_DYNSYM);
+		load_syms(b, b->elf_main, SHT_DYNSYM, b->elf_main);
 }
 
 static struct binfo *binfo_get(struct symbolizer *s, struct pf_dso *dso)
@@ -567,7 +772,7 @@ static struct binfo *binfo_get(struct symbolizer *s, struct pf_dso *dso)
 				b->elf_main = b->elf_sym = e;
 				b->found = strdup("(recorded image)");
 				load_segments(b, e);
-				load_syms(b, e, has_symtab(e) ? SHT_SYMTAB : SHT_DYNSYM);
+				load_syms(b, e, has_symtab(e) ? SHT_SYMTAB : SHT_DYNSYM, e);
 				b->state = ST_OK;
 			} else if (e) {
 				elf_end(e);
@@ -586,6 +791,10 @@ static struct binfo *binfo_get(struct symbolizer *s, struct pf_dso *dso)
 	return b;
 }
 
+/* The symbol that covers ELF address v, or NULL: the last symbol at or
+ * before v if v is below its end (a sized symbol's size; an unsized one
+ * reaches the next symbol but never past its section), else a sized one
+ * just before that encloses v (a nested label). */
 static const struct sym *lookup(const struct binfo *b, uint64_t v)
 {
 	size_t lo = 0, hi = b->n_syms;
@@ -599,15 +808,20 @@ static const struct sym *lookup(const struct binfo *b, uint64_t v)
 	if (!lo)
 		return NULL;
 	const struct sym *s = &b->syms[lo - 1];
-	if (!s->size)
-		return s; /* unsized: up to the next symbol */
-	if (v < s->addr + s->size)
+	if (v < s->end)
 		return s;
-	/* a sized symbol that does not reach v: an enclosing one just before? */
 	for (size_t i = lo - 1, k = 0; i-- > 0 && k < 8; k++)
-		if (b->syms[i].size && v < b->syms[i].addr + b->syms[i].size)
+		if (b->syms[i].size && v < b->syms[i].end)
 			return &b->syms[i];
 	return NULL;
+}
+
+/* The string id in p of the name shown for sy. */
+static int64_t sym_name_id(struct pf_prof *p, const struct sym *sy)
+{
+	/* "__expl_finite@GLIBC_2.15" (a versioned name in a debug symtab) is shown
+	 * as the function a user knows, "__expl_finite" */
+	return pf_prof_str(p, sy->name, sy->plt ? strlen(sy->name) : strcspn(sy->name, "@"));
 }
 
 int sym_resolve(void *ctx, struct pf_prof *p, struct pf_dso *dso, struct pf_prof_frame *f)
@@ -637,9 +851,7 @@ int sym_resolve(void *ctx, struct pf_prof *p, struct pf_dso *dso, struct pf_prof
 	const struct sym *sy = lookup(b, v);
 	if (!sy)
 		return 0;
-	/* "__expl_finite@GLIBC_2.15" (a versioned name in a debug symtab) is shown
-	 * as the function a user knows, "__expl_finite" */
-	int64_t id = pf_prof_str(p, sy->name, strcspn(sy->name, "@"));
+	int64_t id = sym_name_id(p, sy);
 	if (id < 0)
 		return (int)id;
 	f->name = (uint32_t)id;
@@ -689,4 +901,26 @@ Elf *sym_dso_elf(struct symbolizer *s, struct pf_dso *dso, const char **path)
 	if (b->found && b->found[0] == '/')
 		*path = b->found;
 	return b->elf_main;
+}
+
+int sym_lookup_file(struct symbolizer *s, struct pf_prof *p, const char *path, uint64_t vaddr, const char **name)
+{
+	struct pf_dso d;
+	memset(&d, 0, sizeof(d));
+	d.path = (char *)path;
+	d.path_len = (uint32_t)strlen(path);
+	struct binfo *b = binfo_get(s, &d);
+	*name = NULL;
+	if (!b)
+		return -ENOMEM;
+	if (b->state != ST_OK)
+		return -ENOENT;
+	const struct sym *sy = lookup(b, vaddr);
+	if (!sy)
+		return 0;
+	int64_t id = sym_name_id(p, sy);
+	if (id < 0)
+		return (int)id;
+	*name = pf_prof_str_get(p, (uint32_t)id, NULL);
+	return 0;
 }

@@ -38,6 +38,9 @@ static void usage(FILE *f)
 	      "                        DIR/PATH, DIR/PATH.debug); may be repeated\n"
 	      "  -f, --force           use binaries whose build-id differs from the recorded one\n"
 	      "  -q, --quiet           no summary on standard error\n"
+	      "      --resolve=BINARY  a debugging aid: print the name pfsym gives each ELF\n"
+	      "                        virtual address ADDR (hex) of BINARY ('ADDR NAME',\n"
+	      "                        '?\?' if none), then exit: pfsym --resolve=BINARY ADDR...\n"
 	      "  -h, --help            show this help and exit\n"
 	      "  -V, --version         show the version and exit\n"
 	      "\n"
@@ -152,6 +155,44 @@ static int prescan_want(void *arg, uint16_t type)
 	return type == PF_SEC_DSO_IMAGE || type == PF_SEC_BUILDID;
 }
 
+/* pfsym --resolve=BINARY ADDR...: one line per address. */
+static int resolve_main(const struct pfsym_opts *so, const char *bin, char **addrs, int n)
+{
+	struct symbolizer *sym = sym_new(so);
+	struct pf_prof p;
+	pf_prof_init(&p);
+	/* binaries are found by absolute path, as recorded */
+	char *abs = realpath(bin, NULL);
+	if (!abs) {
+		fprintf(stderr, PROG ": %s: %s\n", bin, strerror(errno));
+		sym_free(sym);
+		return 1;
+	}
+	int status = sym ? 0 : 1;
+	for (int i = 0; i < n && !status; i++) {
+		char *e;
+		errno = 0;
+		unsigned long long v = strtoull(addrs[i], &e, 16);
+		if (errno || e == addrs[i] || *e) {
+			fprintf(stderr, PROG ": --resolve: '%s' is not a hexadecimal address\n", addrs[i]);
+			status = 2;
+			break;
+		}
+		const char *name;
+		int rc = sym_lookup_file(sym, &p, abs, v, &name);
+		if (rc < 0) {
+			fprintf(stderr, PROG ": %s: %s\n", bin, rc == -ENOENT ? "not a readable ELF file" : strerror(-rc));
+			status = 1;
+			break;
+		}
+		printf("0x%llx %s\n", v, name ? name : "??");
+	}
+	free(abs);
+	sym_free(sym);
+	pf_prof_free(&p);
+	return status;
+}
+
 static void prescan(const char *path, struct symbolizer *sym, struct pf_maps *maps)
 {
 	pf_reader *r;
@@ -190,6 +231,7 @@ int main(int argc, char **argv)
 		{ "debug-dir", required_argument, NULL, 'D' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "resolve", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -199,7 +241,7 @@ int main(int argc, char **argv)
 	mallopt(M_MMAP_THRESHOLD, 256 << 20);
 	mallopt(M_TRIM_THRESHOLD, 512 << 20);
 	struct pfsym_opts so = { 0 };
-	const char *out = NULL, *in = "-";
+	const char *out = NULL, *in = "-", *resolve = NULL;
 	const char *ddirs[32];
 	int quiet = 0, c;
 	so.debug_dirs = ddirs;
@@ -224,6 +266,9 @@ int main(int argc, char **argv)
 		case 'q':
 			quiet = 1;
 			break;
+		case 'R':
+			resolve = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -235,6 +280,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (resolve)
+		return resolve_main(&so, resolve, argv + optind, argc - optind);
 	if (optind < argc)
 		in = argv[optind++];
 	if (optind < argc && !out)

@@ -36,6 +36,12 @@ int sym_report(struct symbolizer *s, FILE *out, const char *prog);
  * the symbolizer. For the unwinder (pfsym-unwind.c). */
 Elf *sym_dso_elf(struct symbolizer *s, struct pf_dso *dso, const char **path);
 
+/* For `pfsym --resolve` (a debugging aid): the name pfsym gives ELF virtual
+ * address `vaddr` of the binary at `path` (opened as is, no build-id
+ * check). *name gets it (owned by p), or NULL when no symbol covers the
+ * address. @return 0, -ENOENT (not a readable ELF file), -ENOMEM. */
+int sym_lookup_file(struct symbolizer *s, struct pf_prof *p, const char *path, uint64_t vaddr, const char **name);
+
 /* Counts of binaries: found and used, missing, mismatched. */
 void sym_counts(const struct symbolizer *s, unsigned *found, unsigned *missing, unsigned *mismatched);
 
