@@ -1207,27 +1207,46 @@ struct pf_fold {
 	uint64_t *agg;             /* top-N scratch, per disp id */
 	uint32_t *gen;
 	struct pf_buf warn;
+	struct pf_buf damage;      /* error lines: what of the input was damaged */
+	uint64_t bad_refs;         /* samples whose stack or comm id is never defined */
+	uint64_t late_refs;        /* of the deferred, those folded at the end */
+	struct pf_buf deferred;    /* SAMPLES entries whose ids were not defined yet */
+	int replaying;             /* folding the deferred samples */
 	char errmsg[512];
 };
 
-static void warnf(pf_fold *f, const char *fmt, ...)
+static void add_line(struct pf_buf *to, const char *fmt, va_list ap)
 {
 	char buf[512];
-	va_list ap;
-	va_start(ap, fmt);
 	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
 	if (n < 0)
 		return;
 	if ((size_t)n >= sizeof(buf))
 		n = sizeof(buf) - 1;
-	/* the same warning once */
-	if (f->warn.len && memmem(f->warn.data, f->warn.len, buf, (size_t)n))
+	/* the same line once */
+	if (to->len && memmem(to->data, to->len, buf, (size_t)n))
 		return;
-	if (f->warn.len)
-		f->warn.len--; /* drop the NUL */
-	pf_buf_put(&f->warn, buf, (size_t)n);
-	pf_buf_put(&f->warn, "\n", 2); /* newline and NUL */
+	if (to->len)
+		to->len--; /* drop the NUL */
+	pf_buf_put(to, buf, (size_t)n);
+	pf_buf_put(to, "\n", 2); /* newline and NUL */
+}
+
+static void warnf(pf_fold *f, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	add_line(&f->warn, fmt, ap);
+	va_end(ap);
+}
+
+/* Damage: a line for pf_fold_damage(). */
+static void damagef(pf_fold *f, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	add_line(&f->damage, fmt, ap);
+	va_end(ap);
 }
 
 static int ent_grow(pf_fold *f)
@@ -1329,10 +1348,21 @@ static int fold_sample(void *ctx, const struct pf_prof_sample *s)
 		if (i == f->o.n_pids)
 			return 0;
 	}
+	if ((s->stack != NONE && s->stack >= f->prof.n_stacks) || (s->comm != NONE && s->comm >= f->prof.n_str)) {
+		/* a table it needs is missing, damaged, or comes later (out
+		 * of order): try again at the end of the file */
+		if (f->replaying) {
+			f->bad_refs++;
+			return 0;
+		}
+		if (!f->deferred.len && pf_prof_samples_begin(&f->deferred))
+			return -ENOMEM;
+		return pf_prof_samples_add(&f->deferred, s) ? -ENOMEM : 0;
+	}
+	if (f->replaying)
+		f->late_refs++;
 	if (!comm_keep(f, s->comm))
 		return 0;
-	if (s->stack != NONE && s->stack >= f->prof.n_stacks)
-		return 0; /* damaged reference */
 	uint64_t w = f->o.weight == PF_FOLD_PERIOD ? s->period : 1;
 	f->period_sum += s->period;
 	f->period_n++;
@@ -1619,12 +1649,25 @@ static int fold_read(pf_fold *f, const char *path)
 	}
 	struct pf_section s;
 	char msg[256];
+	int ended = 0;
+	uint64_t end_off = 0;
 	while ((rc = pf_reader_next(r, &s)) != 0) {
+		if (ended) {
+			/* a file ends with END: what follows is not part of it */
+			damagef(f, "%s: offset %llu: data after the END section (another file appended?): ignored",
+				pf_reader_name(r), (unsigned long long)end_off);
+			rc = 0;
+			break;
+		}
 		if (rc < 0) {
-			warnf(f, "warning: %s", pf_reader_errmsg(r));
+			damagef(f, "%s", pf_reader_errmsg(r));
 			if (!pf_reader_can_continue(r))
 				break;
 			continue;
+		}
+		if (s.type == PF_SEC_END) {
+			ended = 1;
+			end_off = pf_reader_offset(r);
 		}
 		if (f->mode == 0) {
 			if (s.type == PF_SEC_SYMINFO || s.type == PF_SEC_SAMPLES || s.type == PF_SEC_STRINGS)
@@ -1634,8 +1677,8 @@ static int fold_read(pf_fold *f, const char *path)
 		}
 		if (s.type == PF_SEC_EVENT) {
 			if (pf_events_add(&f->evs, &s) < 0)
-				warnf(f, "warning: %s: section %llu: bad EVENT payload", pf_reader_name(r),
-				      (unsigned long long)s.index);
+				damagef(f, "%s: section %llu: bad EVENT payload", pf_reader_name(r),
+					(unsigned long long)s.index);
 		}
 		if (f->mode == 1) {
 			if (s.type == PF_SEC_STRINGS || s.type == PF_SEC_FRAMES || s.type == PF_SEC_STACKS) {
@@ -1644,8 +1687,8 @@ static int fold_read(pf_fold *f, const char *path)
 				if (rc == -ENOMEM)
 					break;
 				if (rc < 0)
-					warnf(f, "warning: %s: section %llu: %s", pf_reader_name(r),
-					      (unsigned long long)s.index, msg);
+					damagef(f, "%s: section %llu: %s", pf_reader_name(r), (unsigned long long)s.index,
+						msg);
 			} else if (s.type == PF_SEC_SAMPLES) {
 				size_t pos = 0;
 				struct pf_prof_sample ps;
@@ -1655,15 +1698,15 @@ static int fold_read(pf_fold *f, const char *path)
 				if (rc == -ENOMEM)
 					break;
 				if (rc < 0)
-					warnf(f, "warning: %s: section %llu: bad SAMPLES payload", pf_reader_name(r),
-					      (unsigned long long)s.index);
+					damagef(f, "%s: section %llu: bad SAMPLES payload", pf_reader_name(r),
+						(unsigned long long)s.index);
 			}
 		} else {
 			rc = pf_prof_builder_section(f->b, &s);
 			if (rc == -ENOMEM)
 				break;
 			if (rc < 0)
-				warnf(f, "warning: %s: %s", pf_reader_name(r), pf_prof_builder_errmsg(f->b));
+				damagef(f, "%s: %s", pf_reader_name(r), pf_prof_builder_errmsg(f->b));
 		}
 		rc = 0;
 	}
@@ -1685,6 +1728,30 @@ static int fold_read(pf_fold *f, const char *path)
 			return -ENOENT;
 		}
 	}
+	if (f->deferred.len && rc != -ENOMEM) {
+		size_t pos = 0;
+		struct pf_prof_sample ps;
+		f->replaying = 1;
+		while (pf_prof_samples_next(f->deferred.data, f->deferred.len, &pos, &ps) > 0)
+			if ((rc = fold_sample(f, &ps)) < 0)
+				break;
+		pf_buf_free(&f->deferred);
+		if (rc == -ENOMEM) {
+			snprintf(f->errmsg, sizeof(f->errmsg), "%s: out of memory", path);
+			return rc;
+		}
+		rc = 0;
+	}
+	if (f->late_refs)
+		damagef(f,
+			"%s: %llu samples come before the STACKS or STRINGS sections they refer to (out of order): "
+			"folded",
+			path, (unsigned long long)f->late_refs);
+	if (f->bad_refs)
+		damagef(f,
+			"%s: %llu samples refer to stacks or names that no STACKS or STRINGS section defines "
+			"(missing or damaged): not folded",
+			path, (unsigned long long)f->bad_refs);
 	if (f->lost)
 		warnf(f, "warning: %llu samples were lost during recording (shown as [lost])",
 		      (unsigned long long)f->lost);
@@ -1761,6 +1828,13 @@ const char *pf_fold_warnings(const pf_fold *f)
 	if (!f->warn.len)
 		return "";
 	return (const char *)f->warn.data;
+}
+
+const char *pf_fold_damage(const pf_fold *f)
+{
+	if (!f || !f->damage.len)
+		return "";
+	return (const char *)f->damage.data;
 }
 
 const char *pf_fold_errmsg(const pf_fold *f) { return f ? f->errmsg : ""; }
@@ -1846,5 +1920,7 @@ void pf_fold_close(pf_fold *f)
 	pf_buf_free(&f->text);
 	free(f->lines);
 	free(f->warn.data);
+	free(f->damage.data);
+	free(f->deferred.data);
 	free(f);
 }

@@ -251,8 +251,11 @@ typedef struct pf_fold pf_fold;
 
 /* Reads `path` ("-" = stdin) to the end and folds it: the resolved profile
  * when the file has one (a SYMINFO section before its first RECORDS), else the
- * raw records with frames as DSO + offset. Damaged sections are skipped with a
- * warning (pf_fold_warnings()). Memory grows with unique stacks, not samples.
+ * raw records with frames as DSO + offset. Damage does not stop the fold:
+ * damaged sections, samples that refer to tables no earlier section defines,
+ * and anything after the END section (another file appended) are left out,
+ * each problem told once by pf_fold_damage(); every intact sample is folded.
+ * Memory grows with unique stacks, not samples.
  * @return 0 and *out set; or a negative errno with *out set (when not
  * -ENOMEM) so that pf_fold_errmsg() can be read; pf_fold_close() it. */
 int pf_fold_open(pf_fold **out, const char *path, const struct pf_fold_opts *o);
@@ -273,6 +276,10 @@ uint64_t pf_fold_lost(const pf_fold *f);
 /* Warnings met while reading (damaged sections, lost samples, other events
  * present): lines separated by '\n', "" if none. Owned by f. */
 const char *pf_fold_warnings(const pf_fold *f);
+/* What of the input was damaged and left out (see pf_fold_open()): one line
+ * per problem, each "FILE: ...", separated by '\n'; "" if the input was
+ * intact. A tool prints these as errors and exits 1. Owned by f. */
+const char *pf_fold_damage(const pf_fold *f);
 const char *pf_fold_errmsg(const pf_fold *f);
 
 /* Top functions. self: weight of samples whose leaf frame has this name;

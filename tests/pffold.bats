@@ -103,3 +103,39 @@ gen_worker;[gen.bin];[gen.bin];[gen.bin] 3000"
 	refute_sanitizer
 	assert_output --regexp "^(sh|true);"
 }
+
+@test "damaged input: intact samples folded, one error line per problem (also with -q), exit 1" {
+	# truncated inside the last SAMPLES section: the three before it fold
+	local off
+	off=$(pfdump big.pf | awk '$3 == "SAMPLES" {o = $6} END {sub(":", "", o); print o}')
+	head -c $((off + 40)) big.pf >trunc.pf
+	run --separate-stderr pffold -q trunc.pf
+	assert_failure 1
+	[ "$(awk '{s += $NF} END {print s}' <<<"$output")" -eq $((3 * 65536)) ]
+	[[ "$stderr" == "pffold: trunc.pf: section "*" at offset $off: truncated"* ]]
+	[ "$(wc -l <<<"$stderr")" -eq 1 ]
+	# two files concatenated: the second is trailing data, not more samples
+	cat big.pf big.pf >cat2.pf
+	run --separate-stderr pffold cat2.pf
+	assert_failure 1
+	[ "$(awk '{s += $NF} END {print s}' <<<"$output")" -eq 200000 ]
+	assert_equal "$stderr" "pffold: cat2.pf: offset $(stat -c %s big.pf): data after the END section (another file appended?): ignored"
+	# re-checksummed damage: no STACKS sections, a STACKS count of 0xffffffff
+	"$PFTOOLS_BUILD/tests/pfsym-gen" resolved-nostacks 1000 nostacks.pf
+	run --separate-stderr pffold nostacks.pf
+	assert_failure 1
+	assert_output ""
+	assert_equal "$stderr" "pffold: nostacks.pf: 1000 samples refer to stacks or names that no STACKS or STRINGS section defines (missing or damaged): not folded"
+	"$PFTOOLS_BUILD/tests/pfsym-gen" resolved-stackcount 1000 stackcount.pf
+	run --separate-stderr pffold stackcount.pf
+	assert_failure 1
+	[[ "$stderr" == "pffold: stackcount.pf: section 4: STACKS entries run past the section"$'\n'* ]]
+	# SAMPLES before the tables they refer to: folded, but the file is damaged
+	"$PFTOOLS_BUILD/tests/pfsym-gen" resolved 1000 ordered.pf
+	"$PFTOOLS_BUILD/tests/pfsym-gen" resolved-late 1000 late.pf
+	run --separate-stderr pffold late.pf
+	assert_failure 1
+	assert_output "$(pffold ordered.pf)"
+	assert_equal "$stderr" "pffold: late.pf: 1000 samples come before the STACKS or STRINGS sections they refer to (out of order): folded"
+	refute_sanitizer
+}

@@ -51,7 +51,10 @@ static void usage(FILE *f)
 	      "Lost samples appear as one '[lost]' line (its weight estimated from the mean\n"
 	      "period with --weight=period), with a warning.\n"
 	      "\n"
-	      "Exit status: 0 ok, 1 error, 2 usage.\n",
+	      "A damaged input still folds: every intact sample is written, each problem\n"
+	      "is reported on standard error (also with --quiet) and the exit status is 1.\n"
+	      "\n"
+	      "Exit status: 0 ok, 1 error (including a damaged input), 2 usage.\n",
 	      f);
 }
 
@@ -90,6 +93,17 @@ static void print_top(pf_fold *f, size_t n, FILE *out)
 				(unsigned long long)t[i].weight, t[i].name);
 	}
 	free(t);
+}
+
+/* Each line of `text` on standard error with the program name. */
+static void print_lines(const char *w)
+{
+	while (*w) {
+		const char *nl = strchr(w, '\n');
+		size_t n = nl ? (size_t)(nl - w) : strlen(w);
+		fprintf(stderr, PROG ": %.*s\n", (int)n, w);
+		w += n + (nl ? 1 : 0);
+	}
 }
 
 int main(int argc, char **argv)
@@ -223,16 +237,13 @@ int main(int argc, char **argv)
 
 	pf_fold *f;
 	int rc = pf_fold_open(&f, in, &o);
-	if (!quiet && f && *pf_fold_warnings(f)) {
-		/* each line gets the program name */
-		const char *w = pf_fold_warnings(f);
-		while (*w) {
-			const char *nl = strchr(w, '\n');
-			size_t n = nl ? (size_t)(nl - w) : strlen(w);
-			fprintf(stderr, PROG ": %.*s\n", (int)n, w);
-			w += n + (nl ? 1 : 0);
-		}
-	}
+	if (!quiet && f)
+		print_lines(pf_fold_warnings(f));
+	/* damage is an error, also with --quiet: what was intact is still
+	 * folded and written, and the exit status is 1 */
+	int status = f && *pf_fold_damage(f) ? 1 : 0;
+	if (f)
+		print_lines(pf_fold_damage(f));
 	if (rc < 0) {
 		const char *m = pf_fold_errmsg(f);
 		if (m && *m)
@@ -242,7 +253,6 @@ int main(int argc, char **argv)
 		pf_fold_close(f);
 		return 1;
 	}
-	int status = 0;
 	FILE *of = stdout;
 	if (strcmp(out, "-") != 0 && !(of = fopen(out, "w"))) {
 		fprintf(stderr, PROG ": %s: %s\n", out, strerror(errno));

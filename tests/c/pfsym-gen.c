@@ -10,6 +10,10 @@
  *                  whose exec replaces the mapping with /opt/other.bin.
  *   resolved N OUT a resolved profile only (SYMINFO, tables, SAMPLES) of N
  *                  samples over 4096 stacks of depth 8-23, for benchmarks.
+ *   resolved-nostacks N OUT    damaged ones (checksums right): without the
+ *   resolved-late N OUT        STACKS sections; with the SAMPLES sections
+ *   resolved-stackcount N OUT  before the tables; with the first STACKS
+ *                              section's count set to 0xffffffff.
  * OUT may be "-" for standard output.
  */
 #include <fcntl.h>
@@ -131,11 +135,30 @@ static void gen_raw(pf_writer *w)
 		die("records");
 }
 
-static void gen_resolved(pf_writer *w, uint64_t n)
+enum damage { D_NONE, D_NOSTACKS, D_LATE, D_STACKCOUNT };
+
+static void write_tables(pf_writer *w, struct pf_prof *p, enum damage dmg)
+{
+	struct pf_buf bs = { 0 }, bf = { 0 }, bk = { 0 };
+	int more;
+	do {
+		more = pf_prof_encode_tables(p, &bs, &bf, &bk, 4u << 20);
+		if (dmg == D_STACKCOUNT && bk.len >= 8)
+			memset(bk.data + 4, 0xff, 4);
+		if (bs.len) pf_writer_section(w, PF_SEC_STRINGS, 0, bs.data, bs.len);
+		if (bf.len) pf_writer_section(w, PF_SEC_FRAMES, 0, bf.data, bf.len);
+		if (bk.len && dmg != D_NOSTACKS) pf_writer_section(w, PF_SEC_STACKS, 0, bk.data, bk.len);
+	} while (more > 0);
+	pf_buf_free(&bs);
+	pf_buf_free(&bf);
+	pf_buf_free(&bk);
+}
+
+static void gen_resolved(pf_writer *w, uint64_t n, enum damage dmg)
 {
 	struct pf_prof p;
 	pf_prof_init(&p);
-	struct pf_buf b = { 0 }, bs = { 0 }, bf = { 0 }, bk = { 0 };
+	struct pf_buf b = { 0 };
 	pf_kv_add(&b, "pfsym.version", "pfsym-gen");
 	pf_writer_section(w, PF_SEC_SYMINFO, 0, b.data, b.len);
 	event(w, "cpu-clock", PERF_COUNT_SW_CPU_CLOCK, 1);
@@ -158,13 +181,8 @@ static void gen_resolved(pf_writer *w, uint64_t n)
 		}
 		stacks[s] = parent;
 	}
-	int more;
-	do {
-		more = pf_prof_encode_tables(&p, &bs, &bf, &bk, 4u << 20);
-		if (bs.len) pf_writer_section(w, PF_SEC_STRINGS, 0, bs.data, bs.len);
-		if (bf.len) pf_writer_section(w, PF_SEC_FRAMES, 0, bf.data, bf.len);
-		if (bk.len) pf_writer_section(w, PF_SEC_STACKS, 0, bk.data, bk.len);
-	} while (more > 0);
+	if (dmg != D_LATE)
+		write_tables(w, &p, dmg);
 	pf_prof_samples_begin(&b);
 	for (uint64_t i = 0; i < n; i++) {
 		seed = seed * 1103515245u + 12345u;
@@ -183,17 +201,16 @@ static void gen_resolved(pf_writer *w, uint64_t n)
 	}
 	if (pf_le32(b.data))
 		pf_writer_section(w, PF_SEC_SAMPLES, 0, b.data, b.len);
+	if (dmg == D_LATE)
+		write_tables(w, &p, dmg);
 	pf_buf_free(&b);
-	pf_buf_free(&bs);
-	pf_buf_free(&bf);
-	pf_buf_free(&bk);
 	pf_prof_free(&p);
 }
 
 int main(int argc, char **argv)
 {
 	if (argc < 3)
-		die("usage: pfsym-gen raw OUT | resolved N OUT");
+		die("usage: pfsym-gen raw OUT | resolved[-nostacks|-late|-stackcount] N OUT");
 	const char *out = argv[argc - 1];
 	int fd = strcmp(out, "-") == 0 ? 1 : open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0)
@@ -204,7 +221,13 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "raw") == 0)
 		gen_raw(w);
 	else if (strcmp(argv[1], "resolved") == 0 && argc == 4)
-		gen_resolved(w, strtoull(argv[2], NULL, 10));
+		gen_resolved(w, strtoull(argv[2], NULL, 10), D_NONE);
+	else if (strcmp(argv[1], "resolved-nostacks") == 0 && argc == 4)
+		gen_resolved(w, strtoull(argv[2], NULL, 10), D_NOSTACKS);
+	else if (strcmp(argv[1], "resolved-late") == 0 && argc == 4)
+		gen_resolved(w, strtoull(argv[2], NULL, 10), D_LATE);
+	else if (strcmp(argv[1], "resolved-stackcount") == 0 && argc == 4)
+		gen_resolved(w, strtoull(argv[2], NULL, 10), D_STACKCOUNT);
 	else
 		die("unknown mode");
 	struct pf_buf b = { 0 };
