@@ -260,3 +260,23 @@ plt_check() {
 	run grep -E '(^|;)_init( |;)' <<<"$output"
 	assert_failure 1
 }
+
+@test "damaged input: only the input's error, the resolved profile of what was read is written, exit 1" {
+	pfsym -q pie.pf -o whole.sym
+	# truncated inside END: every sample is intact
+	local off
+	off=$(pfdump pie.pf | awk '$3 == "END" {sub(":", "", $6); print $6}')
+	head -c $((off + 10)) pie.pf >trunc.pf
+	run --separate-stderr pfsym -q trunc.pf -o trunc.sym
+	assert_failure 1
+	[[ "$stderr" == "pfsym: trunc.pf: "*"truncated"* ]]
+	[ "$(wc -l <<<"$stderr")" -eq 1 ]
+	run -0 cmp <(pffold trunc.sym) <(pffold whole.sym)
+	# two files concatenated: the first is symbolized, the second is an error
+	cat pie.pf pie.pf >cat2.pf
+	run --separate-stderr pfsym -q cat2.pf -o cat2.sym
+	assert_failure 1
+	assert_equal "$stderr" "pfsym: cat2.pf: offset $(stat -c %s pie.pf): data after the END section (another file appended?): ignored"
+	run -0 cmp <(pffold cat2.sym) <(pffold whole.sym)
+	refute_sanitizer
+}

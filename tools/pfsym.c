@@ -386,10 +386,23 @@ int main(int argc, char **argv)
 	}
 	struct pf_section s;
 	int ended = 0, syminfo_written = 0, swap = pf_reader_needs_swap(r);
+	uint64_t end_off = 0;
 	while ((rc = pf_reader_next(r, &s)) != 0) {
+		if (ended) {
+			/* a file ends with END: what follows (another file
+			 * appended, garbage) is not part of it */
+			fprintf(stderr, PROG ": %s: offset %llu: data after the END section (another file appended?): ignored\n",
+				pf_reader_name(r), (unsigned long long)end_off);
+			status = 1;
+			rc = 0;
+			break;
+		}
 		if (rc < 0) {
+			/* the input's damage: what was read is still resolved
+			 * and written below */
 			fprintf(stderr, PROG ": %s\n", pf_reader_errmsg(r));
 			status = 1;
+			rc = 0;
 			if (!pf_reader_can_continue(r))
 				break;
 			continue;
@@ -412,6 +425,7 @@ int main(int argc, char **argv)
 			if ((rc = write_syminfo_end(st.w, pf_prof_builder_stats(b), &st.prof, fo, mi, mm)) < 0)
 				break;
 			ended = 1;
+			end_off = pf_reader_offset(r);
 		}
 		/* raw sections pass through as stored (no zstd round trip), unless
 		 * the reader converted their byte order or restored a transform */
