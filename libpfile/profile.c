@@ -1196,7 +1196,10 @@ struct pf_fold {
 	uint8_t *comm_keep;        /* per comm string id: 0 unknown, 1 keep, 2 drop */
 	uint32_t comm_keep_cap;
 	uint64_t total, samples, lost, lost_period_samples;
-	uint64_t period_sum, period_n;
+	double period_sum;         /* of kept samples, for the mean period */
+	uint64_t period_n;
+	int saturated;             /* a weight reached W_MAX */
+	const char *path;          /* the input's name, for messages */
 	/* output */
 	struct pf_prof disp;       /* display names */
 	uint32_t *frame_disp;      /* frame id -> disp string id */
@@ -1322,11 +1325,30 @@ static int comm_keep(pf_fold *f, uint32_t comm)
 	return f->comm_keep[comm] == 1;
 }
 
+/* Weights and their sums stop at 2^63-1, the largest count that readers of
+ * folded stacks (pfflame, pfdiff, flamegraph.pl's Perl) take. */
+#define W_MAX ((uint64_t)INT64_MAX)
+
+static uint64_t w_add(pf_fold *f, uint64_t a, uint64_t b)
+{
+	if (a > W_MAX || b > W_MAX - a) {
+		f->saturated = 1;
+		return W_MAX;
+	}
+	return a + b;
+}
+
 static int fold_sample(void *ctx, const struct pf_prof_sample *s)
 {
 	pf_fold *f = ctx;
 	if (s->flags & PF_SAMPLE_LOST) {
-		f->lost += s->period;
+		if (s->period > W_MAX) {
+			/* no ring buffer loses that many: a damaged entry */
+			damagef(f, "%s: a LOST entry claims %llu lost samples (more than 2^63-1): ignored", f->path,
+				(unsigned long long)s->period);
+			return 0;
+		}
+		f->lost = w_add(f, f->lost, s->period);
 		return 0;
 	}
 	if (!f->have_t0) {
@@ -1364,7 +1386,7 @@ static int fold_sample(void *ctx, const struct pf_prof_sample *s)
 	if (!comm_keep(f, s->comm))
 		return 0;
 	uint64_t w = f->o.weight == PF_FOLD_PERIOD ? s->period : 1;
-	f->period_sum += s->period;
+	f->period_sum += (double)s->period;
 	f->period_n++;
 	struct fold_ent key = { s->stack, (f->o.flags & PF_FOLD_NO_COMM) ? NONE : s->comm,
 				(f->o.flags & (PF_FOLD_PID | PF_FOLD_TID)) ? s->pid : 0,
@@ -1384,8 +1406,8 @@ static int fold_sample(void *ctx, const struct pf_prof_sample *s)
 			break;
 		k = (k + 1) & mask;
 	}
-	f->ent[k].w += w;
-	f->total += w;
+	f->ent[k].w = w_add(f, f->ent[k].w, w);
+	f->total = w_add(f, f->total, w);
 	f->samples++;
 	return 0;
 }
@@ -1589,15 +1611,24 @@ static int build_lines(pf_fold *f)
 		rc |= pf_buf_put(&f->text, "", 1);
 		n++;
 	}
-	if (rc == 0 && f->lost) {
+	/* lost samples weigh their count, or with --weight=period that count
+	 * times the mean period of the kept samples; without any kept sample
+	 * that period is unknown and there is no [lost] line (see fold_read) */
+	if (rc == 0 && f->lost && (f->o.weight != PF_FOLD_PERIOD || f->period_n)) {
 		uint64_t w = f->lost;
-		if (f->o.weight == PF_FOLD_PERIOD)
-			w = f->period_n ? (uint64_t)((double)f->lost * ((double)f->period_sum / (double)f->period_n))
-					: f->lost;
+		if (f->o.weight == PF_FOLD_PERIOD) {
+			double e = (double)f->lost * (f->period_sum / (double)f->period_n);
+			if (e >= (double)W_MAX) {
+				f->saturated = 1;
+				w = W_MAX;
+			} else {
+				w = (uint64_t)e;
+			}
+		}
 		lines[n].off = f->text.len;
 		lines[n].w = w;
 		rc |= pf_buf_put(&f->text, "[lost]", 7);
-		f->total += w;
+		f->total = w_add(f, f->total, w);
 		n++;
 	}
 	free(ids);
@@ -1611,12 +1642,14 @@ static int build_lines(pf_fold *f)
 	size_t m = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (m && strcmp(sort_base + lines[m - 1].off, sort_base + lines[i].off) == 0)
-			lines[m - 1].w += lines[i].w;
+			lines[m - 1].w = w_add(f, lines[m - 1].w, lines[i].w);
 		else
 			lines[m++] = lines[i];
 	}
 	f->lines = lines;
 	f->n_lines = m;
+	if (f->saturated)
+		warnf(f, "warning: weights reached 2^63-1 and were capped there");
 	return 0;
 }
 
@@ -1632,6 +1665,7 @@ static int fold_want(void *arg, uint16_t type)
 
 static int fold_read(pf_fold *f, const char *path)
 {
+	f->path = path;
 	pf_reader *r;
 	int rc = pf_reader_open(&r, path);
 	if (rc < 0) {
@@ -1752,7 +1786,12 @@ static int fold_read(pf_fold *f, const char *path)
 			"%s: %llu samples refer to stacks or names that no STACKS or STRINGS section defines "
 			"(missing or damaged): not folded",
 			path, (unsigned long long)f->bad_refs);
-	if (f->lost)
+	if (f->lost && f->o.weight == PF_FOLD_PERIOD && !f->period_n)
+		warnf(f,
+		      "warning: %llu samples were lost during recording; their period is unknown (no sample "
+		      "kept to estimate it from): no [lost] line",
+		      (unsigned long long)f->lost);
+	else if (f->lost)
 		warnf(f, "warning: %llu samples were lost during recording (shown as [lost])",
 		      (unsigned long long)f->lost);
 	return build_lines(f);
@@ -1871,7 +1910,7 @@ static size_t fold_top(pf_fold *f, struct pf_fold_top *out, size_t n, int total)
 			continue;
 		if (!total) {
 			if (ids[m - 1] < nd)
-				agg[ids[m - 1]] += e->w;
+				agg[ids[m - 1]] = w_add(f, agg[ids[m - 1]], e->w);
 			continue;
 		}
 		g++;
@@ -1879,7 +1918,7 @@ static size_t fold_top(pf_fold *f, struct pf_fold_top *out, size_t n, int total)
 			uint32_t d = ids[j];
 			if (d < nd && gen[d] != g) {
 				gen[d] = g;
-				agg[d] += e->w;
+				agg[d] = w_add(f, agg[d], e->w);
 			}
 		}
 	}

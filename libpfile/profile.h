@@ -268,7 +268,11 @@ const char *pf_fold_line(const pf_fold *f, size_t i, uint64_t *weight);
 int pf_fold_write(const pf_fold *f, int fd);
 
 /* Totals: weight of all kept samples, samples kept, samples lost (as counted
- * in the "[lost]" line, which is included in the lines). */
+ * in the "[lost]" line, which is included in the lines). Weights, their sums
+ * and the lost count stop at 2^63-1 (with a warning), the largest count that
+ * readers of folded stacks take; a LOST entry of more is damage. With
+ * PF_FOLD_PERIOD the [lost] line weighs the lost count times the mean period
+ * of the kept samples, and is left out (with a warning) when none is kept. */
 uint64_t pf_fold_total(const pf_fold *f);
 uint64_t pf_fold_samples(const pf_fold *f);
 uint64_t pf_fold_lost(const pf_fold *f);

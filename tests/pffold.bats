@@ -139,3 +139,30 @@ gen_worker;[gen.bin];[gen.bin];[gen.bin] 3000"
 	assert_equal "$stderr" "pffold: late.pf: 1000 samples come before the STACKS or STRINGS sections they refer to (out of order): folded"
 	refute_sanitizer
 }
+
+@test "lost samples: no [lost] line when their period is unknown; huge LOST entries are damage, weights capped at 2^63-1" {
+	# --weight=period without a kept sample: the mean period is unknown
+	run --separate-stderr pffold --time 5,6 --weight=period raw.pf
+	assert_success
+	assert_output ""
+	[[ "$stderr" == *"warning: 7 samples were lost during recording; their period is unknown (no sample kept to estimate it from): no [lost] line"* ]]
+	# a LOST entry of 2^64-1 samples (next to one of 5) and two samples of period 2^63-1
+	"$PFTOOLS_BUILD/tests/pfsym-gen" resolved-lost 4 lost.pf
+	run --separate-stderr pffold lost.pf
+	assert_failure 1
+	assert_line --index 0 "[lost] 5"
+	[[ "$stderr" == *"pffold: lost.pf: a LOST entry claims 18446744073709551615 lost samples (more than 2^63-1): ignored"* ]]
+	[[ "$stderr" == *"warning: 5 samples were lost during recording (shown as [lost])"* ]]
+	run --separate-stderr pffold -w period lost.pf
+	assert_failure 1
+	assert_line --index 0 "[lost] 9223372036854775807"
+	[ "$(grep -c ' 9223372036854775807$' <<<"$output")" -eq 2 ]
+	[[ "$stderr" == *"warning: weights reached 2^63-1 and were capped there"* ]]
+	run -0 awk '$NF > 9223372036854775807 {print "too big: " $0}' <<<"$output"
+	assert_output ""
+	run --separate-stderr pffold -q -w period --top 1 lost.pf
+	assert_failure 1
+	assert_line --index 0 "Top 1 functions by self share (of 9223372036854775807)"
+	assert_line --index 3 --regexp "^ +100\.00%  9223372036854775807  function_0_in_module$"
+	refute_sanitizer
+}

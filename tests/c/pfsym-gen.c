@@ -14,6 +14,9 @@
  *   resolved-late N OUT        STACKS sections; with the SAMPLES sections
  *   resolved-stackcount N OUT  before the tables; with the first STACKS
  *                              section's count set to 0xffffffff.
+ *   resolved-lost N OUT        N samples, then LOST entries of 5 and 2^64-1
+ *                              samples and two samples of period 2^63-1 (in
+ *                              the hottest stack).
  * OUT may be "-" for standard output.
  */
 #include <fcntl.h>
@@ -135,7 +138,7 @@ static void gen_raw(pf_writer *w)
 		die("records");
 }
 
-enum damage { D_NONE, D_NOSTACKS, D_LATE, D_STACKCOUNT };
+enum damage { D_NONE, D_NOSTACKS, D_LATE, D_STACKCOUNT, D_LOST };
 
 static void write_tables(pf_writer *w, struct pf_prof *p, enum damage dmg)
 {
@@ -199,6 +202,18 @@ static void gen_resolved(pf_writer *w, uint64_t n, enum damage dmg)
 			pf_prof_samples_begin(&b);
 		}
 	}
+	if (dmg == D_LOST) {
+		struct pf_prof_sample s = { 2000000000ull, 5, 100, 100, 0, PF_PROF_NONE, (uint32_t)comm, 0,
+					    PF_SAMPLE_LOST };
+		pf_prof_samples_add(&b, &s);
+		s.period = UINT64_MAX;
+		pf_prof_samples_add(&b, &s);
+		s.flags = 0;
+		s.period = (uint64_t)INT64_MAX;
+		s.stack = stacks[0];
+		pf_prof_samples_add(&b, &s);
+		pf_prof_samples_add(&b, &s);
+	}
 	if (pf_le32(b.data))
 		pf_writer_section(w, PF_SEC_SAMPLES, 0, b.data, b.len);
 	if (dmg == D_LATE)
@@ -210,7 +225,7 @@ static void gen_resolved(pf_writer *w, uint64_t n, enum damage dmg)
 int main(int argc, char **argv)
 {
 	if (argc < 3)
-		die("usage: pfsym-gen raw OUT | resolved[-nostacks|-late|-stackcount] N OUT");
+		die("usage: pfsym-gen raw OUT | resolved[-nostacks|-late|-stackcount|-lost] N OUT");
 	const char *out = argv[argc - 1];
 	int fd = strcmp(out, "-") == 0 ? 1 : open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0)
@@ -228,6 +243,8 @@ int main(int argc, char **argv)
 		gen_resolved(w, strtoull(argv[2], NULL, 10), D_LATE);
 	else if (strcmp(argv[1], "resolved-stackcount") == 0 && argc == 4)
 		gen_resolved(w, strtoull(argv[2], NULL, 10), D_STACKCOUNT);
+	else if (strcmp(argv[1], "resolved-lost") == 0 && argc == 4)
+		gen_resolved(w, strtoull(argv[2], NULL, 10), D_LOST);
 	else
 		die("unknown mode");
 	struct pf_buf b = { 0 };
