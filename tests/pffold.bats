@@ -25,6 +25,11 @@ setup() {
 	assert_failure 2
 	run pffold --time 5 raw.pf
 	assert_failure 2
+	run pffold --time 5,1 raw.pf
+	assert_failure 2
+	assert_output "pffold: --time: START must be before END, got '5,1'"
+	run pffold --time 2,2 raw.pf
+	assert_failure 2
 	run pffold missing.pf
 	assert_failure 1
 	assert_output --partial "missing.pf"

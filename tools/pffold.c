@@ -40,7 +40,7 @@ static void usage(FILE *f)
 	      "      --comm=NAME         only threads named NAME\n"
 	      "      --pid-filter=PID[,PID...]  only these processes\n"
 	      "      --time=START,END    only samples from START to END seconds after the\n"
-	      "                          first sample (either may be empty)\n"
+	      "                          first sample (either may be empty; START < END)\n"
 	      "      --top=N             instead of folded stacks, print the N functions with\n"
 	      "                          the most self and total weight, with their shares\n"
 	      "  -q, --quiet             no warnings on standard error\n"
@@ -198,6 +198,10 @@ int main(int argc, char **argv)
 			if (!comma || parse_secs(optarg, comma, &o.time_start_ns) ||
 			    parse_secs(comma + 1, comma + strlen(comma), &o.time_end_ns)) {
 				fprintf(stderr, PROG ": --time: expected START,END in seconds, got '%s'\n", optarg);
+				return 2;
+			}
+			if (o.time_start_ns >= o.time_end_ns) {
+				fprintf(stderr, PROG ": --time: START must be before END, got '%s'\n", optarg);
 				return 2;
 			}
 			break;
