@@ -1419,7 +1419,9 @@ static int put_escaped(struct pf_buf *b, const char *s, size_t len, int spaces)
 	size_t start = 0;
 	for (size_t i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)s[i];
-		if (c == ';' || c < 0x20 || c == 0x7f || (spaces && c == ' ')) {
+		/* ';' separates frames; a backslash starts an escape, so it
+		 * is escaped too (x5c): an escaped x3b is always a ';' */
+		if (c == ';' || c == '\\' || c < 0x20 || c == 0x7f || (spaces && c == ' ')) {
 			if (pf_buf_put(b, s + start, i - start))
 				return -ENOMEM;
 			if (spaces && c == ' ') {

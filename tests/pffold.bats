@@ -171,3 +171,12 @@ gen_worker;[gen.bin];[gen.bin];[gen.bin] 3000"
 	assert_line --index 3 --regexp "^ +100\.00%  9223372036854775807  function_0_in_module$"
 	refute_sanitizer
 }
+
+@test "escapes: ';', backslash and control characters as \\xHH, spaces of the thread name as _" {
+	"$PFTOOLS_BUILD/tests/pfsym-gen" names names.pf
+	run -0 pffold names.pf
+	# names 'a"b\;c', 'x\x3by' (a literal backslash-x3b), 'tab<TAB>here'; thread 'my worker\1'
+	assert_output 'my_worker\x5c1;a"b\x5c\x3bc;x\x5cx3by;tab\x09here 3'
+	run -0 pffold --top 3 names.pf
+	assert_output --partial '100.00%             3  tab\x09here'
+}

@@ -14,6 +14,9 @@
  *   resolved-late N OUT        STACKS sections; with the SAMPLES sections
  *   resolved-stackcount N OUT  before the tables; with the first STACKS
  *                              section's count set to 0xffffffff.
+ *   names OUT      a resolved profile of 3 samples whose frames are named
+ *                  'a"b\;c', 'x\x3by' and 'tab\there' (a backslash, a
+ *                  literal \x3b, a tab), thread "my worker\1".
  *   resolved-lost N OUT        N samples, then LOST entries of 5 and 2^64-1
  *                              samples and two samples of period 2^63-1 (in
  *                              the hottest stack).
@@ -222,10 +225,39 @@ static void gen_resolved(pf_writer *w, uint64_t n, enum damage dmg)
 	pf_prof_free(&p);
 }
 
+static void gen_names(pf_writer *w)
+{
+	struct pf_prof p;
+	pf_prof_init(&p);
+	struct pf_buf b = { 0 };
+	pf_kv_add(&b, "pfsym.version", "pfsym-gen");
+	pf_writer_section(w, PF_SEC_SYMINFO, 0, b.data, b.len);
+	event(w, "cpu-clock", PERF_COUNT_SW_CPU_CLOCK, 1);
+	static const char *names[] = { "a\"b\\;c", "x\\x3by", "tab\there" };
+	int64_t dso = pf_prof_str(&p, "/usr/bin/names", 14);
+	int64_t comm = pf_prof_str(&p, "my worker\\1", 11);
+	uint32_t parent = PF_PROF_NONE;
+	for (int i = 0; i < 3; i++) {
+		struct pf_prof_frame f = { (uint32_t)pf_prof_str(&p, names[i], strlen(names[i])), (uint32_t)dso,
+					   0x1000u + (uint64_t)i * 64, 0x1000u + (uint64_t)i * 64, PF_FRAME_HAS_ADDR,
+					   PF_PROF_NONE, 0 };
+		parent = (uint32_t)pf_prof_stack(&p, parent, (uint32_t)pf_prof_frame(&p, &f));
+	}
+	write_tables(w, &p, D_NONE);
+	pf_prof_samples_begin(&b);
+	for (int i = 0; i < 3; i++) {
+		struct pf_prof_sample s = { 1000000000ull + (uint64_t)i, 1000, 7, 7, 0, parent, (uint32_t)comm, 0, 0 };
+		pf_prof_samples_add(&b, &s);
+	}
+	pf_writer_section(w, PF_SEC_SAMPLES, 0, b.data, b.len);
+	pf_buf_free(&b);
+	pf_prof_free(&p);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3)
-		die("usage: pfsym-gen raw OUT | resolved[-nostacks|-late|-stackcount|-lost] N OUT");
+		die("usage: pfsym-gen raw OUT | names OUT | resolved[-nostacks|-late|-stackcount|-lost] N OUT");
 	const char *out = argv[argc - 1];
 	int fd = strcmp(out, "-") == 0 ? 1 : open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0)
@@ -243,6 +275,8 @@ int main(int argc, char **argv)
 		gen_resolved(w, strtoull(argv[2], NULL, 10), D_LATE);
 	else if (strcmp(argv[1], "resolved-stackcount") == 0 && argc == 4)
 		gen_resolved(w, strtoull(argv[2], NULL, 10), D_STACKCOUNT);
+	else if (strcmp(argv[1], "names") == 0)
+		gen_names(w);
 	else if (strcmp(argv[1], "resolved-lost") == 0 && argc == 4)
 		gen_resolved(w, strtoull(argv[2], NULL, 10), D_LOST);
 	else
