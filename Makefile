@@ -67,6 +67,7 @@ TOOLS_PRESENT := $(foreach t,$(TOOLS),$(if $(wildcard tools/$(t).c),$(t)))
 DW_TOOLS    := pfsym
 EXTRA_LIBS_pfdiff := -lm
 EXTRA_LIBS_pfflame := -lm
+EXTRA_LIBS_pfsym := -liberty
 
 LIB_SRC     := $(wildcard libpfile/*.c)
 LIB_OBJ     := $(LIB_SRC:%.c=$(O)/obj/%.o)

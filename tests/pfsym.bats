@@ -280,3 +280,27 @@ plt_check() {
 	run -0 cmp <(pffold cat2.sym) <(pffold whole.sym)
 	refute_sanitizer
 }
+
+@test "C++ names are demangled (--no-demangle keeps them); pfdiff still strips their clone suffixes" {
+	g++ -O2 -g -fno-omit-frame-pointer -o cxx "$PFTOOLS_SRC/tests/workloads/sym_cxx.cc"
+	rec cxx.pf ./cxx
+	pfsym -q cxx.pf -o cxx.sym
+	pffold cxx.sym >cxx.folded
+	# gcc names its clones as it sees fit: compare without the suffixes
+	run main_stacks < <(sed 's/ \[clone [^]]*\]//g' cxx.folded)
+	assert_output 'main;ns::run(long);ns::(anonymous namespace)::mix(long, int)
+main;ns::run(long);ns::Worker<3>::operator()(int)
+main;ns::run(long);ns::Worker<3>::spin(long)'
+	run -0 pfsym --resolve="$PWD/cxx" "$(nm cxx | awk '$3 == "_ZN2ns3runEl" {print $1}')"
+	assert_output --regexp '^0x[0-9a-f]+ ns::run\(long\)$'
+	run -0 bash -c "pfsym -q --no-demangle cxx.pf | pffold"
+	assert_output --partial ';main;_ZN2ns3runEl;_ZN2ns6WorkerILi3EE4spinEl'
+	refute_output --partial 'ns::run(long)'
+	# the demangler's ' [clone .isra.0]' is a clone suffix to pfdiff as '.isra.0' is
+	sed 's/ \[clone [^]]*\]//g' cxx.folded >plain.folded
+	run -0 pfdiff cxx.sym plain.folded
+	assert_output --partial 'ns::Worker<3>::spin(long)'
+	refute_output --partial '[clone'
+	refute_output --regexp ' (new|gone) '
+	refute_sanitizer
+}

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <libiberty/demangle.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -30,6 +31,8 @@ struct sym {
 	uint64_t size;
 	uint8_t bind;
 	uint8_t plt;      /* a synthesized NAME@plt stub: the '@' is part of the name */
+	uint32_t name_id; /* the shown name's string id in the symbolizer's pf_prof,
+			     PF_PROF_NONE until first used */
 };
 
 struct load {
@@ -67,6 +70,7 @@ struct symbolizer {
 	struct pfsym_opts o;
 	struct binfo *list;
 	struct image *images;
+	struct pf_prof *prof; /* the tables that sym->name_id refer to */
 };
 
 struct symbolizer *sym_new(const struct pfsym_opts *o)
@@ -329,7 +333,7 @@ static void add_sym(struct binfo *b, const GElf_Ehdr *eh, uint64_t value, uint64
 	uint64_t end = size ? addr + size : shndx < n_sec && sec[shndx].end > addr ? sec[shndx].end : UINT64_MAX;
 	if (end < addr)
 		end = UINT64_MAX;
-	b->syms[b->n_syms++] = (struct sym){ addr, end, name, size, (uint8_t)GELF_ST_BIND(info), 0 };
+	b->syms[b->n_syms++] = (struct sym){ addr, end, name, size, (uint8_t)GELF_ST_BIND(info), 0, PF_PROF_NONE };
 }
 
 static Elf_Scn *scn_by_name(Elf *e, const char *want, GElf_Shdr *out)
@@ -502,7 +506,7 @@ static int add_plt_syms(struct binfo *b, Elf *e)
 			memcpy(str, pe[i].name, l);
 			memcpy(str + l, "@plt", 5);
 			b->syms[b->n_syms++] = (struct sym){ pe[i].addr, pe[i].addr + pe[i].size, str, pe[i].size,
-							     STB_GLOBAL, 1 };
+							     STB_GLOBAL, 1, PF_PROF_NONE };
 			str += l + 5;
 		}
 	}
@@ -795,7 +799,7 @@ static struct binfo *binfo_get(struct symbolizer *s, struct pf_dso *dso)
  * before v if v is below its end (a sized symbol's size; an unsized one
  * reaches the next symbol but never past its section), else a sized one
  * just before that encloses v (a nested label). */
-static const struct sym *lookup(const struct binfo *b, uint64_t v)
+static struct sym *lookup(const struct binfo *b, uint64_t v)
 {
 	size_t lo = 0, hi = b->n_syms;
 	while (lo < hi) {
@@ -807,7 +811,7 @@ static const struct sym *lookup(const struct binfo *b, uint64_t v)
 	}
 	if (!lo)
 		return NULL;
-	const struct sym *s = &b->syms[lo - 1];
+	struct sym *s = &b->syms[lo - 1];
 	if (v < s->end)
 		return s;
 	for (size_t i = lo - 1, k = 0; i-- > 0 && k < 8; k++)
@@ -816,12 +820,51 @@ static const struct sym *lookup(const struct binfo *b, uint64_t v)
 	return NULL;
 }
 
-/* The string id in p of the name shown for sy. */
-static int64_t sym_name_id(struct pf_prof *p, const struct sym *sy)
+/* The string id in p of the name shown for sy: without a symbol version
+ * ("__expl_finite@GLIBC_2.15" in a debug symtab is the "__expl_finite" a
+ * user knows), demangled (C++, Rust) unless --no-demangle, "@plt" kept.
+ * Demangling costs about a microsecond: done once per symbol used, the id
+ * cached in sy when p is the symbolizer's tables. */
+static int64_t sym_name_id(struct symbolizer *s, struct pf_prof *p, struct sym *sy)
 {
-	/* "__expl_finite@GLIBC_2.15" (a versioned name in a debug symtab) is shown
-	 * as the function a user knows, "__expl_finite" */
-	return pf_prof_str(p, sy->name, sy->plt ? strlen(sy->name) : strcspn(sy->name, "@"));
+	if (!s->prof)
+		s->prof = p;
+	if (p == s->prof && sy->name_id != PF_PROF_NONE)
+		return sy->name_id;
+	size_t len = strcspn(sy->name, "@");
+	const char *suffix = sy->plt ? sy->name + len : "";
+	int64_t id = -1;
+	if (!s->o.no_demangle && sy->name[0] == '_' && (sy->name[1] == 'Z' || sy->name[1] == 'R')) {
+		char buf[1024], *copy = NULL;
+		const char *mangled = sy->name;
+		if (sy->name[len]) { /* NUL-terminate it without the version */
+			copy = len < sizeof(buf) ? buf : malloc(len + 1);
+			if (!copy)
+				return -ENOMEM;
+			memcpy(copy, sy->name, len);
+			copy[len] = 0;
+			mangled = copy;
+		}
+		char *d = cplus_demangle(mangled, DMGL_PARAMS | DMGL_ANSI);
+		if (copy && copy != buf)
+			free(copy);
+		if (d) {
+			size_t dl = strlen(d), sl = strlen(suffix);
+			char *full = realloc(d, dl + sl + 1);
+			if (!full) {
+				free(d);
+				return -ENOMEM;
+			}
+			memcpy(full + dl, suffix, sl + 1);
+			id = pf_prof_str(p, full, dl + sl);
+			free(full);
+		}
+	}
+	if (id == -1)
+		id = pf_prof_str(p, sy->name, sy->plt ? strlen(sy->name) : len);
+	if (id >= 0 && p == s->prof)
+		sy->name_id = (uint32_t)id;
+	return id;
 }
 
 int sym_resolve(void *ctx, struct pf_prof *p, struct pf_dso *dso, struct pf_prof_frame *f)
@@ -848,10 +891,10 @@ int sym_resolve(void *ctx, struct pf_prof *p, struct pf_dso *dso, struct pf_prof
 	f->flags |= PF_FRAME_HAS_ADDR;
 	if (b->forced)
 		f->flags |= PF_FRAME_MISMATCH;
-	const struct sym *sy = lookup(b, v);
+	struct sym *sy = lookup(b, v);
 	if (!sy)
 		return 0;
-	int64_t id = sym_name_id(p, sy);
+	int64_t id = sym_name_id(s, p, sy);
 	if (id < 0)
 		return (int)id;
 	f->name = (uint32_t)id;
@@ -915,10 +958,10 @@ int sym_lookup_file(struct symbolizer *s, struct pf_prof *p, const char *path, u
 		return -ENOMEM;
 	if (b->state != ST_OK)
 		return -ENOENT;
-	const struct sym *sy = lookup(b, vaddr);
+	struct sym *sy = lookup(b, vaddr);
 	if (!sy)
 		return 0;
-	int64_t id = sym_name_id(p, sy);
+	int64_t id = sym_name_id(s, p, sy);
 	if (id < 0)
 		return (int)id;
 	*name = pf_prof_str_get(p, (uint32_t)id, NULL);

@@ -37,6 +37,8 @@ static void usage(FILE *f)
 	      "      --debug-dir=DIR   also look for debug files in DIR (DIR/.build-id/xx/rest.debug,\n"
 	      "                        DIR/PATH, DIR/PATH.debug); may be repeated\n"
 	      "  -f, --force           use binaries whose build-id differs from the recorded one\n"
+	      "      --no-demangle     keep C++ and Rust names as mangled in the symbol table\n"
+	      "                        (default: demangled, e.g. 'Worker<3>::spin(long)')\n"
 	      "  -q, --quiet           no summary on standard error\n"
 	      "      --resolve=BINARY  a debugging aid: print the name pfsym gives each ELF\n"
 	      "                        virtual address ADDR (hex) of BINARY ('ADDR NAME',\n"
@@ -230,6 +232,7 @@ int main(int argc, char **argv)
 		{ "symfs", required_argument, NULL, 'S' },
 		{ "debug-dir", required_argument, NULL, 'D' },
 		{ "force", no_argument, NULL, 'f' },
+		{ "no-demangle", no_argument, NULL, 'M' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "resolve", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
@@ -262,6 +265,9 @@ int main(int argc, char **argv)
 			break;
 		case 'f':
 			so.force = 1;
+			break;
+		case 'M':
+			so.no_demangle = 1;
 			break;
 		case 'q':
 			quiet = 1;

@@ -13,6 +13,7 @@ struct pfsym_opts {
 	const char **debug_dirs;   /* extra debug directories, tried before /usr/lib/debug */
 	int n_debug_dirs;
 	int force;                 /* use a binary whose build-id differs */
+	int no_demangle;           /* keep C++/Rust names as in the symbol table */
 };
 
 struct symbolizer;
