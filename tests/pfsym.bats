@@ -304,3 +304,15 @@ main;ns::run(long);ns::Worker<3>::spin(long)'
 	refute_output --regexp ' (new|gone) '
 	refute_sanitizer
 }
+
+@test "the resolved profile is zstd in a file, uncompressed into a pipe, as --help says" {
+	pfsym -q pie.pf -o zfile.sym
+	run -0 bash -c "pfdump zfile.sym | grep -E ' (STRINGS|FRAMES|STACKS|SAMPLES) ' | awk '{print \$NF}' | sort -u"
+	assert_output "zstd"
+	pfsym -q pie.pf | cat >pipe.sym
+	run -0 bash -c "pfdump pipe.sym | grep -E ' (STRINGS|FRAMES|STACKS|SAMPLES) ' | awk '{print \$NF}' | sort -u"
+	assert_output "none"
+	run -0 cmp <(pffold zfile.sym) <(pffold pipe.sym)
+	run -0 pfsym --help
+	assert_output --partial "(zstd level 1) when OUT is a file, and stored uncompressed when OUT is a pipe"
+}

@@ -51,6 +51,10 @@ static void usage(FILE *f)
 	      "if its build-id matches the recording; frames of missing or mismatched\n"
 	      "binaries stay '[file+0xOFFSET]' and the summary lists the places tried.\n"
 	      "\n"
+	      "The input's sections are copied as stored. The resolved profile is compressed\n"
+	      "(zstd level 1) when OUT is a file, and stored uncompressed when OUT is a pipe\n"
+	      "or a socket, where the next program (pffold) reads it at once.\n"
+	      "\n"
 	      "Exit status: 0 ok, 1 error (including a damaged input), 2 usage.\n",
 	      f);
 }
