@@ -209,6 +209,36 @@ json() {
 	assert_line "state: complete"
 }
 
+# alive PID: the process exists and is not a zombie
+alive() {
+	local st
+	st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
+	[ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
+}
+
+@test "SIGKILL of pfrec kills the command too (PR_SET_PDEATHSIG)" {
+	pfrec -q -o k.pf -- "$W/rec_spin" 0 >/dev/null 2>&1 3>&- &
+	rp=$!
+	cp=
+	for i in $(seq 100); do
+		cp=$(cat "/proc/$rp/task/$rp/children" 2>/dev/null | tr -d ' ')
+		[ -n "$cp" ] && grep -q rec_spin "/proc/$cp/cmdline" 2>/dev/null && break
+		sleep 0.05
+	done
+	[ -n "$cp" ]
+	alive "$cp"
+	kill -KILL "$rp"
+	wait "$rp" || true
+	for i in $(seq 100); do
+		alive "$cp" || break
+		sleep 0.05
+	done
+	if alive "$cp"; then
+		kill -KILL "$cp"
+		false "the command outlived pfrec"
+	fi
+}
+
 @test "the command's exit status is passed on; a missing command gives 127" {
 	run pfrec -q -o e.pf -- "$W/rec_spin" 10 7
 	assert_failure 7

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -1476,12 +1477,18 @@ static int start_command(struct rec *R, int stdout_is_output)
 		errmsg("pipe: %s%s", strerror(errno), errno == EMFILE ? ": raise the limit with `ulimit -n`" : "");
 		return -1;
 	}
+	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid < 0) {
 		errmsg("fork: %s", strerror(errno));
 		return -1;
 	}
 	if (pid == 0) {
+		/* pfrec killed (even by SIGKILL) kills the command too, not its
+		 * children; if pfrec died before this took effect, getppid() has
+		 * already changed */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+			_exit(127);
 		close(go[1]);
 		close(err[0]);
 		sigprocmask(SIG_SETMASK, &R->oldmask, NULL);
