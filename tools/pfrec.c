@@ -1704,8 +1704,16 @@ static void report_write_error(struct rec *R)
 			/* nothing more to do */
 		}
 	}
-	errmsg("%s: %s (recording stopped; the %llu bytes written before are kept)", R->outname, strerror(err),
-	       (unsigned long long)R->good_bytes);
+	unsigned long long n = (unsigned long long)R->good_bytes;
+	if (R->out_regular)
+		errmsg("%s: %s (recording stopped; the %llu bytes written before are kept)", R->outname,
+		       strerror(err), n);
+	else if (err == EPIPE) /* the pipe held bytes that its reader may never have read */
+		errmsg("%s: %s (recording stopped: the reader closed the pipe; %llu bytes had been "
+		       "written to it, not necessarily all read)", R->outname, strerror(err), n);
+	else
+		errmsg("%s: %s (recording stopped after %llu bytes were written)", R->outname,
+		       strerror(err), n);
 }
 
 /* The poll loop. @return when the recording should stop. */
