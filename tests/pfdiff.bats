@@ -347,4 +347,10 @@ p;main;sleep 10 3 3"
 	assert_line --index 4 --regexp ' activation$'
 	pfdiff --folded --normalize v1.sym.pf v2.sym.pf | pfflame > diff.svg
 	xmllint --noout diff.svg
+	# a damaged .pf input is an error: a comparison on part of a run misleads
+	head -c $(($(stat -c %s v2.sym.pf) - 100)) v2.sym.pf > cut.sym.pf
+	run pfdiff v1.sym.pf cut.sym.pf
+	assert_failure 1
+	assert_output --regexp '^pfdiff: cut.sym.pf: .*truncated'
+	refute_output --partial "FUNCTION"
 }

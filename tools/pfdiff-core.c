@@ -260,6 +260,17 @@ static int read_pf(struct ctx *c, const char *path)
 		pf_fold_close(f);
 		return -1;
 	}
+	/* A comparison on part of a run would mislead: damage is an error. */
+	const char *dmg = pf_fold_damage(f);
+	if (*dmg) {
+		for (const char *p = dmg; *p;) {
+			size_t len = strcspn(p, "\n");
+			fprintf(stderr, "pfdiff: %.*s\n", (int)len, p);
+			p += len + (p[len] == '\n');
+		}
+		pf_fold_close(f);
+		return -1;
+	}
 	size_t n = pf_fold_count(f);
 	for (size_t i = 0; i < n; i++) {
 		uint64_t w;
