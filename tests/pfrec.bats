@@ -240,6 +240,19 @@ alive() {
 	fi
 }
 
+@test "the recording ends when the command exits, not waiting for children it leaves running" {
+	run pfrec -q -o s.pf -- sh -c 'sleep 30 >/dev/null 2>&1 3>&- & echo $! > bg.pid'
+	assert_success
+	bg=$(cat bg.pid)
+	# pfrec is done while the background child still runs
+	if ! alive "$bg"; then
+		false "the background child is gone: pfrec waited for it?"
+	fi
+	kill "$bg"
+	run pfdump --stats s.pf
+	assert_line "state: complete"
+}
+
 @test "the command's exit status is passed on; a missing command gives 127" {
 	run pfrec -q -o e.pf -- "$W/rec_spin" 10 7
 	assert_failure 7
