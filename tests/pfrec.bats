@@ -284,6 +284,10 @@ alive() {
 		assert_output "cpu-clock"
 		run json c.pf 'select(.type=="meta" and .key=="event_fallback") | .value'
 		assert_output "cycles->cpu-clock: cycles not supported"
+		# only the default falls back: an explicit -e cycles is an error
+		run pfrec -e cycles -o x.pf -- true
+		assert_failure 1
+		assert_output "pfrec: cycles: event not supported on this machine (no hardware PMU here?): try -e cpu-clock"
 	fi
 	run pfrec -q -e page-faults -c 1 -o pf.pf -- "$W/rec_spin" 10
 	assert_success

@@ -71,6 +71,7 @@ struct opts {
 	const char *cpu_list;
 	double duration_s;
 	struct pfrec_evspec ev[MAX_EVENTS]; int nev;
+	int default_event;          /* no -e: cycles, which may fall back to cpu-clock */
 	unsigned freq; int freq_given;
 	uint64_t period;
 	int callchain;
@@ -284,8 +285,9 @@ static void usage(FILE *f)
 		"  -a, --all-cpus             record every process on every CPU\n"
 		"  -C, --cpu=CPU-LIST         only these CPUs (e.g. 0-3,6)\n"
 		"      --duration=SEC         stop after SEC seconds\n"
-		"  -e, --event=NAME[:u|:k]    event to sample (default cycles, falling back to\n"
-		"                             cpu-clock); may be given up to %d times\n"
+		"  -e, --event=NAME[:u|:k]    event to sample (default cycles, which falls back\n"
+		"                             to cpu-clock where the hardware has none; a named\n"
+		"                             event never does); may be given up to %d times\n"
 		"  -F, --freq=HZ              samples per second (default %d)\n"
 		"  -c, --count=PERIOD         one sample every PERIOD events (1 to 2^63-1)\n"
 		"                             instead of -F\n"
@@ -546,6 +548,7 @@ static void parse_args(struct opts *o, int argc, char **argv)
 	if (o->nev == 0) {
 		pfrec_event_parse("cycles", &o->ev[0]);
 		o->nev = 1;
+		o->default_event = 1;
 	}
 	if (o->dwarf && !o->pages_given) {
 		/* DWARF_DEFAULT_PAGES for 8 KiB at the default rate; more for
@@ -1055,7 +1058,11 @@ static void open_error(struct rec *R, int err, int ev, pid_t pid, int cpu)
 		break;
 	case ENOENT:
 	case EOPNOTSUPP:
-		errmsg("%s: event not supported on this machine", R->evname[ev]);
+		if (R->attr[ev].type == PERF_TYPE_HARDWARE || R->attr[ev].type == PERF_TYPE_HW_CACHE)
+			errmsg("%s: event not supported on this machine (no hardware PMU here?): "
+			       "try -e cpu-clock", R->evname[ev]);
+		else
+			errmsg("%s: event not supported on this machine", R->evname[ev]);
 		break;
 	case ENODEV:
 		errmsg("CPU %d: no such CPU online", cpu);
@@ -1182,8 +1189,10 @@ static int open_first(struct rec *R, int e, pid_t pid, int cpu)
 			a->clockid = 0;
 			continue;
 		}
-		if ((err == ENOENT || err == EOPNOTSUPP || err == ENODEV) && a->type == PERF_TYPE_HARDWARE &&
-		    a->config == PERF_COUNT_HW_CPU_CYCLES) {
+		/* only the default event falls back: an explicit -e cycles fails
+		 * (open_error() suggests -e cpu-clock), as perf record does */
+		if ((err == ENOENT || err == EOPNOTSUPP || err == ENODEV) && R->o.default_event &&
+		    a->type == PERF_TYPE_HARDWARE && a->config == PERF_COUNT_HW_CPU_CYCLES) {
 			snprintf(R->fallback, sizeof(R->fallback), "%.63s->cpu-clock: %.63s not supported",
 				 R->evname[e], R->evname[e]);
 			notice("%s not supported here: sampling cpu-clock instead", R->evname[e]);
