@@ -174,7 +174,7 @@ json() {
 	# a closed pipe stops the recording with a clear error, exit 1
 	run bash -c "pfrec -q -o - -- '$W/rec_spin' 300 | head -c 100 >/dev/null; exit \${PIPESTATUS[0]}"
 	assert_failure 1
-	assert_output --regexp "^pfrec: <stdout>: Broken pipe \(recording stopped: the reader closed the pipe; [0-9]+ bytes had been written to it, not necessarily all read\)$"
+	assert_line --regexp "^pfrec: <stdout>: Broken pipe \(recording stopped: the reader closed the pipe; [0-9]+ bytes had been written to it, not necessarily all read\)$"
 	refute_output --partial "kept"
 	run pfrec -q -o /dev/full -- true
 	assert_failure 1
