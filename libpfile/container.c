@@ -117,22 +117,38 @@ void pf_buf_free(struct pf_buf *b)
 	b->len = b->cap = 0;
 }
 
-static uint16_t host_e_machine(void)
+uint16_t pf_host_e_machine(void)
 {
 #if defined(__x86_64__)
 	return EM_X86_64;
 #elif defined(__aarch64__)
 	return EM_AARCH64;
-#elif defined(__arm__)
-	return EM_ARM;
 #elif defined(__i386__)
 	return EM_386;
+#elif defined(__arm__)
+	return EM_ARM;
 #elif defined(__riscv)
 	return EM_RISCV;
-#elif defined(__powerpc64__)
-	return EM_PPC64;
+#elif defined(__powerpc64__) || defined(__powerpc__)
+	return sizeof(void *) == 8 ? EM_PPC64 : EM_PPC;
+#elif defined(__s390x__)
+	return EM_S390;
+#elif defined(__mips__)
+	return EM_MIPS;
+#elif defined(__loongarch__)
+	return 258; /* EM_LOONGARCH */
 #else
-	return EM_NONE;
+	/* Unknown build target: read our own ELF header. */
+	unsigned char h[20];
+	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	uint16_t m = 0;
+	if (fd >= 0) {
+		if (read(fd, h, sizeof(h)) == (ssize_t)sizeof(h))
+			m = h[EI_DATA] == ELFDATA2MSB ? (uint16_t)(h[18] << 8 | h[19])
+						      : (uint16_t)(h[19] << 8 | h[18]);
+		close(fd);
+	}
+	return m;
 #endif
 }
 
@@ -194,7 +210,7 @@ int pf_writer_open_fd(pf_writer **out, int fd, const struct pf_writer_opts *opts
 	if (o.word_size == 0)
 		o.word_size = (uint8_t)sizeof(void *);
 	if (o.e_machine == 0)
-		o.e_machine = host_e_machine();
+		o.e_machine = pf_host_e_machine();
 	if ((o.endian != PF_LITTLE_ENDIAN && o.endian != PF_BIG_ENDIAN) ||
 	    (o.word_size != 4 && o.word_size != 8) || o.zstd_level > ZSTD_maxCLevel())
 		return -EINVAL;

@@ -348,6 +348,11 @@ void pf_put_le64(void *p, uint64_t v);
 /* Host byte order as enum pf_endian. */
 uint8_t pf_host_endian(void);
 
+/* ELF e_machine of the machine this library was built for (EM_X86_64 = 62,
+ * EM_AARCH64 = 183, ... from <elf.h>; ELF gABI), from the compiler's target
+ * macros, else read from /proc/self/exe's ELF header; 0 if unknown. */
+uint16_t pf_host_e_machine(void);
+
 /* XXH3-64 of `n` bytes (seed 0), the checksum used by the container. */
 uint64_t pf_xxh3(const void *p, size_t n);
 

@@ -275,41 +275,6 @@ int pfrec_paranoid(void)
 	return atoi(buf);
 }
 
-uint16_t pfrec_e_machine(void)
-{
-#if defined(__x86_64__)
-	return EM_X86_64;
-#elif defined(__aarch64__)
-	return EM_AARCH64;
-#elif defined(__i386__)
-	return EM_386;
-#elif defined(__arm__)
-	return EM_ARM;
-#elif defined(__riscv)
-	return EM_RISCV;
-#elif defined(__powerpc64__) || defined(__powerpc__)
-	return sizeof(void *) == 8 ? EM_PPC64 : EM_PPC;
-#elif defined(__s390x__)
-	return EM_S390;
-#elif defined(__mips__)
-	return EM_MIPS;
-#elif defined(__loongarch__)
-	return 258; /* EM_LOONGARCH */
-#else
-	/* Unknown build target: read our own ELF header. */
-	unsigned char h[20];
-	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
-	uint16_t m = 0;
-	if (fd >= 0) {
-		if (read(fd, h, sizeof(h)) == (ssize_t)sizeof(h))
-			m = h[EI_DATA] == ELFDATA2MSB ? (uint16_t)(h[18] << 8 | h[19])
-						      : (uint16_t)(h[19] << 8 | h[18]);
-		close(fd);
-	}
-	return m;
-#endif
-}
-
 /* "model name" (x86 and others) or, failing that, "CPU part" (arm64) from /proc/cpuinfo. */
 static void cpu_model(char *out, size_t size)
 {
@@ -375,7 +340,7 @@ int pfrec_meta_build(struct pf_buf *b, const struct pfrec_meta_in *in)
 		memset(&u, 0, sizeof(u));
 	cpu_model(model, sizeof(model));
 	rc |= pf_kv_add(b, "arch", u.machine);
-	rc |= pf_kv_add_u64(b, "e_machine", pfrec_e_machine());
+	rc |= pf_kv_add_u64(b, "e_machine", pf_host_e_machine());
 	rc |= pf_kv_add(b, "kernel_release", u.release);
 	rc |= pf_kv_add(b, "hostname", u.nodename);
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);

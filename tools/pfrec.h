@@ -78,7 +78,6 @@ struct pfrec_meta_in {
 };
 int pfrec_meta_build(struct pf_buf *b, const struct pfrec_meta_in *in);
 /* ELF e_machine of the build target. */
-uint16_t pfrec_e_machine(void);
 
 /* ---- ELF build-ids (pfrec-elf.c) ---- */
 
