@@ -155,6 +155,18 @@ static int grow(struct stream *s, size_t n)
 	return 0;
 }
 
+/* dst[0..n) = the LE u64s at src. */
+static inline void le64_copy(uint64_t *dst, const uint8_t *src, uint64_t n)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (n)
+		memcpy(dst, src, (size_t)n * 8);
+#else
+	for (uint64_t i = 0; i < n; i++)
+		dst[i] = pf_le64(src + i * 8);
+#endif
+}
+
 /* The caller made room (10 bytes per varint). */
 static inline void put_var(struct stream *s, uint64_t v)
 {
@@ -185,7 +197,7 @@ struct rd {
 	const uint8_t *p, *end;
 };
 
-static inline int get_var(struct rd *r, uint64_t *v)
+static int get_var_long(struct rd *r, uint64_t *v)
 {
 	uint64_t x = 0;
 	for (unsigned shift = 0; shift < 64; shift += 7) {
@@ -201,6 +213,16 @@ static inline int get_var(struct rd *r, uint64_t *v)
 		}
 	}
 	return -1;
+}
+
+/* Most values are below 128: one byte, one test. */
+static inline int get_var(struct rd *r, uint64_t *v)
+{
+	if (r->p < r->end && *r->p < 0x80) {
+		*v = *r->p++;
+		return 0;
+	}
+	return get_var_long(r, v);
 }
 
 static inline const uint8_t *get_bytes(struct rd *r, size_t n)
@@ -953,17 +975,29 @@ static int decode_sample(pf_tx *t, uint32_t k, struct rd *R, int swap, uint8_t *
 		    get_var(&R[S_CHAIN], &same) < 0 || nr > MAX_REC / 8 || same > nr || pre > nr - same ||
 		    pre + same > sl->chain_n)
 			BAD("bad call-chain stream");
-		const uint8_t *b = get_bytes(&R[S_ENTRY], (size_t)(nr - pre - same) * 8);
+		uint64_t fresh = nr - pre - same;
+		const uint8_t *b = get_bytes(&R[S_ENTRY], (size_t)fresh * 8);
 		if (!b)
 			BAD("call-chain entry stream too short");
-		for (uint64_t i = 0; i < pre; i++)
-			chain[i] = sl->chain[i];
-		for (uint64_t i = pre; i < nr - same; i++)
-			chain[i] = pf_le64(b + (i - pre) * 8);
-		for (uint64_t i = 0; i < same; i++)
-			chain[nr - same + i] = sl->chain[sl->chain_n - same + i];
-		if (keep_chain(sl, chain, nr) < 0)
-			BAD("out of memory");
+		if (nr <= CHAIN_KEEP) {
+			/* restored in place in the slot, which keeps it: the
+			 * prefix stays, the suffix moves, the new entries go
+			 * between them */
+			if (!sl->chain && !(sl->chain = malloc(CHAIN_KEEP * 8)))
+				BAD("out of memory");
+			chain = sl->chain;
+			if (same && nr != sl->chain_n)
+				memmove(chain + nr - same, chain + sl->chain_n - same, (size_t)same * 8);
+			le64_copy(chain + pre, b, fresh);
+			sl->chain_n = (uint32_t)nr;
+		} else {
+			for (uint64_t i = 0; i < pre; i++)
+				chain[i] = sl->chain[i];
+			le64_copy(chain + pre, b, fresh);
+			for (uint64_t i = 0; i < same; i++)
+				chain[nr - same + i] = sl->chain[sl->chain_n - same + i];
+			sl->chain_n = 0;
+		}
 	}
 	if (st & PERF_SAMPLE_IP) {
 		uint64_t pred = sl->ip;
@@ -1006,8 +1040,13 @@ static int decode_sample(pf_tx *t, uint32_t k, struct rd *R, int swap, uint8_t *
 	if (st & PERF_SAMPLE_CALLCHAIN) {
 		if (put_out(&o, nr, 8, swap) < 0 || (uint64_t)(o.end - o.p) / 8 < nr)
 			goto full;
-		for (uint64_t i = 0; i < nr; i++)
-			put_out(&o, chain[i], 8, swap);
+		if (!swap) {
+			memcpy(o.p, chain, (size_t)nr * 8);
+			o.p += nr * 8;
+		} else {
+			for (uint64_t i = 0; i < nr; i++)
+				put_out(&o, chain[i], 8, swap);
+		}
 	}
 	if (st & PERF_SAMPLE_RAW) {
 		uint64_t n;
