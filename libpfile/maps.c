@@ -561,6 +561,9 @@ static int build_bounds(struct pf_maps_proc *p)
 
 uint64_t pf_maps_time_key(struct pf_maps *m, uint32_t pid, uint64_t time_ns)
 {
+	/* samples come in runs of one pid, between the same two changes */
+	if (m->tk_ok && m->tk_pid == pid && m->tk_gen == m->gen_next && m->tk_lo <= time_ns && time_ns < m->tk_hi)
+		return m->tk_key;
 	struct pf_maps_proc *p = proc_find(m, pid);
 	if (!p || !p->n)
 		return 0;
@@ -577,5 +580,12 @@ uint64_t pf_maps_time_key(struct pf_maps *m, uint32_t pid, uint64_t time_ns)
 		else
 			hi = mid;
 	}
-	return (uint64_t)p->gen << 32 | lo;
+	uint64_t key = (uint64_t)p->gen << 32 | lo;
+	m->tk_ok = 1;
+	m->tk_pid = pid;
+	m->tk_gen = m->gen_next;
+	m->tk_lo = lo ? p->bounds[lo - 1] : 0;
+	m->tk_hi = lo < p->n_bounds ? p->bounds[lo] : UINT64_MAX;
+	m->tk_key = key;
+	return key;
 }

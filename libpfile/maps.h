@@ -85,6 +85,11 @@ struct pf_maps {
 	struct pf_maps_bid { char *path; uint32_t path_len; uint8_t size; uint8_t id[64]; } *bids;
 	uint32_t n_bids, cap_bids;
 	uint32_t gen_next;       /* last timeline generation handed out */
+	/* pf_maps_time_key()'s last answer: valid while gen_next is tk_gen
+	 * (no timeline changed), for tk_pid and times in [tk_lo, tk_hi) */
+	uint32_t tk_pid, tk_gen;
+	int tk_ok;
+	uint64_t tk_lo, tk_hi, tk_key;
 };
 
 void pf_maps_init(struct pf_maps *m);

@@ -323,23 +323,84 @@ int pf_prof_samples_begin(struct pf_buf *b)
 	return rc ? -ENOMEM : 0;
 }
 
+/* LE stores and loads of the hot paths, inlined (pf_put_le* and pf_le* of
+ * pfile.h are calls into another object). */
+static inline void put16(uint8_t *p, uint16_t v)
+{
+#if !(defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
+	v = __builtin_bswap16(v);
+#endif
+	memcpy(p, &v, 2);
+}
+
+static inline void put32(uint8_t *p, uint32_t v)
+{
+#if !(defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
+	v = __builtin_bswap32(v);
+#endif
+	memcpy(p, &v, 4);
+}
+
+static inline void put64(uint8_t *p, uint64_t v)
+{
+#if !(defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
+	v = __builtin_bswap64(v);
+#endif
+	memcpy(p, &v, 8);
+}
+
+static inline uint16_t le16(const uint8_t *p)
+{
+	uint16_t v;
+	memcpy(&v, p, 2);
+#if !(defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
+	v = __builtin_bswap16(v);
+#endif
+	return v;
+}
+
+static inline uint32_t le32(const uint8_t *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+#if !(defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
+	v = __builtin_bswap32(v);
+#endif
+	return v;
+}
+
+static inline uint64_t le64(const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+#if !(defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
+	v = __builtin_bswap64(v);
+#endif
+	return v;
+}
+
 int pf_prof_samples_add(struct pf_buf *b, const struct pf_prof_sample *s)
 {
 	if (b->len < 8)
 		return -EINVAL;
-	uint8_t e[PF_PROF_SAMPLE_SIZE];
-	pf_put_le64(e, s->time);
-	pf_put_le64(e + 8, s->period);
-	pf_put_le32(e + 16, s->pid);
-	pf_put_le32(e + 20, s->tid);
-	pf_put_le32(e + 24, s->cpu);
-	pf_put_le32(e + 28, s->stack);
-	pf_put_le32(e + 32, s->comm);
-	pf_put_le16(e + 36, s->event);
-	pf_put_le16(e + 38, s->flags);
-	if (pf_buf_put(b, e, sizeof(e)))
-		return -ENOMEM;
-	pf_put_le32(b->data, pf_le32(b->data) + 1);
+	if (b->cap - b->len < PF_PROF_SAMPLE_SIZE) {
+		static const uint8_t room[PF_PROF_SAMPLE_SIZE];
+		if (pf_buf_put(b, room, sizeof(room)))
+			return -ENOMEM;
+		b->len -= sizeof(room);
+	}
+	uint8_t *e = b->data + b->len;
+	put64(e, s->time);
+	put64(e + 8, s->period);
+	put32(e + 16, s->pid);
+	put32(e + 20, s->tid);
+	put32(e + 24, s->cpu);
+	put32(e + 28, s->stack);
+	put32(e + 32, s->comm);
+	put16(e + 36, s->event);
+	put16(e + 38, s->flags);
+	b->len += PF_PROF_SAMPLE_SIZE;
+	put32(b->data, le32(b->data) + 1);
 	return 0;
 }
 
@@ -355,15 +416,15 @@ int pf_prof_samples_next(const uint8_t *data, size_t size, size_t *pos, struct p
 	if (*pos >= 8 + (size_t)count * esize)
 		return 0;
 	const uint8_t *e = data + *pos;
-	s->time = pf_le64(e);
-	s->period = pf_le64(e + 8);
-	s->pid = pf_le32(e + 16);
-	s->tid = pf_le32(e + 20);
-	s->cpu = pf_le32(e + 24);
-	s->stack = pf_le32(e + 28);
-	s->comm = pf_le32(e + 32);
-	s->event = pf_le16(e + 36);
-	s->flags = pf_le16(e + 38);
+	s->time = le64(e);
+	s->period = le64(e + 8);
+	s->pid = le32(e + 16);
+	s->tid = le32(e + 20);
+	s->cpu = le32(e + 24);
+	s->stack = le32(e + 28);
+	s->comm = le32(e + 32);
+	s->event = le16(e + 36);
+	s->flags = le16(e + 38);
 	*pos += esize;
 	return 1;
 }
@@ -462,6 +523,7 @@ int pf_prof_load_section(struct pf_prof *p, const struct pf_section *sec, char *
 
 #define KERNEL_DSO (UINT32_MAX - 1)
 #define MAX_FRAMES 1024
+#define KEY_HDR 3 /* words of a callchain cache key before the addresses */
 
 struct addr_ent {
 	uint64_t off;
@@ -502,9 +564,12 @@ struct pf_prof_builder {
 	uint32_t unknown_frame;
 	uint32_t frames[MAX_FRAMES];
 	uint64_t uaddrs[MAX_FRAMES]; /* unwound user frames of one sample */
-	/* the lookup list of one sample: a key header (2 words), addresses,
-	 * then the item kinds packed 32 per word */
-	uint64_t key[2 + MAX_FRAMES + MAX_FRAMES / 32 + 1];
+	/* the lookup list of one sample: a key header (3 words), addresses,
+	 * then the item kinds packed 32 per word; or the header and the raw
+	 * callchain words (see chain_stack) */
+	uint64_t key[KEY_HDR + MAX_FRAMES + MAX_FRAMES / 32 + 1];
+	uint64_t *raw_key;         /* room for a raw key longer than `key` */
+	size_t raw_key_cap;        /* words */
 	uint8_t kinds[MAX_FRAMES];
 	struct chain_ent *chains;
 	uint32_t chain_n, chain_cap;
@@ -544,6 +609,7 @@ void pf_prof_builder_free(pf_prof_builder *b)
 	free(b->dso_str);
 	free(b->chains);
 	free(b->chain_keys);
+	free(b->raw_key);
 	pf_buf_free(&b->pending);
 	free(b);
 }
@@ -759,6 +825,14 @@ static int chains_grow(pf_prof_builder *b)
 	return 0;
 }
 
+static inline int words_eq(const uint64_t *a, const uint64_t *b, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return 0;
+	return 1;
+}
+
 /* The slot of key[0..len) (hash h): a full one on a hit, else the empty one
  * where it goes. NULL when out of memory. */
 static struct chain_ent *chain_slot(pf_prof_builder *b, const uint64_t *key, uint32_t len, uint64_t h)
@@ -770,8 +844,7 @@ static struct chain_ent *chain_slot(pf_prof_builder *b, const uint64_t *key, uin
 		struct chain_ent *e = &b->chains[k];
 		if (!e->key_len)
 			return e;
-		if (e->hash == h && e->key_len == len &&
-		    memcmp(b->chain_keys + e->key_off, key, len * sizeof(*key)) == 0)
+		if (e->hash == h && e->key_len == len && words_eq(b->chain_keys + e->key_off, key, len))
 			return e;
 	}
 }
@@ -800,7 +873,7 @@ static int chain_store(pf_prof_builder *b, struct chain_ent *e, const uint64_t *
 /* Adds the lookup (kind, address) as item n of the sample's list. */
 static inline void item_add(pf_prof_builder *b, uint32_t *n, enum item kind, uint64_t addr)
 {
-	b->key[2 + *n] = addr;
+	b->key[KEY_HDR + *n] = addr;
 	b->kinds[*n] = (uint8_t)kind;
 	(*n)++;
 }
@@ -812,7 +885,7 @@ static int64_t resolve_items(pf_prof_builder *b, const struct pf_sample *s, uint
 	int resolved, live;
 	int64_t id;
 	for (uint32_t i = 0; i < n; i++) {
-		uint64_t a = b->key[2 + i];
+		uint64_t a = b->key[KEY_HDR + i];
 		switch (b->kinds[i]) {
 		case IT_KERNEL:
 			id = frame_for(b, KERNEL_DSO, a);
@@ -865,12 +938,13 @@ static int64_t items_stack(pf_prof_builder *b, const struct pf_sample *s, uint32
 			v |= (uint64_t)b->kinds[i] << (2 * (i - w * 32));
 			has_user |= b->kinds[i] != IT_KERNEL;
 		}
-		b->key[2 + n + w] = v;
+		b->key[KEY_HDR + n + w] = v;
 	}
 	uint64_t tkey = has_user ? pf_maps_time_key(&b->maps, s->pid, s->time) : 0;
 	b->key[0] = (uint64_t)n << 32 | (has_user ? s->pid : 0);
 	b->key[1] = tkey;
-	uint32_t len = 2 + n + nk;
+	b->key[2] = 0; /* an item list (chain_stack's keys have bit 0 set) */
+	uint32_t len = KEY_HDR + n + nk;
 	uint64_t h = pf_xxh3(b->key, len * sizeof(*b->key));
 	struct chain_ent *e = tkey != UINT64_MAX ? chain_slot(b, b->key, len, h) : NULL;
 	if (e && e->key_len) {
@@ -900,10 +974,173 @@ static int64_t items_stack(pf_prof_builder *b, const struct pf_sample *s, uint32
 	return stack;
 }
 
+/* The lookups of a callchain (host order, PERF_CONTEXT_* markers kept) as
+ * items 0..n-1, starting in context `ctx` (from the record's cpumode). */
+static uint32_t callchain_items(pf_prof_builder *b, const uint64_t *chain, uint64_t nr, enum ctx ctx)
+{
+	uint32_t n = 0;
+	int first = 1;
+	for (uint64_t i = 0; i < nr && n < MAX_FRAMES; i++) {
+		uint64_t a = chain[i];
+		if (a >= PERF_CONTEXT_MAX) {
+			switch (a) {
+			case PERF_CONTEXT_HV:
+			case PERF_CONTEXT_KERNEL:
+				ctx = CTX_KERNEL;
+				break;
+			case PERF_CONTEXT_USER:
+				ctx = CTX_USER;
+				break;
+			default:
+				ctx = CTX_OTHER;
+				break;
+			}
+			first = 1;
+			continue;
+		}
+		if (a == 0 && !first)
+			continue; /* end-of-chain marker some unwinders leave */
+		/* the first address of a context is where it was interrupted;
+		 * the others are return addresses: look up the call
+		 * instruction, one byte before */
+		uint64_t look = first || a == 0 ? a : a - 1;
+		first = 0;
+		item_add(b, &n, ctx == CTX_KERNEL ? IT_KERNEL : ctx == CTX_USER ? IT_USER : IT_OTHER, look);
+	}
+	return n;
+}
+
+/* The stack of a sample that is not unwound: its lookups follow from its
+ * callchain words (or its IP alone, `use_chain` 0) and its cpumode, so the
+ * cache key is those raw words, with a header of (word count, pid), the pid's
+ * timeline key and (cpumode, which field): a callchain seen before costs one
+ * copy, one hash and one compare, without building its lookup list. */
+static int64_t chain_stack(pf_prof_builder *b, const struct pf_sample *s, uint16_t cpumode, enum ctx ctx,
+			   int use_chain)
+{
+	const uint64_t *w = use_chain ? s->callchain : &s->ip;
+	uint64_t nw = use_chain ? s->callchain_nr : 1; /* <= 65528 / 8 */
+	uint32_t len = KEY_HDR + (uint32_t)nw;
+	if (len > b->raw_key_cap) {
+		size_t cap = b->raw_key_cap ? b->raw_key_cap : 256;
+		while (cap < len)
+			cap *= 2;
+		uint64_t *k = realloc(b->raw_key, cap * sizeof(*k));
+		if (!k)
+			return -ENOMEM;
+		b->raw_key = k;
+		b->raw_key_cap = cap;
+	}
+	uint64_t *key = b->raw_key;
+	uint64_t tkey = pf_maps_time_key(&b->maps, s->pid, s->time);
+	key[0] = nw << 32 | s->pid;
+	key[1] = tkey;
+	key[2] = 1 | (uint64_t)cpumode << 1 | (uint64_t)use_chain << 8;
+	memcpy(key + KEY_HDR, w, (size_t)nw * sizeof(*w));
+	uint64_t h = pf_xxh3(key, len * sizeof(*key));
+	struct chain_ent *e = tkey != UINT64_MAX ? chain_slot(b, key, len, h) : NULL;
+	if (e && e->key_len) {
+		b->st.frames += e->n_user;
+		b->st.frames_resolved += e->n_resolved;
+		b->st.frames_kernel += e->n_kernel;
+		return e->stack;
+	}
+	uint32_t n = 0;
+	if (use_chain)
+		n = callchain_items(b, s->callchain, s->callchain_nr, ctx);
+	else
+		item_add(b, &n, ctx == CTX_KERNEL ? IT_KERNEL : ctx == CTX_USER ? IT_USER : IT_OTHER_COUNTED, s->ip);
+	if (!n)
+		return NONE;
+	int cacheable = e != NULL;
+	uint32_t n_user = 0, n_res = 0, n_kern = 0;
+	int64_t stack = resolve_items(b, s, n, &cacheable, &n_user, &n_res, &n_kern);
+	if (stack < 0)
+		return stack;
+	b->st.frames += n_user;
+	b->st.frames_resolved += n_res;
+	b->st.frames_kernel += n_kern;
+	if (cacheable) {
+		/* resolving may have grown the table: find the slot again */
+		e = chain_slot(b, key, len, h);
+		if (e && !e->key_len && chain_store(b, e, key, len, h) == 0) {
+			e->stack = (uint32_t)stack;
+			e->n_user = n_user;
+			e->n_resolved = n_res;
+			e->n_kernel = n_kern;
+		}
+	}
+	return stack;
+}
+
+static inline unsigned bit(uint64_t st, uint64_t b)
+{
+	return (st & b) ? 1 : 0;
+}
+
+/* pf_sample_decode() for the sample types whose fields all come before the
+ * end of the callchain (frame-pointer recordings: IP, TID, TIME, CPU,
+ * PERIOD, CALLCHAIN and ids): the fields the builder reads, with the same
+ * bounds checks, without filling the whole struct. 1 if it applies, 0 if
+ * the event needs pf_sample_decode(), -EBADMSG for a short record. */
+#define FAST_TYPES                                                                                        \
+	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR |  \
+	 PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN)
+
+static int sample_fast(const struct pf_event *ev, const struct perf_event_header *rec, struct pf_sample *s)
+{
+	uint64_t st = ev->attr.sample_type;
+	if (st & ~(uint64_t)FAST_TYPES)
+		return 0;
+	const uint8_t *p = (const uint8_t *)rec + sizeof(*rec), *end = (const uint8_t *)rec + rec->size;
+	size_t need = 8 * (size_t)__builtin_popcountll(st & (FAST_TYPES & ~(uint64_t)PERF_SAMPLE_CALLCHAIN));
+	if (rec->size < sizeof(*rec) || (size_t)(end - p) < need)
+		return -EBADMSG;
+	s->present = st;
+	s->ip = s->time = s->period = s->callchain_nr = 0;
+	s->pid = s->tid = s->cpu = 0;
+	s->callchain = NULL;
+	if (st & PERF_SAMPLE_IDENTIFIER)
+		p += 8;
+	if (st & PERF_SAMPLE_IP) {
+		memcpy(&s->ip, p, 8);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_TID) {
+		memcpy(&s->pid, p, 4);
+		memcpy(&s->tid, p + 4, 4);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_TIME) {
+		memcpy(&s->time, p, 8);
+		p += 8;
+	}
+	p += 8 * (bit(st, PERF_SAMPLE_ADDR) + bit(st, PERF_SAMPLE_ID) + bit(st, PERF_SAMPLE_STREAM_ID));
+	if (st & PERF_SAMPLE_CPU) {
+		memcpy(&s->cpu, p, 4);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_PERIOD) {
+		memcpy(&s->period, p, 8);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_CALLCHAIN) {
+		if (end - p < 8)
+			return -EBADMSG;
+		memcpy(&s->callchain_nr, p, 8);
+		p += 8;
+		if (s->callchain_nr > (size_t)(end - p) / 8)
+			return -EBADMSG;
+		s->callchain = (const uint64_t *)(const void *)p;
+	}
+	return 1;
+}
+
 static int do_sample(pf_prof_builder *b, const struct pf_event *ev, const struct perf_event_header *rec)
 {
 	struct pf_sample s;
-	if (pf_sample_decode(ev, rec, &s) < 0) {
+	int fast = sample_fast(ev, rec, &s);
+	if (fast < 0 || (!fast && pf_sample_decode(ev, rec, &s) < 0)) {
 		b->st.bad_samples++;
 		return 0;
 	}
@@ -913,12 +1150,13 @@ static int do_sample(pf_prof_builder *b, const struct pf_event *ev, const struct
 		       : (cpumode == PERF_RECORD_MISC_USER || cpumode == PERF_RECORD_MISC_CPUMODE_UNKNOWN) ? CTX_USER
 		       : CTX_OTHER;
 	int n_unw = 0;
-	if (b->o.unwind && (s.present & PERF_SAMPLE_REGS_USER) && (s.present & PERF_SAMPLE_STACK_USER) &&
+	if (!fast && b->o.unwind && (s.present & PERF_SAMPLE_REGS_USER) && (s.present & PERF_SAMPLE_STACK_USER) &&
 	    s.user_regs_abi) {
 		n_unw = b->o.unwind(b->o.unwind_ctx, &b->maps, &s, b->uaddrs, MAX_FRAMES);
 		if (n_unw < 0)
 			return n_unw;
 	}
+	int64_t stack;
 	if (n_unw > 0) {
 		/* the kernel part: the callchain's, else the IP if it is a kernel one */
 		if ((s.present & PERF_SAMPLE_CALLCHAIN) && s.callchain_nr) {
@@ -940,39 +1178,14 @@ static int do_sample(pf_prof_builder *b, const struct pf_event *ev, const struct
 		}
 		for (int i = 0; i < n_unw && n < MAX_FRAMES; i++)
 			item_add(b, &n, IT_USER, b->uaddrs[i]);
+		stack = items_stack(b, &s, n);
 	} else if ((s.present & PERF_SAMPLE_CALLCHAIN) && s.callchain_nr) {
-		int first = 1;
-		for (uint64_t i = 0; i < s.callchain_nr && n < MAX_FRAMES; i++) {
-			uint64_t a = s.callchain[i];
-			if (a >= PERF_CONTEXT_MAX) {
-				switch (a) {
-				case PERF_CONTEXT_HV:
-				case PERF_CONTEXT_KERNEL:
-					ctx = CTX_KERNEL;
-					break;
-				case PERF_CONTEXT_USER:
-					ctx = CTX_USER;
-					break;
-				default:
-					ctx = CTX_OTHER;
-					break;
-				}
-				first = 1;
-				continue;
-			}
-			if (a == 0 && !first)
-				continue; /* end-of-chain marker some unwinders leave */
-			/* the first address of a context is where it was
-			 * interrupted; the others are return addresses: look up
-			 * the call instruction, one byte before */
-			uint64_t look = first || a == 0 ? a : a - 1;
-			first = 0;
-			item_add(b, &n, ctx == CTX_KERNEL ? IT_KERNEL : ctx == CTX_USER ? IT_USER : IT_OTHER, look);
-		}
+		stack = chain_stack(b, &s, cpumode, ctx, 1);
 	} else if (s.present & PERF_SAMPLE_IP) {
-		item_add(b, &n, ctx == CTX_KERNEL ? IT_KERNEL : ctx == CTX_USER ? IT_USER : IT_OTHER_COUNTED, s.ip);
+		stack = chain_stack(b, &s, cpumode, ctx, 0);
+	} else {
+		stack = NONE;
 	}
-	int64_t stack = items_stack(b, &s, n);
 	if (stack < 0)
 		return (int)stack;
 	uint32_t comm = comm_get(b, s.tid, s.time);
@@ -990,6 +1203,9 @@ static int do_sample(pf_prof_builder *b, const struct pf_event *ev, const struct
 /* Pass 1 of a RECORDS payload: mappings, forks, execs, names. */
 static int do_state(pf_prof_builder *b, const struct perf_event_header *rec)
 {
+	if (rec->type != PERF_RECORD_MMAP && rec->type != PERF_RECORD_MMAP2 && rec->type != PERF_RECORD_FORK &&
+	    rec->type != PERF_RECORD_COMM)
+		return 0; /* samples above all: no event lookup */
 	const struct pf_event *ev = pf_events_find(&b->evs, rec);
 	const uint8_t *d = (const uint8_t *)rec;
 	int rc;
