@@ -352,6 +352,11 @@ int main(int argc, char **argv)
 	struct stat ost;
 	int to_pipe = fstat(ofd, &ost) == 0 && (S_ISFIFO(ost.st_mode) || S_ISSOCK(ost.st_mode));
 	wo.zstd_level = to_pipe ? -1 : 1;
+	/* a SAMPLES chunk (640 KiB) fits the pipe: writing it does not wait
+	 * for the reader, the two processes overlap (best effort: the limit
+	 * is /proc/sys/fs/pipe-max-size for an unprivileged user) */
+	if (to_pipe && S_ISFIFO(ost.st_mode))
+		(void)fcntl(ofd, F_SETPIPE_SZ, 1 << 20);
 	/* a file that may hold transformed RECORDS (format 1.1): so may the
 	 * output, and its sections pass through as they are */
 	if (fh->version_minor >= 1)
