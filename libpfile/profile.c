@@ -616,6 +616,22 @@ void pf_prof_builder_free(pf_prof_builder *b)
 
 static int do_record(pf_prof_builder *b, const struct perf_event_header *rec);
 
+/* pf_rec_iter_next(), inlined in the builder's two passes over a payload. */
+static inline int rec_next(struct pf_rec_iter *it, const struct perf_event_header **rec)
+{
+	size_t left = (size_t)(it->end - it->p);
+	uint16_t sz;
+	if (left < sizeof(struct perf_event_header))
+		return pf_rec_iter_next(it, rec); /* the end, or a short tail */
+	memcpy(&sz, it->p + 6, 2);
+	if (sz < sizeof(struct perf_event_header) || sz > left || (sz & 7))
+		return pf_rec_iter_next(it, rec); /* reports it */
+	*rec = (const struct perf_event_header *)(const void *)it->p;
+	it->p += sz;
+	it->offset += sz;
+	return 1;
+}
+
 int pf_prof_builder_finish(pf_prof_builder *b)
 {
 	if (!b->has_pending)
@@ -625,7 +641,7 @@ int pf_prof_builder_finish(pf_prof_builder *b)
 	const struct perf_event_header *rec;
 	int rc;
 	pf_rec_iter_init(&it, b->pending.data, b->pending.len);
-	while ((rc = pf_rec_iter_next(&it, &rec)) > 0)
+	while ((rc = rec_next(&it, &rec)) > 0)
 		if ((rc = do_record(b, rec)) < 0)
 			return rc;
 	return 0;
@@ -1093,7 +1109,9 @@ static int sample_fast(const struct pf_event *ev, const struct perf_event_header
 	if (st & ~(uint64_t)FAST_TYPES)
 		return 0;
 	const uint8_t *p = (const uint8_t *)rec + sizeof(*rec), *end = (const uint8_t *)rec + rec->size;
-	size_t need = 8 * (size_t)__builtin_popcountll(st & (FAST_TYPES & ~(uint64_t)PERF_SAMPLE_CALLCHAIN));
+	size_t need = 8 * (bit(st, PERF_SAMPLE_IDENTIFIER) + bit(st, PERF_SAMPLE_IP) + bit(st, PERF_SAMPLE_TID) +
+			   bit(st, PERF_SAMPLE_TIME) + bit(st, PERF_SAMPLE_ADDR) + bit(st, PERF_SAMPLE_ID) +
+			   bit(st, PERF_SAMPLE_STREAM_ID) + bit(st, PERF_SAMPLE_CPU) + bit(st, PERF_SAMPLE_PERIOD));
 	if (rec->size < sizeof(*rec) || (size_t)(end - p) < need)
 		return -EBADMSG;
 	s->present = st;
@@ -1347,7 +1365,7 @@ static int builder_section(pf_prof_builder *b, const struct pf_section *sec, uin
 		struct pf_rec_iter it;
 		const struct perf_event_header *rec;
 		pf_rec_iter_init(&it, sec->data, sec->size);
-		while ((rc = pf_rec_iter_next(&it, &rec)) > 0)
+		while ((rc = rec_next(&it, &rec)) > 0)
 			if ((rc = do_state(b, rec)) < 0)
 				return rc;
 		size_t good = it.offset;

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,6 +114,148 @@ static uint8_t *payload_buf(size_t *cap)
 	if (p)
 		(void)madvise(p, sz, MADV_HUGEPAGE);
 	return p;
+}
+
+/* ---- read-ahead -------------------------------------------------------- */
+
+/* A thread runs pf_reader_next() (read, checksum, zstd, transform 1) for the
+ * next sections while the main thread turns the previous ones into samples.
+ * Each result goes into a slot with what the main loop asks the reader about
+ * it: the payload (the reader's buffer, swapped out), a copy of the stored
+ * bytes, the message, can_continue and the offset. The main thread does not
+ * touch the reader until the thread has ended. */
+#define AHEAD_SLOTS 2
+
+struct ahead_sec {
+	int rc;                 /* pf_reader_next()'s result */
+	struct pf_section s;    /* s.data is `data` */
+	uint8_t *data;          /* the payload's buffer, malloc'd */
+	size_t cap;
+	uint8_t *stored;        /* a copy of pf_reader_stored(), or NULL */
+	size_t stored_cap;
+	int has_stored;
+	int can_continue;
+	uint64_t offset;        /* pf_reader_offset() after the call */
+	char msg[512];          /* pf_reader_errmsg() when rc < 0 */
+};
+
+struct ahead {
+	pf_reader *r;
+	pthread_t th;
+	int started;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct ahead_sec slot[AHEAD_SLOTS];
+	unsigned head, tail;    /* slots filled, slots handed back */
+	int stop, done;
+};
+
+static void *ahead_main(void *arg)
+{
+	struct ahead *a = arg;
+	int last = 0;
+	(void)pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+	while (!last) {
+		/* decode into the reader's own buffer, then wait for a slot:
+		 * with one slot held by the main thread the next is being read */
+		struct pf_section sec;
+		(void)pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL); /* a read() may block */
+		int rc = pf_reader_next(a->r, &sec);
+		(void)pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+		pthread_mutex_lock(&a->mu);
+		while (a->head - a->tail == AHEAD_SLOTS && !a->stop)
+			pthread_cond_wait(&a->cv, &a->mu);
+		int stop = a->stop;
+		pthread_mutex_unlock(&a->mu);
+		if (stop)
+			break;
+		struct ahead_sec *x = &a->slot[a->head % AHEAD_SLOTS];
+		x->rc = rc;
+		x->s = sec;
+		x->has_stored = 0;
+		x->msg[0] = 0;
+		if (rc > 0 && sec.data) {
+			pf_reader_swap_data(a->r, &x->data, &x->cap);
+			x->s.data = x->data;
+		}
+		const uint8_t *st = rc > 0 ? pf_reader_stored(a->r) : NULL;
+		if (st && sec.stored_size > x->stored_cap) {
+			uint8_t *n = realloc(x->stored, sec.stored_size);
+			if (n) {
+				x->stored = n;
+				x->stored_cap = sec.stored_size;
+			}
+		}
+		if (st && sec.stored_size <= x->stored_cap) {
+			if (sec.stored_size)
+				memcpy(x->stored, st, sec.stored_size);
+			x->has_stored = 1;
+		}
+		if (rc < 0)
+			snprintf(x->msg, sizeof(x->msg), "%s", pf_reader_errmsg(a->r));
+		x->can_continue = pf_reader_can_continue(a->r);
+		x->offset = pf_reader_offset(a->r);
+		last = rc == 0 || (rc < 0 && !x->can_continue);
+		pthread_mutex_lock(&a->mu);
+		a->head++;
+		if (last)
+			a->done = 1;
+		pthread_cond_broadcast(&a->cv);
+		pthread_mutex_unlock(&a->mu);
+	}
+	return NULL;
+}
+
+static int ahead_start(struct ahead *a, pf_reader *r)
+{
+	memset(a, 0, sizeof(*a));
+	a->r = r;
+	pthread_mutex_init(&a->mu, NULL);
+	pthread_cond_init(&a->cv, NULL);
+	a->started = pthread_create(&a->th, NULL, ahead_main, a) == 0;
+	return a->started ? 0 : -EAGAIN;
+}
+
+/* The next section's slot; the previous one must have been handed back. */
+static struct ahead_sec *ahead_next(struct ahead *a)
+{
+	pthread_mutex_lock(&a->mu);
+	while (a->head == a->tail)
+		pthread_cond_wait(&a->cv, &a->mu);
+	struct ahead_sec *x = &a->slot[a->tail % AHEAD_SLOTS];
+	pthread_mutex_unlock(&a->mu);
+	return x;
+}
+
+static void ahead_release(struct ahead *a)
+{
+	pthread_mutex_lock(&a->mu);
+	a->tail++;
+	pthread_cond_broadcast(&a->cv);
+	pthread_mutex_unlock(&a->mu);
+}
+
+/* Ends the thread (cancelling a read that waits on a pipe) and frees the
+ * slots; the reader is the caller's again. */
+static void ahead_stop(struct ahead *a)
+{
+	if (!a->started)
+		return;
+	pthread_mutex_lock(&a->mu);
+	a->stop = 1;
+	int done = a->done;
+	pthread_cond_broadcast(&a->cv);
+	pthread_mutex_unlock(&a->mu);
+	if (!done)
+		(void)pthread_cancel(a->th);
+	pthread_join(a->th, NULL);
+	a->started = 0;
+	for (unsigned i = 0; i < AHEAD_SLOTS; i++) {
+		free(a->slot[i].data);
+		free(a->slot[i].stored);
+	}
+	pthread_mutex_destroy(&a->mu);
+	pthread_cond_destroy(&a->cv);
 }
 
 static int write_syminfo_start(pf_writer *w, const char *in, const char *symfs, int force)
@@ -402,7 +545,20 @@ int main(int argc, char **argv)
 	struct pf_section s;
 	int ended = 0, syminfo_written = 0, swap = pf_reader_needs_swap(r);
 	uint64_t end_off = 0;
-	while ((rc = pf_reader_next(r, &s)) != 0) {
+	struct ahead ah;
+	if (ahead_start(&ah, r) < 0) {
+		fprintf(stderr, PROG ": cannot start a thread\n");
+		status = 1;
+		goto done;
+	}
+	struct ahead_sec *x = NULL;
+	for (;;) {
+		if (x)
+			ahead_release(&ah);
+		x = ahead_next(&ah);
+		if ((rc = x->rc) == 0)
+			break;
+		s = x->s;
 		if (ended) {
 			/* a file ends with END: what follows (another file
 			 * appended, garbage) is not part of it */
@@ -415,10 +571,10 @@ int main(int argc, char **argv)
 		if (rc < 0) {
 			/* the input's damage: what was read is still resolved
 			 * and written below */
-			fprintf(stderr, PROG ": %s\n", pf_reader_errmsg(r));
+			fprintf(stderr, PROG ": %s\n", x->msg);
 			status = 1;
 			rc = 0;
-			if (!pf_reader_can_continue(r))
+			if (!x->can_continue)
 				break;
 			continue;
 		}
@@ -440,11 +596,11 @@ int main(int argc, char **argv)
 			if ((rc = write_syminfo_end(st.w, pf_prof_builder_stats(b), &st.prof, fo, mi, mm)) < 0)
 				break;
 			ended = 1;
-			end_off = pf_reader_offset(r);
+			end_off = x->offset;
 		}
 		/* raw sections pass through as stored (no zstd round trip), unless
 		 * the reader converted their byte order or restored a transform */
-		const uint8_t *stored = swap || (s.transform && !wo.transform) ? NULL : pf_reader_stored(r);
+		const uint8_t *stored = swap || (s.transform && !wo.transform) || !x->has_stored ? NULL : x->stored;
 		if (stored)
 			rc = pf_writer_section_stored(st.w, &s, stored);
 		else if (s.type == PF_SEC_RECORDS)
@@ -467,16 +623,11 @@ int main(int argc, char **argv)
 			unw_meta(unw, s.data, s.size);
 		if (s.type == PF_SEC_RECORDS && s.data) {
 			/* the builder keeps this payload until the next one: hand
-			 * it the reader's buffer instead of a copy */
-			uint8_t *buf = NULL;
-			size_t cap = 0;
-			pf_reader_swap_data(r, &buf, &cap);
-			rc = pf_prof_builder_records_swap(b, &s, &buf, &cap);
-			/* the builder's previous payload buffer decodes the next one */
-			if (!buf)
-				buf = payload_buf(&cap);
-			pf_reader_swap_data(r, &buf, &cap);
-			free(buf);
+			 * it the slot's buffer instead of a copy; the builder's
+			 * previous buffer goes back to the reader through the slot */
+			rc = pf_prof_builder_records_swap(b, &s, &x->data, &x->cap);
+			if (!x->data)
+				x->data = payload_buf(&x->cap);
 		} else {
 			rc = pf_prof_builder_section(b, &s);
 		}
@@ -488,6 +639,7 @@ int main(int argc, char **argv)
 			break;
 		}
 	}
+	ahead_stop(&ah);
 	if (rc < 0) {
 		fprintf(stderr, PROG ": %s: %s\n", rc == -ENOMEM ? in : out, strerror(-rc));
 		status = 1;
