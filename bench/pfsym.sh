@@ -14,12 +14,12 @@ CFLAGS="-O2 -g -fno-omit-frame-pointer"
 gcc $CFLAGS -fPIC -shared -o "$O/libkernels.so" demo/kernels.c -lm
 gcc $CFLAGS -o "$O/model" demo/model.c -L"$O" -lkernels -Wl,-rpath,'$ORIGIN' -lpthread -lm
 
-# measure NAME CMD...: best wall seconds of 3 runs (ns clock) and peak RSS
+# measure NAME CMD...: best wall seconds of 5 runs (ns clock) and peak RSS
 # (KiB, /usr/bin/time) of a shell pipeline
 measure() {
 	local name=$1 best="" s e w
 	shift
-	for _ in 1 2 3; do
+	for _ in 1 2 3 4 5; do
 		s=$(date +%s%N)
 		bash -c "$*" >/dev/null
 		e=$(date +%s%N)
@@ -27,7 +27,7 @@ measure() {
 		if [ -z "$best" ] || [ "$w" -lt "$best" ]; then best=$w; fi
 	done
 	/usr/bin/time -f "%M" -o "$O/time.txt" bash -c "$*" >/dev/null
-	echo "$name $(awk -v u="$best" 'BEGIN {printf "%.3f", u / 1e6}') $(cat "$O/time.txt")"
+	echo "$name $(awk -v u="$best" 'BEGIN {printf "%.4f", u / 1e6}') $(cat "$O/time.txt")"
 }
 
 pfrec -q -g -F 4000 -e cpu-clock -o "$O/run.pf" -- "$O/model" "$SECS"
@@ -52,7 +52,7 @@ rate() { awk -v n="$1" -v t="$2" 'BEGIN { if (t <= 0) t = 0.001; printf "%.0f", 
 	echo "Command: \`make bench\` (bench/pfsym.sh, BENCH_SECONDS=$SECS): demo model recorded with"
 	echo "\`-g -F 4000 -e cpu-clock\` by pfrec and by perf record."
 	echo
-	echo "| run | samples | wall s | samples/s | peak RSS KiB |"
+	echo "| run | samples | wall s (best of 5) | samples/s | peak RSS KiB |"
 	echo "|-----|---------|--------|-----------|--------------|"
 	echo "| pfsym < run.pf \| pffold | $n | $t_pf | $(rate "$n" "$t_pf") | $rss_pf |"
 	if [ $have_perf = 1 ]; then
