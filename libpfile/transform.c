@@ -77,6 +77,7 @@ struct pf_tx {
 	struct slot slot[N_SLOTS];
 	struct stream st[N_STREAMS];
 	uint64_t chain_tmp[MAX_REC / 8];
+	uint8_t stack_tmp[MAX_REC]; /* encoder: a stack copy's residual */
 	uint64_t *deltas;       /* encoder: time deltas of the section, in order */
 	size_t n_deltas, cap_deltas;
 	uint64_t time_step;
@@ -664,6 +665,36 @@ static int first_ip(const uint64_t *c, uint64_t n, uint64_t *ip)
 	return 0;
 }
 
+/* Codes a stack copy of `words` 8-byte words at `b` against its prediction
+ * (`r` = the copy XOR the prediction): pairs of (varint zero words, varint
+ * literal words) in `runs`; for each literal word, the zigzag varint of the
+ * KE value minus the predicted one in `lit`. The last pair stops after its
+ * zero run when that reaches the end. Room: the caller made `10 * words`
+ * bytes in `lit` and `2 * words + 8` in `runs` (varints of at most 2 bytes
+ * since words <= 8191; every pair but the first covers at least 2 words). */
+static void put_runs(struct stream *runs, struct stream *lit, const uint8_t *b, const uint8_t *r,
+		     uint32_t words, int swap)
+{
+	uint32_t w = 0;
+	for (;;) {
+		uint32_t z = w;
+		while (z < words && !ld(r + (size_t)z * 8, 8, 0))
+			z++;
+		put_var(runs, z - w);
+		if (z == words)
+			return;
+		uint32_t e = z;
+		uint64_t x;
+		while (e < words && (x = ld(r + (size_t)e * 8, 8, swap)) != 0) {
+			uint64_t v = ld(b + (size_t)e * 8, 8, swap);
+			put_var(lit, zz((int64_t)(v - (v ^ x))));
+			e++;
+		}
+		put_var(runs, e - z);
+		w = e;
+	}
+}
+
 static int emit_sample(pf_tx *t, uint32_t k, const struct txev *e, const struct smp *s, int swap, size_t rec_size)
 {
 	struct stream *S = t->st;
@@ -765,17 +796,15 @@ static int emit_sample(pf_tx *t, uint32_t k, const struct txev *e, const struct 
 			uint32_t size = (uint32_t)s->stack_size;
 			uint32_t dyn = s->stack_dyn < size ? (uint32_t)s->stack_dyn : size;
 			put_var(&S[S_STACK], s->stack_dyn);
-			/* residual of the predicted part, then the rest as it is */
-			struct stream *d = &S[S_STACKDATA];
-			uint8_t *o = d->p + d->len;
-			stack_xor(sl, base_ok, base, s->stack, o, dyn);
+			/* residual of the predicted part, then the rest as it is,
+			 * coded as runs of zero and literal words */
+			uint8_t *r = t->stack_tmp;
+			stack_xor(sl, base_ok, base, s->stack, r, dyn);
 			if (size > dyn)
-				memcpy(o + dyn, s->stack + dyn, size - dyn);
-			uint32_t L = size;
-			while (L > 0 && o[L - 1] == 0)
-				L--;
-			put_var(&S[S_STACK], L);
-			d->len += L;
+				memcpy(r + dyn, s->stack + dyn, size - dyn);
+			if ((rc = grow(&S[S_STACKDATA], (size_t)size / 8 * 10)) < 0)
+				return rc;
+			put_runs(&S[S_STACK], &S[S_STACKDATA], s->stack, r, size / 8, swap);
 			if ((rc = keep_stack(sl, base_ok, base, s->stack, dyn)) < 0)
 				return rc;
 		}
@@ -924,6 +953,51 @@ static inline int put_out(struct out *o, uint64_t v, int n, int swap)
 }
 
 #define BAD(msg) do { *why = (msg); return -EBADMSG; } while (0)
+
+/* The prediction of a stack copy of `size` bytes at `base` into `b`: the
+ * slot's kept bytes at the same addresses for the first `n` bytes, 0 for the
+ * others. */
+static void stack_pred(const struct slot *s, int base_ok, uint64_t base, uint8_t *b, uint32_t n, uint32_t size)
+{
+	size_t a0 = 0, len = 0;
+	if (base_ok && s->stack_ok && n && s->stack_len) {
+		uint64_t lo = base > s->stack_base ? base : s->stack_base;
+		uint64_t hi_new = base + n < base ? UINT64_MAX : base + n;
+		uint64_t hi_old = s->stack_base + s->stack_len < s->stack_base ? UINT64_MAX
+									      : s->stack_base + s->stack_len;
+		uint64_t hi = hi_new < hi_old ? hi_new : hi_old;
+		if (lo < hi) {
+			a0 = (size_t)(lo - base);
+			len = (size_t)(hi - lo);
+			memcpy(b + a0, s->stack + (lo - s->stack_base), len);
+		}
+	}
+	memset(b, 0, a0);
+	memset(b + a0 + len, 0, size - a0 - len);
+}
+
+/* Adds the literal words of a stack copy's runs (put_runs) to the `words`
+ * predicted words at `b`. Every run is checked against the words left and
+ * the streams. */
+static int get_runs(struct rd *runs, struct rd *lit, uint8_t *b, uint32_t words, int swap, const char **why)
+{
+	uint64_t w = 0, z, n, v;
+	for (;;) {
+		if (get_var(runs, &z) < 0 || z > words - w)
+			BAD("bad stack run stream");
+		w += z;
+		if (w == words)
+			return 0;
+		if (get_var(runs, &n) < 0 || n == 0 || n > words - w)
+			BAD("bad stack run stream");
+		for (uint8_t *o = b + w * 8, *e = o + n * 8; o < e; o += 8) {
+			if (get_var(lit, &v) < 0)
+				BAD("bad stack data stream");
+			st_(o, ld(o, 8, swap) + unzz(v), 8, swap);
+		}
+		w += n;
+	}
+}
 
 static int decode_sample(pf_tx *t, uint32_t k, struct rd *R, int swap, uint8_t *rec, uint8_t *lim,
 			 size_t *rec_size, const char **why)
@@ -1093,25 +1167,21 @@ static int decode_sample(pf_tx *t, uint32_t k, struct rd *R, int swap, uint8_t *
 		}
 	}
 	if (st & PERF_SAMPLE_STACK_USER) {
-		uint64_t size, dyn = 0, L;
+		uint64_t size, dyn = 0;
 		if (get_var(&R[S_STACK], &size) < 0)
 			BAD("bad stack stream");
 		if (put_out(&o, size, 8, swap) < 0)
 			goto full;
 		if (size) {
-			if (get_var(&R[S_STACK], &dyn) < 0 || get_var(&R[S_STACK], &L) < 0 || (size & 7) ||
-			    size > MAX_REC || L > size)
+			if (get_var(&R[S_STACK], &dyn) < 0 || (size & 7) || size > MAX_REC)
 				BAD("bad stack stream");
 			if ((uint64_t)(o.end - o.p) < size + 8)
 				goto full;
-			const uint8_t *d = get_bytes(&R[S_STACKDATA], (size_t)L);
-			if (!d)
-				BAD("stack data stream too short");
 			uint8_t *b = o.p;
-			memcpy(b, d, (size_t)L);
-			memset(b + L, 0, (size_t)(size - L));
 			uint32_t keep = dyn < size ? (uint32_t)dyn : (uint32_t)size;
-			stack_xor(sl, base_ok, base, b, b, keep);
+			stack_pred(sl, base_ok, base, b, keep, (uint32_t)size);
+			if (get_runs(&R[S_STACK], &R[S_STACKDATA], b, (uint32_t)size / 8, swap, why) < 0)
+				return -EBADMSG;
 			if (keep_stack(sl, base_ok, base, b, keep) < 0)
 				BAD("out of memory");
 			o.p += size;
