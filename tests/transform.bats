@@ -169,3 +169,20 @@ same_content() {
 	diff <(pffold d.sym.pf) <(pffold plain.sym.pf)
 	[ "$(pffold d.sym.pf | grep -c ';main;')" -gt 0 ]
 }
+
+@test "pfrec --call-graph dwarf on threads: stack runs round-trip in large sections and in small ones (first copies)" {
+	run pfrec -q -F 4000 --call-graph dwarf -o d.pf -- "$W/rec_threads" 120
+	refute_sanitizer
+	assert_success
+	[ "$(rec_transforms d.pf | sort -u)" = 1 ]
+	"$PTW" --frame 8388608 recode d.pf plain.pf
+	same_content d.pf plain.pf
+	[ "$(stat -c %s d.pf)" -lt "$(stat -c %s plain.pf)" ]
+	# 64 KiB sections: every few samples a thread's copy has no previous one
+	run "$PTW" --frame 65536 --transform recode d.pf small.pf
+	refute_sanitizer
+	assert_success
+	[ "$(rec_transforms small.pf | grep -c 1)" -ge 10 ]
+	"$PTW" --frame 65536 recode d.pf plain64.pf
+	same_content plain64.pf small.pf
+}
