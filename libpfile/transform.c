@@ -410,7 +410,8 @@ static int keep_stack(struct slot *s, int base_ok, uint64_t base, const uint8_t 
 		s->stack = p;
 		s->stack_cap = n;
 	}
-	memcpy(s->stack, b, n);
+	if (n)
+		memcpy(s->stack, b, n);
 	s->stack_len = n;
 	s->stack_base = base;
 	s->stack_ok = 1;

@@ -186,3 +186,12 @@ same_content() {
 	"$PTW" --frame 65536 recode d.pf plain64.pf
 	same_content plain64.pf small.pf
 }
+
+@test "stack copies with dyn_size 0, below size and of size 0 round-trip byte for byte" {
+	# regression: a thread's first copy with dyn_size 0 passed NULL to memcpy
+	run "$PFTOOLS_BUILD/tests/tx-stack-edges" "$BATS_TEST_TMPDIR/edges.pf"
+	refute_sanitizer
+	assert_success
+	run pfdump --stats "$BATS_TEST_TMPDIR/edges.pf"
+	assert_line "samples: 6"
+}
