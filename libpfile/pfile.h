@@ -567,6 +567,76 @@ uint64_t pf_record_time(const struct pf_event *ev, const struct perf_event_heade
 /* "SAMPLE", "MMAP2", "COMM", ... for a PERF_RECORD_* type, or NULL if unknown. */
 const char *pf_record_type_name(uint32_t type);
 
+/* Decoders of the non-sample records pftools reads, one per record kind, after
+ * the struct layouts documented in enum perf_event_type
+ * (include/uapi/linux/perf_event.h). Common rules:
+ *  - `rec` is a whole host-order record (rec->size bytes), as pf_rec_iter_next()
+ *    hands them out of a pf_reader_next() payload, or as the kernel writes
+ *    them into a ring buffer on this machine;
+ *  - `ev` is the record's event (pf_events_find()) or NULL: its
+ *    pf_sample_id_size() trailer bytes at the end of the record are not part of
+ *    the body (NULL: no trailer, the body runs to rec->size);
+ *  - pointers in `out` point into the record (valid while it is);
+ *  - @return 0; -EINVAL if `rec` is not of the kind the decoder reads (or a
+ *    pointer is NULL); -EBADMSG if the fixed fields or the trailer do not fit in
+ *    rec->size, or a string has no NUL before the trailer. On error `out` is
+ *    zeroed. Nothing past rec->size is read. Sizes and offsets are in bytes. */
+
+/* PERF_RECORD_MMAP and PERF_RECORD_MMAP2 (header.misc: PERF_RECORD_MISC_USER,
+ * _KERNEL, _MMAP_DATA, _MMAP_BUILD_ID). */
+struct pf_mmap {
+	uint32_t pid, tid;        /* pid UINT32_MAX (-1): kernel maps */
+	uint64_t addr;            /* start address of the mapping */
+	uint64_t len;             /* bytes */
+	uint64_t pgoff;           /* file offset of `addr`, in bytes (not pages) */
+	uint8_t mmap2;            /* 1 for MMAP2: the fields below are set */
+	uint8_t has_build_id;     /* MMAP2 with PERF_RECORD_MISC_MMAP_BUILD_ID:
+				   * build_id*, else maj, min, ino, ino_generation */
+	uint8_t build_id_size;    /* bytes, as stored (the kernel writes <= 20;
+				   * a larger value is kept: callers clamp) */
+	uint8_t build_id[20];     /* the record's 20 build-id bytes */
+	uint32_t maj, min;        /* device numbers */
+	uint64_t ino, ino_generation;
+	uint32_t prot, flags;     /* PROT_*, MAP_* (MMAP2 only) */
+	const char *filename;     /* into the record, NUL-terminated there */
+	size_t filename_len;      /* bytes before the NUL */
+};
+int pf_mmap_decode(const struct pf_event *ev, const struct perf_event_header *rec, struct pf_mmap *out);
+
+/* PERF_RECORD_COMM: u32 pid, tid, char comm[] (NUL-terminated, padded to 8). */
+struct pf_comm {
+	uint32_t pid, tid;
+	const char *comm;         /* into the record, NUL-terminated there */
+	size_t comm_len;          /* bytes before the NUL */
+	uint8_t exec;             /* header.misc has PERF_RECORD_MISC_COMM_EXEC */
+};
+int pf_comm_decode(const struct pf_event *ev, const struct perf_event_header *rec, struct pf_comm *out);
+
+/* PERF_RECORD_FORK and PERF_RECORD_EXIT: u32 pid, ppid, tid, ptid, u64 time. */
+struct pf_task {
+	uint32_t pid, ppid;       /* process and parent process */
+	uint32_t tid, ptid;       /* thread and parent thread */
+	uint64_t time;            /* ns, perf clock (the event's clock) */
+};
+int pf_task_decode(const struct pf_event *ev, const struct perf_event_header *rec, struct pf_task *out);
+
+/* PERF_RECORD_LOST (u64 id, u64 lost: records the kernel dropped for a full
+ * ring) and PERF_RECORD_LOST_SAMPLES (u64 lost: samples dropped, e.g. by BPF). */
+struct pf_lost {
+	uint64_t id;              /* event id (LOST only; 0 for LOST_SAMPLES) */
+	uint64_t lost;            /* records (LOST) or samples (LOST_SAMPLES) */
+};
+int pf_lost_decode(const struct pf_event *ev, const struct perf_event_header *rec, struct pf_lost *out);
+
+/* PERF_RECORD_THROTTLE and PERF_RECORD_UNTHROTTLE: u64 time, id, stream_id. */
+struct pf_throttle {
+	uint64_t time;            /* ns, perf clock */
+	uint64_t id;              /* event id */
+	uint64_t stream_id;
+};
+int pf_throttle_decode(const struct pf_event *ev, const struct perf_event_header *rec,
+		       struct pf_throttle *out);
+
 /* ------------------------------------------------------------------------ */
 /* Other section payloads (format/pfile.md 4.3-4.8)                          */
 /* ------------------------------------------------------------------------ */

@@ -870,3 +870,149 @@ int pf_records_swap(const struct pf_events *evs, uint8_t *data, size_t size)
 	}
 	return 0;
 }
+
+/* ------------------------------------------------------------------------ */
+/* Non-sample records: MMAP/MMAP2, COMM, FORK/EXIT, LOST/LOST_SAMPLES,      */
+/* THROTTLE/UNTHROTTLE (struct layouts of enum perf_event_type)              */
+/* ------------------------------------------------------------------------ */
+
+/* The body of `rec` (after the header, before the sample_id trailer of `ev`):
+ * [8, *end). -EBADMSG if the trailer or `fixed` body bytes do not fit. */
+static int rec_body(const struct pf_event *ev, const struct perf_event_header *rec, uint32_t type_a,
+		    uint32_t type_b, size_t fixed, size_t *end)
+{
+	if (!rec || rec->size < sizeof(*rec))
+		return -EINVAL;
+	if (rec->type != type_a && rec->type != type_b)
+		return -EINVAL;
+	size_t trailer = pf_sample_id_size(ev);
+	size_t size = rec->size;
+	if (size - sizeof(*rec) < trailer || size - sizeof(*rec) - trailer < fixed)
+		return -EBADMSG;
+	*end = size - trailer;
+	return 0;
+}
+
+/* A NUL-terminated string at `off` that ends before `end`. */
+static int rec_str(const struct perf_event_header *rec, size_t off, size_t end, const char **s, size_t *len)
+{
+	const char *p = (const char *)rec + off;
+	const char *nul = memchr(p, 0, end - off);
+	if (!nul)
+		return -EBADMSG;
+	*s = p;
+	*len = (size_t)(nul - p);
+	return 0;
+}
+
+int pf_mmap_decode(const struct pf_event *ev, const struct perf_event_header *rec, struct pf_mmap *out)
+{
+	const uint8_t *b = (const uint8_t *)rec;
+	size_t end;
+	if (!out)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	int rc = rec_body(ev, rec, PERF_RECORD_MMAP, PERF_RECORD_MMAP2, 0, &end);
+	if (rc < 0)
+		return rc;
+	size_t fname_off = rec->type == PERF_RECORD_MMAP ? 40 : 72;
+	if (end < fname_off)
+		return -EBADMSG;
+	out->pid = ld32(b + 8);
+	out->tid = ld32(b + 12);
+	out->addr = ld64(b + 16);
+	out->len = ld64(b + 24);
+	out->pgoff = ld64(b + 32);
+	if (rec->type == PERF_RECORD_MMAP2) {
+		out->mmap2 = 1;
+		if (rec->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+			out->has_build_id = 1;
+			out->build_id_size = b[40];
+			memcpy(out->build_id, b + 44, 20);
+		} else {
+			out->maj = ld32(b + 40);
+			out->min = ld32(b + 44);
+			out->ino = ld64(b + 48);
+			out->ino_generation = ld64(b + 56);
+		}
+		out->prot = ld32(b + 64);
+		out->flags = ld32(b + 68);
+	}
+	rc = rec_str(rec, fname_off, end, &out->filename, &out->filename_len);
+	if (rc < 0)
+		memset(out, 0, sizeof(*out));
+	return rc;
+}
+
+int pf_comm_decode(const struct pf_event *ev, const struct perf_event_header *rec, struct pf_comm *out)
+{
+	const uint8_t *b = (const uint8_t *)rec;
+	size_t end;
+	if (!out)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	int rc = rec_body(ev, rec, PERF_RECORD_COMM, PERF_RECORD_COMM, 8, &end);
+	if (rc < 0)
+		return rc;
+	rc = rec_str(rec, 16, end, &out->comm, &out->comm_len);
+	if (rc < 0)
+		return rc;
+	out->pid = ld32(b + 8);
+	out->tid = ld32(b + 12);
+	out->exec = (rec->misc & PERF_RECORD_MISC_COMM_EXEC) != 0;
+	return 0;
+}
+
+int pf_task_decode(const struct pf_event *ev, const struct perf_event_header *rec, struct pf_task *out)
+{
+	const uint8_t *b = (const uint8_t *)rec;
+	size_t end;
+	if (!out)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	int rc = rec_body(ev, rec, PERF_RECORD_FORK, PERF_RECORD_EXIT, 24, &end);
+	if (rc < 0)
+		return rc;
+	out->pid = ld32(b + 8);
+	out->ppid = ld32(b + 12);
+	out->tid = ld32(b + 16);
+	out->ptid = ld32(b + 20);
+	out->time = ld64(b + 24);
+	return 0;
+}
+
+int pf_lost_decode(const struct pf_event *ev, const struct perf_event_header *rec, struct pf_lost *out)
+{
+	const uint8_t *b = (const uint8_t *)rec;
+	size_t end;
+	if (!out)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	int rc = rec_body(ev, rec, PERF_RECORD_LOST, PERF_RECORD_LOST_SAMPLES,
+			  rec && rec->type == PERF_RECORD_LOST ? 16 : 8, &end);
+	if (rc < 0)
+		return rc;
+	if (rec->type == PERF_RECORD_LOST) {
+		out->id = ld64(b + 8);
+		out->lost = ld64(b + 16);
+	} else {
+		out->lost = ld64(b + 8);
+	}
+	return 0;
+}
+
+int pf_throttle_decode(const struct pf_event *ev, const struct perf_event_header *rec, struct pf_throttle *out)
+{
+	const uint8_t *b = (const uint8_t *)rec;
+	size_t end;
+	if (!out)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	int rc = rec_body(ev, rec, PERF_RECORD_THROTTLE, PERF_RECORD_UNTHROTTLE, 24, &end);
+	if (rc < 0)
+		return rc;
+	out->time = ld64(b + 8);
+	out->id = ld64(b + 16);
+	out->stream_id = ld64(b + 24);
+	return 0;
+}

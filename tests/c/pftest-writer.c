@@ -853,6 +853,129 @@ static void check_everything(const struct pf_event *ev, const struct perf_event_
 	}
 }
 
+/* Every cut of a non-sample record (8 bytes at a time) is refused by its
+ * decoder: the body of each record in `all` is exactly its fixed fields plus
+ * the padded string, so a cut always loses a fixed field or the string's NUL. */
+static int decode_any(const struct pf_event *ev, const struct perf_event_header *h)
+{
+	struct pf_mmap m;
+	struct pf_comm c;
+	struct pf_task t;
+	struct pf_lost l;
+	struct pf_throttle th;
+	switch (h->type) {
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		return pf_mmap_decode(ev, h, &m);
+	case PERF_RECORD_COMM:
+		return pf_comm_decode(ev, h, &c);
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		return pf_task_decode(ev, h, &t);
+	case PERF_RECORD_LOST:
+	case PERF_RECORD_LOST_SAMPLES:
+		return pf_lost_decode(ev, h, &l);
+	case PERF_RECORD_THROTTLE:
+	case PERF_RECORD_UNTHROTTLE:
+		return pf_throttle_decode(ev, h, &th);
+	}
+	return -ENOSYS;
+}
+
+static void check_record_cuts(const struct pf_event *ev, const struct perf_event_header *h)
+{
+	struct {
+		struct perf_event_header h;
+		uint8_t body[1024];
+	} cut;
+	if (h->size > sizeof(cut))
+		return;
+	CHECK(decode_any(ev, h) == 0);
+	CHECK(decode_any(NULL, h) == 0); /* the trailer read as part of the body */
+	memcpy(&cut, h, h->size);
+	for (uint16_t sz = 8; sz < h->size; sz += 8) {
+		cut.h.size = sz;
+		CHECK(decode_any(ev, &cut.h) == -EBADMSG);
+	}
+}
+
+/* Hand-made records without a trailer: unterminated strings, wrong kinds. */
+static void check_record_decoders_edges(void)
+{
+	struct {
+		struct perf_event_header h;
+		uint8_t body[88];
+	} r;
+	struct pf_mmap m;
+	struct pf_comm c;
+	struct pf_task t;
+	struct pf_lost l;
+	struct pf_throttle th;
+
+	/* MMAP: 32 bytes of fields, then "/abcdefg" with no NUL */
+	memset(&r, 0, sizeof(r));
+	r.h.type = PERF_RECORD_MMAP;
+	r.h.size = 8 + 32 + 8;
+	memcpy(r.body + 32, "/abcdefg", 8);
+	CHECK(pf_mmap_decode(NULL, &r.h, &m) == -EBADMSG && m.filename == NULL && m.pid == 0);
+	r.h.size += 8; /* a NUL word after it */
+	CHECK(pf_mmap_decode(NULL, &r.h, &m) == 0 && m.filename_len == 8 && !m.mmap2 &&
+	      memcmp(m.filename, "/abcdefg", 8) == 0);
+	r.h.size = 8 + 32; /* no room for any string */
+	CHECK(pf_mmap_decode(NULL, &r.h, &m) == -EBADMSG);
+	r.h.size = 8 + 24; /* pgoff cut */
+	CHECK(pf_mmap_decode(NULL, &r.h, &m) == -EBADMSG);
+
+	/* MMAP2 with a build-id, the filename filling the rest with no NUL */
+	memset(&r, 0, sizeof(r));
+	r.h.type = PERF_RECORD_MMAP2;
+	r.h.misc = PERF_RECORD_MISC_MMAP_BUILD_ID;
+	r.h.size = 8 + 64 + 16;
+	r.body[32] = 20;
+	for (int i = 0; i < 20; i++)
+		r.body[36 + i] = (uint8_t)(0xa0 + i);
+	uint32_t prot = 5;
+	memcpy(r.body + 56, &prot, 4);
+	memcpy(r.body + 64, "/lib/libz.so.1.3", 16);
+	CHECK(pf_mmap_decode(NULL, &r.h, &m) == -EBADMSG);
+	r.body[64 + 15] = 0;
+	CHECK(pf_mmap_decode(NULL, &r.h, &m) == 0 && m.mmap2 && m.has_build_id && m.build_id_size == 20 &&
+	      m.build_id[0] == 0xa0 && m.build_id[19] == 0xb3 && m.prot == 5 && m.filename_len == 15 &&
+	      m.maj == 0 && m.ino == 0);
+	r.h.size = 8 + 64; /* ends after flags */
+	CHECK(pf_mmap_decode(NULL, &r.h, &m) == -EBADMSG);
+	r.h.size = 8 + 56; /* prot/flags cut */
+	CHECK(pf_mmap_decode(NULL, &r.h, &m) == -EBADMSG);
+
+	/* COMM with no NUL, then wrong kinds for every decoder */
+	memset(&r, 0, sizeof(r));
+	r.h.type = PERF_RECORD_COMM;
+	r.h.size = 8 + 8 + 16;
+	memcpy(r.body + 8, "sixteen-chars-xx", 16);
+	CHECK(pf_comm_decode(NULL, &r.h, &c) == -EBADMSG && c.comm == NULL);
+	r.h.size = 8 + 8;
+	CHECK(pf_comm_decode(NULL, &r.h, &c) == -EBADMSG);
+	r.h.size = 8 + 8 + 16;
+	CHECK(pf_mmap_decode(NULL, &r.h, &m) == -EINVAL);
+	CHECK(pf_task_decode(NULL, &r.h, &t) == -EINVAL);
+	CHECK(pf_lost_decode(NULL, &r.h, &l) == -EINVAL);
+	CHECK(pf_throttle_decode(NULL, &r.h, &th) == -EINVAL);
+	r.h.type = PERF_RECORD_SAMPLE;
+	CHECK(pf_comm_decode(NULL, &r.h, &c) == -EINVAL);
+
+	/* LOST_SAMPLES needs 8 bytes, LOST 16 */
+	memset(&r, 0, sizeof(r));
+	r.h.type = PERF_RECORD_LOST_SAMPLES;
+	r.h.size = 16;
+	r.body[0] = 9;
+	CHECK(pf_lost_decode(NULL, &r.h, &l) == 0 && l.lost == 9 && l.id == 0);
+	r.h.type = PERF_RECORD_LOST;
+	CHECK(pf_lost_decode(NULL, &r.h, &l) == -EBADMSG);
+	r.h.size = 8;
+	r.h.type = PERF_RECORD_LOST_SAMPLES;
+	CHECK(pf_lost_decode(NULL, &r.h, &l) == -EBADMSG);
+}
+
 static int mode_verify(const char *path)
 {
 	pf_reader *r;
@@ -909,23 +1032,48 @@ static int mode_verify(const char *path)
 			struct pf_sample_id sid;
 			CHECK(pf_sample_id_decode(ev, h, &sid) == 0);
 			CHECK(sid.time == t && t > T0 && t < T0 + 5000);
+			struct pf_mmap mm;
+			struct pf_comm cm;
+			struct pf_task tk;
+			struct pf_lost lo;
+			struct pf_throttle th;
+			if (decode_any(ev, h) != -ENOSYS)
+				check_record_cuts(ev, h);
 			switch (h->type) {
 			case PERF_RECORD_COMM:
 				memcpy(u32, b, 8);
 				CHECK(u32[0] == 1000 && u32[1] == 1000 && strcmp((const char *)b + 8, "workload") == 0);
 				CHECK(h->misc == PERF_RECORD_MISC_COMM_EXEC && sid.pid == 1000 && sid.cpu == 0);
+				CHECK(pf_comm_decode(ev, h, &cm) == 0 && cm.pid == 1000 && cm.tid == 1000 &&
+				      cm.comm_len == 8 && memcmp(cm.comm, "workload", 9) == 0 && cm.exec == 1);
+				break;
+			case PERF_RECORD_MMAP:
+				CHECK(pf_mmap_decode(ev, h, &mm) == 0 && !mm.mmap2 && !mm.has_build_id &&
+				      mm.pid == 1000 && mm.tid == 1000 && mm.addr == 0x400000 && mm.len == 0x1000 &&
+				      mm.pgoff == 0 && mm.filename_len == 17 &&
+				      strcmp(mm.filename, "/usr/bin/workload") == 0);
 				break;
 			case PERF_RECORD_MMAP2:
 				memcpy(u64, b + 8, 24);
+				CHECK(pf_mmap_decode(ev, h, &mm) == 0 && mm.mmap2 && mm.pid == 1000 &&
+				      mm.tid == 1000 && mm.prot == 5 && mm.flags == 2);
 				if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
 					CHECK(b[32] == 20 && b[36] == 0x01 && b[55] == 0x14);
 					CHECK(strcmp((const char *)b + 64, "/usr/lib/libm.so.6") == 0);
+					CHECK(mm.has_build_id && mm.build_id_size == 20 && mm.build_id[0] == 0x01 &&
+					      mm.build_id[19] == 0x14 && mm.addr == 0x7f0000100000 &&
+					      mm.len == 0x8000 && mm.pgoff == 0 && mm.maj == 0 && mm.ino == 0 &&
+					      mm.filename_len == 18 && strcmp(mm.filename, "/usr/lib/libm.so.6") == 0);
 				} else {
 					memcpy(u32, b + 32, 8);
 					CHECK(u32[0] == 8 && u32[1] == 1);
 					memcpy(u64 + 3, b + 40, 8);
 					CHECK(u64[3] == 123456);
 					CHECK(strcmp((const char *)b + 64, "/usr/lib/libc.so.6") == 0);
+					CHECK(!mm.has_build_id && mm.build_id_size == 0 && mm.maj == 8 && mm.min == 1 &&
+					      mm.ino == 123456 && mm.ino_generation == 7 && mm.addr == 0x7f0000000000 &&
+					      mm.len == 0x20000 && mm.pgoff == 0x1000 && mm.filename_len == 18 &&
+					      strcmp(mm.filename, "/usr/lib/libc.so.6") == 0);
 				}
 				memcpy(u32, b + 56, 8);
 				CHECK(u32[0] == 5 && u32[1] == 2);
@@ -935,12 +1083,23 @@ static int mode_verify(const char *path)
 				memcpy(u32, b, 16);
 				memcpy(u64, b + 16, 8);
 				CHECK(u32[0] == 1000 && u32[2] == 1002 && u64[0] == t);
+				CHECK(pf_task_decode(ev, h, &tk) == 0 && tk.pid == 1000 && tk.ppid == 1000 &&
+				      tk.tid == 1002 && tk.ptid == 1000 && tk.time == t);
+				break;
+			case PERF_RECORD_THROTTLE:
+			case PERF_RECORD_UNTHROTTLE:
+				CHECK(pf_throttle_decode(ev, h, &th) == 0 && th.time == t && th.id == 101 &&
+				      th.stream_id == 0x5000);
 				break;
 			case PERF_RECORD_LOST:
 				memcpy(u64, b, 16);
 				CHECK((u64[0] == 101 && u64[1] == 7 && ev == &evs.ev[0]) ||
 				      (u64[0] == 201 && u64[1] == 9 && ev == &evs.ev[1] && sid.stream_id == 0x5001 &&
 				       sid.cpu == 3 && sid.tid == 1002));
+				CHECK(pf_lost_decode(ev, h, &lo) == 0 && lo.id == u64[0] && lo.lost == u64[1]);
+				break;
+			case PERF_RECORD_LOST_SAMPLES:
+				CHECK(pf_lost_decode(ev, h, &lo) == 0 && lo.id == 0 && lo.lost == 3);
 				break;
 			case PERF_RECORD_READ:
 				memcpy(u64, b + 8, 24);
@@ -978,6 +1137,7 @@ static int mode_verify(const char *path)
 	if (rc < 0)
 		fprintf(stderr, "verify: %s\n", pf_reader_errmsg(r));
 	CHECK(evs.n == 3);
+	check_record_decoders_edges();
 	for (unsigned t = 1; t <= 21; t++)
 		CHECK(by_type[t] > 0);
 	pf_events_free(&evs);
