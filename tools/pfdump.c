@@ -684,7 +684,6 @@ static int print_record(const struct pf_section *sec, const struct pf_events *ev
 
 	const char *str;
 	size_t slen;
-	uint32_t a, b;
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
 		if (ev->name[0])
@@ -698,68 +697,83 @@ static int print_record(const struct pf_section *sec, const struct pf_events *ev
 			obj_end();
 		return 0;
 	case PERF_RECORD_MMAP:
-	case PERF_RECORD_MMAP2:
-		a = r32(&r);
-		b = r32(&r);
-		f_u64("pid", a);
-		f_u64("tid", b);
-		f_hex("addr", r64(&r));
-		f_hex("len", r64(&r));
-		f_hex("pgoff", r64(&r));
-		if (h->type == PERF_RECORD_MMAP2) {
-			if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
-				if (r.n - r.off < 24 || r.off > r.n) {
-					r.bad = 1;
-					break;
-				}
-				uint8_t n = r.p[r.off];
-				f_bytes("build_id", r.p + r.off + 4, n > 20 ? 20 : n);
-				r.off += 24;
-			} else {
-				f_u64("maj", r32(&r));
-				f_u64("min", r32(&r));
-				f_u64("ino", r64(&r));
-				f_u64("ino_generation", r64(&r));
-			}
-			f_hex("prot", r32(&r));
-			f_hex("flags", r32(&r));
+	case PERF_RECORD_MMAP2: {
+		struct pf_mmap m;
+		if (pf_mmap_decode(ev, h, &m) < 0) {
+			r.bad = 1;
+			break;
 		}
-		if (r.bad)
-			break;
-		rstr(&r, &str, &slen);
-		f_str("filename", str, slen);
+		f_u64("pid", m.pid);
+		f_u64("tid", m.tid);
+		f_hex("addr", m.addr);
+		f_hex("len", m.len);
+		f_hex("pgoff", m.pgoff);
+		if (m.mmap2) {
+			if (m.has_build_id) {
+				f_bytes("build_id", m.build_id, m.build_id_size > 20 ? 20 : m.build_id_size);
+			} else {
+				f_u64("maj", m.maj);
+				f_u64("min", m.min);
+				f_u64("ino", m.ino);
+				f_u64("ino_generation", m.ino_generation);
+			}
+			f_hex("prot", m.prot);
+			f_hex("flags", m.flags);
+		}
+		f_str("filename", m.filename, m.filename_len);
 		break;
-	case PERF_RECORD_COMM:
-		f_u64("pid", r32(&r));
-		f_u64("tid", r32(&r));
-		if (r.bad)
+	}
+	case PERF_RECORD_COMM: {
+		struct pf_comm c;
+		if (pf_comm_decode(ev, h, &c) < 0) {
+			r.bad = 1;
 			break;
-		rstr(&r, &str, &slen);
-		f_str("comm", str, slen);
-		if (h->misc & PERF_RECORD_MISC_COMM_EXEC)
+		}
+		f_u64("pid", c.pid);
+		f_u64("tid", c.tid);
+		f_str("comm", c.comm, c.comm_len);
+		if (c.exec)
 			f_u64("exec", 1);
 		break;
+	}
 	case PERF_RECORD_EXIT:
-	case PERF_RECORD_FORK:
-		f_u64("pid", r32(&r));
-		f_u64("ppid", r32(&r));
-		f_u64("tid", r32(&r));
-		f_u64("ptid", r32(&r));
-		f_u64("ptime", r64(&r));
+	case PERF_RECORD_FORK: {
+		struct pf_task t;
+		if (pf_task_decode(ev, h, &t) < 0) {
+			r.bad = 1;
+			break;
+		}
+		f_u64("pid", t.pid);
+		f_u64("ppid", t.ppid);
+		f_u64("tid", t.tid);
+		f_u64("ptid", t.ptid);
+		f_u64("ptime", t.time);
 		break;
+	}
 	case PERF_RECORD_THROTTLE:
-	case PERF_RECORD_UNTHROTTLE:
-		f_u64("ptime", r64(&r));
-		f_u64("id", r64(&r));
-		f_u64("stream_id", r64(&r));
+	case PERF_RECORD_UNTHROTTLE: {
+		struct pf_throttle t;
+		if (pf_throttle_decode(ev, h, &t) < 0) {
+			r.bad = 1;
+			break;
+		}
+		f_u64("ptime", t.time);
+		f_u64("id", t.id);
+		f_u64("stream_id", t.stream_id);
 		break;
+	}
 	case PERF_RECORD_LOST:
-		f_u64("id", r64(&r));
-		f_u64("lost", r64(&r));
+	case PERF_RECORD_LOST_SAMPLES: {
+		struct pf_lost l;
+		if (pf_lost_decode(ev, h, &l) < 0) {
+			r.bad = 1;
+			break;
+		}
+		if (h->type == PERF_RECORD_LOST)
+			f_u64("id", l.id);
+		f_u64("lost", l.lost);
 		break;
-	case PERF_RECORD_LOST_SAMPLES:
-		f_u64("lost", r64(&r));
-		break;
+	}
 	case PERF_RECORD_READ:
 		f_u64("pid", r32(&r));
 		f_u64("tid", r32(&r));
@@ -889,8 +903,6 @@ static void stats_record(const struct pf_events *evs, const struct perf_event_he
 		if (t > t_last)
 			t_last = t;
 	}
-	const uint8_t *b = (const uint8_t *)(h + 1);
-	size_t body = h->size - sizeof(*h);
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE: {
 		struct pf_sample s;
@@ -903,29 +915,19 @@ static void stats_record(const struct pf_events *evs, const struct perf_event_he
 			pid_get(s.pid)->samples++;
 		break;
 	}
-	case PERF_RECORD_COMM:
-		if (body > 8) {
-			uint32_t pt[2];
-			memcpy(pt, b, 8);
-			size_t lim = body - 8 - (ev ? pf_sample_id_size(ev) : 0);
-			if (lim <= body - 8)
-				pid_comm(pt[0], pt[1], (const char *)b + 8, strnlen((const char *)b + 8, lim));
-		}
+	case PERF_RECORD_COMM: {
+		struct pf_comm c;
+		if (pf_comm_decode(ev, h, &c) == 0)
+			pid_comm(c.pid, c.tid, c.comm, c.comm_len);
 		break;
+	}
 	case PERF_RECORD_LOST:
-		if (body >= 16) {
-			uint64_t v;
-			memcpy(&v, b + 8, 8);
-			n_lost += v;
-		}
+	case PERF_RECORD_LOST_SAMPLES: {
+		struct pf_lost l;
+		if (pf_lost_decode(ev, h, &l) == 0)
+			n_lost += l.lost;
 		break;
-	case PERF_RECORD_LOST_SAMPLES:
-		if (body >= 8) {
-			uint64_t v;
-			memcpy(&v, b, 8);
-			n_lost += v;
-		}
-		break;
+	}
 	}
 }
 
@@ -933,14 +935,10 @@ static void mmap2_buildid(const struct pf_events *evs, const struct perf_event_h
 {
 	if (h->type != PERF_RECORD_MMAP2 || !(h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID))
 		return;
-	const struct pf_event *ev = pf_events_find(evs, h);
-	size_t end = h->size - (ev ? pf_sample_id_size(ev) : 0);
-	if (end > h->size || end < 72)
+	struct pf_mmap m;
+	if (pf_mmap_decode(pf_events_find(evs, h), h, &m) < 0)
 		return;
-	const uint8_t *p = (const uint8_t *)h;
-	uint8_t n = p[40];
-	const char *path = (const char *)p + 72;
-	print_buildid(p + 44, n > 20 ? 20 : n, path, strnlen(path, end - 72));
+	print_buildid(m.build_id, m.build_id_size > 20 ? 20 : m.build_id_size, m.filename, m.filename_len);
 }
 
 static void do_records(const struct pf_section *sec, const struct pf_events *evs)
