@@ -414,65 +414,37 @@ int pf_maps_add_proc_maps(struct pf_maps *m, uint32_t pid, uint64_t time_ns,
 
 int pf_maps_record(struct pf_maps *m, const struct pf_event *ev, const struct perf_event_header *rec)
 {
-	const uint8_t *b = (const uint8_t *)rec;
-	size_t size = rec->size;
-	size_t trailer = ev ? pf_sample_id_size(ev) : 0;
-	uint64_t time = 0;
-	uint32_t pid, ppid;
-
 	switch (rec->type) {
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2: {
-		size_t fname_off = rec->type == PERF_RECORD_MMAP ? 40 : 72;
-		if (size < fname_off + 1 + trailer)
+		struct pf_mmap mm;
+		if (pf_mmap_decode(ev, rec, &mm) < 0)
 			return 0;
-		memcpy(&pid, b + 8, 4);
-		if (pid == UINT32_MAX)
+		if (mm.pid == UINT32_MAX)
 			return 0; /* kernel maps */
-		uint64_t addr, len, pgoff;
-		memcpy(&addr, b + 16, 8);
-		memcpy(&len, b + 24, 8);
-		memcpy(&pgoff, b + 32, 8);
-		const uint8_t *bid = NULL;
-		size_t bid_size = 0;
-		if (rec->type == PERF_RECORD_MMAP2) {
-			uint32_t prot;
-			memcpy(&prot, b + 64, 4);
-			if (!(prot & PROT_EXEC))
-				return 0;
-			if (rec->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
-				bid_size = b[40];
-				if (bid_size > 20)
-					bid_size = 20;
-				bid = b + 44;
-			}
-		} else if (rec->misc & PERF_RECORD_MISC_MMAP_DATA) {
+		if (mm.mmap2 ? !(mm.prot & PROT_EXEC) : (rec->misc & PERF_RECORD_MISC_MMAP_DATA) != 0)
 			return 0;
-		}
-		const char *fname = (const char *)b + fname_off;
-		size_t flen = strnlen(fname, size - trailer - fname_off);
-		if (ev)
-			time = pf_record_time(ev, rec);
-		int64_t dso = pf_maps_dso_intern(m, fname, flen, bid, bid_size);
+		uint8_t bid_size = mm.build_id_size > 20 ? 20 : mm.build_id_size;
+		int64_t dso = pf_maps_dso_intern(m, mm.filename, mm.filename_len,
+						 mm.has_build_id ? mm.build_id : NULL, mm.has_build_id ? bid_size : 0);
 		if (dso < 0)
 			return (int)dso;
-		return pf_maps_mmap(m, pid, addr, len, pgoff, (uint32_t)dso, time);
+		return pf_maps_mmap(m, mm.pid, mm.addr, mm.len, mm.pgoff, (uint32_t)dso,
+				    pf_record_time(ev, rec));
 	}
-	case PERF_RECORD_FORK:
-		if (size < 32)
+	case PERF_RECORD_FORK: {
+		struct pf_task t;
+		if (pf_task_decode(ev, rec, &t) < 0)
 			return 0;
-		memcpy(&pid, b + 8, 4);
-		memcpy(&ppid, b + 12, 4);
-		memcpy(&time, b + 24, 8);
-		return pf_maps_fork(m, pid, ppid, time);
-	case PERF_RECORD_COMM:
-		if (!(rec->misc & PERF_RECORD_MISC_COMM_EXEC) || size < 16)
+		return pf_maps_fork(m, t.pid, t.ppid, t.time);
+	}
+	case PERF_RECORD_COMM: {
+		struct pf_comm c;
+		if (!(rec->misc & PERF_RECORD_MISC_COMM_EXEC) || pf_comm_decode(ev, rec, &c) < 0)
 			return 0;
-		memcpy(&pid, b + 8, 4);
-		if (ev)
-			time = pf_record_time(ev, rec);
-		pf_maps_exec(m, pid, time);
+		pf_maps_exec(m, c.pid, pf_record_time(ev, rec));
 		return 0;
+	}
 	default:
 		return 0;
 	}
