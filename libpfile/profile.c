@@ -1225,7 +1225,6 @@ static int do_state(pf_prof_builder *b, const struct perf_event_header *rec)
 	    rec->type != PERF_RECORD_COMM)
 		return 0; /* samples above all: no event lookup */
 	const struct pf_event *ev = pf_events_find(&b->evs, rec);
-	const uint8_t *d = (const uint8_t *)rec;
 	int rc;
 	switch (rec->type) {
 	case PERF_RECORD_MMAP:
@@ -1233,30 +1232,20 @@ static int do_state(pf_prof_builder *b, const struct perf_event_header *rec)
 	case PERF_RECORD_FORK:
 		if ((rc = pf_maps_record(&b->maps, ev, rec)))
 			return rc;
-		if (rec->type == PERF_RECORD_FORK && rec->size >= 32) {
-			uint32_t tid, ptid;
-			uint64_t time;
-			memcpy(&tid, d + 16, 4);
-			memcpy(&ptid, d + 20, 4);
-			memcpy(&time, d + 24, 8);
-			uint32_t c = comm_get(b, ptid, time);
+		struct pf_task t;
+		if (rec->type == PERF_RECORD_FORK && pf_task_decode(ev, rec, &t) == 0) {
+			uint32_t c = comm_get(b, t.ptid, t.time);
 			if (c != NONE)
-				return comm_set(b, tid, c, 0);
+				return comm_set(b, t.tid, c, 0);
 		}
 		return 0;
 	case PERF_RECORD_COMM: {
 		if ((rc = pf_maps_record(&b->maps, ev, rec)))
 			return rc;
-		if (rec->size < 17)
+		struct pf_comm c;
+		if (pf_comm_decode(ev, rec, &c) < 0)
 			return 0;
-		size_t trailer = ev ? pf_sample_id_size(ev) : 0;
-		size_t room = (size_t)rec->size - 16;
-		if (room > trailer)
-			room -= trailer;
-		uint32_t tid;
-		memcpy(&tid, d + 12, 4);
-		return comm_set_str(b, tid, (const char *)d + 16, strnlen((const char *)d + 16, room),
-				    ev ? pf_record_time(ev, rec) : 0);
+		return comm_set_str(b, c.tid, c.comm, c.comm_len, pf_record_time(ev, rec));
 	}
 	default:
 		return 0;
@@ -1267,7 +1256,6 @@ static int do_state(pf_prof_builder *b, const struct perf_event_header *rec)
 static int do_record(pf_prof_builder *b, const struct perf_event_header *rec)
 {
 	const struct pf_event *ev = pf_events_find(&b->evs, rec);
-	const uint8_t *d = (const uint8_t *)rec;
 	switch (rec->type) {
 	case PERF_RECORD_SAMPLE:
 		if (!ev)
@@ -1275,11 +1263,10 @@ static int do_record(pf_prof_builder *b, const struct perf_event_header *rec)
 		return do_sample(b, ev, rec);
 	case PERF_RECORD_LOST:
 	case PERF_RECORD_LOST_SAMPLES: {
-		size_t need = rec->type == PERF_RECORD_LOST ? 24 : 16;
-		if (rec->size < need)
+		struct pf_lost l;
+		if (pf_lost_decode(ev, rec, &l) < 0)
 			return 0;
-		uint64_t lost;
-		memcpy(&lost, d + need - 8, 8);
+		uint64_t lost = l.lost;
 		struct pf_prof_sample ps = { 0, lost, 0, 0, 0, NONE, NONE, 0, PF_SAMPLE_LOST };
 		struct pf_sample_id sid;
 		if (ev && pf_sample_id_decode(ev, rec, &sid) == 0 && sid.present) {
