@@ -139,6 +139,7 @@ struct rec {
 	uint64_t pend_since;
 	int vdso_done;
 	uint8_t *tmp;
+	struct pf_event id_ev;           /* attr[0], for the record decoders */
 };
 
 /* ------------------------------------------------------------------ */
@@ -849,13 +850,6 @@ static uint64_t ld64(const uint8_t *p)
 	return v;
 }
 
-static uint32_t ld32(const uint8_t *p)
-{
-	uint32_t v;
-	memcpy(&v, p, 4);
-	return v;
-}
-
 static void note_record(struct rec *R, const uint8_t *rec)
 {
 	struct perf_event_header h;
@@ -878,53 +872,49 @@ static void note_record(struct rec *R, const uint8_t *rec)
 		if (t > R->last_time)
 			R->last_time = t;
 	}
-	size_t body_end = size >= 8 + ID_TRAILER_BYTES ? size - ID_TRAILER_BYTES : size;
+	/* the decoders need the sample_id trailer's size: attr[0]'s (the same
+	 * ID_TRAILER_BYTES for every event); records are 8-byte aligned in the
+	 * ring and in R->tmp */
+	if (!R->id_ev.attr.sample_id_all)
+		R->id_ev.attr = R->attr[0];
+	const struct pf_event *ev = &R->id_ev;
+	const struct perf_event_header *hp = (const struct perf_event_header *)(const void *)rec;
 	switch (h.type) {
 	case PERF_RECORD_LOST:
-		if (size >= 24)
-			R->lost += ld64(rec + 16);
+	case PERF_RECORD_LOST_SAMPLES: {
+		struct pf_lost l;
+		if (pf_lost_decode(ev, hp, &l) == 0)
+			R->lost += l.lost;
 		break;
-	case PERF_RECORD_LOST_SAMPLES:
-		if (size >= 16)
-			R->lost += ld64(rec + 8);
-		break;
+	}
 	case PERF_RECORD_THROTTLE:
 		R->throttles++;
 		break;
-	case PERF_RECORD_FORK:
-		if (size >= 24 && ld32(rec + 8) != ld32(rec + 12))
-			new_process(R, ld32(rec + 8), t);
+	case PERF_RECORD_FORK: {
+		struct pf_task k;
+		if (pf_task_decode(ev, hp, &k) == 0 && k.pid != k.ppid)
+			new_process(R, k.pid, t);
 		break;
-	case PERF_RECORD_COMM:
-		if (size >= 16)
-			new_process(R, ld32(rec + 8), t);
+	}
+	case PERF_RECORD_COMM: {
+		struct pf_comm c;
+		if (pf_comm_decode(ev, hp, &c) == 0)
+			new_process(R, c.pid, t);
 		break;
+	}
 	case PERF_RECORD_MMAP2:
-		if (body_end > 72) {
-			uint32_t pid = ld32(rec + 8);
-			const char *fn = (const char *)rec + 72;
-			size_t fl = strnlen(fn, body_end - 72);
-			const uint8_t *bid = NULL;
-			unsigned bsz = 0;
-			if (h.misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
-				bsz = rec[40];
-				bid = rec + 44;
-				if (bsz > 20)
-					bsz = 0;
-			}
-			if (fl == 6 && memcmp(fn, "[vdso]", 6) == 0)
-				save_vdso(R, pid, ld64(rec + 16));
-			else
-				see_path(R, pid, fn, fl, bid, bsz);
-		}
+	case PERF_RECORD_MMAP: {
+		struct pf_mmap m;
+		if (pf_mmap_decode(ev, hp, &m) < 0)
+			break;
+		/* a build-id size the kernel never writes: read the file's own */
+		unsigned bsz = m.has_build_id && m.build_id_size <= 20 ? m.build_id_size : 0;
+		if (m.mmap2 && m.filename_len == 6 && memcmp(m.filename, "[vdso]", 6) == 0)
+			save_vdso(R, m.pid, m.addr);
+		else
+			see_path(R, m.pid, m.filename, m.filename_len, bsz ? m.build_id : NULL, bsz);
 		break;
-	case PERF_RECORD_MMAP:
-		if (body_end > 40) {
-			const char *fn = (const char *)rec + 40;
-			size_t fl = strnlen(fn, body_end - 40);
-			see_path(R, ld32(rec + 8), fn, fl, NULL, 0);
-		}
-		break;
+	}
 	default:
 		break;
 	}
