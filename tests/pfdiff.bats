@@ -309,8 +309,9 @@ p;main;sleep 10 3 3"
 	assert_success
 	# activation: 20 % -> 43 % of the samples, first and significant
 	[[ "${lines[4]}" =~ ^\ +[0-9.]+\ +[0-9.]+\ +\+[0-9.]+\ .*\ both\ \ z/z\ +-\ +activation$ ]]
-	# its caller forward: the inclusive share grew, significantly
-	assert_line --regexp '^ +0\.00 +0\.00 +\+0\.00 .* \+[0-9.]+ \[\+[0-9.]+,\+[0-9.]+\] .* total -/z +- +forward$'
+	# its caller forward: the inclusive share grew, significantly (its self
+	# share is about 0: a sample or two may land in it, on either side)
+	assert_line --regexp '^ +[0-9.]+ +[0-9.]+ +[-+][0-9.]+ .* \+[0-9.]+ \[\+[0-9.]+,\+[0-9.]+\] .* total [-a-z]+/z +- +forward$'
 	refute_output --regexp ' (new|gone) +(activation|forward|matmul|normalize|run_model|main)$'
 	# module keys: the renamed executable's module is "exe" on both sides
 	run pfdiff --key=module-function --top 1 v1.sym.pf v2.sym.pf
