@@ -124,7 +124,12 @@ static uint8_t *payload_buf(size_t *cap)
  * it: the payload (the reader's buffer, swapped out), a copy of the stored
  * bytes, the message, can_continue and the offset. The main thread does not
  * touch the reader until the thread has ended. */
-#define AHEAD_SLOTS 2
+/* One slot: the thread decodes section N+1 into the reader's buffer while
+ * the main thread turns section N, so three payload buffers rotate (the
+ * reader's, the slot's, the builder's). A second slot added a fourth: on a
+ * dwarf recording (8 MiB sections) its first fill cost about 3 ms of page
+ * faults and the slot was not needed once the main thread is the slower. */
+#define AHEAD_SLOTS 1
 
 struct ahead_sec {
 	int rc;                 /* pf_reader_next()'s result */
