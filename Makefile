@@ -50,7 +50,7 @@ OPT         ?= -O2
 WARN        := -Wall -Wextra -Werror
 CFLAGS      ?= $(OPT) -g
 ALL_CFLAGS  := -std=c11 $(WARN) -D_GNU_SOURCE -DPF_VERSION_STRING=\"$(VERSION)\" \
-               -Ilibpfile $(CFLAGS) $(SANFLAGS) -fPIC
+               -Ilibpfile -Itools $(CFLAGS) $(SANFLAGS) -fPIC
 ALL_LDFLAGS := $(LDFLAGS) $(SANFLAGS) $(LDSTATIC)
 
 PC_CORE     := libzstd libxxhash
@@ -61,7 +61,7 @@ SYM_CFLAGS  := $(shell $(PKG_CONFIG) --cflags $(PC_SYM) 2>/dev/null)
 SYM_LIBS    := $(shell $(PKG_CONFIG) $(PCSTATIC) --libs $(PC_SYM) 2>/dev/null)
 ALL_CFLAGS  += $(CORE_CFLAGS)
 
-# Tools: tools/NAME.c plus tools/NAME-*.c. Tools that read ELF/DWARF link libdw.
+# Tools: tools/NAME.c plus tools/NAME/*.c (headers in tools/). Tools that read ELF/DWARF link libdw.
 TOOLS       := pfdump pfrec pfsym pffold pfdiff pfflame
 TOOLS_PRESENT := $(foreach t,$(TOOLS),$(if $(wildcard tools/$(t).c),$(t)))
 DW_TOOLS    := pfsym
@@ -96,7 +96,7 @@ $(LIB_SO): $(LIB_OBJ)
 	$(CC) -shared -Wl,-soname,libpfile.so.0 -o $@ $^ $(filter-out -static,$(ALL_LDFLAGS)) $(CORE_LIBS) -lm
 
 define tool_rule
-$(O)/bin/$(1): $(patsubst %.c,$(O)/obj/%.o,tools/$(1).c $(wildcard tools/$(1)-*.c)) $(LIB_A)
+$(O)/bin/$(1): $(patsubst %.c,$(O)/obj/%.o,tools/$(1).c $(wildcard tools/$(1)/*.c)) $(LIB_A)
 	@mkdir -p $$(dir $$@)
 	$$(CC) -o $$@ $$^ $$(ALL_LDFLAGS) $(if $(filter $(1),$(DW_TOOLS)),$$(SYM_LIBS)) $$(CORE_LIBS) $$(EXTRA_LIBS_$(1))
 endef

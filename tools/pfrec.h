@@ -2,8 +2,8 @@
  * pfrec.h - internal interfaces between pfrec's source files (not installed).
  *
  *   pfrec.c        options, the recording session, the drain loop, summary
- *   pfrec-sys.c    event names, perf_event_open, ring buffers, /proc, META
- *   pfrec-elf.c    build-ids read from ELF notes (files and memory images)
+ *   pfrec/sys.c    event names, perf_event_open, ring buffers, /proc, META
+ *   pfrec/elf.c    build-ids read from ELF notes (files and memory images)
  */
 #ifndef PFREC_H
 #define PFREC_H
@@ -15,7 +15,7 @@
 
 #include "pfile.h"
 
-/* ---- events (pfrec-sys.c) ---- */
+/* ---- events (pfrec/sys.c) ---- */
 
 struct pfrec_evspec {
 	char name[64];      /* the generic name, without modifiers */
@@ -34,7 +34,7 @@ const char *pfrec_event_names(void);
 int pfrec_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd,
 			  unsigned long flags);
 
-/* ---- ring buffers (pfrec-sys.c) ---- */
+/* ---- ring buffers (pfrec/sys.c) ---- */
 
 struct pfrec_ring {
 	int fd;             /* the event whose buffer this is */
@@ -49,7 +49,7 @@ struct pfrec_ring {
 int pfrec_ring_map(struct pfrec_ring *r, int fd, int cpu, unsigned pages);
 void pfrec_ring_unmap(struct pfrec_ring *r);
 
-/* ---- small file and /proc helpers (pfrec-sys.c) ---- */
+/* ---- small file and /proc helpers (pfrec/sys.c) ---- */
 
 /* Reads all of `path` into a malloc'd buffer (NUL-terminated, *len without it),
  * at most `max` bytes. @return 0 or -errno. */
@@ -66,7 +66,7 @@ uint64_t pfrec_now_ns(clockid_t clk);
 /* The value of /proc/sys/kernel/perf_event_paranoid (or 2 if unreadable). */
 int pfrec_paranoid(void);
 
-/* ---- META (pfrec-sys.c) ---- */
+/* ---- META (pfrec/sys.c) ---- */
 
 struct pfrec_meta_in {
 	int argc; char **argv;        /* pfrec's own */
@@ -79,7 +79,7 @@ struct pfrec_meta_in {
 int pfrec_meta_build(struct pf_buf *b, const struct pfrec_meta_in *in);
 /* ELF e_machine of the build target. */
 
-/* ---- ELF build-ids (pfrec-elf.c) ---- */
+/* ---- ELF build-ids (pfrec/elf.c) ---- */
 
 /* Reads the NT_GNU_BUILD_ID note of an ELF file (program headers first,
  * then section headers). @return the build-id size (1..64), 0 if none or

@@ -1,6 +1,6 @@
 /*
  * pfsym-unwind.h - pfsym internals: DWARF unwinding of sampled user stacks
- * (pfsym-unwind.c), for recordings made with `pfrec --call-graph dwarf`.
+ * (pfsym/unwind.c), for recordings made with `pfrec --call-graph dwarf`.
  *
  * Each sample that carries PERF_SAMPLE_REGS_USER and PERF_SAMPLE_STACK_USER
  * is unwound with libdwfl: one Dwfl per process, modules reported from the

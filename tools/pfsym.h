@@ -1,5 +1,5 @@
 /*
- * pfsym.h - pfsym internals: the ELF symbolizer (pfsym-elf.c).
+ * pfsym.h - pfsym internals: the ELF symbolizer (pfsym/elf.c).
  */
 #ifndef PFSYM_H
 #define PFSYM_H
@@ -34,7 +34,7 @@ int sym_report(struct symbolizer *s, FILE *out, const char *prog);
 /* The ELF file pfsym uses for `dso` (found and build-id checked as for
  * symbols; --force applies), or NULL if none. *path gets its file name, or
  * NULL for a recorded image ([vdso]: read it with elf_rawfile()). Owned by
- * the symbolizer. For the unwinder (pfsym-unwind.c). */
+ * the symbolizer. For the unwinder (pfsym/unwind.c). */
 Elf *sym_dso_elf(struct symbolizer *s, struct pf_dso *dso, const char **path);
 
 /* For `pfsym --resolve` (a debugging aid): the name pfsym gives ELF virtual

@@ -1,5 +1,5 @@
 /*
- * pfflame-js.c - the style sheet and script embedded in every SVG.
+ * pfflame/js.c - the style sheet and script embedded in every SVG.
  * The script reads the layout constants that pfflame writes before it
  * (W, XPAD, CW, INV, TOTAL, CNAME) and works on the <g> frame elements:
  * each holds <title>NAME (details)</title>, a <rect> with fg:x / fg:w (the

@@ -1,5 +1,5 @@
 /*
- * pfrec-sys.c - event names, perf_event_open(2), ring buffers, /proc reads
+ * pfrec/sys.c - event names, perf_event_open(2), ring buffers, /proc reads
  * and the META section of pfrec.
  *
  * Event names are perf's generic ones (include/uapi/linux/perf_event.h:

@@ -1,5 +1,5 @@
 /*
- * pfsym-unwind.c - DWARF unwinding of the user stacks of `pfrec --call-graph
+ * pfsym/unwind.c - DWARF unwinding of the user stacks of `pfrec --call-graph
  * dwarf` samples with libdwfl (elfutils).
  *
  * One Dwfl per process, attached once (dwfl_attach_state can be called only

@@ -1,5 +1,5 @@
 /*
- * pfrec-elf.c - the GNU build-id note of an ELF file or memory image.
+ * pfrec/elf.c - the GNU build-id note of an ELF file or memory image.
  *
  * Plain reads with bounds checks, no libelf (pfrec stays small and static).
  * Layouts: the System V gABI (ELF header, program and section headers,

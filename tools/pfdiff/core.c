@@ -1,5 +1,5 @@
 /*
- * pfdiff-core.c - reading runs, counting self/total per function, testing,
+ * pfdiff/core.c - reading runs, counting self/total per function, testing,
  * writing the table, JSON or folded diff.
  */
 #include <errno.h>

@@ -1,5 +1,5 @@
 /*
- * pfsym-elf.c - finding the binaries of a recording and naming addresses.
+ * pfsym/elf.c - finding the binaries of a recording and naming addresses.
  *
  * For each DSO (path + recorded build-id) the candidates are tried in order:
  * --symfs DIR + path, the path itself, each --debug-dir (DIR/.build-id/xx/rest.debug,
