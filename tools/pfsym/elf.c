@@ -353,16 +353,30 @@ static Elf_Scn *scn_by_name(Elf *e, const char *want, GElf_Shdr *out)
 	return NULL;
 }
 
-/* The dynamic symbol names of a relocation section's entries: names[i] is
- * relocation i's symbol name, or NULL (no symbol, e.g. IRELATIVE); offs[i]
- * its r_offset (the GOT slot). @return the count, 0 if none or unreadable.
- * Pointers are into e's data. */
-static size_t rela_names(Elf *e, const char *secname, const char ***names, uint64_t **offs)
+/* One relocation of .rela.plt or .rela.dyn: the GOT slot it fills, its
+ * dynamic symbol's name (NULL if none), and for an IRELATIVE relocation
+ * the resolver's address (its addend). */
+struct rel {
+	uint64_t slot;
+	uint64_t resolver; /* IRELATIVE only, else 0 */
+	const char *name;  /* into e's data */
+	uint32_t index;    /* position in its section */
+};
+
+static int rel_slot_cmp(const void *a, const void *b)
+{
+	const struct rel *x = a, *y = b;
+	return x->slot < y->slot ? -1 : x->slot > y->slot;
+}
+
+/* Reads relocation section `secname` of `e` (SHT_RELA, symbols from
+ * .dynsym), appending to *v (grown with realloc; *n counts). A relocation
+ * without a symbol is kept only if it is IRELATIVE (`irel` is the
+ * machine's R_*_IRELATIVE). @return 0, or -ENOMEM. */
+static int read_rels(Elf *e, const char *secname, unsigned irel, struct rel **v, size_t *n)
 {
 	GElf_Shdr sh, dsh, ssh;
 	Elf_Scn *scn = scn_by_name(e, secname, &sh);
-	*names = NULL;
-	*offs = NULL;
 	if (!scn || sh.sh_type != SHT_RELA || !sh.sh_entsize)
 		return 0;
 	Elf_Scn *dyn = elf_getscn(e, sh.sh_link);
@@ -374,145 +388,254 @@ static size_t rela_names(Elf *e, const char *secname, const char ***names, uint6
 	if (!rd || !rd->d_buf || !dd || !dd->d_buf || !sd || !sd->d_buf || !sd->d_size ||
 	    ((const char *)sd->d_buf)[sd->d_size - 1] != 0)
 		return 0;
-	size_t n = sh.sh_size / sh.sh_entsize, nsym = dsh.sh_entsize ? dsh.sh_size / dsh.sh_entsize : 0;
-	if (!n || n > (1u << 24))
+	size_t cnt = sh.sh_size / sh.sh_entsize, nsym = dsh.sh_entsize ? dsh.sh_size / dsh.sh_entsize : 0;
+	if (!cnt || cnt > (1u << 24))
 		return 0;
-	*names = calloc(n, sizeof(**names));
-	*offs = calloc(n, sizeof(**offs));
-	if (!*names || !*offs) {
-		free(*names);
-		free(*offs);
-		*names = NULL;
-		*offs = NULL;
-		return 0;
-	}
-	for (size_t i = 0; i < n; i++) {
+	struct rel *nv = realloc(*v, (*n + cnt) * sizeof(*nv));
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	for (size_t i = 0; i < cnt; i++) {
 		GElf_Rela r;
 		GElf_Sym ds;
 		if (!gelf_getrela(rd, (int)i, &r))
 			continue;
-		(*offs)[i] = r.r_offset;
 		size_t si = GELF_R_SYM(r.r_info);
+		const char *name = NULL;
 		if (si && si < nsym && gelf_getsym(dd, (int)si, &ds) && ds.st_name < sd->d_size &&
 		    ((const char *)sd->d_buf)[ds.st_name])
-			(*names)[i] = (const char *)sd->d_buf + ds.st_name;
+			name = (const char *)sd->d_buf + ds.st_name;
+		int is_irel = GELF_R_TYPE(r.r_info) == irel && !si;
+		if (!name && !is_irel)
+			continue;
+		nv[(*n)++] = (struct rel){ r.r_offset, is_irel ? (uint64_t)r.r_addend : 0, name, (uint32_t)i };
 	}
-	return n;
+	return 0;
+}
+
+static const struct rel *rel_by_slot(const struct rel *v, size_t n, uint64_t slot)
+{
+	struct rel key = { .slot = slot };
+	return n ? bsearch(&key, v, n, sizeof(*v), rel_slot_cmp) : NULL;
+}
+
+/* What an x86_64 PLT entry at `p` (address `addr`, `len` bytes) jumps
+ * through: its GOT slot (`jmp *disp(%rip)`, after an endbr64 and a bnd
+ * prefix where present): returns 1; else, for the lazy-binding half of an
+ * IBT PLT, the relocation index it pushes: returns 2; else 0. */
+static int x86_plt_entry(const uint8_t *p, size_t len, uint64_t addr, uint64_t *out)
+{
+	size_t k = 0;
+	if (len >= 4 && p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && p[3] == 0xfa)
+		k = 4; /* endbr64 */
+	if (k < len && p[k] == 0xf2)
+		k++; /* bnd */
+	if (k + 6 <= len && p[k] == 0xff && p[k + 1] == 0x25) {
+		int32_t disp = (int32_t)((uint32_t)p[k + 2] | (uint32_t)p[k + 3] << 8 | (uint32_t)p[k + 4] << 16 |
+					 (uint32_t)p[k + 5] << 24);
+		*out = addr + k + 6 + (uint64_t)(int64_t)disp;
+		return 1;
+	}
+	if (k + 5 <= len && p[k] == 0x68) {
+		*out = (uint32_t)p[k + 1] | (uint32_t)p[k + 2] << 8 | (uint32_t)p[k + 3] << 16 |
+		       (uint32_t)p[k + 4] << 24;
+		return 2;
+	}
+	return 0;
+}
+
+/* The GOT slot an AArch64 PLT entry loads its target from:
+ * `adrp x16, PAGE; ldr x17, [x16, #OFF]` within its first `len` bytes
+ * (after a `bti c` where present). @return 1 and *out, or 0. */
+static int a64_plt_entry(const uint8_t *p, size_t len, uint64_t addr, uint64_t *out)
+{
+	for (size_t k = 0; k + 8 <= len; k += 4) {
+		uint32_t a = (uint32_t)p[k] | (uint32_t)p[k + 1] << 8 | (uint32_t)p[k + 2] << 16 |
+			     (uint32_t)p[k + 3] << 24;
+		uint32_t l = (uint32_t)p[k + 4] | (uint32_t)p[k + 5] << 8 | (uint32_t)p[k + 6] << 16 |
+			     (uint32_t)p[k + 7] << 24;
+		if ((a & 0x9f00001f) != 0x90000010 || (l & 0xffc003ff) != 0xf9400211)
+			continue; /* adrp x16 / ldr x17, [x16, #imm12 * 8] */
+		uint64_t imm = ((a >> 29) & 3) | (uint64_t)((a >> 5) & 0x7ffff) << 2;
+		int64_t page = (int64_t)(imm << 43) >> 31; /* sign-extend 21 bits, times 4096 */
+		*out = ((addr + k) & ~(uint64_t)0xfff) + (uint64_t)page + ((l >> 10) & 0xfff) * 8;
+		return 1;
+	}
+	return 0;
 }
 
 struct plt_ent {
 	uint64_t addr, size;
-	const char *name;
+	const char *name;     /* a dynamic symbol's name, or NULL: */
+	uint64_t resolver;    /* an IRELATIVE slot's resolver, named later */
 };
 
-/* Appends stubs of PLT section `secname` whose entry `first + i` jumps
- * through relocation i (names[] from .rela.plt). */
-static void plt_by_index(Elf *e, const char *secname, uint64_t hdr, uint64_t ent, const char **names, size_t n,
-			 struct plt_ent *out, size_t *n_out, size_t max)
+/* Appends the entries of PLT section `secname` (code, `hdr` bytes of
+ * header, then `ent`-byte entries), each named from the relocation of the
+ * GOT slot it jumps through (found in rels[], sorted by slot) or, for a
+ * lazy-binding half, of the index it pushes (byidx[]). Entries we cannot
+ * decode are left out: no name is better than a wrong one. */
+static void plt_scan(Elf *e, const char *secname, uint64_t hdr, uint64_t ent, const struct rel *rels, size_t n,
+		     const struct rel *const *byidx, size_t n_idx, struct plt_ent *out, size_t *n_out, size_t max)
 {
 	GElf_Shdr sh;
-	if (!scn_by_name(e, secname, &sh) || !(sh.sh_flags & SHF_EXECINSTR) || sh.sh_size < hdr ||
-	    (sh.sh_size - hdr) / ent != n)
-		return; /* not the layout we know */
-	for (size_t i = 0; i < n && *n_out < max; i++)
-		if (names[i])
-			out[(*n_out)++] = (struct plt_ent){ sh.sh_addr + hdr + i * ent, ent, names[i] };
-}
-
-/* x86_64 .plt.got: each entry is `jmp *GOT(%rip)` (after an endbr64 with
- * IBT); the GOT slot's GLOB_DAT relocation names the function. */
-static void plt_got_x86(Elf *e, struct plt_ent *out, size_t *n_out, size_t max)
-{
-	GElf_Shdr sh;
-	Elf_Scn *scn = scn_by_name(e, ".plt.got", &sh);
-	if (!scn || sh.sh_type != SHT_PROGBITS || !(sh.sh_flags & SHF_EXECINSTR))
+	GElf_Ehdr eh;
+	Elf_Scn *scn = scn_by_name(e, secname, &sh);
+	if (!scn || !gelf_getehdr(e, &eh) || sh.sh_type != SHT_PROGBITS || !(sh.sh_flags & SHF_EXECINSTR) ||
+	    sh.sh_size < hdr)
 		return;
 	Elf_Data *d = elf_getdata(scn, NULL);
-	uint64_t ent = sh.sh_entsize == 8 || sh.sh_entsize == 16 ? sh.sh_entsize : 8;
 	if (!d || !d->d_buf || d->d_size < sh.sh_size)
 		return;
-	const char **names;
-	uint64_t *offs;
-	size_t n = rela_names(e, ".rela.dyn", &names, &offs);
 	const uint8_t *code = d->d_buf;
-	for (uint64_t o = 0; o + ent <= sh.sh_size && *n_out < max; o += ent) {
-		for (uint64_t k = 0; k + 6 <= ent; k++) {
-			if (code[o + k] != 0xff || code[o + k + 1] != 0x25)
-				continue;
-			int32_t disp;
-			memcpy(&disp, code + o + k + 2, 4); /* x86_64 is little-endian, as the host */
-			uint64_t slot = sh.sh_addr + o + k + 6 + (uint64_t)(int64_t)disp;
-			for (size_t i = 0; i < n; i++)
-				if (offs[i] == slot && names[i]) {
-					out[(*n_out)++] = (struct plt_ent){ sh.sh_addr + o, ent, names[i] };
-					break;
-				}
-			break;
-		}
+	for (uint64_t o = hdr; o + ent <= sh.sh_size && *n_out < max; o += ent) {
+		uint64_t v;
+		const struct rel *r = NULL;
+		int kind = eh.e_machine == EM_AARCH64 ? a64_plt_entry(code + o, ent, sh.sh_addr + o, &v)
+						      : x86_plt_entry(code + o, ent, sh.sh_addr + o, &v);
+		if (kind == 1)
+			r = rel_by_slot(rels, n, v);
+		else if (kind == 2 && v < n_idx)
+			r = byidx[v];
+		if (r)
+			out[(*n_out)++] = (struct plt_ent){ sh.sh_addr + o, ent, r->name, r->name ? 0 : r->resolver };
 	}
-	free(names);
-	free(offs);
+}
+
+static int plt_addr_cmp(const void *a, const void *b)
+{
+	const struct plt_ent *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* The preferred symbol at exactly `addr` in b->syms (sorted, one per
+ * address), or NULL. */
+static const struct sym *sym_at(const struct binfo *b, uint64_t addr)
+{
+	size_t lo = 0, hi = b->n_syms;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (b->syms[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < b->n_syms && b->syms[lo].addr == addr ? &b->syms[lo] : NULL;
 }
 
 /* Symbols "NAME@plt" for the PLT stubs of `e` (x86_64: .plt, .plt.sec,
- * .plt.got; aarch64: .plt), which no symbol table names: appended to
- * b->syms (room for them is made here). @return 0 or -ENOMEM. */
+ * .plt.got; aarch64: .plt), which no symbol table names, merged into
+ * b->syms (sorted, one per address, as load_syms leaves it). Each stub is
+ * named by the relocation of the GOT slot it jumps through, never by its
+ * position: the linker orders a PLT by GOT slot and .rela.plt need not
+ * follow (glibc's libc.so.6 interleaves IRELATIVE slots). A stub of an
+ * IRELATIVE slot is named after the ifunc whose resolver fills it.
+ * @return 0 or -ENOMEM. */
 static int add_plt_syms(struct binfo *b, Elf *e)
 {
 	GElf_Ehdr eh;
 	if (!gelf_getehdr(e, &eh) || (eh.e_machine != EM_X86_64 && eh.e_machine != EM_AARCH64) ||
 	    gelf_getclass(e) != ELFCLASS64)
 		return 0;
-	const char **names;
-	uint64_t *offs;
-	size_t n = rela_names(e, ".rela.plt", &names, &offs);
-	size_t max = 2 * n + 4096;
-	struct plt_ent *pe = malloc(max * sizeof(*pe));
-	if (!pe) {
-		free(names);
-		free(offs);
-		return -ENOMEM;
-	}
+	unsigned irel = eh.e_machine == EM_X86_64 ? R_X86_64_IRELATIVE : R_AARCH64_IRELATIVE;
+	struct rel *rels = NULL;
+	size_t n = 0;
+	int rc = read_rels(e, ".rela.plt", irel, &rels, &n);
+	size_t n_plt = n; /* .rela.plt's, by index for pushes */
+	if (!rc && eh.e_machine == EM_X86_64)
+		rc = read_rels(e, ".rela.dyn", irel, &rels, &n); /* .plt.got's GLOB_DAT slots */
+	const struct rel **byidx = NULL;
+	size_t n_idx = 0;
+	for (size_t i = 0; i < n_plt; i++)
+		if (rels[i].index + 1 > n_idx)
+			n_idx = rels[i].index + 1;
+	if (!rc && n_idx && !(byidx = calloc(n_idx, sizeof(*byidx))))
+		rc = -ENOMEM;
+	size_t max = n + 4096;
+	struct plt_ent *pe = rc ? NULL : malloc(max * sizeof(*pe));
+	if (!rc && !pe)
+		rc = -ENOMEM;
 	size_t m = 0;
-	if (eh.e_machine == EM_X86_64) {
-		GElf_Shdr sh;
-		if (n && scn_by_name(e, ".plt.sec", &sh)) {
-			plt_by_index(e, ".plt.sec", 0, 16, names, n, pe, &m, max); /* IBT: the stubs called */
-			plt_by_index(e, ".plt", 16, 16, names, n, pe, &m, max);    /* their lazy-binding halves */
-		} else if (n) {
-			plt_by_index(e, ".plt", 16, 16, names, n, pe, &m, max);
+	if (!rc && n) {
+		/* byidx[] points at .rela.plt's entries: sort only after the
+		 * pushes are resolved, on a copy */
+		struct rel *sorted = malloc(n * sizeof(*sorted));
+		if (!sorted) {
+			rc = -ENOMEM;
+		} else {
+			for (size_t i = 0; i < n_plt; i++)
+				byidx[rels[i].index] = &rels[i];
+			memcpy(sorted, rels, n * sizeof(*sorted));
+			qsort(sorted, n, sizeof(*sorted), rel_slot_cmp);
+			if (eh.e_machine == EM_X86_64) {
+				plt_scan(e, ".plt", 16, 16, sorted, n, byidx, n_idx, pe, &m, max);
+				plt_scan(e, ".plt.sec", 0, 16, sorted, n, byidx, n_idx, pe, &m, max);
+				GElf_Shdr sh;
+				if (scn_by_name(e, ".plt.got", &sh))
+					plt_scan(e, ".plt.got", 0,
+						 sh.sh_entsize == 8 || sh.sh_entsize == 16 ? sh.sh_entsize : 8, sorted, n,
+						 byidx, n_idx, pe, &m, max);
+			} else {
+				plt_scan(e, ".plt", 32, 16, sorted, n, byidx, n_idx, pe, &m, max);
+			}
+			free(sorted);
 		}
-		plt_got_x86(e, pe, &m, max);
-	} else if (n) {
-		plt_by_index(e, ".plt", 32, 16, names, n, pe, &m, max);
 	}
-	int rc = 0;
-	size_t bytes = 0;
-	for (size_t i = 0; i < m; i++)
-		bytes += strlen(pe[i].name) + 5;
-	struct sym *syms = m ? realloc(b->syms, (b->n_syms + m) * sizeof(*syms)) : b->syms;
-	char *str = m ? malloc(bytes) : NULL;
-	if (m && (!syms || !str)) {
+	/* where .plt.sec exists the .plt entries are the lazy halves: both
+	 * named. Drop stubs a symbol table already names, and nameless ones. */
+	size_t bytes = 0, k = 0;
+	for (size_t i = 0; i < m; i++) {
+		if (!pe[i].name) {
+			const struct sym *s = sym_at(b, pe[i].resolver);
+			pe[i].name = s && !s->plt ? s->name : NULL;
+		}
+		if (!pe[i].name || sym_at(b, pe[i].addr))
+			continue;
+		bytes += strcspn(pe[i].name, "@") + 5;
+		pe[k++] = pe[i];
+	}
+	m = k;
+	if (!rc && m) {
+		qsort(pe, m, sizeof(*pe), plt_addr_cmp);
+		struct sym *syms = realloc(b->syms, (b->n_syms + m) * sizeof(*syms));
+		char *str = malloc(bytes);
 		if (syms)
 			b->syms = syms;
-		free(str);
-		rc = -ENOMEM;
-	} else if (m) {
-		b->syms = syms;
-		free(b->plt_names);
-		b->plt_names = str;
-		for (size_t i = 0; i < m; i++) {
-			size_t l = strlen(pe[i].name);
-			memcpy(str, pe[i].name, l);
-			memcpy(str + l, "@plt", 5);
-			b->syms[b->n_syms++] = (struct sym){ pe[i].addr, pe[i].addr + pe[i].size, str, pe[i].size,
-							     STB_GLOBAL, 1, PF_PROF_NONE };
-			str += l + 5;
+		if (!syms || !str) {
+			free(str);
+			rc = -ENOMEM;
+		} else {
+			free(b->plt_names);
+			b->plt_names = str;
+			/* merge from the back: both runs are sorted */
+			size_t i = b->n_syms, j = m, w = b->n_syms + m;
+			char *sp = str;
+			struct sym *ps = malloc(m * sizeof(*ps));
+			if (!ps) {
+				rc = -ENOMEM;
+			} else {
+				for (size_t q = 0; q < m; q++) {
+					size_t l = strcspn(pe[q].name, "@");
+					memcpy(sp, pe[q].name, l);
+					memcpy(sp + l, "@plt", 5);
+					ps[q] = (struct sym){ pe[q].addr, pe[q].addr + pe[q].size, sp, pe[q].size,
+							      STB_GLOBAL, 1, PF_PROF_NONE };
+					sp += l + 5;
+				}
+				while (j > 0) {
+					if (i > 0 && syms[i - 1].addr > ps[j - 1].addr)
+						syms[--w] = syms[--i];
+					else
+						syms[--w] = ps[--j];
+				}
+				b->n_syms += m;
+				free(ps);
+			}
 		}
 	}
 	free(pe);
-	free(names);
-	free(offs);
+	free(byidx);
+	free(rels);
 	return rc;
 }
 
@@ -576,21 +699,19 @@ static int load_syms(struct binfo *b, Elf *e, Elf64_Word type, Elf *plt)
 		}
 	}
 	free(sec);
-	if (!rc && plt)
-		rc = add_plt_syms(b, plt);
 	if (rc)
 		return rc;
-	if (!b->n_syms)
-		return 0;
-	if (sort_syms(b->syms, b->n_syms) < 0)
-		qsort(b->syms, b->n_syms, sizeof(*b->syms), sym_cmp);
-	/* one symbol per address: the preferred one sorted first */
-	size_t m = 0;
-	for (size_t i = 0; i < b->n_syms; i++)
-		if (!m || b->syms[m - 1].addr != b->syms[i].addr)
-			b->syms[m++] = b->syms[i];
-	b->n_syms = m;
-	return 0;
+	if (b->n_syms) {
+		if (sort_syms(b->syms, b->n_syms) < 0)
+			qsort(b->syms, b->n_syms, sizeof(*b->syms), sym_cmp);
+		/* one symbol per address: the preferred one sorted first */
+		size_t m = 0;
+		for (size_t i = 0; i < b->n_syms; i++)
+			if (!m || b->syms[m - 1].addr != b->syms[i].addr)
+				b->syms[m++] = b->syms[i];
+		b->n_syms = m;
+	}
+	return plt ? add_plt_syms(b, plt) : 0;
 }
 
 static void load_segments(struct binfo *b, Elf *e)
