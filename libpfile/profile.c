@@ -12,6 +12,10 @@
 
 #include "profile.h"
 
+#define XXH_INLINE_ALL
+#define XXH_NAMESPACE pf_prof_
+#include <xxhash.h>
+
 #define NONE PF_PROF_NONE
 
 static uint64_t mix64(uint64_t v)
@@ -843,10 +847,15 @@ static int chains_grow(pf_prof_builder *b)
 
 static inline int words_eq(const uint64_t *a, const uint64_t *b, uint32_t n)
 {
-	for (uint32_t i = 0; i < n; i++)
-		if (a[i] != b[i])
-			return 0;
-	return 1;
+	return memcmp(a, b, (size_t)n * sizeof(*a)) == 0;
+}
+
+/* A callchain cache key's hash (n words): XXH3, inlined (this runs once
+ * per sample; a call through the shared library's dispatch costs more than
+ * hashing a short key). */
+static inline uint64_t key_hash(const uint64_t *k, uint32_t n)
+{
+	return XXH3_64bits(k, (size_t)n * sizeof(*k));
 }
 
 /* The slot of key[0..len) (hash h): a full one on a hit, else the empty one
@@ -961,7 +970,7 @@ static int64_t items_stack(pf_prof_builder *b, const struct pf_sample *s, uint32
 	b->key[1] = tkey;
 	b->key[2] = 0; /* an item list (chain_stack's keys have bit 0 set) */
 	uint32_t len = KEY_HDR + n + nk;
-	uint64_t h = pf_xxh3(b->key, len * sizeof(*b->key));
+	uint64_t h = key_hash(b->key, len);
 	struct chain_ent *e = tkey != UINT64_MAX ? chain_slot(b, b->key, len, h) : NULL;
 	if (e && e->key_len) {
 		b->st.frames += e->n_user;
@@ -1053,7 +1062,7 @@ static int64_t chain_stack(pf_prof_builder *b, const struct pf_sample *s, uint16
 	key[1] = tkey;
 	key[2] = 1 | (uint64_t)cpumode << 1 | (uint64_t)use_chain << 8;
 	memcpy(key + KEY_HDR, w, (size_t)nw * sizeof(*w));
-	uint64_t h = pf_xxh3(key, len * sizeof(*key));
+	uint64_t h = key_hash(key, len);
 	struct chain_ent *e = tkey != UINT64_MAX ? chain_slot(b, key, len, h) : NULL;
 	if (e && e->key_len) {
 		b->st.frames += e->n_user;

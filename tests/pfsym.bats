@@ -167,6 +167,24 @@ check() {
 	check symfs.pf "$EXPECTED" --symfs symfs
 }
 
+@test "a binary mapped but never sampled is not reported missing (pfsym may load it early)" {
+	mkdir -p unused
+	build_workload sym_lib unused/libunused.so "${FLAGS[@]}" -shared -fPIC
+	build_workload sym_paths unused/prog "${FLAGS[@]}" -Wl,--no-as-needed -Lunused -lunused -Wl,-rpath,"$PWD/unused"
+	rec unused.pf unused/prog
+	pfdump unused.pf | grep -q 'MMAP2 .*filename=.*/unused/libunused.so$'
+	# the library is found: loaded or not, it changes nothing
+	run --separate-stderr pfsym unused.pf -o unused1.sym
+	assert_success
+	# gone: still no line about it, since no frame needs it
+	rm unused/libunused.so
+	run --separate-stderr pfsym unused.pf -o unused2.sym
+	assert_success
+	[[ "$stderr" != *libunused* ]]
+	[[ "$stderr" == *"100.0% of"* ]] || [[ "$stderr" == *"99."*"% of"* ]]
+	run -0 cmp <(pffold unused1.sym) <(pffold unused2.sym)
+}
+
 @test "weights: samples and period (fixed period -c 1000000)" {
 	pfsym -q period.pf | pffold >s.folded
 	pfsym -q period.pf | pffold --weight=period >p.folded

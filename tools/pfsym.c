@@ -21,7 +21,9 @@
 #include "pfsym-unwind.h"
 
 #define PROG "pfsym"
-#define CHUNK_SAMPLES 16384 /* 640 KiB of SAMPLES payload: stays in cache */
+/* samples per SAMPLES section: 160 KiB, which the next stage of a pipeline
+ * folds while this one goes on */
+#define CHUNK_SAMPLES 4096
 #define TABLE_CHUNK_BYTES (4u << 20)
 
 static void usage(FILE *f)
@@ -202,7 +204,7 @@ static void *ahead_main(void *arg)
 		x->offset = pf_reader_offset(a->r);
 		last = rc == 0 || (rc < 0 && !x->can_continue);
 		pthread_mutex_lock(&a->mu);
-		a->head++;
+		__atomic_store_n(&a->head, a->head + 1, __ATOMIC_RELEASE);
 		if (last)
 			a->done = 1;
 		pthread_cond_broadcast(&a->cv);
@@ -221,6 +223,12 @@ static int ahead_start(struct ahead *a, pf_reader *r)
 	return a->started ? 0 : -EAGAIN;
 }
 
+/* Whether the next section is ready (ahead_next() would not wait). */
+static int ahead_ready(struct ahead *a)
+{
+	return __atomic_load_n(&a->head, __ATOMIC_ACQUIRE) != __atomic_load_n(&a->tail, __ATOMIC_ACQUIRE);
+}
+
 /* The next section's slot; the previous one must have been handed back. */
 static struct ahead_sec *ahead_next(struct ahead *a)
 {
@@ -235,7 +243,7 @@ static struct ahead_sec *ahead_next(struct ahead *a)
 static void ahead_release(struct ahead *a)
 {
 	pthread_mutex_lock(&a->mu);
-	a->tail++;
+	__atomic_store_n(&a->tail, a->tail + 1, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&a->cv);
 	pthread_mutex_unlock(&a->mu);
 }
@@ -500,8 +508,8 @@ int main(int argc, char **argv)
 	struct stat ost;
 	int to_pipe = fstat(ofd, &ost) == 0 && (S_ISFIFO(ost.st_mode) || S_ISSOCK(ost.st_mode));
 	wo.zstd_level = to_pipe ? -1 : 1;
-	/* a SAMPLES chunk (640 KiB) fits the pipe: writing it does not wait
-	 * for the reader, the two processes overlap (best effort: the limit
+	/* a few SAMPLES chunks (160 KiB each) fit the pipe: writing one does
+	 * not wait for the reader, the two processes overlap (best effort: the limit
 	 * is /proc/sys/fs/pipe-max-size for an unprivileged user) */
 	if (to_pipe && S_ISFIFO(ost.st_mode))
 		(void)fcntl(ofd, F_SETPIPE_SZ, 1 << 20);
@@ -560,6 +568,10 @@ int main(int argc, char **argv)
 	for (;;) {
 		if (x)
 			ahead_release(&ah);
+		/* while the thread decodes, load the binaries of the DSOs
+		 * seen so far: their first lookups would stall this loop */
+		while (!ahead_ready(&ah) && sym_preload_one(sym, pf_prof_builder_maps(b)) > 0)
+			;
 		x = ahead_next(&ah);
 		if ((rc = x->rc) == 0)
 			break;
@@ -670,6 +682,13 @@ int main(int argc, char **argv)
 		status = 1;
 	}
 	st.w = NULL;
+	/* the output is complete: close it now, so that the next stage of a
+	 * pipeline sees its end while this process is still tearing down */
+	if (close(ofd) < 0 && !status) {
+		fprintf(stderr, PROG ": %s: %s\n", out, strerror(errno));
+		status = 1;
+	}
+	ofd = -1;
 	if (!quiet) {
 		const struct pf_prof_stats *ps = pf_prof_builder_stats(b);
 		double pct = ps->frames ? 100.0 * (double)ps->frames_resolved / (double)ps->frames : 100.0;
@@ -694,7 +713,7 @@ done:
 	pf_buf_free(&st.bf);
 	pf_buf_free(&st.bk);
 	pf_reader_close(r);
-	if (ofd != 1)
+	if (ofd >= 0 && ofd != 1)
 		close(ofd);
 	return status;
 }

@@ -27,6 +27,12 @@ int sym_add_image(struct symbolizer *s, const struct pf_dso_image *img);
 /* pf_prof_resolve_fn: ctx is the struct symbolizer. */
 int sym_resolve(void *ctx, struct pf_prof *p, struct pf_dso *dso, struct pf_prof_frame *f);
 
+/* Opens and indexes the binary of the next DSO of `maps` not yet looked
+ * at (files only, in table order), as a lookup would, but without counting
+ * it as used: for the main loop's idle time, while the read-ahead thread
+ * decodes. @return 1 if one was loaded, 0 if none is left, -ENOMEM. */
+int sym_preload_one(struct symbolizer *s, struct pf_maps *maps);
+
 /* Prints, for every binary with unresolved frames (not found, mismatched),
  * its path, build-id and the places tried. @return the number printed. */
 int sym_report(struct symbolizer *s, FILE *out, const char *prog);

@@ -56,6 +56,8 @@ struct binfo {
 	size_t n_syms;
 	char *plt_names;            /* the synthesized "NAME@plt" strings */
 	uint64_t addrs, addrs_named; /* unique addresses asked, named */
+	int asked;                  /* wanted for a frame or for unwinding, not
+				       only preloaded: counted and reported */
 	struct binfo *next;
 };
 
@@ -69,6 +71,7 @@ struct image {
 struct symbolizer {
 	struct pfsym_opts o;
 	struct binfo *list;
+	uint32_t preload_next;  /* sym_preload_one()'s cursor in the DSO table */
 	struct image *images;
 	struct pf_prof *prof; /* the tables that sym->name_id refer to */
 };
@@ -994,6 +997,7 @@ int sym_resolve(void *ctx, struct pf_prof *p, struct pf_dso *dso, struct pf_prof
 	struct binfo *b = binfo_get(s, dso);
 	if (!b)
 		return -ENOMEM;
+	b->asked = 1;
 	b->addrs++;
 	if (b->state == ST_MISMATCH) {
 		f->flags |= PF_FRAME_MISMATCH;
@@ -1024,11 +1028,22 @@ int sym_resolve(void *ctx, struct pf_prof *p, struct pf_dso *dso, struct pf_prof
 	return 0;
 }
 
+int sym_preload_one(struct symbolizer *s, struct pf_maps *maps)
+{
+	while (s->preload_next < maps->n_dsos) {
+		struct pf_dso *dso = pf_maps_dso(maps, s->preload_next++);
+		if (dso->user || dso->path[0] != '/')
+			continue;
+		return binfo_get(s, dso) ? 1 : -ENOMEM;
+	}
+	return 0;
+}
+
 int sym_report(struct symbolizer *s, FILE *out, const char *prog)
 {
 	int n = 0;
 	for (struct binfo *b = s->list; b; b = b->next) {
-		if (b->state != ST_MISSING && b->state != ST_MISMATCH && !b->forced)
+		if (!b->asked || (b->state != ST_MISSING && b->state != ST_MISMATCH && !b->forced))
 			continue;
 		char bidhex[140] = "none";
 		if (b->bid_size)
@@ -1047,6 +1062,8 @@ void sym_counts(const struct symbolizer *s, unsigned *found, unsigned *missing, 
 {
 	*found = *missing = *mismatched = 0;
 	for (const struct binfo *b = s->list; b; b = b->next) {
+		if (!b->asked)
+			continue;
 		if (b->state == ST_OK)
 			(*found)++;
 		else if (b->state == ST_MISSING)
@@ -1060,6 +1077,8 @@ Elf *sym_dso_elf(struct symbolizer *s, struct pf_dso *dso, const char **path)
 {
 	struct binfo *b = binfo_get(s, dso);
 	*path = NULL;
+	if (b)
+		b->asked = 1;
 	if (!b || b->state != ST_OK || !b->elf_main)
 		return NULL;
 	if (b->found && b->found[0] == '/')
