@@ -118,6 +118,62 @@ static uint8_t *payload_buf(size_t *cap)
 	return p;
 }
 
+/* ---- buffers for large sections ------------------------------------------ */
+
+/* A recording with stack copies (--call-graph dwarf) has RECORDS sections
+ * of up to 8 MiB (pfrec's size for them), and three payload buffers rotate
+ * between the reader, the slot and the builder. Each one's first fill
+ * costs the kernel's zeroing of its pages, measured here at about 3 ms per
+ * 8 MiB, and in the read-ahead thread, which is then the slower one. The
+ * main thread waits for that thread during the first sections, so it
+ * prepares (allocates and faults in) two spare buffers while it waits, and
+ * puts them into the rotation in place of the small or empty ones. */
+#define SPARE_BYTES (8u << 20)
+#define SPARE_STEP (2u << 20) /* one transparent huge page per step */
+
+struct spares {
+	size_t want;          /* 0: not a recording with stack copies */
+	int given;            /* handed out so far (at most 2) */
+	uint8_t *p;           /* the one in preparation, or ready */
+	size_t done;          /* bytes of it faulted in */
+};
+
+/* One step of preparing the next spare. @return 1 if there is more to do. */
+static int spare_step(struct spares *sp)
+{
+	if (!sp->want || sp->given >= 2 || (sp->p && sp->done >= sp->want))
+		return 0;
+	if (!sp->p) {
+		sp->p = aligned_alloc(SPARE_STEP, sp->want);
+		if (!sp->p) {
+			sp->want = 0;
+			return 0;
+		}
+		(void)madvise(sp->p, sp->want, MADV_HUGEPAGE);
+		sp->done = 0;
+	}
+	size_t n = sp->want - sp->done < SPARE_STEP ? sp->want - sp->done : SPARE_STEP;
+#ifdef MADV_POPULATE_WRITE
+	if (madvise(sp->p + sp->done, n, MADV_POPULATE_WRITE) != 0)
+#endif
+		for (size_t i = 0; i < n; i += 4096)
+			sp->p[sp->done + i] = 0;
+	sp->done += n;
+	return sp->done < sp->want;
+}
+
+/* Puts a ready spare in place of *buf if that one is smaller. */
+static void spare_give(struct spares *sp, uint8_t **buf, size_t *cap)
+{
+	if (!sp->p || sp->done < sp->want || (*buf && *cap >= sp->want))
+		return;
+	free(*buf);
+	*buf = sp->p;
+	*cap = sp->want;
+	sp->p = NULL;
+	sp->given++;
+}
+
 /* ---- read-ahead -------------------------------------------------------- */
 
 /* A thread runs pf_reader_next() (read, checksum, zstd, transform 1) for the
@@ -565,12 +621,15 @@ int main(int argc, char **argv)
 		goto done;
 	}
 	struct ahead_sec *x = NULL;
+	struct spares spare = { 0 };
 	for (;;) {
 		if (x)
 			ahead_release(&ah);
 		/* while the thread decodes, load the binaries of the DSOs
 		 * seen so far: their first lookups would stall this loop */
 		while (!ahead_ready(&ah) && sym_preload_one(sym, pf_prof_builder_maps(b)) > 0)
+			;
+		while (!ahead_ready(&ah) && spare_step(&spare))
 			;
 		x = ahead_next(&ah);
 		if ((rc = x->rc) == 0)
@@ -643,10 +702,19 @@ int main(int argc, char **argv)
 			 * it the slot's buffer instead of a copy; the builder's
 			 * previous buffer goes back to the reader through the slot */
 			rc = pf_prof_builder_records_swap(b, &s, &x->data, &x->cap);
+			spare_give(&spare, &x->data, &x->cap);
 			if (!x->data)
 				x->data = payload_buf(&x->cap);
 		} else {
 			rc = pf_prof_builder_section(b, &s);
+			if (s.type == PF_SEC_EVENT && !spare.want) {
+				const struct pf_events *evs = pf_prof_builder_events(b);
+				for (uint32_t i = 0; i < evs->n; i++)
+					if (evs->ev[i].attr.sample_type & PERF_SAMPLE_STACK_USER)
+						spare.want = SPARE_BYTES;
+			}
+			/* the slot's buffer goes to the reader next */
+			spare_give(&spare, &x->data, &x->cap);
 		}
 		if (rc == -EBADMSG) {
 			fprintf(stderr, PROG ": %s: %s\n", pf_reader_name(r), pf_prof_builder_errmsg(b));
@@ -657,6 +725,7 @@ int main(int argc, char **argv)
 		}
 	}
 	ahead_stop(&ah);
+	free(spare.p);
 	if (rc < 0) {
 		fprintf(stderr, PROG ": %s: %s\n", rc == -ENOMEM ? in : out, strerror(-rc));
 		status = 1;

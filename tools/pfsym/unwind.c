@@ -91,7 +91,8 @@ static const struct layout L_ARM = {
 
 /* CFI rules of one PC, compiled from libdw's Dwarf_Frame (fast path). */
 enum rule_kind {
-	RK_SAME,    /* caller's value = this frame's (if set) */
+	RK_SAME,    /* caller's value = this frame's (if set): kept as a bit
+		       in cfi_rules.same, not as a rule */
 	RK_AT_CFA,  /* caller's value = word at CFA + off */
 	RK_VAL_CFA, /* caller's value = CFA + off */
 	RK_REG,     /* caller's value = this frame's register `reg` (if set) */
@@ -116,9 +117,11 @@ struct cfi_rules {
 	uint8_t ra;              /* return-address column */
 	uint8_t ra_undef;        /* its rule is "undefined": the outermost frame */
 	uint8_t cfa_reg;         /* CFA = cfa_reg + cfa_off, or when cfa_nops: */
-	uint8_t n;               /* rules; registers without one are undefined */
+	uint8_t n;               /* rules other than "same value"; registers
+				    with neither are undefined */
 	uint16_t cfa_nops;       /* an expression at ops[cfa_off] */
 	int64_t cfa_off;
+	uint64_t same[2];        /* bit per register whose rule is "same value" */
 	struct rule r[RULES_MAX];
 };
 
@@ -131,8 +134,10 @@ struct proc {
 	struct fop *ops;         /* expressions of the rules */
 	uint32_t n_ops, cap_ops;
 	/* the module of the last lookup and its address range */
-	Dwfl_Module *last_mod;
-	uint64_t last_lo, last_hi;
+	struct {                 /* fast_module()'s last modules, most recent first */
+		Dwfl_Module *mod;
+		uint64_t lo, hi;
+	} last[4];
 	uint64_t *failed;        /* mapping starts whose module could not be reported */
 	size_t n_failed, cap_failed;
 	struct unwinder *u;
@@ -156,8 +161,18 @@ struct cur {
 	int any_fail;             /* the first failed read's reason, kept */
 };
 
+/* Where each register of a layout is in a sample's user_regs for one
+ * register mask: index, or -1 when the mask lacks it. */
+struct reg_map {
+	const struct layout *l; /* NULL: not computed */
+	uint64_t mask;
+	int8_t idx[33];         /* DWARF register i */
+	int8_t sp, pc;
+};
+
 struct unwinder {
 	struct symbolizer *sym;
+	struct reg_map rm;     /* for the last sample's mask */
 	uint16_t e_machine;
 	unsigned va_bits;
 	int pac_enabled;
@@ -232,8 +247,7 @@ static void proc_reset(struct proc *p)
 	free(p->ops);
 	p->ops = NULL;
 	p->n_ops = p->cap_ops = 0;
-	p->last_mod = NULL;
-	p->last_lo = p->last_hi = 0;
+	memset(p->last, 0, sizeof(p->last));
 	p->attached = 0;
 	free(p->failed);
 	p->failed = NULL;
@@ -279,13 +293,20 @@ static uint64_t strip_pac(struct unwinder *u, uint64_t v, int count)
 	return m;
 }
 
-static int read_stack(const struct cur *c, uint64_t addr, unsigned size, uint64_t *v)
+static inline int read_stack(const struct cur *c, uint64_t addr, unsigned size, uint64_t *v)
 {
 	if (addr < c->sp || addr - c->sp > c->stack_len || c->stack_len - (addr - c->sp) < size)
 		return 0;
-	uint64_t x = 0;
-	memcpy(&x, c->stack + (addr - c->sp), size); /* little-endian targets */
-	*v = x;
+	const uint8_t *src = c->stack + (addr - c->sp);
+	if (size == 8) { /* constant sizes: no call to memcpy */
+		uint64_t x;
+		memcpy(&x, src, 8); /* little-endian targets */
+		*v = x;
+	} else {
+		uint32_t x = 0;
+		memcpy(&x, src, size < 4 ? size : 4);
+		*v = x;
+	}
 	return 1;
 }
 
@@ -678,6 +699,7 @@ static int compile_rules(struct proc *p, Dwarf_Frame *fr, unsigned nregs, struct
 	}
 	r->n = 0;
 	r->ra_undef = 0;
+	r->same[0] = r->same[1] = 0;
 	for (unsigned regno = 0; regno < nregs; regno++) {
 		Dwarf_Op mem[3];
 		if (dwarf_frame_register(fr, (int)regno, mem, &ops, &nops) != 0)
@@ -691,6 +713,8 @@ static int compile_rules(struct proc *p, Dwarf_Frame *fr, unsigned nregs, struct
 			}
 			if (ops != NULL)
 				return 0;
+			r->same[regno >> 6] |= 1ull << (regno & 63); /* copied in bulk */
+			continue;
 		} else if (ops == mem && ops[0].atom == DW_OP_call_frame_cfa &&
 			   (nops == 1 || (nops == 2 && (ops[1].atom == DW_OP_plus_uconst || ops[1].atom == DW_OP_stack_value)) ||
 			    (nops == 3 && ops[1].atom == DW_OP_plus_uconst && ops[2].atom == DW_OP_stack_value))) {
@@ -748,15 +772,26 @@ static const struct cfi_rules *rules_for(struct proc *p, Dwfl_Module *mod, uint6
 
 static Dwfl_Module *fast_module(struct proc *p, uint64_t pc)
 {
-	if (p->last_mod && pc >= p->last_lo && pc < p->last_hi)
-		return p->last_mod;
+	/* a stack moves between a few modules: remember the last four */
+	const unsigned n = sizeof(p->last) / sizeof(p->last[0]);
+	for (unsigned i = 0; i < n && p->last[i].mod; i++) {
+		if (pc >= p->last[i].lo && pc < p->last[i].hi) {
+			if (i) {
+				__typeof__(p->last[0]) t = p->last[i];
+				memmove(&p->last[1], &p->last[0], i * sizeof(p->last[0]));
+				p->last[0] = t;
+			}
+			return p->last[0].mod;
+		}
+	}
 	Dwfl_Module *mod = dwfl_addrmodule(p->dwfl, pc);
 	if (mod) {
 		Dwarf_Addr lo, hi;
 		dwfl_module_info(mod, NULL, &lo, &hi, NULL, NULL, NULL, NULL);
-		p->last_mod = mod;
-		p->last_lo = lo;
-		p->last_hi = hi;
+		memmove(&p->last[1], &p->last[0], (n - 1) * sizeof(p->last[0]));
+		p->last[0].mod = mod;
+		p->last[0].lo = lo;
+		p->last[0].hi = hi;
 	}
 	return mod;
 }
@@ -775,7 +810,7 @@ struct fstate {
 
 /* memory_read as cb_memory_read does it, from the stack copy only; PAC
  * stripping counted in *pac. @return 1, or 0 (not in the copy: give up). */
-static int fast_read(struct unwinder *u, uint64_t addr, uint64_t *v, uint64_t *pac)
+static inline int fast_read(struct unwinder *u, uint64_t addr, uint64_t *v, uint64_t *pac)
 {
 	const struct cur *c = &u->c;
 	if (!read_stack(c, addr, c->l->word, v))
@@ -877,18 +912,16 @@ static int fast_step(struct unwinder *u, struct proc *p, unsigned nregs, const s
 			return 0;
 		cfa = st->regs[r->cfa_reg] + (uint64_t)r->cfa_off;
 	}
-	next->set[0] = next->set[1] = 0;
+	/* "same value" registers: all copied, those set in `st` kept set */
+	memcpy(next->regs, st->regs, nregs * sizeof(next->regs[0]));
+	next->set[0] = st->set[0] & r->same[0];
+	next->set[1] = st->set[1] & r->same[1];
 	next->initial = 0;
 	next->signal = r->signal;
 	for (unsigned i = 0; i < r->n; i++) {
 		const struct rule *ru = &r->r[i];
 		uint64_t v;
 		switch (ru->kind) {
-		case RK_SAME:
-			if (!FS_HAS(st, ru->regno))
-				continue;
-			v = st->regs[ru->regno];
-			break;
 		case RK_AT_CFA:
 		case RK_VAL_CFA: {
 			uint64_t base = cfa;
@@ -913,7 +946,6 @@ static int fast_step(struct unwinder *u, struct proc *p, unsigned nregs, const s
 		}
 		FS_SET(next, ru->regno, v);
 	}
-	(void)nregs;
 	if (r->ra_undef || !FS_HAS(next, r->ra)) {
 		next->pc_set = 0;
 	} else {
@@ -1005,29 +1037,33 @@ int unw_unwind(void *ctx, struct pf_maps *maps, const struct pf_sample *s, uint6
 		u->stops[STOP_NO_REGS]++;
 		return 0;
 	}
-	/* registers: perf order -> DWARF */
+	/* registers: perf order -> DWARF, through the index map of this
+	 * register mask (the same for every sample of an event) */
 	uint64_t mask = s->user_regs_mask;
-	unsigned have = (unsigned)__builtin_popcountll(mask);
-	int ok = 1;
-#define PERF_REG(idx, out)                                                                   \
-	do {                                                                                 \
-		unsigned i_ = (unsigned)(idx);                                               \
-		if (i_ >= 64 || !((mask >> i_) & 1)) {                                       \
-			ok = 0;                                                              \
-			(out) = 0;                                                           \
-		} else {                                                                     \
-			unsigned k_ = (unsigned)__builtin_popcountll(mask & ((1ull << i_) - 1)); \
-			(out) = k_ < have ? s->user_regs[k_] : 0;                            \
-		}                                                                            \
-	} while (0)
-	for (unsigned i = 0; i < c->l->nregs; i++) {
-		int saved = ok;
-		PERF_REG(c->l->perf[i], c->regs[i]);
-		ok = saved; /* a missing general register is left 0 */
+	struct reg_map *rm = &u->rm;
+	if (rm->l != c->l || rm->mask != mask) {
+		rm->l = c->l;
+		rm->mask = mask;
+		for (unsigned i = 0; i < 35; i++) {
+			int perf = i < c->l->nregs ? c->l->perf[i] : i == 33 ? c->l->perf_sp : i == 34 ? c->l->perf_pc : -1;
+			int k = perf < 0 || perf >= 64 || !((mask >> perf) & 1)
+					? -1
+					: __builtin_popcountll(mask & ((1ull << perf) - 1));
+			if (i < 33)
+				rm->idx[i] = (int8_t)k;
+			else if (i == 33)
+				rm->sp = (int8_t)k;
+			else
+				rm->pc = (int8_t)k;
+		}
 	}
-	PERF_REG(c->l->perf_sp, c->sp);
-	PERF_REG(c->l->perf_pc, c->pc);
-#undef PERF_REG
+	/* the sample holds one word per mask bit (records.c checks): a
+	 * missing general register is left 0, a missing SP or PC stops */
+	for (unsigned i = 0; i < c->l->nregs; i++)
+		c->regs[i] = rm->idx[i] >= 0 ? s->user_regs[rm->idx[i]] : 0;
+	int ok = rm->sp >= 0 && rm->pc >= 0;
+	c->sp = rm->sp >= 0 ? s->user_regs[rm->sp] : 0;
+	c->pc = rm->pc >= 0 ? s->user_regs[rm->pc] : 0;
 	if (!ok || !c->pc) {
 		u->stops[STOP_NO_REGS]++;
 		return 0;
@@ -1043,13 +1079,13 @@ int unw_unwind(void *ctx, struct pf_maps *maps, const struct pf_sample *s, uint6
 	c->p = p;
 	/* exec: the leaf's module belongs to another file than the mapping now */
 	if (p->dwfl) {
-		Dwfl_Module *mod = dwfl_addrmodule(p->dwfl, c->pc);
+		Dwfl_Module *mod = fast_module(p, c->pc);
 		const struct pf_map *mp = pf_maps_find(maps, s->pid, c->pc, s->time);
 		if (mod && mp && module_dso(mod) != (uintptr_t)mp->dso + 1)
 			proc_reset(p);
 	}
 	int stop = STOP_OTHER;
-	if (!p->dwfl || !dwfl_addrmodule(p->dwfl, c->pc)) {
+	if (!p->dwfl || !fast_module(p, c->pc)) {
 		int r = report_module(u, p, c->pc);
 		if (r != 1 && !p->attached) {
 			/* nothing to unwind with: the leaf, then frame pointers */
