@@ -9,6 +9,7 @@
 # make-fixtures.sh makes them; the last test runs it again when the cross
 # tools (scripts/install-cross-deps) are installed.
 load helpers
+bats_require_minimum_version 1.5.0
 
 FX=$PFTOOLS_SRC/tests/fixtures/aarch64
 VARIANTS=(a64_nofp a64_pac a64_pacnofp)
@@ -67,6 +68,16 @@ same_stacks() {
 	same_stacks a64_pacnofp.folded "$FX/a64_pacnofp.folded"
 	run cat a64_pacnofp.summary
 	assert_line --regexp '^pfsym: unwound 12 samples \([0-9]+ frames\): 12 to the outermost frame; [1-9][0-9]* PAC-signed addresses stripped$'
+}
+
+@test "aarch64: the fast unwinder gives libdwfl's frames (PFSYM_UNWIND=verify)" {
+	local n
+	for n in "${VARIANTS[@]}"; do
+		PFSYM_UNWIND=verify pfsym --symfs "$FX/symfs" "$FX/$n.pf" -o "$n.verify.pf" 2>"$n.verify"
+		run grep -c "verify:" "$n.verify"
+		assert_output 0
+		run -0 cmp <(pffold "$n.verify.pf") "$n.folded"
+	done
 }
 
 @test "aarch64 stacks: main down to the leaf in each breakpoint's shape" {

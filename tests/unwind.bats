@@ -99,6 +99,15 @@ share() {
 	refute_output --partial "stack_too_short"
 }
 
+@test "the fast unwinder (cached CFI rules) gives libdwfl's frames: PFSYM_UNWIND=verify finds no difference" {
+	PFSYM_UNWIND=verify pfsym dwarf.pf -o verify.sym.pf 2>verify.summary
+	run grep -c "verify:" verify.summary
+	assert_output 0
+	run -0 cmp <(pffold verify.sym.pf) <(pffold dwarf.sym.pf)
+	PFSYM_UNWIND=libdwfl pfsym -q dwarf.pf -o libdwfl.sym.pf
+	run -0 cmp <(pffold libdwfl.sym.pf) <(pffold dwarf.sym.pf)
+}
+
 @test "fp mode on the same binary: stacks stop after the leaf" {
 	pfsym -q fp.pf -o fp.sym.pf
 	run pffold fp.sym.pf
