@@ -251,12 +251,15 @@ EOF
 	# record in spin, which frame pointers alone lose)
 	assert_line --regexp '^arm_stack;_start;(.+;)?main;work;path_a;spin [1-9][0-9]*$'
 	assert_line --regexp '^arm_stack;_start;(.+;)?main;work;path_b;path_b2;spin [1-9][0-9]*$'
-	# together they hold most samples; nearly all samples reach main
+	# together they hold most samples; nearly every sample in the workload's
+	# functions unwinds to main (the static binary's start-up code before
+	# main, slow under emulation, is not counted: its share varies)
 	run awk '{ total += $NF }
 		/^arm_stack;_start;(.+;)?main;work;(path_a|path_b;path_b2);spin [0-9]+$/ { hit += $NF }
-		/^arm_stack;_start;(.+;)?main[; ]/ { main += $NF }
-		END { if (total > 0 && hit * 2 > total && main * 10 >= total * 9) print "ok";
-		      else print "spin stacks " hit + 0 ", reaching main " main + 0 ", of " total + 0 " samples" }' <<<"$folded"
+		/;(work|path_a|path_b|path_b2|spin)( [0-9]+$|;)/ { inwork += $NF
+			if ($0 ~ /^arm_stack;_start;(.+;)?main;work[; ]/) main += $NF }
+		END { if (total > 0 && hit * 2 > total && main * 100 >= inwork * 97) print "ok";
+		      else print "spin stacks " hit + 0 ", in the workload " inwork + 0 ", of them reaching main " main + 0 ", of " total + 0 " samples" }' <<<"$folded"
 	[ "$output" = ok ] || sed 's/^/dwarf: /' <<<"$folded" >&2
 	assert_output ok
 }
