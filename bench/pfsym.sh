@@ -14,13 +14,16 @@ CFLAGS="-O2 -g -fno-omit-frame-pointer"
 gcc $CFLAGS -fPIC -shared -o "$O/libkernels.so" demo/kernels.c -lm
 gcc $CFLAGS -o "$O/model" demo/model.c -L"$O" -lkernels -Wl,-rpath,'$ORIGIN' -lpthread -lm
 
-# measure NAME CMD...: best wall seconds of 5 runs and peak RSS (KiB,
-# /usr/bin/time) of a shell pipeline. Both sides run under `bash -c`; the clock
-# is bash's own $EPOCHREALTIME, so no `date` process is timed with them.
+# measure NAME CMD...: best wall seconds of BENCH_RUNS (default 20) runs and
+# peak RSS (KiB, /usr/bin/time) of a shell pipeline. Both sides run under
+# `bash -c`; the clock is bash's own $EPOCHREALTIME, so no `date` process is
+# timed with them. On this shared VM a 10 ms pipeline varies by a few ms from
+# run to run: more runs for both sides make the ratio repeatable.
+RUNS=${BENCH_RUNS:-20}
 measure() {
 	local name=$1 best="" s e w
 	shift
-	for _ in 1 2 3 4 5; do
+	for _ in $(seq "$RUNS"); do
 		s=${EPOCHREALTIME/./}
 		bash -c "$*" >/dev/null
 		e=${EPOCHREALTIME/./}
@@ -53,7 +56,7 @@ rate() { awk -v n="$1" -v t="$2" 'BEGIN { if (t <= 0) t = 0.001; printf "%.0f", 
 	echo "Command: \`make bench\` (bench/pfsym.sh, BENCH_SECONDS=$SECS): demo model recorded with"
 	echo "\`-g -F 4000 -e cpu-clock\` by pfrec and by perf record."
 	echo
-	echo "| run | samples | wall s (best of 5) | samples/s | peak RSS KiB |"
+	echo "| run | samples | wall s (best of $RUNS) | samples/s | peak RSS KiB |"
 	echo "|-----|---------|--------|-----------|--------------|"
 	echo "| pfsym < run.pf \| pffold | $n | $t_pf | $(rate "$n" "$t_pf") | $rss_pf |"
 	if [ $have_perf = 1 ]; then
