@@ -40,8 +40,17 @@ enum {
 #define MAX_REC 65528u
 #define CTX_MARK 0xfffffffffffff001ull /* (u64)PERF_CONTEXT_MAX: >= is a context marker */
 
+/* The sample layouts of frame-pointer and plain recordings: every field has
+ * its own stream and a fixed size, so a run of such samples is restored with
+ * the stream cursors in registers and the call chain written straight into
+ * the record. Same values, checks and messages as decode_sample(). */
+#define FAST_ST                                                                            \
+	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |    \
+	 PERF_SAMPLE_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN)
+
 struct txev {
 	int valid;
+	int fast;               /* decode_fast() restores its samples */
 	uint64_t sample_type, read_format, branch_sample_type, regs_user, regs_intr;
 	uint64_t *ids;
 	uint32_t n_ids;
@@ -52,7 +61,10 @@ struct slot {
 	uint32_t tid;
 	uint64_t time, ip;
 	uint32_t chain_n;
-	uint64_t *chain;        /* CHAIN_KEEP entries, allocated on first use */
+	uint64_t *chain;        /* encoder: CHAIN_KEEP entries, allocated on first use */
+	const uint8_t *chain_view; /* decoder: the previous chain's chain_n KE
+				    * entries, in the output buffer of the
+				    * section being decoded */
 	uint32_t nregs;
 	uint64_t regs[64];
 	int stack_ok;           /* stack holds a copy at stack_base */
@@ -320,6 +332,7 @@ int pf_tx_add_event(pf_tx *t, const uint8_t *data, size_t size)
 		e->n_ids = n_ids;
 	}
 	e->valid = 1;
+	e->fast = !(e->sample_type & ~(uint64_t)FAST_ST);
 	return 0;
 }
 
@@ -1056,25 +1069,12 @@ static int decode_sample(pf_tx *t, uint32_t k, struct rd *R, int swap, uint8_t *
 		const uint8_t *b = get_bytes(&R[S_ENTRY], (size_t)fresh * 8);
 		if (!b)
 			BAD("call-chain entry stream too short");
-		if (nr <= CHAIN_KEEP) {
-			/* restored in place in the slot, which keeps it: the
-			 * prefix stays, the suffix moves, the new entries go
-			 * between them */
-			if (!sl->chain && !(sl->chain = malloc(CHAIN_KEEP * 8)))
-				BAD("out of memory");
-			chain = sl->chain;
-			if (same && nr != sl->chain_n)
-				memmove(chain + nr - same, chain + sl->chain_n - same, (size_t)same * 8);
-			le64_copy(chain + pre, b, fresh);
-			sl->chain_n = (uint32_t)nr;
-		} else {
-			for (uint64_t i = 0; i < pre; i++)
-				chain[i] = sl->chain[i];
-			le64_copy(chain + pre, b, fresh);
-			for (uint64_t i = 0; i < same; i++)
-				chain[nr - same + i] = sl->chain[sl->chain_n - same + i];
-			sl->chain_n = 0;
-		}
+		const uint8_t *old = sl->chain_view;
+		for (uint64_t i = 0; i < pre; i++)
+			chain[i] = ld(old + i * 8, 8, swap);
+		le64_copy(chain + pre, b, fresh);
+		for (uint64_t i = 0; i < same; i++)
+			chain[nr - same + i] = ld(old + (sl->chain_n - same + i) * 8, 8, swap);
 	}
 	if (st & PERF_SAMPLE_IP) {
 		uint64_t pred = sl->ip;
@@ -1117,6 +1117,10 @@ static int decode_sample(pf_tx *t, uint32_t k, struct rd *R, int swap, uint8_t *
 	if (st & PERF_SAMPLE_CALLCHAIN) {
 		if (put_out(&o, nr, 8, swap) < 0 || (uint64_t)(o.end - o.p) / 8 < nr)
 			goto full;
+		/* the slot's chain is this one, in the output buffer, which
+		 * stays put for the rest of the section */
+		sl->chain_view = o.p;
+		sl->chain_n = nr <= CHAIN_KEEP ? (uint32_t)nr : 0;
 		if (!swap) {
 			memcpy(o.p, chain, (size_t)nr * 8);
 			o.p += nr * 8;
@@ -1235,6 +1239,238 @@ short_rest:
 	BAD("bad pass-through stream");
 }
 
+/* ------------------------------------------------------------------------ */
+/* decoder fast path                                                         */
+/* ------------------------------------------------------------------------ */
+
+/* v = the varint at cur (a cursor below end), else goto fail. */
+#define GV(cur, end, v, fail)                                                                \
+	do {                                                                               \
+		if ((cur) < (end) && *(cur) < 0x80) {                                          \
+			(v) = *(cur)++;                                                      \
+		} else {                                                                   \
+			struct rd r_ = { (cur), (end) };                                     \
+			if (get_var_long(&r_, &(v)) < 0)                                   \
+				goto fail;                                                 \
+			(cur) = r_.p;                                                        \
+		}                                                                          \
+	} while (0)
+
+static inline void put64(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, 8);
+}
+
+static inline void put32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+}
+
+static inline uint64_t get64(const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
+
+/* Restores the samples from record *pi on, as long as they are of events with
+ * `fast` set, to *po; advances both. Host order only (swap 0, little-endian
+ * host: ENTRY is LE). 0, or -EBADMSG with *why. */
+static int decode_fast(pf_tx *t, struct rd *R, uint32_t *pi, uint32_t n_rec, uint8_t **po,
+		       uint8_t *lim, const char **why)
+{
+	const uint8_t *kinds = R[S_KIND].p;
+	const uint8_t *misc_p = R[S_MISC].p, *misc_e = R[S_MISC].end;
+	const uint8_t *id_p = R[S_ID].p, *id_e = R[S_ID].end;
+	const uint8_t *ip_p = R[S_IP].p, *ip_e = R[S_IP].end;
+	const uint8_t *tid_p = R[S_TID].p, *tid_e = R[S_TID].end;
+	const uint8_t *tm_p = R[S_TIME].p, *tm_e = R[S_TIME].end;
+	const uint8_t *th_p = R[S_TIMEHI].p, *th_e = R[S_TIMEHI].end;
+	const uint8_t *cpu_p = R[S_CPU].p, *cpu_e = R[S_CPU].end;
+	const uint8_t *per_p = R[S_PERIOD].p, *per_e = R[S_PERIOD].end;
+	const uint8_t *ch_p = R[S_CHAIN].p, *ch_e = R[S_CHAIN].end;
+	const uint8_t *en_p = R[S_ENTRY].p, *en_e = R[S_ENTRY].end;
+	const uint64_t step = t->time_step;
+	uint8_t *o = *po;
+	uint32_t i = *pi;
+	int rc = 0;
+	const char *err = "";
+	for (; i < n_rec; i++) {
+		uint32_t k = kinds[i] - 1u; /* kind 0: UINT32_MAX */
+		if (k >= t->n_ev || !t->ev[k].fast)
+			break;
+		const uint64_t st = t->ev[k].sample_type;
+		uint64_t v, misc, id = 0, pid = 0, dtid = 0, time = 0, cpu = 0, res = 0, period = 0;
+		uint64_t ip = 0, nr = 0;
+		if (lim - o < 8) {
+			err = "records run past the section's raw size";
+			goto bad;
+		}
+		GV(misc_p, misc_e, misc, bad_misc);
+		if (misc > 0xffff)
+			goto bad_misc;
+		if (st & (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_ID)) {
+			GV(id_p, id_e, v, bad_id);
+			id = t->last_sid + unzz(v);
+			t->last_sid = id;
+		}
+		uint32_t tid = 0;
+		if (st & PERF_SAMPLE_TID) {
+			GV(tid_p, tid_e, pid, bad_tid);
+			GV(tid_p, tid_e, dtid, bad_tid);
+			if (pid > UINT32_MAX)
+				goto bad_tid;
+			tid = (uint32_t)(pid + unzz(dtid));
+		}
+		struct slot *sl = get_slot(t, tid);
+		if (st & PERF_SAMPLE_TIME) {
+			if (tm_p >= tm_e)
+				goto bad_time;
+			uint64_t lo = *tm_p++;
+			GV(th_p, th_e, v, bad_time);
+			if (v >> 56)
+				goto bad_time;
+			time = sl->time + step + unzz(v << 8 | lo);
+			sl->time = time;
+			t->last_time = time;
+		}
+		if (st & PERF_SAMPLE_CPU) {
+			GV(cpu_p, cpu_e, cpu, bad_cpu);
+			GV(cpu_p, cpu_e, res, bad_cpu);
+			if (cpu > UINT32_MAX || res > UINT32_MAX)
+				goto bad_cpu;
+		}
+		if (st & PERF_SAMPLE_PERIOD) {
+			GV(per_p, per_e, v, bad_period);
+			period = t->period[k] + unzz(v);
+			t->period[k] = period;
+		}
+		/* fixed fields before the chain: 8 bytes each (TID and CPU
+		 * are two u32s) */
+		size_t fix = 8 * (size_t)__builtin_popcountll(st & (FAST_ST & ~PERF_SAMPLE_CALLCHAIN));
+		uint8_t *c = o + 8 + fix + 8; /* the chain's entries */
+		size_t rs = 8 + fix;
+		uint64_t pred = sl->ip;
+		if (st & PERF_SAMPLE_CALLCHAIN) {
+			uint64_t pre, same;
+			GV(ch_p, ch_e, nr, bad_chain);
+			GV(ch_p, ch_e, pre, bad_chain);
+			GV(ch_p, ch_e, same, bad_chain);
+			if (nr > MAX_REC / 8 || same > nr || pre > nr - same || pre + same > sl->chain_n)
+				goto bad_chain;
+			uint64_t fresh = nr - pre - same;
+			if ((uint64_t)(en_e - en_p) / 8 < fresh) {
+				err = "call-chain entry stream too short";
+				goto bad;
+			}
+			rs += 8 + nr * 8;
+			if (rs > (size_t)(lim - o)) {
+				/* the IP stream is read before the record is
+				 * written: its damage is reported first */
+				if (st & PERF_SAMPLE_IP)
+					GV(ip_p, ip_e, v, bad_ip);
+				goto full;
+			}
+			const uint8_t *old = sl->chain_view;
+			for (uint64_t j = 0; j < pre; j++)
+				put64(c + 8 * j, get64(old + 8 * j));
+			memcpy(c + 8 * pre, en_p, (size_t)fresh * 8);
+			en_p += fresh * 8;
+			const uint8_t *os = old + 8 * ((uint64_t)sl->chain_n - same);
+			uint8_t *cs = c + 8 * (nr - same);
+			for (uint64_t j = 0; j < same; j++)
+				put64(cs + 8 * j, get64(os + 8 * j));
+			sl->chain_view = c;
+			sl->chain_n = nr <= CHAIN_KEEP ? (uint32_t)nr : 0;
+			for (uint64_t j = 0; j < nr; j++) {
+				uint64_t e = get64(c + 8 * j);
+				if (e < CTX_MARK) {
+					pred = e;
+					break;
+				}
+			}
+		} else if (rs > (size_t)(lim - o)) {
+			if (st & PERF_SAMPLE_IP)
+				GV(ip_p, ip_e, v, bad_ip);
+			goto full;
+		}
+		if (st & PERF_SAMPLE_IP) {
+			GV(ip_p, ip_e, v, bad_ip);
+			ip = pred + unzz(v);
+			sl->ip = ip;
+		}
+		if (rs > MAX_REC) {
+			err = "a decoded sample has an impossible size";
+			goto bad;
+		}
+		uint8_t *w = o + 8;
+		if (st & PERF_SAMPLE_IDENTIFIER)
+			put64(w, id), w += 8;
+		if (st & PERF_SAMPLE_IP)
+			put64(w, ip), w += 8;
+		if (st & PERF_SAMPLE_TID)
+			put32(w, (uint32_t)pid), put32(w + 4, tid), w += 8;
+		if (st & PERF_SAMPLE_TIME)
+			put64(w, time), w += 8;
+		if (st & PERF_SAMPLE_ID)
+			put64(w, id), w += 8;
+		if (st & PERF_SAMPLE_CPU)
+			put32(w, (uint32_t)cpu), put32(w + 4, (uint32_t)res), w += 8;
+		if (st & PERF_SAMPLE_PERIOD)
+			put64(w, period), w += 8;
+		if (st & PERF_SAMPLE_CALLCHAIN)
+			put64(w, nr);
+		put32(o, PERF_RECORD_SAMPLE);
+		uint16_t h[2] = { (uint16_t)misc, (uint16_t)rs };
+		memcpy(o + 4, h, 4);
+		o += rs;
+	}
+	goto out;
+bad_misc:
+	err = "bad misc stream";
+	goto bad;
+bad_id:
+	err = "bad id stream";
+	goto bad;
+bad_tid:
+	err = "bad tid stream";
+	goto bad;
+bad_time:
+	err = "bad time stream";
+	goto bad;
+bad_cpu:
+	err = "bad cpu stream";
+	goto bad;
+bad_period:
+	err = "bad period stream";
+	goto bad;
+bad_chain:
+	err = "bad call-chain stream";
+	goto bad;
+bad_ip:
+	err = "bad ip stream";
+	goto bad;
+full:
+	err = "records run past the section's raw size";
+bad:
+	*why = err;
+	rc = -EBADMSG;
+out:
+	R[S_MISC].p = misc_p;
+	R[S_ID].p = id_p;
+	R[S_IP].p = ip_p;
+	R[S_TID].p = tid_p;
+	R[S_TIME].p = tm_p;
+	R[S_TIMEHI].p = th_p;
+	R[S_CPU].p = cpu_p;
+	R[S_PERIOD].p = per_p;
+	R[S_CHAIN].p = ch_p;
+	R[S_ENTRY].p = en_p;
+	*pi = i;
+	*po = o;
+	return rc;
+}
+
 /* XXH3 of the restored records (format/pfile.md 3.6.6): megabytes per
  * section, for which the shared libxxhash (built for SSE2) runs at about
  * 20 GB/s on this machine and an AVX2 build at about 60. The same function,
@@ -1297,9 +1533,22 @@ int pf_tx_decode(pf_tx *t, int swap, const uint8_t *in, size_t n, uint8_t *out, 
 	t->sp_reg = sp_reg;
 	t->time_step = pf_le64(in + 16);
 	uint8_t *o = out, *lim = out + raw_size;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	int fast = !swap && !getenv("PF_TX_SLOW");
+#else
+	int fast = 0;
+#endif
 	for (uint32_t i = 0; i < n_rec; i++) {
 		uint8_t kind = R[S_KIND].p[i];
 		size_t rs;
+		if (fast && kind && kind - 1u < t->n_ev && t->ev[kind - 1u].fast) {
+			int rc = decode_fast(t, R, &i, n_rec, &o, lim, why);
+			if (rc < 0)
+				return rc;
+			if (i == n_rec)
+				break;
+			kind = R[S_KIND].p[i];
+		}
 		if (kind == 0) {
 			if (R[S_OTHER].end - R[S_OTHER].p < 8)
 				BAD("verbatim stream too short");

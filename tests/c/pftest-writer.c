@@ -27,7 +27,9 @@
  *                      a valid checksum, one with an unknown transform (7),
  *                      then an intact transformed section and END
  *   tx-fuzz N          decodes N mutations of a transformed payload in memory:
- *                      each must fail cleanly or restore the original bytes
+ *                      each must fail cleanly or restore the original bytes,
+ *                      and the decoder's fast path must give the same result,
+ *                      reason and bytes as the generic one (PF_TX_SLOW=1)
  * Options:
  *   --big-endian       kernel data in big-endian order (header byte order 2)
  *   --no-end           do not write the END section
@@ -1366,6 +1368,26 @@ static size_t mutate(uint8_t *dst, const uint8_t *src, size_t n)
 	return n;
 }
 
+/* pf_tx_decode() with its fast path for the usual sample layouts, and again
+ * with the generic decoder alone (PF_TX_SLOW): the two must agree on the
+ * result, the reason and the restored bytes. */
+static int decode_both(pf_tx *t, const uint8_t *m, size_t n, uint8_t *out, uint8_t *out2, size_t raw,
+		       const char **why)
+{
+	const char *why2 = "";
+	setenv("PF_TX_SLOW", "1", 1);
+	int rc2 = pf_tx_decode(t, 0, m, n, out2, raw, &why2);
+	unsetenv("PF_TX_SLOW");
+	int rc = pf_tx_decode(t, 0, m, n, out, raw, why);
+	if (rc != rc2 || (rc < 0 && strcmp(*why, why2)) || (rc == 0 && memcmp(out, out2, raw)))
+	{
+		fprintf(stderr, "pftest-writer: fast path %d \"%s\", generic %d \"%s\"\n", rc, rc < 0 ? *why : "",
+			rc2, rc2 < 0 ? why2 : "");
+		die("the fast and the generic sample decoders disagree");
+	}
+	return rc;
+}
+
 static int mode_tx_fuzz(uint64_t iters)
 {
 	struct em e = { { 0 }, 0, 0 };
@@ -1377,18 +1399,18 @@ static int mode_tx_fuzz(uint64_t iters)
 	struct pf_buf enc = { 0 };
 	if (pf_tx_encode(t, 0, e.b.data, e.b.len, &enc) < 0)
 		die("pf_tx_encode failed");
-	uint8_t *m = malloc(enc.len), *out = malloc(e.b.len);
-	if (!m || !out)
+	uint8_t *m = malloc(enc.len), *out = malloc(e.b.len), *out2 = malloc(e.b.len);
+	if (!m || !out || !out2)
 		die("out of memory");
 	const char *why;
-	if (pf_tx_decode(t, 0, enc.data, enc.len, out, e.b.len, &why) < 0 || memcmp(out, e.b.data, e.b.len))
+	if (decode_both(t, enc.data, enc.len, out, out2, e.b.len, &why) < 0 || memcmp(out, e.b.data, e.b.len))
 		die("the unmutated payload does not round-trip");
 	uint64_t failed = 0, same = 0;
 	for (uint64_t i = 0; i < iters; i++) {
 		size_t n = mutate(m, enc.data, enc.len);
 		/* sometimes a raw size that is wrong too */
 		size_t raw = rnd() % 4 ? e.b.len : (size_t)(rnd() % (e.b.len + 1));
-		int rc = pf_tx_decode(t, 0, m, n, out, raw, &why);
+		int rc = decode_both(t, m, n, out, out2, raw, &why);
 		if (rc < 0) {
 			if (rc != -EBADMSG || !why || !*why)
 				die("a failure without -EBADMSG and a reason");
@@ -1403,6 +1425,7 @@ static int mode_tx_fuzz(uint64_t iters)
 	       failed, same);
 	free(m);
 	free(out);
+	free(out2);
 	pf_buf_free(&enc);
 	pf_buf_free(&e.b);
 	pf_tx_free(t);
