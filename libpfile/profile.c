@@ -1399,9 +1399,14 @@ static int builder_section(pf_prof_builder *b, const struct pf_section *sec, uin
 /* ======================================================================== */
 
 struct fold_ent {
-	uint32_t stack, comm, pid, tid;
+	uint32_t node, comm, pid, tid; /* node: display node (stack_dnode()) */
 	uint64_t w;
 	uint32_t used;
+};
+
+struct dnode {
+	uint32_t disp, parent; /* display string id; caller's node or NONE */
+	uint32_t kanon;        /* a kernel frame without a name */
 };
 
 struct line {
@@ -1434,6 +1439,14 @@ struct pf_fold {
 	struct pf_prof disp;       /* display names */
 	uint32_t *frame_disp;      /* frame id -> disp string id */
 	uint32_t frame_disp_cap;
+	uint32_t *stack_dn;        /* stack id -> display node, NONE: not yet */
+	uint32_t stack_dn_cap;
+	struct dnode *dn;          /* display nodes */
+	uint32_t n_dn, cap_dn;
+	uint32_t *dn_hash;         /* (disp, parent, kanon) -> node + 1 */
+	uint32_t dn_hash_cap;
+	uint32_t *dn_path;         /* stack_dnode() scratch */
+	size_t dn_path_cap;
 	struct pf_buf text;
 	struct line *lines;
 	size_t n_lines;
@@ -1492,7 +1505,7 @@ static int ent_grow(pf_fold *f)
 		struct fold_ent *e = &f->ent[i];
 		if (!e->used)
 			continue;
-		uint64_t h = mix64(((uint64_t)e->stack << 32 | e->comm) ^ mix64((uint64_t)e->pid << 32 | e->tid));
+		uint64_t h = mix64(((uint64_t)e->node << 32 | e->comm) ^ mix64((uint64_t)e->pid << 32 | e->tid));
 		uint32_t k = (uint32_t)h & (cap - 1);
 		while (n[k].used)
 			k = (k + 1) & (cap - 1);
@@ -1568,6 +1581,8 @@ static uint64_t w_add(pf_fold *f, uint64_t a, uint64_t b)
 	return a + b;
 }
 
+static int64_t stack_dnode(pf_fold *f, uint32_t stack);
+
 static int fold_sample(void *ctx, const struct pf_prof_sample *s)
 {
 	pf_fold *f = ctx;
@@ -1618,12 +1633,15 @@ static int fold_sample(void *ctx, const struct pf_prof_sample *s)
 	uint64_t w = f->o.weight == PF_FOLD_PERIOD ? s->period : 1;
 	f->period_sum += (double)s->period;
 	f->period_n++;
-	struct fold_ent key = { s->stack, (f->o.flags & PF_FOLD_NO_COMM) ? NONE : s->comm,
+	int64_t node = stack_dnode(f, s->stack);
+	if (node < 0)
+		return (int)node;
+	struct fold_ent key = { (uint32_t)node, (f->o.flags & PF_FOLD_NO_COMM) ? NONE : s->comm,
 				(f->o.flags & (PF_FOLD_PID | PF_FOLD_TID)) ? s->pid : 0,
 				(f->o.flags & PF_FOLD_TID) ? s->tid : 0, 0, 1 };
 	if ((f->n_ent + 1) * 2 > f->cap_ent && ent_grow(f) < 0)
 		return -ENOMEM;
-	uint64_t h = mix64(((uint64_t)key.stack << 32 | key.comm) ^ mix64((uint64_t)key.pid << 32 | key.tid));
+	uint64_t h = mix64(((uint64_t)key.node << 32 | key.comm) ^ mix64((uint64_t)key.pid << 32 | key.tid));
 	uint32_t mask = f->cap_ent - 1, k = (uint32_t)h & mask;
 	for (;;) {
 		struct fold_ent *e = &f->ent[k];
@@ -1632,7 +1650,7 @@ static int fold_sample(void *ctx, const struct pf_prof_sample *s)
 			f->n_ent++;
 			break;
 		}
-		if (e->stack == key.stack && e->comm == key.comm && e->pid == key.pid && e->tid == key.tid)
+		if (e->node == key.node && e->comm == key.comm && e->pid == key.pid && e->tid == key.tid)
 			break;
 		k = (k + 1) & mask;
 	}
@@ -1744,12 +1762,115 @@ static int64_t frame_display(pf_fold *f, uint32_t frame)
 	return id;
 }
 
-/* Fills ids[] with display ids root-first of a stack node; kernel frames
- * without a name that repeat collapse into one. @return count or <0. */
-static int64_t stack_display(pf_fold *f, uint32_t stack, uint32_t **ids, size_t *cap)
+/* A display node: one frame of a folded line (its display string) under the
+ * display node of its caller. Stacks whose frames read the same fold into
+ * one node, so samples aggregate by what the line will say as they arrive
+ * and the end of the input only formats the distinct lines. */
+static uint64_t dn_key_hash(uint32_t disp, uint32_t parent, uint32_t kanon)
+{
+	return mix64(((uint64_t)disp << 32 | parent) ^ ((uint64_t)kanon << 63));
+}
+
+static int64_t dn_intern(pf_fold *f, uint32_t disp, uint32_t parent, uint32_t kanon)
+{
+	if ((f->n_dn + 1) * 2 > f->dn_hash_cap) {
+		uint32_t cap = f->dn_hash_cap ? f->dn_hash_cap * 2 : 1024;
+		uint32_t *h = calloc(cap, sizeof(*h));
+		if (!h)
+			return -ENOMEM;
+		for (uint32_t i = 0; i < f->n_dn; i++) {
+			const struct dnode *d = &f->dn[i];
+			uint32_t k = (uint32_t)dn_key_hash(d->disp, d->parent, d->kanon) & (cap - 1);
+			while (h[k])
+				k = (k + 1) & (cap - 1);
+			h[k] = i + 1;
+		}
+		free(f->dn_hash);
+		f->dn_hash = h;
+		f->dn_hash_cap = cap;
+	}
+	uint32_t mask = f->dn_hash_cap - 1, k = (uint32_t)dn_key_hash(disp, parent, kanon) & mask;
+	for (; f->dn_hash[k]; k = (k + 1) & mask) {
+		const struct dnode *d = &f->dn[f->dn_hash[k] - 1];
+		if (d->disp == disp && d->parent == parent && d->kanon == kanon)
+			return f->dn_hash[k] - 1;
+	}
+	if (f->n_dn == f->cap_dn) {
+		uint32_t cap = f->cap_dn ? f->cap_dn * 2 : 1024;
+		struct dnode *n = realloc(f->dn, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		f->dn = n;
+		f->cap_dn = cap;
+	}
+	f->dn[f->n_dn] = (struct dnode){ disp, parent, kanon };
+	f->dn_hash[k] = f->n_dn + 1;
+	return f->n_dn++;
+}
+
+/* The display node of a (defined) stack node, or NONE for no stack: its
+ * caller's, plus its frame's display string, except that a nameless kernel
+ * frame repeating its caller's collapses into it. Memoised per stack id. */
+static int64_t stack_dnode(pf_fold *f, uint32_t stack)
+{
+	if (stack == NONE)
+		return NONE;
+	if (stack >= f->stack_dn_cap) {
+		uint32_t cap = f->stack_dn_cap ? f->stack_dn_cap : 1024;
+		while (cap <= stack)
+			cap *= 2;
+		uint32_t *n = realloc(f->stack_dn, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		for (uint32_t i = f->stack_dn_cap; i < cap; i++)
+			n[i] = NONE;
+		f->stack_dn = n;
+		f->stack_dn_cap = cap;
+	}
+	if (f->stack_dn[stack] != NONE)
+		return f->stack_dn[stack];
+	/* the stack nodes up to the first with a display node, leaf first */
+	size_t n = 0;
+	uint32_t top = NONE;
+	for (uint32_t s = stack; s != NONE; s = f->prof.stacks[s].parent) {
+		if (s < f->stack_dn_cap && f->stack_dn[s] != NONE) {
+			top = f->stack_dn[s];
+			break;
+		}
+		if (n == f->dn_path_cap) {
+			size_t nc = n ? n * 2 : 256;
+			uint32_t *p = realloc(f->dn_path, nc * sizeof(*p));
+			if (!p)
+				return -ENOMEM;
+			f->dn_path = p;
+			f->dn_path_cap = nc;
+		}
+		f->dn_path[n++] = s;
+	}
+	while (n--) {
+		uint32_t s = f->dn_path[n], fr = f->prof.stacks[s].frame;
+		int64_t d = frame_display(f, fr);
+		if (d < 0)
+			return d;
+		const struct pf_prof_frame *pf = &f->prof.frames[fr];
+		uint32_t kanon = (pf->flags & PF_FRAME_KERNEL) && pf->name == NONE && !(f->o.flags & PF_FOLD_ADDRS);
+		if (!(kanon && top != NONE && f->dn[top].kanon && f->dn[top].disp == (uint32_t)d)) {
+			int64_t id = dn_intern(f, (uint32_t)d, top, kanon);
+			if (id < 0)
+				return id;
+			top = (uint32_t)id;
+		}
+		f->stack_dn[s] = top;
+	}
+	return top;
+}
+
+/* Fills ids[] with the display ids of a display node's line, root first.
+ * @return the count, or <0. */
+static int64_t dnode_display(pf_fold *f, uint32_t node, uint32_t **ids, size_t *cap)
 {
 	size_t n = 0;
-	for (uint32_t s = stack; s != NONE; s = f->prof.stacks[s].parent) {
+	for (uint32_t d = node; d != NONE; d = f->dn[d].parent) {
 		if (n == *cap) {
 			size_t nc = *cap ? *cap * 2 : 256;
 			uint32_t *ni = realloc(*ids, nc * sizeof(*ni));
@@ -1758,32 +1879,14 @@ static int64_t stack_display(pf_fold *f, uint32_t stack, uint32_t **ids, size_t 
 			*ids = ni;
 			*cap = nc;
 		}
-		(*ids)[n++] = f->prof.stacks[s].frame;
+		(*ids)[n++] = f->dn[d].disp;
 	}
-	/* reverse: root first; then map to display ids, collapsing repeats of
-	 * nameless kernel frames (reads at j >= writes at m: safe in place) */
 	for (size_t i = 0; i < n / 2; i++) {
 		uint32_t t = (*ids)[i];
 		(*ids)[i] = (*ids)[n - 1 - i];
 		(*ids)[n - 1 - i] = t;
 	}
-	size_t m = 0;
-	int prev_kernel_anon = 0;
-	uint32_t prev = NONE;
-	for (size_t j = 0; j < n; j++) {
-		uint32_t fr = (*ids)[j];
-		int64_t d = frame_display(f, fr);
-		if (d < 0)
-			return d;
-		const struct pf_prof_frame *pf = &f->prof.frames[fr];
-		int kanon = (pf->flags & PF_FRAME_KERNEL) && pf->name == NONE && !(f->o.flags & PF_FOLD_ADDRS);
-		if (kanon && prev_kernel_anon && prev == (uint32_t)d)
-			continue;
-		prev_kernel_anon = kanon;
-		prev = (uint32_t)d;
-		(*ids)[m++] = (uint32_t)d;
-	}
-	return (int64_t)m;
+	return (int64_t)n;
 }
 
 static const char *sort_base;
@@ -1827,7 +1930,7 @@ static int build_lines(pf_fold *f)
 			rc |= pf_buf_put(&f->text, num, strlen(num));
 			need_sep = 1;
 		}
-		int64_t m = stack_display(f, e->stack, &ids, &cap);
+		int64_t m = dnode_display(f, e->node, &ids, &cap);
 		if (m < 0) {
 			rc = (int)m;
 			break;
@@ -2135,9 +2238,9 @@ static size_t fold_top(pf_fold *f, struct pf_fold_top *out, size_t n, int total)
 	uint32_t g = 0;
 	for (uint32_t i = 0; i < f->cap_ent; i++) {
 		struct fold_ent *e = &f->ent[i];
-		if (!e->used || e->stack == NONE)
+		if (!e->used || e->node == NONE)
 			continue;
-		int64_t m = stack_display(f, e->stack, &ids, &cap);
+		int64_t m = dnode_display(f, e->node, &ids, &cap);
 		if (m <= 0)
 			continue;
 		if (!total) {
@@ -2188,6 +2291,10 @@ void pf_fold_close(pf_fold *f)
 	free(f->ent);
 	free(f->comm_keep);
 	free(f->frame_disp);
+	free(f->stack_dn);
+	free(f->dn);
+	free(f->dn_hash);
+	free(f->dn_path);
 	pf_buf_free(&f->text);
 	free(f->lines);
 	free(f->warn.data);
