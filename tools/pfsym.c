@@ -182,12 +182,17 @@ static void spare_give(struct spares *sp, uint8_t **buf, size_t *cap)
  * it: the payload (the reader's buffer, swapped out), a copy of the stored
  * bytes, the message, can_continue and the offset. The main thread does not
  * touch the reader until the thread has ended. */
-/* One slot: the thread decodes section N+1 into the reader's buffer while
- * the main thread turns section N, so three payload buffers rotate (the
- * reader's, the slot's, the builder's). A second slot added a fourth: on a
- * dwarf recording (8 MiB sections) its first fill cost about 3 ms of page
- * faults and the slot was not needed once the main thread is the slower. */
-#define AHEAD_SLOTS 1
+/* Two slots: the thread decodes ahead of the main thread by up to two
+ * sections, so it is never woken up to hand one over. With one slot it
+ * waited for the main thread after each section, and on two cores shared
+ * with the next pipeline stage its wake-up took up to 0.5 ms (measured with
+ * a timeline of the threads on the 10 s demo recording). Four payload
+ * buffers rotate (the reader's, two slots', the builder's). Payloads above
+ * AHEAD_BIG (dwarf recordings: 8 MiB sections) keep to one slot: the fourth
+ * buffer's first fill cost more than the slot saved (37 ms instead of 34 on
+ * bench/unwind.sh's recording). */
+#define AHEAD_SLOTS 2
+#define AHEAD_BIG (2u << 20)
 
 struct ahead_sec {
 	int rc;                 /* pf_reader_next()'s result */
@@ -210,6 +215,8 @@ struct ahead {
 	pthread_cond_t cv;
 	struct ahead_sec slot[AHEAD_SLOTS];
 	unsigned head, tail;    /* slots filled, slots handed back */
+	unsigned order[AHEAD_SLOTS]; /* slot of the n-th filled: order[n % AHEAD_SLOTS] */
+	int in_use[AHEAD_SLOTS];
 	int stop, done;
 };
 
@@ -225,14 +232,22 @@ static void *ahead_main(void *arg)
 		(void)pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL); /* a read() may block */
 		int rc = pf_reader_next(a->r, &sec);
 		(void)pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+		/* large payloads (stack copies) use one slot: a buffer fewer
+		 * to fault in, and there the main thread is the slower */
+		unsigned slots = rc > 0 && sec.size > AHEAD_BIG ? 1 : AHEAD_SLOTS;
 		pthread_mutex_lock(&a->mu);
-		while (a->head - a->tail == AHEAD_SLOTS && !a->stop)
+		while (a->head - a->tail >= slots && !a->stop)
 			pthread_cond_wait(&a->cv, &a->mu);
 		int stop = a->stop;
+		/* the first free slot: with one in use at a time, always the
+		 * same one (and its buffer) */
+		unsigned idx = 0;
+		while (a->in_use[idx])
+			idx++;
 		pthread_mutex_unlock(&a->mu);
 		if (stop)
 			break;
-		struct ahead_sec *x = &a->slot[a->head % AHEAD_SLOTS];
+		struct ahead_sec *x = &a->slot[idx];
 		x->rc = rc;
 		x->s = sec;
 		x->has_stored = 0;
@@ -260,6 +275,8 @@ static void *ahead_main(void *arg)
 		x->offset = pf_reader_offset(a->r);
 		last = rc == 0 || (rc < 0 && !x->can_continue);
 		pthread_mutex_lock(&a->mu);
+		a->order[a->head % AHEAD_SLOTS] = idx;
+		a->in_use[idx] = 1;
 		__atomic_store_n(&a->head, a->head + 1, __ATOMIC_RELEASE);
 		if (last)
 			a->done = 1;
@@ -291,7 +308,7 @@ static struct ahead_sec *ahead_next(struct ahead *a)
 	pthread_mutex_lock(&a->mu);
 	while (a->head == a->tail)
 		pthread_cond_wait(&a->cv, &a->mu);
-	struct ahead_sec *x = &a->slot[a->tail % AHEAD_SLOTS];
+	struct ahead_sec *x = &a->slot[a->order[a->tail % AHEAD_SLOTS]];
 	pthread_mutex_unlock(&a->mu);
 	return x;
 }
@@ -299,6 +316,7 @@ static struct ahead_sec *ahead_next(struct ahead *a)
 static void ahead_release(struct ahead *a)
 {
 	pthread_mutex_lock(&a->mu);
+	a->in_use[a->order[a->tail % AHEAD_SLOTS]] = 0;
 	__atomic_store_n(&a->tail, a->tail + 1, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&a->cv);
 	pthread_mutex_unlock(&a->mu);
