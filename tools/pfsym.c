@@ -238,15 +238,16 @@ static void *ahead_main(void *arg)
 		pthread_mutex_lock(&a->mu);
 		while (a->head - a->tail >= slots && !a->stop)
 			pthread_cond_wait(&a->cv, &a->mu);
-		int stop = a->stop;
+		if (a->stop) {
+			pthread_mutex_unlock(&a->mu);
+			break;
+		}
 		/* the first free slot: with one in use at a time, always the
 		 * same one (and its buffer) */
 		unsigned idx = 0;
 		while (a->in_use[idx])
 			idx++;
 		pthread_mutex_unlock(&a->mu);
-		if (stop)
-			break;
 		struct ahead_sec *x = &a->slot[idx];
 		x->rc = rc;
 		x->s = sec;
