@@ -1471,11 +1471,11 @@ out:
 	return rc;
 }
 
-/* XXH3 of the restored records (format/pfile.md 3.6.6): megabytes per
- * section, for which the shared libxxhash (built for SSE2) runs at about
- * 20 GB/s on this machine and an AVX2 build at about 60. The same function,
- * compiled here for AVX2 and used where the CPU has it; the result is the
- * same XXH3_64bits value. */
+/* XXH3 of long inputs (restored records, section payloads: megabytes per
+ * section), for pf_xxh3(): the shared libxxhash is built for SSE2 and runs
+ * at about 20 GB/s on this machine, an AVX2 build at about 60. The same
+ * function, compiled here for AVX2 and used where the CPU has it; the
+ * result is the same XXH3_64bits value. Internal to libpfile (hidden). */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__AVX2__)
 #pragma GCC push_options
 #pragma GCC target("avx2")
@@ -1488,16 +1488,27 @@ static uint64_t xxh3_avx2(const void *p, size_t n)
 }
 #pragma GCC pop_options
 
-static uint64_t records_xxh3(const void *p, size_t n)
+__attribute__((visibility("hidden"))) int pf_xxh3_long(const void *p, size_t n, uint64_t *h)
 {
-	return __builtin_cpu_supports("avx2") ? xxh3_avx2(p, n) : pf_xxh3(p, n);
+	if (!__builtin_cpu_supports("avx2"))
+		return 0;
+	*h = xxh3_avx2(p, n);
+	return 1;
 }
 #else
+__attribute__((visibility("hidden"))) int pf_xxh3_long(const void *p, size_t n, uint64_t *h)
+{
+	(void)p;
+	(void)n;
+	(void)h;
+	return 0;
+}
+#endif
+
 static uint64_t records_xxh3(const void *p, size_t n)
 {
 	return pf_xxh3(p, n);
 }
-#endif
 
 int pf_tx_decode(pf_tx *t, int swap, const uint8_t *in, size_t n, uint8_t *out, size_t raw_size,
 		 const char **why)
