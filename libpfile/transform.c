@@ -371,7 +371,7 @@ static int find_event(pf_tx *t, const uint8_t *rec, size_t size, int swap)
 	return 0;
 }
 
-static struct slot *get_slot(pf_tx *t, uint32_t tid)
+static inline struct slot *get_slot(pf_tx *t, uint32_t tid)
 {
 	struct slot *s = &t->slot[tid % N_SLOTS];
 	if (!s->used || s->tid != tid) {
@@ -1273,11 +1273,19 @@ static inline uint64_t get64(const uint8_t *p)
 	return v;
 }
 
+/* pfrec's sample layout with -g: decode_fast() is compiled for it alone too,
+ * every field test then folds away. */
+#define PFREC_ST                                                                           \
+	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |    \
+	 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN)
+
 /* Restores the samples from record *pi on, as long as they are of events with
- * `fast` set, to *po; advances both. Host order only (swap 0, little-endian
- * host: ENTRY is LE). 0, or -EBADMSG with *why. */
-static int decode_fast(pf_tx *t, struct rd *R, uint32_t *pi, uint32_t n_rec, uint8_t **po,
-		       uint8_t *lim, const char **why)
+ * `fast` set (with `only` set: of events whose sample_type is PFREC_ST), to
+ * *po; advances both. Host order only (swap 0, little-endian host: ENTRY is
+ * LE). 0, or -EBADMSG with *why. */
+static inline __attribute__((always_inline)) int decode_fast(pf_tx *t, struct rd *R, uint32_t *pi,
+							     uint32_t n_rec, uint8_t **po, uint8_t *lim,
+							     const char **why, const int only)
 {
 	const uint8_t *kinds = R[S_KIND].p;
 	const uint8_t *misc_p = R[S_MISC].p, *misc_e = R[S_MISC].end;
@@ -1297,9 +1305,9 @@ static int decode_fast(pf_tx *t, struct rd *R, uint32_t *pi, uint32_t n_rec, uin
 	const char *err = "";
 	for (; i < n_rec; i++) {
 		uint32_t k = kinds[i] - 1u; /* kind 0: UINT32_MAX */
-		if (k >= t->n_ev || !t->ev[k].fast)
+		if (k >= t->n_ev || !t->ev[k].fast || (only && t->ev[k].sample_type != PFREC_ST))
 			break;
-		const uint64_t st = t->ev[k].sample_type;
+		const uint64_t st = only ? PFREC_ST : t->ev[k].sample_type;
 		uint64_t v, misc, id = 0, pid = 0, dtid = 0, time = 0, cpu = 0, res = 0, period = 0;
 		uint64_t ip = 0, nr = 0;
 		if (lim - o < 8) {
@@ -1471,6 +1479,18 @@ out:
 	return rc;
 }
 
+static int decode_fast_pfrec(pf_tx *t, struct rd *R, uint32_t *pi, uint32_t n_rec, uint8_t **po,
+			     uint8_t *lim, const char **why)
+{
+	return decode_fast(t, R, pi, n_rec, po, lim, why, 1);
+}
+
+static int decode_fast_any(pf_tx *t, struct rd *R, uint32_t *pi, uint32_t n_rec, uint8_t **po,
+			   uint8_t *lim, const char **why)
+{
+	return decode_fast(t, R, pi, n_rec, po, lim, why, 0);
+}
+
 /* XXH3 of long inputs (restored records, section payloads: megabytes per
  * section), for pf_xxh3(): the shared libxxhash is built for SSE2 and runs
  * at about 20 GB/s on this machine, an AVX2 build at about 60. The same
@@ -1553,7 +1573,9 @@ int pf_tx_decode(pf_tx *t, int swap, const uint8_t *in, size_t n, uint8_t *out, 
 		uint8_t kind = R[S_KIND].p[i];
 		size_t rs;
 		if (fast && kind && kind - 1u < t->n_ev && t->ev[kind - 1u].fast) {
-			int rc = decode_fast(t, R, &i, n_rec, &o, lim, why);
+			int rc = t->ev[kind - 1u].sample_type == PFREC_ST
+					 ? decode_fast_pfrec(t, R, &i, n_rec, &o, lim, why)
+					 : decode_fast_any(t, R, &i, n_rec, &o, lim, why);
 			if (rc < 0)
 				return rc;
 			if (i == n_rec)
