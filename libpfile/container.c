@@ -713,7 +713,11 @@ static int ensure_raw(pf_reader *r, size_t n)
 	size_t cap = r->raw_cap ? r->raw_cap : 65536;
 	while (cap < n)
 		cap *= 2;
-	uint8_t *b = realloc(r->raw, cap);
+	/* the old payload is not kept: no realloc() copying it */
+	free(r->raw);
+	r->raw = NULL;
+	r->raw_cap = 0;
+	uint8_t *b = malloc(cap);
 	if (!b)
 		return -ENOMEM;
 	r->raw = b;

@@ -254,6 +254,10 @@ static void *ahead_main(void *arg)
 		x->has_stored = 0;
 		x->msg[0] = 0;
 		if (rc > 0 && sec.data) {
+			/* the reader decodes the next payload into this slot's
+			 * buffer: a huge page one, not one it grows itself */
+			if (!x->data)
+				x->data = payload_buf(&x->cap);
 			pf_reader_swap_data(a->r, &x->data, &x->cap);
 			x->s.data = x->data;
 		}
