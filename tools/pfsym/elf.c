@@ -258,10 +258,12 @@ static int sym_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-/* Sorts as qsort(sym_cmp) would, faster on large tables (a libc .symtab
- * from a debug package): a radix sort on the address (8-bit digits, only as
- * many as the largest address needs), then sym_cmp within each run of equal
- * addresses. @return 0, or -ENOMEM (nothing done). */
+/* Sorts by address with, of each run of equal addresses, the first under
+ * sym_cmp at its start (the others follow in no particular order), as
+ * qsort(sym_cmp) would for what load_syms() keeps, and faster on large
+ * tables (a libc .symtab from a debug package): a radix sort on the address
+ * (8-bit digits, only as many as the largest address needs), then one pass
+ * over each run. @return 0, or -ENOMEM (nothing done). */
 static int sort_syms(struct sym *v, size_t n)
 {
 	if (n < 256) {
@@ -290,11 +292,17 @@ static int sort_syms(struct sym *v, size_t n)
 	if (src != v)
 		memcpy(v, src, n * sizeof(*v));
 	free(tmp);
+	/* aliases: the preferred one first (the caller keeps only that one) */
 	for (size_t i = 0, j; i < n; i = j) {
+		size_t best = i;
 		for (j = i + 1; j < n && v[j].addr == v[i].addr; j++)
-			;
-		if (j - i > 1)
-			qsort(v + i, j - i, sizeof(*v), sym_cmp);
+			if (sym_cmp(&v[j], &v[best]) < 0)
+				best = j;
+		if (best != i) {
+			struct sym t = v[i];
+			v[i] = v[best];
+			v[best] = t;
+		}
 	}
 	return 0;
 }
