@@ -365,8 +365,9 @@ uint64_t pf_xxh3(const void *p, size_t n);
  * that handle stored payloads themselves.
  *
  * A pf_tx holds the events of a file (in EVENT section order) and the
- * per-thread state of one section's coding. Memory: about 120 KiB, plus up to
- * 64 kept stack copies (<= 65528 bytes each) and call chains (<= 8 KiB each),
+ * per-thread state of one section's coding. Memory: about 60 KiB, plus 64 KiB
+ * of scratch on the first decode and 128 KiB on the first encode, up to 64
+ * kept stack copies and call chains (<= 65528 and 8192 bytes each, encoder),
  * plus the streams of the last encoded section (about its raw size). */
 typedef struct pf_tx pf_tx;
 
@@ -398,7 +399,7 @@ int pf_tx_encode(pf_tx *t, int swap, const uint8_t *raw, size_t size, struct pf_
  * whatever the input. @return 0; -EBADMSG with *why set to a static
  * one-line reason when the payload is malformed, refers to an undefined
  * event, does not restore exactly raw_size bytes, or fails its checksum;
- * -EINVAL. */
+ * -ENOMEM (its scratch, on the first call); -EINVAL. */
 int pf_tx_decode(pf_tx *t, int swap, const uint8_t *in, size_t n, uint8_t *out, size_t raw_size,
 		 const char **why);
 

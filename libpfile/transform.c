@@ -12,9 +12,10 @@
  * sample that surprises the encoder, goes through verbatim in a stream of its
  * own with its position kept by a kind byte per record.
  *
- * Memory is bounded: 64 thread slots, each keeping at most 1024 call-chain
- * entries and one stack copy of at most 65528 bytes (about 4.5 MiB in the
- * worst case), plus the streams (about the size of the payload).
+ * Memory is bounded: the encoder's 64 thread slots each keep at most 1024
+ * call-chain entries and one stack copy of at most 65528 bytes (about 4.5 MiB
+ * in the worst case), plus the streams (about the size of the payload); the
+ * decoder's slots point into the records it has restored.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -90,8 +91,9 @@ struct pf_tx {
 	int last_id_ok;
 	struct slot slot[N_SLOTS];
 	struct stream st[N_STREAMS];
-	uint64_t chain_tmp[MAX_REC / 8];
-	uint8_t stack_tmp[MAX_REC]; /* encoder: a stack copy's residual */
+	uint64_t *chain_tmp;    /* MAX_REC / 8 entries, allocated on first use */
+	uint8_t *stack_tmp;     /* encoder: a stack copy's residual, MAX_REC
+				 * bytes, allocated on first use */
 	uint64_t *deltas;       /* encoder: time deltas of the section, in order */
 	size_t n_deltas, cap_deltas;
 	uint64_t time_step;
@@ -297,6 +299,8 @@ void pf_tx_free(pf_tx *t)
 	for (unsigned i = 0; i < N_STREAMS; i++)
 		free(t->st[i].p);
 	free(t->deltas);
+	free(t->chain_tmp);
+	free(t->stack_tmp);
 	free(t);
 }
 
@@ -862,6 +866,9 @@ int pf_tx_encode(pf_tx *t, int swap, const uint8_t *raw, size_t size, struct pf_
 {
 	if (!t || !out || (!raw && size))
 		return -EINVAL;
+	if ((!t->chain_tmp && !(t->chain_tmp = malloc(MAX_REC))) ||
+	    (!t->stack_tmp && !(t->stack_tmp = malloc(MAX_REC))))
+		return -ENOMEM;
 	reset_section(t);
 	for (unsigned i = 0; i < N_STREAMS; i++)
 		t->st[i].len = 0;
@@ -1539,6 +1546,8 @@ int pf_tx_decode(pf_tx *t, int swap, const uint8_t *in, size_t n, uint8_t *out, 
 	*why = "";
 	if (!t || (!in && n) || (!out && raw_size))
 		return -EINVAL;
+	if (!t->chain_tmp && !(t->chain_tmp = malloc(MAX_REC)))
+		return -ENOMEM;
 	if (n < TX_HDR_SIZE)
 		BAD("transformed payload shorter than its header");
 	uint32_t n_rec = pf_le32(in);
