@@ -58,10 +58,17 @@ PC_SYM      := libdw libelf
 CORE_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PC_CORE) 2>/dev/null)
 CORE_LIBS   := $(shell $(PKG_CONFIG) $(PCSTATIC) --libs $(PC_CORE) 2>/dev/null)
 SYM_CFLAGS  := $(shell $(PKG_CONFIG) --cflags $(PC_SYM) 2>/dev/null)
+# pfsym loads libdw when a recording has stack copies (dlopen, see
+# tools/pfsym/unwind.c) and links libelf only; a static build links both.
+ifeq ($(STATIC),1)
 SYM_LIBS    := $(shell $(PKG_CONFIG) $(PCSTATIC) --libs $(PC_SYM) 2>/dev/null)
+else
+SYM_LIBS    := $(shell $(PKG_CONFIG) --libs libelf 2>/dev/null)
+SYM_CFLAGS  += -DPF_DW_DLOPEN
+endif
 ALL_CFLAGS  += $(CORE_CFLAGS)
 
-# Tools: tools/NAME.c plus tools/NAME/*.c (headers in tools/). Tools that read ELF/DWARF link libdw.
+# Tools: tools/NAME.c plus tools/NAME/*.c (headers in tools/). Tools that read ELF/DWARF link libelf (and libdw, see SYM_LIBS).
 TOOLS       := pfdump pfrec pfsym pffold pfdiff pfflame
 TOOLS_PRESENT := $(foreach t,$(TOOLS),$(if $(wildcard tools/$(t).c),$(t)))
 DW_TOOLS    := pfsym

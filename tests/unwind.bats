@@ -143,3 +143,19 @@ share() {
 	assert_success
 	assert_line --regexp '^unw_main;\[unw_main\] [1-9][0-9]*$'
 }
+
+@test "without libdw: one line says so, samples keep their kernel frames and IP" {
+	run --separate-stderr env PFSYM_LIBDW=/nonexistent/libdw.so.1 pfsym dwarf.pf -o nolibdw.sym.pf
+	refute_sanitizer
+	assert_success
+	[ "$(grep -c 'cannot load libdw' <<<"$stderr")" -eq 1 ]
+	[[ "$stderr" == *"pfsym: cannot load libdw (/nonexistent/libdw.so.1: "*"): samples with stack copies are not unwound"* ]]
+	run pffold nolibdw.sym.pf
+	assert_success
+	refute_output --partial ';main;'
+	assert_line --regexp '^unw_main;[^;]+ [1-9][0-9]*$'
+	# and a library that is not libdw
+	run --separate-stderr env PFSYM_LIBDW=libz.so.1 pfsym dwarf.pf -o nolibdw.sym.pf
+	assert_success
+	[[ "$stderr" == *"pfsym: libz.so.1: no dwarf_cfi_addrframe: samples with stack copies are not unwound"* ]]
+}

@@ -39,6 +39,105 @@
 
 #include "pfsym-unwind.h"
 
+/* libdw is loaded (dlopen) on the first sample with a stack copy: recordings
+ * with frame pointers never need it, and a link-time dependency made every
+ * run of pfsym load it and its compression libraries (about 0.2 ms of the
+ * 7 ms of `pfsym < run.pf | pffold` on the demo). Static builds
+ * (STATIC=1) link it. */
+#ifdef PF_DW_DLOPEN
+#include <dlfcn.h>
+#include <stdio.h>
+
+#define DW_FUNCS(X) \
+	X(dwarf_cfi_addrframe) \
+	X(dwarf_frame_cfa) \
+	X(dwarf_frame_info) \
+	X(dwarf_frame_register) \
+	X(dwfl_addrmodule) \
+	X(dwfl_attach_state) \
+	X(dwfl_begin) \
+	X(dwfl_build_id_find_elf) \
+	X(dwfl_end) \
+	X(dwfl_frame_pc) \
+	X(dwfl_frame_reg) \
+	X(dwfl_getthread_frames) \
+	X(dwfl_module_dwarf_cfi) \
+	X(dwfl_module_eh_cfi) \
+	X(dwfl_module_getelf) \
+	X(dwfl_module_info) \
+	X(dwfl_offline_section_address) \
+	X(dwfl_pid) \
+	X(dwfl_report_begin_add) \
+	X(dwfl_report_elf) \
+	X(dwfl_report_end) \
+	X(dwfl_standard_find_debuginfo) \
+	X(dwfl_thread_getframes) \
+	X(dwfl_thread_state_register_pc) \
+	X(dwfl_thread_state_registers)
+
+#define DW_PTR(f) static __typeof__(f) *p_##f;
+DW_FUNCS(DW_PTR)
+#undef DW_PTR
+
+/* 1 once libdw's functions are there; 0 (after one message) if not. */
+static int dw_load(void)
+{
+	static int state; /* 0 not tried, 1 loaded, -1 failed */
+	if (state)
+		return state > 0;
+	state = -1;
+	/* PFSYM_LIBDW: another file (tests; a libdw outside the search path) */
+	const char *lib = getenv("PFSYM_LIBDW");
+	if (!lib || !*lib)
+		lib = "libdw.so.1";
+	void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		fprintf(stderr, "pfsym: cannot load libdw (%s): samples with stack copies are not unwound\n", dlerror());
+		return 0;
+	}
+#define DW_SYM(f)                                                                                  \
+	if (!(p_##f = (__typeof__(p_##f))dlsym(h, #f))) {                                          \
+		fprintf(stderr, "pfsym: %s: no %s: samples with stack copies are not unwound\n", lib, #f); \
+		return 0;                                                                          \
+	}
+	DW_FUNCS(DW_SYM)
+#undef DW_SYM
+	state = 1;
+	return 1;
+}
+
+#define dwarf_cfi_addrframe (*p_dwarf_cfi_addrframe)
+#define dwarf_frame_cfa (*p_dwarf_frame_cfa)
+#define dwarf_frame_info (*p_dwarf_frame_info)
+#define dwarf_frame_register (*p_dwarf_frame_register)
+#define dwfl_addrmodule (*p_dwfl_addrmodule)
+#define dwfl_attach_state (*p_dwfl_attach_state)
+#define dwfl_begin (*p_dwfl_begin)
+#define dwfl_build_id_find_elf (*p_dwfl_build_id_find_elf)
+#define dwfl_end (*p_dwfl_end)
+#define dwfl_frame_pc (*p_dwfl_frame_pc)
+#define dwfl_frame_reg (*p_dwfl_frame_reg)
+#define dwfl_getthread_frames (*p_dwfl_getthread_frames)
+#define dwfl_module_dwarf_cfi (*p_dwfl_module_dwarf_cfi)
+#define dwfl_module_eh_cfi (*p_dwfl_module_eh_cfi)
+#define dwfl_module_getelf (*p_dwfl_module_getelf)
+#define dwfl_module_info (*p_dwfl_module_info)
+#define dwfl_offline_section_address (*p_dwfl_offline_section_address)
+#define dwfl_pid (*p_dwfl_pid)
+#define dwfl_report_begin_add (*p_dwfl_report_begin_add)
+#define dwfl_report_elf (*p_dwfl_report_elf)
+#define dwfl_report_end (*p_dwfl_report_end)
+#define dwfl_standard_find_debuginfo (*p_dwfl_standard_find_debuginfo)
+#define dwfl_thread_getframes (*p_dwfl_thread_getframes)
+#define dwfl_thread_state_register_pc (*p_dwfl_thread_state_register_pc)
+#define dwfl_thread_state_registers (*p_dwfl_thread_state_registers)
+#else
+static int dw_load(void)
+{
+	return 1;
+}
+#endif
+
 #define DEPTH_MAX 512
 #define RETRIES_MAX 16
 /* an address this far above sp is taken for stack the copy did not hold */
@@ -228,10 +327,7 @@ struct unwinder *unw_new(struct symbolizer *sym, const struct pfsym_opts *o, uin
 	const char *mode = getenv("PFSYM_UNWIND");
 	u->fast_off = mode && strcmp(mode, "libdwfl") == 0;
 	u->verify = mode && strcmp(mode, "verify") == 0;
-	u->cb.find_elf = dwfl_build_id_find_elf;
-	u->cb.find_debuginfo = dwfl_standard_find_debuginfo;
-	u->cb.section_address = dwfl_offline_section_address;
-	u->cb.debuginfo_path = &u->debuginfo_path;
+	u->cb.debuginfo_path = &u->debuginfo_path; /* the functions: unw_unwind() */
 	return u;
 }
 
@@ -1036,6 +1132,15 @@ int unw_unwind(void *ctx, struct pf_maps *maps, const struct pf_sample *s, uint6
 	default:
 		u->stops[STOP_NO_REGS]++;
 		return 0;
+	}
+	if (!u->cb.find_elf) {
+		if (!dw_load()) {
+			u->stops[STOP_OTHER]++;
+			return 0;
+		}
+		u->cb.find_elf = dwfl_build_id_find_elf;
+		u->cb.find_debuginfo = dwfl_standard_find_debuginfo;
+		u->cb.section_address = dwfl_offline_section_address;
 	}
 	/* registers: perf order -> DWARF, through the index map of this
 	 * register mask (the same for every sample of an event) */
