@@ -493,6 +493,10 @@ struct pf_reader {
 	unsigned errors;
 	uint8_t *raw;
 	size_t raw_cap;
+	/* the last payload handed out in place (in buf, not copied to raw):
+	 * pf_reader_swap_data() copies it then */
+	const uint8_t *zc_data;
+	size_t zc_size;
 	const uint8_t *stored;  /* stored payload of the last section returned */
 	int (*want)(void *arg, uint16_t type); /* NULL: decode every payload */
 	void *want_arg;
@@ -774,6 +778,14 @@ static int untransform(pf_reader *r, struct pf_section *sec, const uint8_t *payl
 	return 0;
 }
 
+/* Section types whose uncompressed payloads are handed out where they lie
+ * in the input buffer (format/profile.md tables: length-prefixed binary,
+ * never converted, no NUL needed after them). */
+static int in_place(uint16_t t)
+{
+	return t == PF_SEC_SAMPLES || t == PF_SEC_STACKS || t == PF_SEC_FRAMES || t == PF_SEC_STRINGS;
+}
+
 static int known_type(uint16_t t)
 {
 	return (t >= PF_SEC_META && t <= PF_SEC_THREADS) || (t >= PF_SEC_STRINGS && t <= PF_SEC_SYMINFO);
@@ -784,6 +796,7 @@ int pf_reader_next(pf_reader *r, struct pf_section *sec)
 	if (!r || !sec)
 		return -EINVAL;
 	r->stored = NULL;
+	r->zc_data = NULL;
 	if (r->state == RS_STOP)
 		return 0;
 	if (r->state == RS_RESYNC) {
@@ -880,6 +893,16 @@ int pf_reader_next(pf_reader *r, struct pf_section *sec)
 			    "section %llu at offset %llu: unsupported transform %u for a section of type 0x%04x "
 			    "(section skipped)",
 			    (unsigned long long)idx, (unsigned long long)off, sec->transform, sec->type);
+	if (sec->compression == PF_COMP_NONE && sec->transform == PF_TRANSFORM_NONE && in_place(sec->type)) {
+		/* binary tables, read where they lie: no copy */
+		r->zc_data = payload;
+		r->zc_size = sec->raw_size;
+		sec->data = (uint8_t *)payload; /* our own input buffer */
+		sec->size = sec->raw_size;
+		r->good_end = cur_off(r);
+		r->stored = payload;
+		return 1;
+	}
 	int rc = ensure_raw(r, (size_t)sec->raw_size + 1);
 	if (rc < 0) {
 		r->state = RS_STOP;
@@ -949,6 +972,14 @@ void pf_reader_swap_data(pf_reader *r, uint8_t **buf, size_t *cap)
 {
 	if (!r || !buf || !cap)
 		return;
+	if (r->zc_data) {
+		/* a payload handed out in place: into raw first */
+		if (ensure_raw(r, r->zc_size + 1) < 0)
+			return;
+		memcpy(r->raw, r->zc_data, r->zc_size);
+		r->raw[r->zc_size] = 0;
+		r->zc_data = NULL;
+	}
 	uint8_t *b = r->raw;
 	size_t c = r->raw_cap;
 	r->raw = *buf;
