@@ -1428,6 +1428,9 @@ struct pf_fold {
 	uint64_t t0;
 	struct fold_ent *ent;
 	uint32_t n_ent, cap_ent;
+	/* the entry a (stack, comm, pid, tid) went to, by stack id: most
+	 * samples repeat a recent one (cleared when ent grows) */
+	struct fold_memo { uint32_t stack, comm, pid, tid, k; } memo[256];
 	uint8_t *comm_keep;        /* per comm string id: 0 unknown, 1 keep, 2 drop */
 	uint32_t comm_keep_cap;
 	uint64_t total, samples, lost, lost_period_samples;
@@ -1633,14 +1636,27 @@ static int fold_sample(void *ctx, const struct pf_prof_sample *s)
 	uint64_t w = f->o.weight == PF_FOLD_PERIOD ? s->period : 1;
 	f->period_sum += (double)s->period;
 	f->period_n++;
+	uint32_t comm = (f->o.flags & PF_FOLD_NO_COMM) ? NONE : s->comm;
+	uint32_t pid = (f->o.flags & (PF_FOLD_PID | PF_FOLD_TID)) ? s->pid : 0;
+	uint32_t tid = (f->o.flags & PF_FOLD_TID) ? s->tid : 0;
+	struct fold_memo *mm = &f->memo[s->stack & 255];
+	if (mm->k < f->cap_ent && mm->stack == s->stack && mm->comm == comm && mm->pid == pid && mm->tid == tid) {
+		f->ent[mm->k].w = w_add(f, f->ent[mm->k].w, w);
+		f->total = w_add(f, f->total, w);
+		f->samples++;
+		return 0;
+	}
 	int64_t node = stack_dnode(f, s->stack);
 	if (node < 0)
 		return (int)node;
 	struct fold_ent key = { (uint32_t)node, (f->o.flags & PF_FOLD_NO_COMM) ? NONE : s->comm,
 				(f->o.flags & (PF_FOLD_PID | PF_FOLD_TID)) ? s->pid : 0,
 				(f->o.flags & PF_FOLD_TID) ? s->tid : 0, 0, 1 };
-	if ((f->n_ent + 1) * 2 > f->cap_ent && ent_grow(f) < 0)
-		return -ENOMEM;
+	if ((f->n_ent + 1) * 2 > f->cap_ent) {
+		if (ent_grow(f) < 0)
+			return -ENOMEM;
+		memset(f->memo, 0xff, sizeof(f->memo)); /* slots moved */
+	}
 	uint64_t h = mix64(((uint64_t)key.node << 32 | key.comm) ^ mix64((uint64_t)key.pid << 32 | key.tid));
 	uint32_t mask = f->cap_ent - 1, k = (uint32_t)h & mask;
 	for (;;) {
@@ -1654,6 +1670,7 @@ static int fold_sample(void *ctx, const struct pf_prof_sample *s)
 			break;
 		k = (k + 1) & mask;
 	}
+	*mm = (struct fold_memo){ s->stack, comm, pid, tid, k };
 	f->ent[k].w = w_add(f, f->ent[k].w, w);
 	f->total = w_add(f, f->total, w);
 	f->samples++;
@@ -1988,6 +2005,29 @@ static int build_lines(pf_fold *f)
 	return 0;
 }
 
+/* Folds every entry of a SAMPLES payload: pf_prof_samples_next()'s
+ * checks, once per payload. @return 0, -EBADMSG (bad header), -ENOMEM. */
+static int fold_samples(pf_fold *f, const uint8_t *data, size_t size)
+{
+	if (size < 8)
+		return -EBADMSG;
+	uint32_t count = le32(data), esize = le32(data + 4);
+	if (esize < PF_PROF_SAMPLE_SIZE || (uint64_t)count * esize > size - 8)
+		return -EBADMSG;
+	const uint8_t *e = data + 8;
+	for (uint32_t i = 0; i < count; i++, e += esize) {
+		struct pf_prof_sample ps = {
+			.time = le64(e), .period = le64(e + 8), .pid = le32(e + 16), .tid = le32(e + 20),
+			.cpu = le32(e + 24), .stack = le32(e + 28), .comm = le32(e + 32), .event = le16(e + 36),
+			.flags = le16(e + 38),
+		};
+		int rc = fold_sample(f, &ps);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
 /* In a resolved profile the raw recording's payloads are not needed. */
 static int fold_want(void *arg, uint16_t type)
 {
@@ -2059,11 +2099,7 @@ static int fold_read(pf_fold *f, const char *path)
 					damagef(f, "%s: section %llu: %s", pf_reader_name(r), (unsigned long long)s.index,
 						msg);
 			} else if (s.type == PF_SEC_SAMPLES) {
-				size_t pos = 0;
-				struct pf_prof_sample ps;
-				while ((rc = pf_prof_samples_next(s.data, s.size, &pos, &ps)) > 0)
-					if ((rc = fold_sample(f, &ps)) < 0)
-						break;
+				rc = fold_samples(f, s.data, s.size);
 				if (rc == -ENOMEM)
 					break;
 				if (rc < 0)
@@ -2141,6 +2177,7 @@ int pf_fold_open(pf_fold **out, const char *path, const struct pf_fold_opts *o)
 	if (!f)
 		return -ENOMEM;
 	f->o = *o;
+	memset(f->memo, 0xff, sizeof(f->memo)); /* k out of range: empty */
 	f->ev_src = &f->evs;
 	*out = f;
 	return fold_read(f, path);
