@@ -313,7 +313,10 @@ void pf_reader_set_want(pf_reader *r, int (*want)(void *arg, uint16_t type), voi
  * NULL and 0): afterwards *buf and *cap are that payload's buffer, now owned
  * by the caller (free() it), and the reader decodes the next payloads into
  * the buffer it was given (growing it as needed). Lets a caller keep a
- * payload past the next pf_reader_next() without copying it. */
+ * payload past the next pf_reader_next() without copying it. An uncompressed
+ * STRINGS, FRAMES, STACKS or SAMPLES payload is handed out where it lies in
+ * the reader's input buffer: it is copied into the exchanged buffer first
+ * (out of memory: nothing is exchanged, *buf is unchanged). */
 void pf_reader_swap_data(pf_reader *r, uint8_t **buf, size_t *cap);
 
 /* Closes the fd if the reader opened it, frees everything. NULL is a no-op. */
