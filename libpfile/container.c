@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include <elf.h>
 
@@ -180,6 +181,32 @@ static int write_all(int fd, const void *p, size_t n)
 	return 0;
 }
 
+/* A section header and its payload in one writev(2): one system call (and
+ * one wake-up of a reader at the other end of a pipe) per section. */
+static int write_two(int fd, const void *a, size_t na, const void *b, size_t nb)
+{
+	struct iovec v[2] = { { (void *)a, na }, { (void *)b, nb } };
+	int i = 0, n = nb ? 2 : 1;
+	while (i < n) {
+		ssize_t k = writev(fd, v + i, n - i);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (k == 0)
+			return -EIO;
+		size_t left = (size_t)k;
+		while (i < n && left >= v[i].iov_len)
+			left -= v[i++].iov_len;
+		if (i < n) {
+			v[i].iov_base = (uint8_t *)v[i].iov_base + left;
+			v[i].iov_len -= left;
+		}
+	}
+	return 0;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Writer                                                                    */
 /* ------------------------------------------------------------------------ */
@@ -332,9 +359,7 @@ static int write_section(pf_writer *w, uint16_t type, uint16_t flags, const void
 	h[24] = comp;
 	h[25] = tf;
 	pf_put_le32(h + 28, (uint32_t)pf_xxh3(h, 28));
-	int rc = write_all(w->fd, h, sizeof(h));
-	if (rc == 0)
-		rc = write_all(w->fd, stored, stored_size);
+	int rc = write_two(w->fd, h, sizeof(h), stored, stored_size);
 	if (rc < 0) {
 		w->error = rc;
 		return rc;
@@ -386,9 +411,7 @@ int pf_writer_section_stored(pf_writer *w, const struct pf_section *sec, const v
 	h[24] = sec->compression;
 	h[25] = sec->transform;
 	pf_put_le32(h + 28, (uint32_t)pf_xxh3(h, 28));
-	rc = write_all(w->fd, h, sizeof(h));
-	if (rc == 0)
-		rc = write_all(w->fd, stored, sec->stored_size);
+	rc = write_two(w->fd, h, sizeof(h), stored, sec->stored_size);
 	if (rc < 0) {
 		w->error = rc;
 		return rc;
