@@ -181,12 +181,10 @@ static int write_all(int fd, const void *p, size_t n)
 	return 0;
 }
 
-/* A section header and its payload in one writev(2): one system call (and
- * one wake-up of a reader at the other end of a pipe) per section. */
-static int write_two(int fd, const void *a, size_t na, const void *b, size_t nb)
+/* iov[0..n) in writev(2) calls until all is written. */
+static int write_v(int fd, struct iovec *v, int n)
 {
-	struct iovec v[2] = { { (void *)a, na }, { (void *)b, nb } };
-	int i = 0, n = nb ? 2 : 1;
+	int i = 0;
 	while (i < n) {
 		ssize_t k = writev(fd, v + i, n - i);
 		if (k < 0) {
@@ -224,7 +222,58 @@ struct pf_writer {
 	size_t zcap;
 	pf_tx *tx;            /* RECORDS transform 1, NULL = none */
 	struct pf_buf tbuf;   /* transformed payload, and an EVENT copy */
+	int hold;             /* pf_writer_hold(): sections go to `held` */
+	struct pf_buf held;   /* sections held back, whole */
 };
+
+/* Writes a section (its 32-byte header and stored payload) after the
+ * sections held back, in one writev(2): one system call, and one wake-up of
+ * a reader at the other end of a pipe; or holds it back too. */
+static int put_section(pf_writer *w, const uint8_t *h, const void *stored, size_t n)
+{
+	int rc = 0;
+	if (w->hold) {
+		if (pf_buf_put(&w->held, h, PF_SECTION_HEADER_SIZE) || pf_buf_put(&w->held, stored, n))
+			rc = -ENOMEM;
+	} else {
+		struct iovec v[3];
+		int k = 0;
+		if (w->held.len)
+			v[k++] = (struct iovec){ w->held.data, w->held.len };
+		v[k++] = (struct iovec){ (void *)h, PF_SECTION_HEADER_SIZE };
+		if (n)
+			v[k++] = (struct iovec){ (void *)stored, n };
+		rc = write_v(w->fd, v, k);
+		w->held.len = 0;
+	}
+	if (rc < 0) {
+		w->error = rc;
+		return rc;
+	}
+	w->written += PF_SECTION_HEADER_SIZE + n;
+	return 0;
+}
+
+/* The sections held back, written alone. */
+static int put_held(pf_writer *w)
+{
+	if (w->hold || !w->held.len)
+		return 0;
+	struct iovec v = { w->held.data, w->held.len };
+	int rc = write_v(w->fd, &v, 1);
+	w->held.len = 0;
+	if (rc < 0)
+		w->error = rc;
+	return rc;
+}
+
+int pf_writer_hold(pf_writer *w, int on)
+{
+	if (!w)
+		return -EINVAL;
+	w->hold = on != 0;
+	return 0;
+}
 
 int pf_writer_open_fd(pf_writer **out, int fd, const struct pf_writer_opts *opts)
 {
@@ -359,13 +408,7 @@ static int write_section(pf_writer *w, uint16_t type, uint16_t flags, const void
 	h[24] = comp;
 	h[25] = tf;
 	pf_put_le32(h + 28, (uint32_t)pf_xxh3(h, 28));
-	int rc = write_two(w->fd, h, sizeof(h), stored, stored_size);
-	if (rc < 0) {
-		w->error = rc;
-		return rc;
-	}
-	w->written += sizeof(h) + stored_size;
-	return 0;
+	return put_section(w, h, stored, stored_size);
 }
 
 int pf_writer_flush(pf_writer *w)
@@ -375,7 +418,7 @@ int pf_writer_flush(pf_writer *w)
 	if (w->error)
 		return w->error;
 	if (w->batch.len == 0)
-		return 0;
+		return put_held(w);
 	int rc = write_section(w, PF_SEC_RECORDS, 0, w->batch.data, w->batch.len);
 	w->batch.len = 0;
 	return rc;
@@ -411,13 +454,7 @@ int pf_writer_section_stored(pf_writer *w, const struct pf_section *sec, const v
 	h[24] = sec->compression;
 	h[25] = sec->transform;
 	pf_put_le32(h + 28, (uint32_t)pf_xxh3(h, 28));
-	rc = write_two(w->fd, h, sizeof(h), stored, sec->stored_size);
-	if (rc < 0) {
-		w->error = rc;
-		return rc;
-	}
-	w->written += sizeof(h) + sec->stored_size;
-	return 0;
+	return put_section(w, h, stored, sec->stored_size);
 }
 
 static uint16_t rec_size(const pf_writer *w, const uint8_t *p)
@@ -481,9 +518,11 @@ int pf_writer_close(pf_writer *w)
 {
 	if (!w)
 		return 0;
+	w->hold = 0;
 	int rc = pf_writer_flush(w);
 	ZSTD_freeCCtx(w->cctx);
 	pf_buf_free(&w->batch);
+	pf_buf_free(&w->held);
 	free(w->zbuf);
 	pf_tx_free(w->tx);
 	pf_buf_free(&w->tbuf);

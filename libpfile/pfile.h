@@ -201,9 +201,18 @@ int pf_writer_section(pf_writer *w, uint16_t type, uint16_t flags, const void *r
  * pf_writer_section(). */
 int pf_writer_records(pf_writer *w, const void *data, size_t size);
 
-/* Writes the pending RECORDS batch, if any, as a section.
+/* Writes the pending RECORDS batch, if any, as a section, and the sections
+ * held back (pf_writer_hold()) when holding is off.
  * @return 0 or as pf_writer_section(). */
 int pf_writer_flush(pf_writer *w);
+
+/* With on = 1, the sections written from now on are assembled in memory
+ * instead of written (their bytes are copied); with on = 0 they go out
+ * together with the next section written, or at pf_writer_flush() or
+ * pf_writer_close(): one writev(2) for a group of sections, so that a reader
+ * at the other end of a pipe wakes once for them. The file's bytes are the
+ * same either way. @return 0, -EINVAL (w NULL). */
+int pf_writer_hold(pf_writer *w, int on);
 
 /* Copies a section unchanged: `stored` holds sec->stored_size bytes exactly as
  * a file stores them (compressed as sec->compression says, e.g. from

@@ -73,6 +73,8 @@ struct state {
 static int flush_chunk(struct state *st)
 {
 	int rc, more;
+	/* the table chunks go out with the SAMPLES section, in one write */
+	pf_writer_hold(st->w, 1);
 	do {
 		more = pf_prof_encode_tables(&st->prof, &st->bs, &st->bf, &st->bk, TABLE_CHUNK_BYTES);
 		if (more < 0)
@@ -84,6 +86,7 @@ static int flush_chunk(struct state *st)
 		if (st->bk.len && (rc = pf_writer_section(st->w, PF_SEC_STACKS, 0, st->bk.data, st->bk.len)))
 			return rc;
 	} while (more);
+	pf_writer_hold(st->w, 0);
 	if (st->n_pending) {
 		if ((rc = pf_writer_section(st->w, PF_SEC_SAMPLES, 0, st->samples.data, st->samples.len)))
 			return rc;
