@@ -553,6 +553,15 @@ struct chain_ent {
 
 enum item { IT_KERNEL, IT_USER, IT_OTHER, IT_OTHER_COUNTED };
 
+/* Where the fields sample_fast() reads lie in a sample of one sample_type:
+ * byte offsets after the record header, -1 when absent. */
+struct fast_layout {
+	uint64_t st;   /* the sample_type it is for */
+	int valid, ok; /* ok: FAST_TYPES only */
+	uint32_t need; /* bytes before the callchain */
+	int32_t ip, tid, time, cpu, period, chain;
+};
+
 struct pf_prof_builder {
 	struct pf_prof *p;
 	struct pf_prof_builder_opts o;
@@ -579,6 +588,7 @@ struct pf_prof_builder {
 	uint32_t chain_n, chain_cap;
 	uint64_t *chain_keys;
 	uint64_t chain_keys_len, chain_keys_cap;
+	struct fast_layout lay;    /* sample_fast()'s, for the last sample_type */
 	struct pf_buf pending;     /* the previous RECORDS payload: its samples wait */
 	int has_pending;
 	char errmsg[256];
@@ -874,6 +884,25 @@ static struct chain_ent *chain_slot(pf_prof_builder *b, const uint64_t *key, uin
 	}
 }
 
+/* chain_slot() for a key given as its header words and the rest where they
+ * lie (len words in all). */
+static struct chain_ent *chain_slot_raw(pf_prof_builder *b, const uint64_t *hdr, const uint64_t *rest, uint32_t len,
+					uint64_t h)
+{
+	if ((b->chain_n + 1) * 2 > b->chain_cap && chains_grow(b) < 0)
+		return NULL;
+	uint32_t mask = b->chain_cap - 1, k = (uint32_t)h & mask;
+	for (;; k = (k + 1) & mask) {
+		struct chain_ent *e = &b->chains[k];
+		if (!e->key_len)
+			return e;
+		const uint64_t *sk = b->chain_keys + e->key_off;
+		if (e->hash == h && e->key_len == len && sk[0] == hdr[0] && sk[1] == hdr[1] && sk[2] == hdr[2] &&
+		    words_eq(sk + KEY_HDR, rest, len - KEY_HDR))
+			return e;
+	}
+}
+
 static int chain_store(pf_prof_builder *b, struct chain_ent *e, const uint64_t *key, uint32_t len, uint64_t h)
 {
 	if (b->chain_keys_len + len > b->chain_keys_cap) {
@@ -1046,6 +1075,18 @@ static int64_t chain_stack(pf_prof_builder *b, const struct pf_sample *s, uint16
 	const uint64_t *w = use_chain ? s->callchain : &s->ip;
 	uint64_t nw = use_chain ? s->callchain_nr : 1; /* <= 65528 / 8 */
 	uint32_t len = KEY_HDR + (uint32_t)nw;
+	uint64_t tkey = pf_maps_time_key(&b->maps, s->pid, s->time);
+	uint64_t hdr[KEY_HDR] = { nw << 32 | s->pid, tkey, 1 | (uint64_t)cpumode << 1 | (uint64_t)use_chain << 8 };
+	/* the words hashed where they lie, the header as the seed */
+	uint64_t h = XXH3_64bits_withSeed(w, (size_t)nw * sizeof(*w), mix64(hdr[0] ^ mix64(hdr[1] ^ mix64(hdr[2]))));
+	struct chain_ent *e = tkey != UINT64_MAX ? chain_slot_raw(b, hdr, w, len, h) : NULL;
+	if (e && e->key_len) {
+		b->st.frames += e->n_user;
+		b->st.frames_resolved += e->n_resolved;
+		b->st.frames_kernel += e->n_kernel;
+		return e->stack;
+	}
+	/* a miss: the key in one piece, for chain_store() */
 	if (len > b->raw_key_cap) {
 		size_t cap = b->raw_key_cap ? b->raw_key_cap : 256;
 		while (cap < len)
@@ -1057,19 +1098,8 @@ static int64_t chain_stack(pf_prof_builder *b, const struct pf_sample *s, uint16
 		b->raw_key_cap = cap;
 	}
 	uint64_t *key = b->raw_key;
-	uint64_t tkey = pf_maps_time_key(&b->maps, s->pid, s->time);
-	key[0] = nw << 32 | s->pid;
-	key[1] = tkey;
-	key[2] = 1 | (uint64_t)cpumode << 1 | (uint64_t)use_chain << 8;
+	memcpy(key, hdr, sizeof(hdr));
 	memcpy(key + KEY_HDR, w, (size_t)nw * sizeof(*w));
-	uint64_t h = key_hash(key, len);
-	struct chain_ent *e = tkey != UINT64_MAX ? chain_slot(b, key, len, h) : NULL;
-	if (e && e->key_len) {
-		b->st.frames += e->n_user;
-		b->st.frames_resolved += e->n_resolved;
-		b->st.frames_kernel += e->n_kernel;
-		return e->stack;
-	}
 	uint32_t n = 0;
 	if (use_chain)
 		n = callchain_items(b, s->callchain, s->callchain_nr, ctx);
@@ -1112,46 +1142,62 @@ static inline unsigned bit(uint64_t st, uint64_t b)
 	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR |  \
 	 PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN)
 
-static int sample_fast(const struct pf_event *ev, const struct perf_event_header *rec, struct pf_sample *s)
+static void fast_layout_set(struct fast_layout *L, uint64_t st)
+{
+	L->st = st;
+	L->valid = 1;
+	L->ok = !(st & ~(uint64_t)FAST_TYPES);
+	int32_t off = 0;
+#define FIELD(bitv, dst)                                                                                  \
+	do {                                                                                             \
+		dst = (st & (bitv)) ? off : -1;                                                            \
+		off += (st & (bitv)) ? 8 : 0;                                                              \
+	} while (0)
+	int32_t skip;
+	FIELD(PERF_SAMPLE_IDENTIFIER, skip);
+	FIELD(PERF_SAMPLE_IP, L->ip);
+	FIELD(PERF_SAMPLE_TID, L->tid);
+	FIELD(PERF_SAMPLE_TIME, L->time);
+	FIELD(PERF_SAMPLE_ADDR, skip);
+	FIELD(PERF_SAMPLE_ID, skip);
+	FIELD(PERF_SAMPLE_STREAM_ID, skip);
+	FIELD(PERF_SAMPLE_CPU, L->cpu);
+	FIELD(PERF_SAMPLE_PERIOD, L->period);
+#undef FIELD
+	(void)skip;
+	L->need = (uint32_t)off;
+	L->chain = (st & PERF_SAMPLE_CALLCHAIN) ? off : -1;
+}
+
+static int sample_fast(struct fast_layout *L, const struct pf_event *ev, const struct perf_event_header *rec,
+		       struct pf_sample *s)
 {
 	uint64_t st = ev->attr.sample_type;
-	if (st & ~(uint64_t)FAST_TYPES)
+	if (!L->valid || L->st != st)
+		fast_layout_set(L, st);
+	if (!L->ok)
 		return 0;
 	const uint8_t *p = (const uint8_t *)rec + sizeof(*rec), *end = (const uint8_t *)rec + rec->size;
-	size_t need = 8 * (bit(st, PERF_SAMPLE_IDENTIFIER) + bit(st, PERF_SAMPLE_IP) + bit(st, PERF_SAMPLE_TID) +
-			   bit(st, PERF_SAMPLE_TIME) + bit(st, PERF_SAMPLE_ADDR) + bit(st, PERF_SAMPLE_ID) +
-			   bit(st, PERF_SAMPLE_STREAM_ID) + bit(st, PERF_SAMPLE_CPU) + bit(st, PERF_SAMPLE_PERIOD));
-	if (rec->size < sizeof(*rec) || (size_t)(end - p) < need)
+	if (rec->size < sizeof(*rec) || (size_t)(end - p) < L->need)
 		return -EBADMSG;
 	s->present = st;
 	s->ip = s->time = s->period = s->callchain_nr = 0;
 	s->pid = s->tid = s->cpu = 0;
 	s->callchain = NULL;
-	if (st & PERF_SAMPLE_IDENTIFIER)
-		p += 8;
-	if (st & PERF_SAMPLE_IP) {
-		memcpy(&s->ip, p, 8);
-		p += 8;
+	if (L->ip >= 0)
+		memcpy(&s->ip, p + L->ip, 8);
+	if (L->tid >= 0) {
+		memcpy(&s->pid, p + L->tid, 4);
+		memcpy(&s->tid, p + L->tid + 4, 4);
 	}
-	if (st & PERF_SAMPLE_TID) {
-		memcpy(&s->pid, p, 4);
-		memcpy(&s->tid, p + 4, 4);
-		p += 8;
-	}
-	if (st & PERF_SAMPLE_TIME) {
-		memcpy(&s->time, p, 8);
-		p += 8;
-	}
-	p += 8 * (bit(st, PERF_SAMPLE_ADDR) + bit(st, PERF_SAMPLE_ID) + bit(st, PERF_SAMPLE_STREAM_ID));
-	if (st & PERF_SAMPLE_CPU) {
-		memcpy(&s->cpu, p, 4);
-		p += 8;
-	}
-	if (st & PERF_SAMPLE_PERIOD) {
-		memcpy(&s->period, p, 8);
-		p += 8;
-	}
-	if (st & PERF_SAMPLE_CALLCHAIN) {
+	if (L->time >= 0)
+		memcpy(&s->time, p + L->time, 8);
+	if (L->cpu >= 0)
+		memcpy(&s->cpu, p + L->cpu, 4);
+	if (L->period >= 0)
+		memcpy(&s->period, p + L->period, 8);
+	if (L->chain >= 0) {
+		p += L->chain;
 		if (end - p < 8)
 			return -EBADMSG;
 		memcpy(&s->callchain_nr, p, 8);
@@ -1166,7 +1212,7 @@ static int sample_fast(const struct pf_event *ev, const struct perf_event_header
 static int do_sample(pf_prof_builder *b, const struct pf_event *ev, const struct perf_event_header *rec)
 {
 	struct pf_sample s;
-	int fast = sample_fast(ev, rec, &s);
+	int fast = sample_fast(&b->lay, ev, rec, &s);
 	if (fast < 0 || (!fast && pf_sample_decode(ev, rec, &s) < 0)) {
 		b->st.bad_samples++;
 		return 0;
