@@ -411,24 +411,33 @@ static int write_section(pf_writer *w, uint16_t type, uint16_t flags, const void
 	return put_section(w, h, stored, stored_size);
 }
 
+/* The pending RECORDS batch as a section (after the sections held back);
+ * sections held back stay held when there is no batch: they go out with
+ * the section the caller writes next. */
+static int flush_batch(pf_writer *w)
+{
+	if (w->error)
+		return w->error;
+	if (w->batch.len == 0)
+		return 0;
+	int rc = write_section(w, PF_SEC_RECORDS, 0, w->batch.data, w->batch.len);
+	w->batch.len = 0;
+	return rc;
+}
+
 int pf_writer_flush(pf_writer *w)
 {
 	if (!w)
 		return -EINVAL;
-	if (w->error)
-		return w->error;
-	if (w->batch.len == 0)
-		return put_held(w);
-	int rc = write_section(w, PF_SEC_RECORDS, 0, w->batch.data, w->batch.len);
-	w->batch.len = 0;
-	return rc;
+	int rc = flush_batch(w);
+	return rc < 0 ? rc : put_held(w);
 }
 
 int pf_writer_section(pf_writer *w, uint16_t type, uint16_t flags, const void *raw, size_t size)
 {
 	if (!w || (!raw && size))
 		return -EINVAL;
-	int rc = pf_writer_flush(w);
+	int rc = flush_batch(w);
 	if (rc < 0)
 		return rc;
 	return write_section(w, type, flags, raw, size);
@@ -440,7 +449,7 @@ int pf_writer_section_stored(pf_writer *w, const struct pf_section *sec, const v
 	    sec->stored_size > PF_SECTION_MAX_STORED || sec->compression > PF_COMP_ZSTD ||
 	    (sec->compression == PF_COMP_NONE && !sec->transform && sec->stored_size != sec->raw_size))
 		return -EINVAL;
-	int rc = pf_writer_flush(w);
+	int rc = flush_batch(w);
 	if (rc < 0)
 		return rc;
 	uint8_t h[PF_SECTION_HEADER_SIZE];
@@ -1030,14 +1039,14 @@ const uint8_t *pf_reader_stored(const pf_reader *r)
 	return r ? r->stored : NULL;
 }
 
-void pf_reader_swap_data(pf_reader *r, uint8_t **buf, size_t *cap)
+int pf_reader_swap_data(pf_reader *r, uint8_t **buf, size_t *cap)
 {
 	if (!r || !buf || !cap)
-		return;
+		return -EINVAL;
 	if (r->zc_data) {
 		/* a payload handed out in place: into raw first */
 		if (ensure_raw(r, r->zc_size + 1) < 0)
-			return;
+			return -ENOMEM;
 		memcpy(r->raw, r->zc_data, r->zc_size);
 		r->raw[r->zc_size] = 0;
 		r->zc_data = NULL;
@@ -1048,6 +1057,7 @@ void pf_reader_swap_data(pf_reader *r, uint8_t **buf, size_t *cap)
 	r->raw_cap = *buf ? *cap : 0;
 	*buf = b;
 	*cap = c;
+	return 0;
 }
 
 void pf_reader_set_want(pf_reader *r, int (*want)(void *arg, uint16_t type), void *arg)

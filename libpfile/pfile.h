@@ -324,9 +324,10 @@ void pf_reader_set_want(pf_reader *r, int (*want)(void *arg, uint16_t type), voi
  * the buffer it was given (growing it as needed). Lets a caller keep a
  * payload past the next pf_reader_next() without copying it. An uncompressed
  * STRINGS, FRAMES, STACKS or SAMPLES payload is handed out where it lies in
- * the reader's input buffer: it is copied into the exchanged buffer first
- * (out of memory: nothing is exchanged, *buf is unchanged). */
-void pf_reader_swap_data(pf_reader *r, uint8_t **buf, size_t *cap);
+ * the reader's input buffer: it is copied into the exchanged buffer first.
+ * @return 0; -ENOMEM (that copy: nothing is exchanged, *buf is unchanged);
+ * -EINVAL (NULL arguments). */
+int pf_reader_swap_data(pf_reader *r, uint8_t **buf, size_t *cap);
 
 /* Closes the fd if the reader opened it, frees everything. NULL is a no-op. */
 void pf_reader_close(pf_reader *r);

@@ -256,12 +256,13 @@ static void *ahead_main(void *arg)
 		x->s = sec;
 		x->has_stored = 0;
 		x->msg[0] = 0;
+		int oom = 0;
 		if (rc > 0 && sec.data) {
 			/* the reader decodes the next payload into this slot's
 			 * buffer: a huge page one, not one it grows itself */
 			if (!x->data)
 				x->data = payload_buf(&x->cap);
-			pf_reader_swap_data(a->r, &x->data, &x->cap);
+			oom = pf_reader_swap_data(a->r, &x->data, &x->cap) < 0;
 			x->s.data = x->data;
 		}
 		const uint8_t *st = rc > 0 ? pf_reader_stored(a->r) : NULL;
@@ -281,6 +282,11 @@ static void *ahead_main(void *arg)
 			snprintf(x->msg, sizeof(x->msg), "%s", pf_reader_errmsg(a->r));
 		x->can_continue = pf_reader_can_continue(a->r);
 		x->offset = pf_reader_offset(a->r);
+		if (oom) {
+			x->rc = rc = -ENOMEM;
+			snprintf(x->msg, sizeof(x->msg), "out of memory");
+			x->can_continue = 0;
+		}
 		last = rc == 0 || (rc < 0 && !x->can_continue);
 		pthread_mutex_lock(&a->mu);
 		a->order[a->head % AHEAD_SLOTS] = idx;
@@ -586,10 +592,9 @@ int main(int argc, char **argv)
 	{
 		size_t cap;
 		uint8_t *buf = payload_buf(&cap);
-		if (buf) {
-			pf_reader_swap_data(r, &buf, &cap);
-			free(buf); /* none yet, unless the reader had one */
-		}
+		if (buf)
+			(void)pf_reader_swap_data(r, &buf, &cap);
+		free(buf); /* the reader's (none yet), or ours if that failed */
 	}
 	const struct pf_file_header *fh = pf_reader_header(r);
 	int swap = pf_reader_needs_swap(r);
@@ -636,7 +641,8 @@ int main(int argc, char **argv)
 		st.samples.cap = 0;
 	if (!sym || !unw || pf_prof_samples_begin(&st.samples) || pf_prof_builder_new(&b, &st.prof, &bo) < 0) {
 		fprintf(stderr, PROG ": out of memory\n");
-		return 1;
+		status = 1;
+		goto done;
 	}
 	if ((rc = pf_writer_open_fd(&st.w, ofd, &wo)) < 0) {
 		fprintf(stderr, PROG ": %s: %s\n", out, strerror(-rc));
