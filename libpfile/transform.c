@@ -848,7 +848,8 @@ static int code_times(pf_tx *t)
 {
 	uint64_t first[255];
 	size_t n = t->n_deltas < 255 ? t->n_deltas : 255;
-	memcpy(first, t->deltas, n * 8);
+	if (n)
+		memcpy(first, t->deltas, n * 8);
 	qsort(first, n, 8, cmp_u64);
 	t->time_step = n ? first[n / 2] : 0;
 	int rc;
