@@ -136,6 +136,17 @@ same_content() {
 	assert_output --regexp '^3000 mutations: [0-9]+ refused, [0-9]+ restored the original$'
 }
 
+@test "the decoder's fast path and its generic one agree on every layout, chain length and mutation" {
+	# configs: fast-only layouts with ID, without the chain, chain and CPU only;
+	# pfrec's layout mixed with others (ADDR: generic); chains over 1024 entries
+	for c in 0 1 2 3 4; do
+		run "$PFTOOLS_BUILD/tests/tx-cross" "$c" 300
+		refute_sanitizer
+		assert_success
+		assert_output --regexp "^cfg $c: ok [0-9]+, other errors [0-9]+, checksum-only \(bytes compared\) [1-9][0-9]*, disagreements 0$"
+	done
+}
+
 @test "pfrec -g: transformed by default, the same records as without the transform" {
 	run pfrec -q -F 2000 -g -o t.pf -- "$W/rec_threads" 150
 	refute_sanitizer
