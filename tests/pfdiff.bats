@@ -318,8 +318,9 @@ p;main;sleep 10 3 3"
 	assert_line --index 4 --regexp ' both  z/z +- +activation \[exe\]$'
 	run pfdiff --fail-on-regression 10 v1.sym.pf v2.sym.pf
 	assert_failure 3
-	# two recordings of the same binary: nothing significant
-	run pfdiff v1.sym.pf v1b.sym.pf
+	# two recordings of the same binary: no significant change of 5 points or
+	# more (smaller ones can be real on a shared machine: CI once found one)
+	run pfdiff --min-delta 5 v1.sym.pf v1b.sym.pf
 	assert_success
 	[ -z "$(significant_rows <<< "$output")" ]
 	# --event names the recorded event; a wrong one is a one-line error
