@@ -14,39 +14,60 @@ CFLAGS="-O2 -g -fno-omit-frame-pointer"
 gcc $CFLAGS -fPIC -shared -o "$O/libkernels.so" demo/kernels.c -lm
 gcc $CFLAGS -o "$O/model" demo/model.c -L"$O" -lkernels -Wl,-rpath,'$ORIGIN' -lpthread -lm
 
-# measure NAME CMD...: best wall seconds of BENCH_RUNS (default 20) runs and
-# peak RSS (KiB, /usr/bin/time) of a shell pipeline. Both sides run under
-# `bash -c`; the clock is bash's own $EPOCHREALTIME, so no `date` process is
-# timed with them. On this shared VM a 10 ms pipeline varies by a few ms from
-# run to run: more runs for both sides make the ratio repeatable.
+# once_us CMD: wall microseconds of one run of a shell pipeline under
+# `bash -c`, timed with bash's own $EPOCHREALTIME (no `date` process timed).
+once_us() {
+	local s e
+	s=${EPOCHREALTIME/./}
+	bash -c "$1" >/dev/null
+	e=${EPOCHREALTIME/./}
+	echo $((e - s))
+}
+
+# rss CMD: peak RSS (KiB, /usr/bin/time) of one run.
+rss() {
+	/usr/bin/time -f "%M" -o "$O/time.txt" bash -c "$1" >/dev/null
+	cat "$O/time.txt"
+}
+
+# measure CMD...: best wall seconds of BENCH_RUNS (default 20) runs of each
+# command, the commands taking turns: on this shared VM a 10 ms pipeline
+# varies by a few ms from run to run and the machine's pace drifts over
+# seconds, so both sides are sampled over the same stretch of time.
 RUNS=${BENCH_RUNS:-20}
 measure() {
-	local name=$1 best="" s e w
-	shift
+	local -a best=()
+	local i w
 	for _ in $(seq "$RUNS"); do
-		s=${EPOCHREALTIME/./}
-		bash -c "$*" >/dev/null
-		e=${EPOCHREALTIME/./}
-		w=$((e - s))
-		if [ -z "$best" ] || [ "$w" -lt "$best" ]; then best=$w; fi
+		for i in $(seq 0 $(($# - 1))); do
+			w=$(once_us "${@:$((i + 1)):1}")
+			if [ -z "${best[$i]:-}" ] || [ "$w" -lt "${best[$i]}" ]; then best[$i]=$w; fi
+		done
 	done
-	/usr/bin/time -f "%M" -o "$O/time.txt" bash -c "$*" >/dev/null
-	echo "$name $(awk -v u="$best" 'BEGIN {printf "%.4f", u / 1e6}') $(cat "$O/time.txt")"
+	for i in $(seq 0 $(($# - 1))); do
+		awk -v u="${best[$i]}" 'BEGIN {printf "%.4f\n", u / 1e6}'
+	done
 }
 
 pfrec -q -g -F 4000 -e cpu-clock -o "$O/run.pf" -- "$O/model" "$SECS"
 n=$(pfsym "$O/run.pf" 2>&1 >/dev/null | sed -n 's/^pfsym: \([0-9]*\) samples.*/\1/p')
-read -r _ t_pf rss_pf < <(measure pf "pfsym -q < $O/run.pf | pffold")
+PF_CMD="pfsym -q < $O/run.pf | pffold"
+PERF_CMD="perf script -i $O/perf.data 2>/dev/null"
 have_perf=0
 if command -v perf >/dev/null && perf record -q -g -F 4000 -e cpu-clock -o "$O/perf.data" -- "$O/model" "$SECS" 2>/dev/null; then
 	have_perf=1
 	np=$(perf script -i "$O/perf.data" -F tid 2>/dev/null | wc -l || true)
 	perf script -i "$O/perf.data" >/dev/null 2>&1 # warm the caches
-	read -r _ t_perf rss_perf < <(measure perf "perf script -i $O/perf.data 2>/dev/null")
+	{ read -r t_pf; read -r t_perf; } < <(measure "$PF_CMD" "$PERF_CMD")
+	rss_perf=$(rss "$PERF_CMD")
+else
+	read -r t_pf < <(measure "$PF_CMD")
 fi
+rss_pf=$(rss "$PF_CMD")
 
 "$B/tests/pfsym-gen" resolved 5000000 "$O/big.pf"
-read -r _ t_fold rss_fold < <(measure fold "pffold $O/big.pf")
+read -r t_fold < <(measure "pffold $O/big.pf")
+rss_fold=$(rss "pffold $O/big.pf")
 
 rate() { awk -v n="$1" -v t="$2" 'BEGIN { if (t <= 0) t = 0.001; printf "%.0f", n / t }'; }
 {
@@ -56,7 +77,7 @@ rate() { awk -v n="$1" -v t="$2" 'BEGIN { if (t <= 0) t = 0.001; printf "%.0f", 
 	echo "Command: \`make bench\` (bench/pfsym.sh, BENCH_SECONDS=$SECS): demo model recorded with"
 	echo "\`-g -F 4000 -e cpu-clock\` by pfrec and by perf record."
 	echo
-	echo "| run | samples | wall s (best of $RUNS) | samples/s | peak RSS KiB |"
+	echo "| run | samples | wall s (best of $RUNS, taking turns) | samples/s | peak RSS KiB |"
 	echo "|-----|---------|--------|-----------|--------------|"
 	echo "| pfsym < run.pf \| pffold | $n | $t_pf | $(rate "$n" "$t_pf") | $rss_pf |"
 	if [ $have_perf = 1 ]; then
