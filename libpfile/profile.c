@@ -868,24 +868,9 @@ static inline uint64_t key_hash(const uint64_t *k, uint32_t n)
 	return XXH3_64bits(k, (size_t)n * sizeof(*k));
 }
 
-/* The slot of key[0..len) (hash h): a full one on a hit, else the empty one
+/* The slot of a key of len (>= KEY_HDR) words given as its header words and
+ * the rest where they lie (hash h): a full one on a hit, else the empty one
  * where it goes. NULL when out of memory. */
-static struct chain_ent *chain_slot(pf_prof_builder *b, const uint64_t *key, uint32_t len, uint64_t h)
-{
-	if ((b->chain_n + 1) * 2 > b->chain_cap && chains_grow(b) < 0)
-		return NULL;
-	uint32_t mask = b->chain_cap - 1, k = (uint32_t)h & mask;
-	for (;; k = (k + 1) & mask) {
-		struct chain_ent *e = &b->chains[k];
-		if (!e->key_len)
-			return e;
-		if (e->hash == h && e->key_len == len && words_eq(b->chain_keys + e->key_off, key, len))
-			return e;
-	}
-}
-
-/* chain_slot() for a key given as its header words and the rest where they
- * lie (len words in all). */
 static struct chain_ent *chain_slot_raw(pf_prof_builder *b, const uint64_t *hdr, const uint64_t *rest, uint32_t len,
 					uint64_t h)
 {
@@ -901,6 +886,12 @@ static struct chain_ent *chain_slot_raw(pf_prof_builder *b, const uint64_t *hdr,
 		    words_eq(sk + KEY_HDR, rest, len - KEY_HDR))
 			return e;
 	}
+}
+
+/* chain_slot_raw() for a key in one piece, key[0..len). */
+static struct chain_ent *chain_slot(pf_prof_builder *b, const uint64_t *key, uint32_t len, uint64_t h)
+{
+	return chain_slot_raw(b, key, key + KEY_HDR, len, h);
 }
 
 static int chain_store(pf_prof_builder *b, struct chain_ent *e, const uint64_t *key, uint32_t len, uint64_t h)
