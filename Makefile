@@ -90,7 +90,7 @@ lib: $(LIB_A) $(LIB_SO)
 tools: $(BINS)
 $(TOOLS): %: $(O)/bin/%
 
-$(O)/obj/%.o: %.c $(wildcard libpfile/*.h tools/*.h) Makefile
+$(O)/obj/%.o: %.c $(wildcard libpfile/*.h libpfile/internal/*.h tools/*.h) Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(if $(filter tools/pfsym%,$<),$(SYM_CFLAGS)) -c -o $@ $<
 

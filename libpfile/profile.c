@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "profile.h"
+#include "internal/comms.h"
 
 #define XXH_INLINE_ALL
 #define XXH_NAMESPACE pf_prof_
@@ -535,12 +536,6 @@ struct addr_ent {
 	uint32_t frame;
 };
 
-struct comm_ent {
-	uint32_t tid; /* key + 1; 0 = empty */
-	uint32_t comm, prev; /* the name, and the one before `since` */
-	uint64_t since;      /* ns: time of the last change */
-};
-
 /* One resolved callchain: the lookup list of a sample (kernel and user
  * addresses, with the pid and its timeline key) -> the interned stack. */
 struct chain_ent {
@@ -570,8 +565,7 @@ struct pf_prof_builder {
 	struct pf_prof_stats st;
 	struct addr_ent *cache;
 	uint32_t cache_n, cache_cap;
-	struct comm_ent *comms;
-	uint32_t comm_n, comm_cap;
+	struct pf_comms comms;     /* thread names over time */
 	uint32_t *dso_str; /* dso id -> string id */
 	uint32_t dso_str_cap;
 	uint32_t unknown_frame;
@@ -607,6 +601,7 @@ int pf_prof_builder_new(pf_prof_builder **out, struct pf_prof *p, const struct p
 	memcpy(&b->o, o, o->sz < sizeof(*o) ? o->sz : sizeof(*o));
 	b->o.sz = sizeof(b->o);
 	pf_maps_init(&b->maps);
+	pf_comms_init(&b->comms);
 	b->unknown_frame = NONE;
 	*out = b;
 	return 0;
@@ -619,7 +614,7 @@ void pf_prof_builder_free(pf_prof_builder *b)
 	pf_events_free(&b->evs);
 	pf_maps_free(&b->maps);
 	free(b->cache);
-	free(b->comms);
+	pf_comms_free(&b->comms);
 	free(b->dso_str);
 	free(b->chains);
 	free(b->chain_keys);
@@ -668,60 +663,12 @@ const char *pf_prof_builder_errmsg(const pf_prof_builder *b) { return b->errmsg;
 
 /* ---- comm per tid ---- */
 
-static int comm_set(pf_prof_builder *b, uint32_t tid, uint32_t comm, uint64_t time)
-{
-	if ((b->comm_n + 1) * 2 > b->comm_cap) {
-		uint32_t cap = b->comm_cap ? b->comm_cap * 2 : 256;
-		struct comm_ent *n = calloc(cap, sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		for (uint32_t i = 0; i < b->comm_cap; i++) {
-			if (!b->comms[i].tid)
-				continue;
-			uint32_t k = (uint32_t)mix64(b->comms[i].tid) & (cap - 1);
-			while (n[k].tid)
-				k = (k + 1) & (cap - 1);
-			n[k] = b->comms[i];
-		}
-		free(b->comms);
-		b->comms = n;
-		b->comm_cap = cap;
-	}
-	uint32_t key = tid + 1, k = (uint32_t)mix64(key) & (b->comm_cap - 1);
-	while (b->comms[k].tid && b->comms[k].tid != key)
-		k = (k + 1) & (b->comm_cap - 1);
-	if (!b->comms[k].tid) {
-		b->comms[k].tid = key;
-		b->comm_n++;
-		b->comms[k].prev = NONE;
-	} else {
-		b->comms[k].prev = b->comms[k].comm;
-	}
-	b->comms[k].comm = comm;
-	b->comms[k].since = time;
-	return 0;
-}
-
-static uint32_t comm_get(const pf_prof_builder *b, uint32_t tid, uint64_t time)
-{
-	if (!b->comm_cap)
-		return NONE;
-	uint32_t key = tid + 1, k = (uint32_t)mix64(key) & (b->comm_cap - 1);
-	while (b->comms[k].tid) {
-		if (b->comms[k].tid == key)
-			return time < b->comms[k].since && b->comms[k].prev != NONE ? b->comms[k].prev
-											: b->comms[k].comm;
-		k = (k + 1) & (b->comm_cap - 1);
-	}
-	return NONE;
-}
-
 static int comm_set_str(pf_prof_builder *b, uint32_t tid, const char *s, size_t len, uint64_t time)
 {
 	int64_t id = pf_prof_str(b->p, s, len);
 	if (id < 0)
 		return (int)id;
-	return comm_set(b, tid, (uint32_t)id, time);
+	return pf_comms_set(&b->comms, tid, time, (uint32_t)id);
 }
 
 /* ---- frames ---- */
@@ -1252,9 +1199,9 @@ static int do_sample(pf_prof_builder *b, const struct pf_event *ev, const struct
 	}
 	if (stack < 0)
 		return (int)stack;
-	uint32_t comm = comm_get(b, s.tid, s.time);
+	uint32_t comm = pf_comms_get(&b->comms, s.tid, s.time);
 	if (comm == NONE)
-		comm = comm_get(b, s.pid, s.time);
+		comm = pf_comms_get(&b->comms, s.pid, s.time);
 	struct pf_prof_sample ps = {
 		.time = s.time, .period = (s.present & PERF_SAMPLE_PERIOD) ? s.period : 1,
 		.pid = s.pid, .tid = s.tid, .cpu = s.cpu, .stack = (uint32_t)stack, .comm = comm,
@@ -1279,11 +1226,8 @@ static int do_state(pf_prof_builder *b, const struct perf_event_header *rec)
 		if ((rc = pf_maps_record(&b->maps, ev, rec)))
 			return rc;
 		struct pf_task t;
-		if (rec->type == PERF_RECORD_FORK && pf_task_decode(ev, rec, &t) == 0) {
-			uint32_t c = comm_get(b, t.ptid, t.time);
-			if (c != NONE)
-				return comm_set(b, t.tid, c, 0);
-		}
+		if (rec->type == PERF_RECORD_FORK && pf_task_decode(ev, rec, &t) == 0)
+			return pf_comms_fork(&b->comms, t.tid, t.ptid, t.time);
 		return 0;
 	case PERF_RECORD_COMM: {
 		if ((rc = pf_maps_record(&b->maps, ev, rec)))
