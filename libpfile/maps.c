@@ -19,6 +19,8 @@ void pf_maps_free(struct pf_maps *m)
 		free(m->procs[i].maps);
 		free(m->procs[i].max_end);
 		free(m->procs[i].bounds);
+		free(m->procs[i].execs);
+		free(m->procs[i].kids);
 	}
 	free(m->procs);
 	free(m->proc_hash);
@@ -233,6 +235,8 @@ int pf_maps_note_buildid(struct pf_maps *m, const struct pf_buildid *e)
 
 /* ---- mappings ----------------------------------------------------------- */
 
+#define MAX_FORK_DEPTH 64 /* generations a mapping is handed down at once */
+
 static void recompute_max_end(struct pf_maps_proc *p, uint32_t from)
 {
 	uint64_t mx = from ? p->max_end[from - 1] : 0;
@@ -243,8 +247,49 @@ static void recompute_max_end(struct pf_maps_proc *p, uint32_t from)
 	}
 }
 
-static int proc_insert(struct pf_maps_proc *p, const struct pf_map *mp)
+static int overlaps(const struct pf_map *a, const struct pf_map *b)
 {
+	return a->start < b->end && b->start < a->end;
+}
+
+/* Whether mapping o, already in the timeline, ends where mp starts: a
+ * record's mapping ends every overlapping one live then; a snapshot's only
+ * other snapshot ones. */
+static int ends(const struct pf_map *mp, const struct pf_map *o)
+{
+	return !(mp->flags & PF_MAP_SNAPSHOT) || (o->flags & PF_MAP_SNAPSHOT);
+}
+
+/* Inserts mp into p with the timeline's rules, whatever was applied before:
+ * it ends at the first exec of p after its start and at the first later
+ * overlapping mapping that ends it; overlapping ones live at its start that
+ * it ends end there. 0 if an identical mapping is there already. */
+static int proc_insert(struct pf_maps *m, struct pf_maps_proc *p, struct pf_map mp)
+{
+	for (uint32_t i = 0; i < p->n_execs; i++) {
+		if (p->execs[i] > mp.t_start) {
+			if (p->execs[i] < mp.t_end)
+				mp.t_end = p->execs[i];
+			break;
+		}
+	}
+	for (uint32_t i = 0; i < p->n; i++) {
+		const struct pf_map *o = &p->maps[i];
+		if (!overlaps(o, &mp))
+			continue;
+		if (o->start == mp.start && o->end == mp.end && o->pgoff == mp.pgoff && o->dso == mp.dso &&
+		    o->flags == mp.flags && o->t_start == mp.t_start)
+			return 0; /* the same record twice, or a fork's copy again */
+		if (o->t_start > mp.t_start && o->t_start < mp.t_end && ends(o, &mp))
+			mp.t_end = o->t_start;
+	}
+	if (mp.t_end <= mp.t_start)
+		return 0;
+	for (uint32_t i = 0; i < p->n; i++) {
+		struct pf_map *o = &p->maps[i];
+		if (overlaps(o, &mp) && o->t_start <= mp.t_start && o->t_end > mp.t_start && ends(&mp, o))
+			o->t_end = mp.t_start;
+	}
 	if (p->n == p->cap) {
 		uint32_t cap = p->cap ? p->cap * 2 : 16;
 		struct pf_map *nm = realloc(p->maps, cap * sizeof(*nm));
@@ -261,15 +306,49 @@ static int proc_insert(struct pf_maps_proc *p, const struct pf_map *mp)
 	uint32_t lo = 0, hi = p->n;
 	while (lo < hi) {
 		uint32_t mid = (lo + hi) / 2;
-		if (p->maps[mid].start <= mp->start)
+		if (p->maps[mid].start <= mp.start)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	memmove(&p->maps[lo + 1], &p->maps[lo], (p->n - lo) * sizeof(*mp));
-	p->maps[lo] = *mp;
+	memmove(&p->maps[lo + 1], &p->maps[lo], (p->n - lo) * sizeof(mp));
+	p->maps[lo] = mp;
 	p->n++;
 	recompute_max_end(p, lo);
+	p->gen = ++m->gen_next;
+	return 1;
+}
+
+/* Adds mp to pid and hands it down to the children forked while it was
+ * live (their FORK may have been applied before it). */
+static int add_map(struct pf_maps *m, uint32_t pid, const struct pf_map *mp, int depth)
+{
+	struct pf_maps_proc *p = proc_get(m, pid);
+	if (!p)
+		return -ENOMEM;
+	int rc = proc_insert(m, p, *mp);
+	if (rc <= 0 || depth >= MAX_FORK_DEPTH)
+		return rc < 0 ? rc : 0;
+	/* the inserted copy, as cut by the rules */
+	struct pf_map got = *mp;
+	for (uint32_t i = 0; i < p->n; i++) {
+		if (p->maps[i].start == mp->start && p->maps[i].t_start == mp->t_start &&
+		    p->maps[i].dso == mp->dso && p->maps[i].flags == mp->flags) {
+			got = p->maps[i];
+			break;
+		}
+	}
+	for (uint32_t k = 0; k < p->n_kids; k++) {
+		/* p may move when a child is added: read it again each time */
+		p = proc_find(m, pid);
+		struct pf_maps_kid kid = p->kids[k];
+		if (kid.pid == pid || !(got.t_start <= kid.time && kid.time < got.t_end))
+			continue;
+		struct pf_map c = got;
+		c.t_end = PF_TIME_INF;
+		if ((rc = add_map(m, kid.pid, &c, depth + 1)) < 0)
+			return rc;
+	}
 	return 0;
 }
 
@@ -278,28 +357,54 @@ int pf_maps_mmap(struct pf_maps *m, uint32_t pid, uint64_t start, uint64_t len,
 {
 	if (!len || start + len < start)
 		return 0;
-	struct pf_maps_proc *p = proc_get(m, pid);
-	if (!p)
-		return -ENOMEM;
-	uint64_t end = start + len;
-	for (uint32_t i = 0; i < p->n; i++) {
-		struct pf_map *o = &p->maps[i];
-		if (o->start < end && start < o->end && o->t_end > time_ns && o->t_start <= time_ns)
-			o->t_end = time_ns;
+	struct pf_map mp = { start, start + len, pgoff, time_ns, PF_TIME_INF, dso, 0 };
+	return add_map(m, pid, &mp, 0);
+}
+
+static int add_time(uint64_t **v, uint32_t *n, uint32_t *cap, uint64_t t)
+{
+	uint32_t i = *n;
+	while (i > 0 && (*v)[i - 1] > t)
+		i--;
+	if (i > 0 && (*v)[i - 1] == t)
+		return 0;
+	if (*n == *cap) {
+		uint32_t nc = *cap ? *cap * 2 : 4;
+		uint64_t *nv = realloc(*v, nc * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		*v = nv;
+		*cap = nc;
 	}
-	p->gen = ++m->gen_next;
-	struct pf_map mp = { start, end, pgoff, time_ns, PF_TIME_INF, dso };
-	return proc_insert(p, &mp);
+	memmove(&(*v)[i + 1], &(*v)[i], (*n - i) * sizeof(**v));
+	(*v)[i] = t;
+	(*n)++;
+	return 1;
 }
 
 int pf_maps_fork(struct pf_maps *m, uint32_t pid, uint32_t ppid, uint64_t time_ns)
 {
 	if (pid == ppid)
 		return 0;
-	struct pf_maps_proc *pp = proc_find(m, ppid);
-	if (!pp || !pp->n)
+	struct pf_maps_proc *pp = proc_get(m, ppid);
+	if (!pp || !proc_get(m, pid))
+		return -ENOMEM;
+	pp = proc_find(m, ppid); /* proc_get(pid) may have moved it */
+	for (uint32_t i = 0; i < pp->n_kids; i++)
+		if (pp->kids[i].pid == pid && pp->kids[i].time == time_ns)
+			return 0;
+	if (pp->n_kids == pp->cap_kids) {
+		uint32_t cap = pp->cap_kids ? pp->cap_kids * 2 : 4;
+		struct pf_maps_kid *nk = realloc(pp->kids, cap * sizeof(*nk));
+		if (!nk)
+			return -ENOMEM;
+		pp->kids = nk;
+		pp->cap_kids = cap;
+	}
+	pp->kids[pp->n_kids++] = (struct pf_maps_kid){ pid, time_ns };
+	if (!pp->n)
 		return 0;
-	/* copy first: proc_get may move the procs array */
+	/* copy first: adding to the child may move the procs array */
 	uint32_t n = 0;
 	struct pf_map *copy = malloc(pp->n * sizeof(*copy));
 	if (!copy)
@@ -311,25 +416,26 @@ int pf_maps_fork(struct pf_maps *m, uint32_t pid, uint32_t ppid, uint64_t time_n
 			n++;
 		}
 	}
-	struct pf_maps_proc *p = proc_get(m, pid);
-	int rc = p ? 0 : -ENOMEM;
+	int rc = 0;
 	for (uint32_t i = 0; i < n && rc == 0; i++)
-		rc = proc_insert(p, &copy[i]);
-	if (p)
-		p->gen = ++m->gen_next;
+		rc = add_map(m, pid, &copy[i], 1);
 	free(copy);
 	return rc;
 }
 
-void pf_maps_exec(struct pf_maps *m, uint32_t pid, uint64_t time_ns)
+int pf_maps_exec(struct pf_maps *m, uint32_t pid, uint64_t time_ns)
 {
-	struct pf_maps_proc *p = proc_find(m, pid);
+	struct pf_maps_proc *p = proc_get(m, pid);
 	if (!p)
-		return;
+		return -ENOMEM;
+	int rc = add_time(&p->execs, &p->n_execs, &p->cap_execs, time_ns);
+	if (rc <= 0)
+		return rc;
 	for (uint32_t i = 0; i < p->n; i++)
-		if (p->maps[i].t_end > time_ns)
+		if (p->maps[i].t_start < time_ns && p->maps[i].t_end > time_ns)
 			p->maps[i].t_end = time_ns;
 	p->gen = ++m->gen_next;
+	return 0;
 }
 
 static int parse_hex(const char **s, const char *end, uint64_t *out)
@@ -404,7 +510,8 @@ int pf_maps_add_proc_maps(struct pf_maps *m, uint32_t pid, uint64_t time_ns,
 		int64_t dso = pf_maps_dso_intern(m, s, plen, NULL, 0);
 		if (dso < 0)
 			return (int)dso;
-		int rc = pf_maps_mmap(m, pid, start, stop - start, off, (uint32_t)dso, time_ns);
+		struct pf_map mp = { start, stop, off, time_ns, PF_TIME_INF, (uint32_t)dso, PF_MAP_SNAPSHOT };
+		int rc = add_map(m, pid, &mp, 0);
 		if (rc < 0)
 			return rc;
 		added++;
@@ -442,8 +549,7 @@ int pf_maps_record(struct pf_maps *m, const struct pf_event *ev, const struct pe
 		struct pf_comm c;
 		if (!(rec->misc & PERF_RECORD_MISC_COMM_EXEC) || pf_comm_decode(ev, rec, &c) < 0)
 			return 0;
-		pf_maps_exec(m, c.pid, pf_record_time(ev, rec));
-		return 0;
+		return pf_maps_exec(m, c.pid, pf_record_time(ev, rec));
 	}
 	default:
 		return 0;
@@ -481,14 +587,19 @@ const struct pf_map *pf_maps_find_live(const struct pf_maps *m, uint32_t pid, ui
 		if (addr >= mp->end)
 			continue;
 		if (mp->t_start <= time_ns && time_ns < mp->t_end) {
-			if (!best || best_dist != 0 || mp->t_start > best->t_start) {
+			/* live: a record's before a snapshot's, then the latest */
+			int snap = (mp->flags & PF_MAP_SNAPSHOT) != 0;
+			int best_snap = best && (best->flags & PF_MAP_SNAPSHOT) != 0;
+			if (!best || best_dist != 0 || snap < best_snap ||
+			    (snap == best_snap && mp->t_start > best->t_start)) {
 				best = mp;
 				best_dist = 0;
 			}
 			continue;
 		}
 		uint64_t dist = mp->t_start > time_ns ? mp->t_start - time_ns : time_ns - mp->t_end + 1;
-		if (dist < best_dist) {
+		if (dist < best_dist || (dist == best_dist && best && (best->flags & PF_MAP_SNAPSHOT) &&
+					 !(mp->flags & PF_MAP_SNAPSHOT))) {
 			best = mp;
 			best_dist = dist;
 		}

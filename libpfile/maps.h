@@ -21,9 +21,17 @@
  *    pf_maps_free(&m);
  *
  * Records are applied in file order. Rings of several CPUs are written
- * interleaved, so a mapping may be seen after a sample that uses it: a lookup
- * prefers the mapping live at the sample's time, and else takes the one that
- * contains the address and starts nearest in time.
+ * interleaved, so a mapping may be seen after a sample that uses it, a
+ * child's mappings after its FORK, an exec before the mappings that preceded
+ * it: the timeline is the same whatever the order in which a set of records
+ * and snapshots is applied. A mapping ends where a later one (in time)
+ * overlaps it or its process execs; a fork copies the mappings live in the
+ * parent at that time, also those applied after the FORK record.
+ * A mapping from a MAPS snapshot (read from /proc at some time, without
+ * build-ids) never hides one from a record: a lookup prefers, among the
+ * mappings live at the sample's time, one from a record, then the latest;
+ * with none live, it takes the one that contains the address and starts
+ * nearest in time.
  */
 #ifndef PF_MAPS_H
 #define PF_MAPS_H
@@ -51,12 +59,21 @@ struct pf_dso {
 	void *user;              /* free for the caller (e.g. the symbolizer's state) */
 };
 
+#define PF_MAP_SNAPSHOT 0x1u /* from a MAPS snapshot, not from a record */
+
 /* One mapping of a process. */
 struct pf_map {
 	uint64_t start, end;     /* virtual addresses, end exclusive */
 	uint64_t pgoff;          /* file offset of `start`, bytes */
 	uint64_t t_start, t_end; /* ns, perf clock: live in [t_start, t_end) */
 	uint32_t dso;            /* pf_dso id */
+	uint32_t flags;          /* PF_MAP_* */
+};
+
+/* A process created by another one (PERF_RECORD_FORK). */
+struct pf_maps_kid {
+	uint32_t pid;
+	uint64_t time;           /* ns, perf clock */
 };
 
 struct pf_maps_proc {
@@ -68,6 +85,10 @@ struct pf_maps_proc {
 	uint32_t bounds_gen;     /* gen for which `bounds` was built */
 	uint32_t n_bounds, cap_bounds;
 	uint64_t *bounds;        /* sorted distinct t_start/t_end values (ns) */
+	uint64_t *execs;         /* times of its execs (ns), sorted */
+	uint32_t n_execs, cap_execs;
+	struct pf_maps_kid *kids; /* processes it forked */
+	uint32_t n_kids, cap_kids;
 };
 
 /* The timeline. Zero it or pf_maps_init() it. All members are internal
@@ -113,22 +134,26 @@ static inline struct pf_dso *pf_maps_dso(const struct pf_maps *m, uint32_t id)
 int pf_maps_note_buildid(struct pf_maps *m, const struct pf_buildid *e);
 
 /* Adds a mapping [start, start+len) of `dso` at file offset `pgoff` to `pid`
- * from `time_ns` on; live mappings it overlaps end at `time_ns`.
- * @return 0 or -ENOMEM. */
+ * from `time_ns` on (a record's: PERF_RECORD_MMAP/MMAP2); live mappings it
+ * overlaps end at `time_ns`, and it ends where a later one overlaps it or
+ * pid execs. Forked children live then inherit it. @return 0 or -ENOMEM. */
 int pf_maps_mmap(struct pf_maps *m, uint32_t pid, uint64_t start, uint64_t len,
 		 uint64_t pgoff, uint32_t dso, uint64_t time_ns);
 
 /* A new process `pid` forked from `ppid` at `time_ns`: it gets a copy of the
- * parent's mappings live then. @return 0 or -ENOMEM. */
+ * parent's mappings live then, including those applied later. Threads
+ * (pid == ppid) share the mappings. @return 0 or -ENOMEM. */
 int pf_maps_fork(struct pf_maps *m, uint32_t pid, uint32_t ppid, uint64_t time_ns);
 
-/* `pid` called exec at `time_ns`: all its mappings end then. */
-void pf_maps_exec(struct pf_maps *m, uint32_t pid, uint64_t time_ns);
+/* `pid` called exec at `time_ns`: all its mappings live then end then,
+ * including those applied later. @return 0 or -ENOMEM. */
+int pf_maps_exec(struct pf_maps *m, uint32_t pid, uint64_t time_ns);
 
 /* Parses the text of /proc/PID/maps (`len` bytes) and adds its executable
- * file-backed and pseudo mappings ("[vdso]") to `pid` from `time_ns`.
- * Lines that do not parse are skipped. @return the number of mappings added,
- * or -ENOMEM. */
+ * file-backed and pseudo mappings ("[vdso]") to `pid` from `time_ns`, as
+ * snapshot mappings (PF_MAP_SNAPSHOT): they supersede earlier snapshot
+ * mappings they overlap, never record ones. Lines that do not parse are
+ * skipped. @return the number of mappings added, or -ENOMEM. */
 int pf_maps_add_proc_maps(struct pf_maps *m, uint32_t pid, uint64_t time_ns,
 			  const char *text, size_t len);
 

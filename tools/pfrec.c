@@ -674,17 +674,19 @@ static struct pf_buf *pend_new(struct rec *R, uint16_t type)
 	return &p->b;
 }
 
+/* BUILDID first: a reader then knows the build-id of every file a MAPS
+ * section that follows names when it reads that section. */
 static void flush_pending(struct rec *R)
 {
+	if (R->pend_bid.len) {
+		put_section(R, PF_SEC_BUILDID, &R->pend_bid);
+		R->pend_bid.len = 0;
+	}
 	for (int i = 0; i < R->npend; i++) {
 		put_section(R, R->pend[i].type, &R->pend[i].b);
 		pf_buf_free(&R->pend[i].b);
 	}
 	R->npend = 0;
-	if (R->pend_bid.len) {
-		put_section(R, PF_SEC_BUILDID, &R->pend_bid);
-		R->pend_bid.len = 0;
-	}
 	R->pend_since = 0;
 }
 

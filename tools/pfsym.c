@@ -399,12 +399,6 @@ static int write_syminfo_end(pf_writer *w, const struct pf_prof_stats *ps, const
 	return rc;
 }
 
-static int prescan_want(void *arg, uint16_t type)
-{
-	(void)arg;
-	return type == PF_SEC_DSO_IMAGE || type == PF_SEC_BUILDID;
-}
-
 /* pfsym --resolve=BINARY ADDR...: one line per address. */
 static int resolve_main(const struct pfsym_opts *so, const char *bin, char **addrs, int n)
 {
@@ -441,36 +435,6 @@ static int resolve_main(const struct pfsym_opts *so, const char *bin, char **add
 	sym_free(sym);
 	pf_prof_free(&p);
 	return status;
-}
-
-static void prescan(const char *path, struct symbolizer *sym, struct pf_maps *maps)
-{
-	pf_reader *r;
-	if (pf_reader_open(&r, path) < 0) {
-		pf_reader_close(r);
-		return;
-	}
-	pf_reader_set_want(r, prescan_want, NULL); /* no RECORDS decompression */
-	struct pf_section s;
-	int rc;
-	while ((rc = pf_reader_next(r, &s)) != 0) {
-		if (rc < 0) {
-			if (!pf_reader_can_continue(r))
-				break;
-			continue;
-		}
-		if (s.type == PF_SEC_DSO_IMAGE) {
-			struct pf_dso_image img;
-			if (pf_dso_image_decode(s.data, s.size, &img) == 0)
-				sym_add_image(sym, &img);
-		} else if (s.type == PF_SEC_BUILDID) {
-			size_t pos = 0;
-			struct pf_buildid e;
-			while (pf_buildid_next(s.data, s.size, &pos, &e) > 0)
-				pf_maps_note_buildid(maps, &e);
-		}
-	}
-	pf_reader_close(r);
 }
 
 int main(int argc, char **argv)
@@ -650,12 +614,11 @@ int main(int argc, char **argv)
 		goto done;
 	}
 
-	/* BUILDID and DSO_IMAGE ([vdso]) come at the end of pfrec's files: when
-	 * the input is a regular file, read them first. */
-	struct stat sb;
-	if (strcmp(in, "-") != 0 && stat(in, &sb) == 0 && S_ISREG(sb.st_mode))
-		prescan(in, sym, pf_prof_builder_maps(b));
-
+	/* The input is read once, in order, whether it is a file or a pipe:
+	 * the output is a function of its bytes alone. pfrec writes what a
+	 * sample needs (EVENT, DSO_IMAGE, BUILDID, MAPS) before the RECORDS
+	 * section after the one holding the sample, and the builder turns a
+	 * section's samples only after the next section's state is applied. */
 	struct pf_section s;
 	int ended = 0, syminfo_written = 0;
 	uint64_t end_off = 0;

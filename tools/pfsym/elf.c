@@ -1040,19 +1040,44 @@ int sym_preload_one(struct symbolizer *s, struct pf_maps *maps)
 {
 	while (s->preload_next < maps->n_dsos) {
 		struct pf_dso *dso = pf_maps_dso(maps, s->preload_next++);
-		if (dso->user || dso->path[0] != '/')
+		/* only a DSO whose identity is final: one without a build-id
+		 * may still get one from a BUILDID section, and is bound to
+		 * its file at its first lookup, at a point of the input that
+		 * does not depend on this thread's timing */
+		if (dso->user || dso->path[0] != '/' || !dso->build_id_size)
 			continue;
 		return binfo_get(s, dso) ? 1 : -ENOMEM;
 	}
 	return 0;
 }
 
+static int binfo_report_cmp(const void *a, const void *b)
+{
+	const struct binfo *x = *(const struct binfo *const *)a, *y = *(const struct binfo *const *)b;
+	int c = strcmp(x->path, y->path);
+	if (c)
+		return c;
+	if (x->bid_size != y->bid_size)
+		return x->bid_size < y->bid_size ? -1 : 1;
+	return memcmp(x->bid, y->bid, x->bid_size);
+}
+
 int sym_report(struct symbolizer *s, FILE *out, const char *prog)
 {
-	int n = 0;
-	for (struct binfo *b = s->list; b; b = b->next) {
-		if (!b->asked || (b->state != ST_MISSING && b->state != ST_MISMATCH && !b->forced))
-			continue;
+	/* by path, not in the list's order, which follows when binaries were
+	 * loaded (early loading runs while the input is read) */
+	size_t n = 0, k = 0;
+	for (struct binfo *b = s->list; b; b = b->next)
+		n++;
+	struct binfo **v = calloc(n ? n : 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (struct binfo *b = s->list; b; b = b->next)
+		if (b->asked && (b->state == ST_MISSING || b->state == ST_MISMATCH || b->forced))
+			v[k++] = b;
+	qsort(v, k, sizeof(*v), binfo_report_cmp);
+	for (size_t i = 0; i < k; i++) {
+		const struct binfo *b = v[i];
 		char bidhex[140] = "none";
 		if (b->bid_size)
 			hex(b->bid, b->bid_size, bidhex);
@@ -1061,9 +1086,9 @@ int sym_report(struct symbolizer *s, FILE *out, const char *prog)
 							     : "not found";
 		fprintf(out, "%s: %s: %s (build-id %s, %llu addresses); tried: %s\n", prog, b->path, what, bidhex,
 			(unsigned long long)b->addrs, b->tried.data ? (char *)b->tried.data : "nothing");
-		n++;
 	}
-	return n;
+	free(v);
+	return (int)k;
 }
 
 void sym_counts(const struct symbolizer *s, unsigned *found, unsigned *missing, unsigned *mismatched)
