@@ -137,6 +137,40 @@ static const struct pf_maps_bid *bid_find(const struct pf_maps *m, const char *p
 	return NULL;
 }
 
+static int has_prefix(const char *p, size_t len, const char *pre)
+{
+	size_t n = strlen(pre);
+	return len >= n && memcmp(p, pre, n) == 0;
+}
+
+#define DELETED_SUFFIX " (deleted)"
+#define DELETED_LEN 10
+
+/* The kind and display length of a DSO from its path and the BUILDID entry
+ * for that path (b, may be NULL). */
+static void dso_classify(struct pf_dso *d, const struct pf_maps_bid *b)
+{
+	const char *p = d->path;
+	size_t len = d->path_len;
+	int deleted = len > DELETED_LEN && memcmp(p + len - DELETED_LEN, DELETED_SUFFIX, DELETED_LEN) == 0;
+	/* an entry for the literal path without the flag: a real file so named */
+	if (deleted && b && !(b->flags & PF_BUILDID_DELETED))
+		deleted = 0;
+	d->name_len = (uint32_t)(deleted ? len - DELETED_LEN : len);
+	if (len && p[0] == '[')
+		d->kind = PF_DSO_PSEUDO;
+	else if (!len || p[0] != '/' || has_prefix(p, len, "//anon") || has_prefix(p, len, "/memfd:") ||
+		 has_prefix(p, len, "/SYSV") || has_prefix(p, len, "/anon_hugepage") ||
+		 has_prefix(p, len, "/dev/zero"))
+		d->kind = PF_DSO_ANON;
+	else if (deleted)
+		d->kind = PF_DSO_DELETED;
+	else if (b && (b->flags & PF_BUILDID_REPLACED))
+		d->kind = PF_DSO_REPLACED;
+	else
+		d->kind = PF_DSO_FILE;
+}
+
 int64_t pf_maps_dso_intern(struct pf_maps *m, const char *path, size_t len,
 			   const uint8_t *bid, size_t bid_size)
 {
@@ -144,12 +178,10 @@ int64_t pf_maps_dso_intern(struct pf_maps *m, const char *path, size_t len,
 		bid_size = 64;
 	if (len > UINT32_MAX - 1)
 		return -EINVAL;
-	if (!bid_size) {
-		const struct pf_maps_bid *b = bid_find(m, path, len);
-		if (b) {
-			bid = b->id;
-			bid_size = b->size;
-		}
+	const struct pf_maps_bid *noted = bid_find(m, path, len);
+	if (!bid_size && noted) {
+		bid = noted->id;
+		bid_size = noted->size;
 	}
 	uint64_t hv = dso_key_hash(path, len, bid, bid_size);
 	if (m->dso_hash_cap) {
@@ -186,6 +218,7 @@ int64_t pf_maps_dso_intern(struct pf_maps *m, const char *path, size_t len,
 	if (bid_size)
 		memcpy(d->build_id, bid, bid_size);
 	d->id = m->n_dsos;
+	dso_classify(d, noted);
 	uint32_t k = (uint32_t)hv & (m->dso_hash_cap - 1);
 	while (m->dso_hash[k])
 		k = (k + 1) & (m->dso_hash_cap - 1);
@@ -215,14 +248,19 @@ int pf_maps_note_buildid(struct pf_maps *m, const struct pf_buildid *e)
 	b->path[e->path_len] = 0;
 	b->path_len = (uint32_t)e->path_len;
 	b->size = e->build_id_size > 64 ? 64 : e->build_id_size;
+	b->flags = e->flags;
 	memcpy(b->id, e->build_id, b->size);
 	m->n_bids++;
 	/* DSOs already seen without a build-id take it (their hash slot keys on
-	 * the empty build-id; rebuild the hash). */
+	 * the empty build-id; rebuild the hash), and every DSO of this path
+	 * learns what the path names. */
 	int changed = 0;
 	for (uint32_t i = 0; i < m->n_dsos; i++) {
 		struct pf_dso *d = &m->dsos[i];
-		if (!d->build_id_size && d->path_len == b->path_len && memcmp(d->path, b->path, b->path_len) == 0) {
+		if (d->path_len != b->path_len || memcmp(d->path, b->path, b->path_len) != 0)
+			continue;
+		dso_classify(d, b);
+		if (!d->build_id_size && b->size) {
 			d->build_id_size = b->size;
 			memcpy(d->build_id, b->id, b->size);
 			changed = 1;
@@ -503,8 +541,6 @@ int pf_maps_add_proc_maps(struct pf_maps *m, uint32_t pid, uint64_t time_ns,
 		if (s >= eol)
 			continue; /* anonymous */
 		size_t plen = (size_t)(eol - s);
-		if (plen >= 10 && memcmp(s + plen - 10, " (deleted)", 10) == 0)
-			plen -= 10;
 		if (stop <= start)
 			continue;
 		int64_t dso = pf_maps_dso_intern(m, s, plen, NULL, 0);

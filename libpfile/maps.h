@@ -47,12 +47,24 @@ extern "C" {
 #define PF_MAPS_NONE UINT32_MAX
 #define PF_TIME_INF UINT64_MAX
 
+/* What the path of a DSO names (format/pfile.md 4.5). */
+enum pf_dso_kind {
+	PF_DSO_FILE = 0,   /* a file at `path` */
+	PF_DSO_DELETED,    /* a deleted file ("... (deleted)"): never open `path` */
+	PF_DSO_REPLACED,   /* `path` names another file now: never open it */
+	PF_DSO_ANON,       /* memory with no file to open: //anon, memfd:, anon_inode:, SysV shm */
+	PF_DSO_PSEUDO,     /* a kernel-provided area: [vdso], [heap], [stack], ... */
+};
+
 /* A mapped file (or pseudo file: "[vdso]", "//anon"), interned by path and
  * build-id: the same path with two build-ids (a binary replaced during the
  * recording) gives two DSOs. */
 struct pf_dso {
-	char *path;              /* NUL-terminated, owned */
+	char *path;              /* NUL-terminated, owned: as the kernel wrote it */
 	uint32_t path_len;       /* bytes, without the NUL */
+	uint32_t name_len;       /* bytes of `path` that name the module for
+	                            display: without a " (deleted)" suffix */
+	uint8_t kind;            /* enum pf_dso_kind */
 	uint8_t build_id_size;   /* bytes, 0 = unknown */
 	uint8_t build_id[64];
 	uint32_t id;             /* index in the table */
@@ -103,7 +115,7 @@ struct pf_maps {
 	uint32_t *dso_hash;      /* (path, build-id) -> id+1 */
 	uint32_t dso_hash_cap;
 	/* path -> build-id from BUILDID sections, for mappings without one */
-	struct pf_maps_bid { char *path; uint32_t path_len; uint8_t size; uint8_t id[64]; } *bids;
+	struct pf_maps_bid { char *path; uint32_t path_len; uint8_t size, flags; uint8_t id[64]; } *bids;
 	uint32_t n_bids, cap_bids;
 	uint32_t gen_next;       /* last timeline generation handed out */
 	/* pf_maps_time_key()'s last answer: valid while gen_next is tk_gen
@@ -130,7 +142,10 @@ static inline struct pf_dso *pf_maps_dso(const struct pf_maps *m, uint32_t id)
 }
 
 /* Remembers a BUILDID entry: later DSOs with this path and no build-id of
- * their own take it, and so do existing ones without one. @return 0 or -ENOMEM. */
+ * their own take it, and so do existing ones without one; its flags decide
+ * the kind of DSOs with this path (a real file named "x (deleted)", a path
+ * that names another file now). The first entry for a path counts.
+ * @return 0 or -ENOMEM. */
 int pf_maps_note_buildid(struct pf_maps *m, const struct pf_buildid *e);
 
 /* Adds a mapping [start, start+len) of `dso` at file offset `pgoff` to `pid`

@@ -101,6 +101,7 @@ int pf_buildid_encode(struct pf_buf *out, const struct pf_buildid *e)
 	uint8_t h[24];
 	memset(h, 0, sizeof(h));
 	h[0] = e->build_id_size;
+	h[1] = e->flags;
 	pf_put_le16(h + 2, (uint16_t)e->path_len);
 	pf_put_le64(h + 8, e->file_size);
 	pf_put_le64(h + 16, e->mtime_ns);
@@ -122,6 +123,7 @@ int pf_buildid_next(const uint8_t *data, size_t size, size_t *pos, struct pf_bui
 	const uint8_t *h = data + p;
 	memset(e, 0, sizeof(*e));
 	e->build_id_size = h[0];
+	e->flags = h[1];
 	e->path_len = pf_le16(h + 2);
 	e->file_size = pf_le64(h + 8);
 	e->mtime_ns = pf_le64(h + 16);

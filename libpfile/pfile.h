@@ -664,10 +664,18 @@ int pf_maps_decode(const uint8_t *data, size_t size, uint32_t *pid, uint64_t *ti
 
 /* BUILDID: a sequence of entries, each: u8 build_id_size (<= 64), u8 reserved,
  * u16 path_len, u32 reserved, u64 file_size (bytes), u64 mtime_ns (ns since the
- * Unix epoch), build-id bytes, path bytes. */
+ * Unix epoch), build-id bytes, path bytes; the byte after build_id_size holds
+ * the flags (format/pfile.md 4.5). */
+#define PF_BUILDID_DELETED  0x01u /* the mapped file was deleted: `path` is as /proc
+                                     showed it, " (deleted)" included; the
+                                     build-id is the mapped file's own */
+#define PF_BUILDID_REPLACED 0x02u /* `path` now names another file than the one
+                                     mapped; the build-id (if any) is the mapped
+                                     file's own, never the path's */
 struct pf_buildid {
 	uint8_t build_id[64];
 	uint8_t build_id_size;   /* bytes, 0 = none found */
+	uint8_t flags;           /* PF_BUILDID_*; readers ignore unknown bits */
 	uint64_t file_size;      /* bytes */
 	uint64_t mtime_ns;
 	const char *path;        /* points into the payload, not NUL-terminated */

@@ -711,7 +711,7 @@ static int64_t dso_string(pf_prof_builder *b, uint32_t dso)
 	}
 	if (b->dso_str[dso] == NONE) {
 		struct pf_dso *d = pf_maps_dso(&b->maps, dso);
-		int64_t id = pf_prof_str(b->p, d->path, d->path_len);
+		int64_t id = pf_prof_str(b->p, d->path, d->name_len); /* without " (deleted)" */
 		if (id < 0)
 			return id;
 		b->dso_str[dso] = (uint32_t)id;

@@ -1135,6 +1135,10 @@ static void do_buildid_sec(const struct pf_section *sec, int show)
 		f_str("path", e.path, e.path_len);
 		f_u64("file_size", e.file_size);
 		f_u64("mtime_ns", e.mtime_ns);
+		if (e.flags) {
+			static const char *const bid_flags[] = { "deleted", "replaced" };
+			f_bits("flags", e.flags, bid_flags, 2);
+		}
 		obj_end();
 	}
 	if (rc < 0)

@@ -690,43 +690,108 @@ static void flush_pending(struct rec *R)
 	R->pend_since = 0;
 }
 
-/* A mapped file: one BUILDID entry per path, the first time it is seen. */
+/* Where a mapping lies and which inode it maps, when known (a maps line,
+ * or an MMAP2 record without a build-id). */
+struct mapref {
+	uint64_t start, end;  /* 0, 0: unknown */
+	uint64_t ino;
+	int have_ino;
+};
+
+static int path_has_prefix(const char *p, size_t len, const char *pre)
+{
+	size_t n = strlen(pre);
+	return len >= n && memcmp(p, pre, n) == 0;
+}
+
+/* A mapped file: one BUILDID entry per file, the first time it is seen. The
+ * build-id is that of the file mapped, never of what the path names now
+ * (format/pfile.md 4.5): the kernel's (MMAP2), else read through
+ * /proc/PID/map_files/START-END (the mapping itself; root), else through the
+ * path when its inode is the one mapped. A deleted file's path is never
+ * opened; a path that names another file now is marked REPLACED. */
 static void see_path(struct rec *R, uint32_t pid, const char *path, size_t len, const uint8_t *kbid,
-		     unsigned kbid_size)
+		     unsigned kbid_size, const struct mapref *mr)
 {
 	if (!len || path[0] != '/' || len >= PATH_MAX)
 		return;
-	if (strset_add(&R->seen_paths, path, len) != 1)
+	/* memory without a file to read */
+	if (path_has_prefix(path, len, "//anon") || path_has_prefix(path, len, "/memfd:") ||
+	    path_has_prefix(path, len, "/SYSV") || path_has_prefix(path, len, "/anon_hugepage") ||
+	    path_has_prefix(path, len, "/dev/"))
+		return;
+	/* one entry per file: per path, and per inode where known */
+	char key[PATH_MAX + 48];
+	int kl = snprintf(key, sizeof(key), "%.*s", (int)len, path);
+	if (mr && mr->have_ino)
+		kl += snprintf(key + kl, sizeof(key) - (size_t)kl, "\n%llu", (unsigned long long)mr->ino);
+	if (strset_add(&R->seen_paths, key, (size_t)kl) != 1)
 		return;
 	char p[PATH_MAX];
 	memcpy(p, path, len);
 	p[len] = 0;
+	struct pf_buildid e;
+	memset(&e, 0, sizeof(e));
 	struct stat st;
-	int fd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0 && pid) {
-		/* another mount namespace: look through the process's root */
-		char alt[PATH_MAX + 32];
-		snprintf(alt, sizeof(alt), "/proc/%u/root%s", pid, p);
-		fd = open(alt, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	int fd = -1;
+	if (mr && pid && mr->end > mr->start) {
+		char mf[96];
+		snprintf(mf, sizeof(mf), "/proc/%u/map_files/%llx-%llx", pid, (unsigned long long)mr->start,
+			 (unsigned long long)mr->end);
+		fd = open(mf, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	}
-	if (fd < 0)
-		return; /* deleted or unreachable: nothing true to say about it */
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+	if (len > 10 && memcmp(p + len - 10, " (deleted)", 10) == 0) {
+		/* the kernel's mark of a deleted file, or a real file so named:
+		 * stat (not open) the name, and compare the inode */
+		struct stat ls;
+		int real = stat(p, &ls) == 0 && S_ISREG(ls.st_mode) && (!mr || !mr->have_ino || ls.st_ino == mr->ino);
+		if (real && fd < 0 && kbid && kbid_size) {
+			int lfd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+			uint8_t fb[64];
+			int n = lfd >= 0 ? pfrec_elf_build_id_fd(lfd, fb) : -1;
+			real = n == (int)kbid_size && memcmp(fb, kbid, kbid_size) == 0;
+			if (real)
+				fd = lfd;
+			else if (lfd >= 0)
+				close(lfd);
+		}
+		if (!real)
+			e.flags |= PF_BUILDID_DELETED;
+		if (!real && fd < 0 && !(kbid && kbid_size))
+			return; /* nothing true to say about it */
+	} else if (fd < 0) {
+		fd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		if (fd < 0 && pid) {
+			/* another mount namespace: look through the process's root */
+			char alt[PATH_MAX + 32];
+			snprintf(alt, sizeof(alt), "/proc/%u/root%s", pid, p);
+			fd = open(alt, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		}
+		if (fd >= 0 && mr && mr->have_ino && fstat(fd, &st) == 0 && st.st_ino != mr->ino) {
+			/* the path names another file now (replaced on disk) */
+			close(fd);
+			fd = -1;
+			e.flags |= PF_BUILDID_REPLACED;
+		}
+		if (fd < 0 && !(e.flags & PF_BUILDID_REPLACED))
+			return; /* unreachable: nothing true to say about it */
+	}
+	if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))) {
 		close(fd);
 		return;
 	}
-	struct pf_buildid e;
-	memset(&e, 0, sizeof(e));
 	if (kbid && kbid_size && kbid_size <= sizeof(e.build_id)) {
 		memcpy(e.build_id, kbid, kbid_size);
 		e.build_id_size = (uint8_t)kbid_size;
-	} else {
+	} else if (fd >= 0) {
 		int n = pfrec_elf_build_id_fd(fd, e.build_id);
 		e.build_id_size = n > 0 ? (uint8_t)n : 0;
 	}
-	close(fd);
-	e.file_size = (uint64_t)st.st_size;
-	e.mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
+	if (fd >= 0) {
+		e.file_size = (uint64_t)st.st_size;
+		e.mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
+		close(fd);
+	}
 	e.path = path;
 	e.path_len = len;
 	if (pf_buildid_encode(&R->pend_bid, &e) == 0)
@@ -792,16 +857,18 @@ static void scan_maps_text(struct rec *R, uint32_t pid, const char *text, size_t
 		size_t hl = (size_t)(le - p) < sizeof(line) - 1 ? (size_t)(le - p) : sizeof(line) - 1;
 		memcpy(line, p, hl);
 		line[hl] = 0;
-		if (sscanf(line, "%llx-%*x %7s %*s %*s %*s %n", &lo, perms, &consumed) >= 2 && consumed > 0) {
+		unsigned long long hi = 0, ino = 0;
+		if (sscanf(line, "%llx-%llx %7s %*s %*s %llu %n", &lo, &hi, perms, &ino, &consumed) >= 4 &&
+		    consumed > 0) {
 			const char *path = p + consumed;
 			while (path < le && *path == ' ')
 				path++;
 			size_t pl = (size_t)(le - path);
+			struct mapref mr = { lo, hi, ino, 1 };
 			if (pl == 6 && memcmp(path, "[vdso]", 6) == 0)
 				save_vdso(R, pid, lo);
-			else if (perms[2] == 'x' && pl && *path == '/' &&
-				 !(pl > 10 && memcmp(le - 10, " (deleted)", 10) == 0))
-				see_path(R, pid, path, pl, NULL, 0);
+			else if (perms[2] == 'x' && pl && *path == '/')
+				see_path(R, pid, path, pl, NULL, 0, &mr);
 		}
 		p = nl ? nl + 1 : end;
 	}
@@ -913,8 +980,11 @@ static void note_record(struct rec *R, const uint8_t *rec)
 		unsigned bsz = m.has_build_id && m.build_id_size <= 20 ? m.build_id_size : 0;
 		if (m.mmap2 && m.filename_len == 6 && memcmp(m.filename, "[vdso]", 6) == 0)
 			save_vdso(R, m.pid, m.addr);
-		else
-			see_path(R, m.pid, m.filename, m.filename_len, bsz ? m.build_id : NULL, bsz);
+		else {
+			/* without the kernel's build-id: the inode it gives */
+			struct mapref mr = { m.addr, m.addr + m.len, m.ino, m.mmap2 && !m.has_build_id };
+			see_path(R, m.pid, m.filename, m.filename_len, bsz ? m.build_id : NULL, bsz, &mr);
+		}
 		break;
 	}
 	default:

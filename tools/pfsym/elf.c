@@ -43,6 +43,7 @@ struct binfo {
 	char *path;                 /* as recorded */
 	uint8_t bid[64];
 	uint8_t bid_size;
+	uint8_t kind;               /* enum pf_dso_kind of the DSO it was made for */
 	enum state state;
 	int forced;
 	char *found, *symfile;      /* files used */
@@ -874,8 +875,12 @@ static struct binfo *binfo_get(struct symbolizer *s, struct pf_dso *dso)
 {
 	if (dso->user)
 		return dso->user;
-	/* one index per build-id (or per path without one) */
+	/* one index per build-id (or per path without one) and kind: a DSO
+	 * with nothing to open never shares the index of one found on disk,
+	 * whichever was asked for first */
 	for (struct binfo *b = s->list; b; b = b->next) {
+		if (b->kind != dso->kind || (dso->kind != PF_DSO_FILE && strcmp(b->path, dso->path) != 0))
+			continue;
 		if (dso->build_id_size ? (b->bid_size == dso->build_id_size &&
 					  memcmp(b->bid, dso->build_id, b->bid_size) == 0)
 				       : (!b->bid_size && strcmp(b->path, dso->path) == 0)) {
@@ -887,6 +892,7 @@ static struct binfo *binfo_get(struct symbolizer *s, struct pf_dso *dso)
 	if (!b)
 		return NULL;
 	b->fd_main = b->fd_sym = -1;
+	b->kind = dso->kind;
 	b->path = strdup(dso->path);
 	if (!b->path) {
 		free(b);
@@ -919,8 +925,10 @@ static struct binfo *binfo_get(struct symbolizer *s, struct pf_dso *dso)
 			b->state = ST_NOFILE;
 		return b;
 	}
-	if (p[0] != '/') {
-		b->state = ST_NOFILE; /* //anon, anon_inode:..., memfd: */
+	if (dso->kind != PF_DSO_FILE) {
+		/* //anon, memfd:, a deleted file, a path that names another file
+		 * now: nothing on disk to open for it */
+		b->state = ST_NOFILE;
 		return b;
 	}
 	find_files(s, b);
@@ -1044,7 +1052,7 @@ int sym_preload_one(struct symbolizer *s, struct pf_maps *maps)
 		 * may still get one from a BUILDID section, and is bound to
 		 * its file at its first lookup, at a point of the input that
 		 * does not depend on this thread's timing */
-		if (dso->user || dso->path[0] != '/' || !dso->build_id_size)
+		if (dso->user || dso->kind != PF_DSO_FILE || !dso->build_id_size)
 			continue;
 		return binfo_get(s, dso) ? 1 : -ENOMEM;
 	}
