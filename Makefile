@@ -3,6 +3,7 @@
 #   make                     libpfile (static + shared) and every tool under build/bin
 #   make check               build, then run the whole test suite (tests/run)
 #   make check SANITIZE=1    the same with ASan+UBSan, in build-san/
+#   make TSAN=1              ThreadSanitizer build in build-tsan/ (tests/proctree.bats uses it)
 #   make demo                record, symbolize and fold the bundled workload
 #   make bench               run the benchmark scripts in bench/
 #   make install PREFIX=/usr/local DESTDIR=
@@ -36,6 +37,9 @@ ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/vendor-completions
 ifeq ($(SANITIZE),1)
 O           ?= build-san
 SANFLAGS    := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+else ifeq ($(TSAN),1)
+O           ?= build-tsan
+SANFLAGS    := -fsanitize=thread -fno-omit-frame-pointer
 else
 O           ?= build
 SANFLAGS    :=
@@ -150,4 +154,4 @@ install: all
 	install -m 644 $(TOOLS_PRESENT:%=completions/zsh/_%) $(DESTDIR)$(ZSHCOMPDIR)/
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-tsan

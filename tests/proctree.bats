@@ -141,3 +141,18 @@ roots() {
 		done
 	done
 }
+
+@test "pfsym under ThreadSanitizer: no data race, from a pipe, frame pointers and stack copies" {
+	[ "${SANITIZE:-0}" != 1 ] || skip "the ThreadSanitizer build runs in the plain pass"
+	make -s -C "$PFTOOLS_SRC" TSAN=1 O="$BATS_FILE_TMPDIR/tsan" -j2 pfsym >/dev/null
+	rec_dwarf() { pfrec -q --call-graph dwarf -F 1000 -o "$1" -- "${@:2}"; }
+	rec_dwarf famd.pf sh -c "timeout 30 ./bin/tree family 400"
+	for f in fam.pf famd.pf; do
+		run --separate-stderr env TSAN_OPTIONS=halt_on_error=1:exitcode=66 \
+			sh -c "\"$BATS_FILE_TMPDIR/tsan/bin/pfsym\" <$f | pffold >/dev/null"
+		[[ "$stderr" != *ThreadSanitizer* ]] || { echo "$stderr" >&2; false; }
+		assert_success
+	done
+	# and the same answer as the plain build
+	cmp <("$BATS_FILE_TMPDIR/tsan/bin/pfsym" -q <famd.pf | pffold --tid) <(pfsym -q <famd.pf | pffold --tid)
+}
