@@ -500,6 +500,28 @@ pfdiff: time_new.ns: warning: every count is a multiple of 1000000: if the count
 	[[ "${lines[4]}" == *" both  welch/welch -      softmax" ]]
 }
 
+@test "--json writes valid UTF-8 for frame names and paths that are not" {
+	# a Latin-1 name, a cut 3-byte character, a surrogate, an overlong '/': U+FFFD each
+	printf 'p;main;x 10\n' > base.folded
+	printf 'p;main;caf\xe9 10\np;main;cut\xe2\x82 10\np;main;sur\xed\xa0\x80 10\np;main;over\xc0\xaf 10\np;main;ok\xc3\xa9\xe2\x82\xac 10\n' > "$(printf 'n\xff.folded')"
+	run pfdiff --json base.folded "$(printf 'n\xff.folded')"
+	refute_sanitizer
+	assert_success
+	# JSON text is UTF-8 (RFC 8259); jq would mend it silently, iconv does not
+	run -0 bash -c "pfdiff --json base.folded \"\$(printf 'n\\xff.folded')\" | iconv -f UTF-8 -t UTF-8 >/dev/null"
+	run pfdiff --json base.folded "$(printf 'n\xff.folded')"
+	run jq -r '.functions[] | select(.name != "main" and .name != "x") | [.name, (.name_hex // "-")] | @tsv' <<< "$output"
+	assert_success
+	assert_output "$(printf 'caf\xef\xbf\xbd\t636166e9
+cut\xef\xbf\xbd\xef\xbf\xbd\t637574e282
+ok\xc3\xa9\xe2\x82\xac\t-
+over\xef\xbf\xbd\xef\xbf\xbd\t6f766572c0af
+sur\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\t737572eda080')"
+	run pfdiff --json base.folded "$(printf 'n\xff.folded')"
+	run jq -r '.new.runs[0].file' <<< "$output"
+	assert_output "$(printf 'n\xef\xbf\xbd.folded')"
+}
+
 @test "recorded workload: a base recording that lost samples compares by the samples seen" {
 	command -v pfrec >/dev/null && command -v pfsym >/dev/null || skip "pfrec and pfsym are not built"
 	build_workload diff_model model_v1 -O0 -fno-omit-frame-pointer

@@ -604,17 +604,59 @@ static uint64_t get(const struct run *r, const uint64_t *a, uint32_t id)
 	return id < r->cap ? a[id] : 0;
 }
 
-static void json_str(FILE *out, const char *s)
+/* Length of the well-formed UTF-8 sequence at p (RFC 3629 table 3: no
+ * overlong forms, no surrogates, nothing above U+10FFFF), 0 when the bytes
+ * there are not one. p is NUL-terminated; a NUL ends a sequence early. */
+static size_t utf8_len(const unsigned char *p)
+{
+	unsigned c = p[0];
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		return (p[1] & 0xc0) == 0x80 ? 2 : 0;
+	if (c >= 0xe0 && c <= 0xef) {
+		unsigned lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
+		return p[1] >= lo && p[1] <= hi && (p[2] & 0xc0) == 0x80 ? 3 : 0;
+	}
+	if (c >= 0xf0 && c <= 0xf4) {
+		unsigned lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+		return p[1] >= lo && p[1] <= hi && (p[2] & 0xc0) == 0x80 && (p[3] & 0xc0) == 0x80 ? 4 : 0;
+	}
+	return 0;
+}
+
+/* Writes s as a JSON string. JSON text is UTF-8 (RFC 8259 8.1): a byte that
+ * is not part of a well-formed UTF-8 sequence (a name in Latin-1, a cut
+ * multi-byte character) is written as U+FFFD. @return 1 when a byte was
+ * replaced, else 0. */
+static int json_str(FILE *out, const char *s)
+{
+	int replaced = 0;
+	putc('"', out);
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		size_t n = utf8_len(p);
+		if (n == 0) {
+			fputs("\\ufffd", out);
+			replaced = 1;
+			p++;
+		} else if (*p == '"' || *p == '\\') {
+			fprintf(out, "\\%c", *p++);
+		} else if (*p < 0x20) {
+			fprintf(out, "\\u%04x", *p++);
+		} else {
+			fwrite(p, 1, n, out);
+			p += n;
+		}
+	}
+	putc('"', out);
+	return replaced;
+}
+
+static void json_hex(FILE *out, const char *s)
 {
 	putc('"', out);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(out, "\\%c", *p);
-		else if (*p < 0x20)
-			fprintf(out, "\\u%04x", *p);
-		else
-			putc(*p, out);
-	}
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		fprintf(out, "%02x", *p);
 	putc('"', out);
 }
 
@@ -1040,7 +1082,10 @@ int pfdiff_run(const struct pfdiff_opts *o, const char **base, size_t nbase,
 			if (shown > 1)
 				putc(',', out);
 			fputs("\n{\"name\":", out);
-			json_str(out, name);
+			if (json_str(out, name)) {
+				fputs(",\"name_hex\":", out);
+				json_hex(out, name);
+			}
 			fprintf(out, ",\"status\":\"%s\",",
 				f->status == 0 ? "both" : f->status == 1 ? "new" : "gone");
 			json_measure(out, "self", &f->self, time, f->self_tested, 1, f->self_q, f->self_sig);
