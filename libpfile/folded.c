@@ -98,7 +98,91 @@ int pf_folded_parse_line(const char *line, size_t len, struct pf_folded_line *ou
 	return parse_line(line, len, 0, out);
 }
 
-int pf_folded_read(FILE *f, pf_folded_cb cb, void *arg, char *err, size_t errlen)
+#define UNIT_PREFIX "# pffold "
+
+/* Compares key=value token tok[0..n) with key; on a match sets *val, *vlen. */
+static int token_key(const char *tok, size_t n, const char *key, const char **val, size_t *vlen)
+{
+	size_t kl = strlen(key);
+	if (n <= kl || memcmp(tok, key, kl) != 0 || tok[kl] != '=')
+		return 0;
+	*val = tok + kl + 1;
+	*vlen = n - kl - 1;
+	return 1;
+}
+
+static int word_is(const char *v, size_t n, const char *w)
+{
+	return strlen(w) == n && memcmp(v, w, n) == 0;
+}
+
+int pf_folded_unit_parse(const char *line, size_t len, struct pf_folded_unit *u)
+{
+	while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+		len--;
+	size_t pl = sizeof UNIT_PREFIX - 1;
+	if (len < pl || memcmp(line, UNIT_PREFIX, pl) != 0)
+		return 0;
+	struct pf_folded_unit r = { PF_FOLDED_WEIGHT_UNKNOWN, "", 0 };
+	for (size_t i = pl; i < len;) {
+		while (i < len && is_blank(line[i]))
+			i++;
+		size_t s = i;
+		while (i < len && !is_blank(line[i]))
+			i++;
+		if (i == s)
+			break;
+		const char *tok = line + s, *v;
+		size_t n = i - s, vl;
+		if (!memchr(tok, '=', n))
+			return -EINVAL;
+		if (token_key(tok, n, "weight", &v, &vl)) {
+			if (word_is(v, vl, "samples"))
+				r.weight = PF_FOLDED_WEIGHT_SAMPLES;
+			else if (word_is(v, vl, "period"))
+				r.weight = PF_FOLDED_WEIGHT_PERIOD;
+			else
+				return -EINVAL;
+		} else if (token_key(tok, n, "unit", &v, &vl)) {
+			if (!word_is(v, vl, "ns") && !word_is(v, vl, "events"))
+				return -EINVAL;
+			memcpy(r.unit, v, vl);
+			r.unit[vl] = '\0';
+		} else if (token_key(tok, n, "period", &v, &vl)) {
+			for (size_t k = 0; k < vl; k++)
+				if (!is_digit(v[k]))
+					return -EINVAL;
+			if (parse_count(v, vl, &r.period) < 0 || r.period == 0)
+				return -EINVAL;
+		}
+	}
+	if (r.weight == PF_FOLDED_WEIGHT_UNKNOWN)
+		return -EINVAL;
+	*u = r;
+	return 1;
+}
+
+int pf_folded_unit_format(char *buf, size_t size, const struct pf_folded_unit *u)
+{
+	if ((u->weight != PF_FOLDED_WEIGHT_SAMPLES && u->weight != PF_FOLDED_WEIGHT_PERIOD) ||
+	    (u->unit[0] && strcmp(u->unit, "ns") != 0 && strcmp(u->unit, "events") != 0))
+		return -EINVAL;
+	char unit[16] = "", period[40] = "";
+	if (u->unit[0])
+		snprintf(unit, sizeof unit, " unit=%s", u->unit);
+	if (u->period)
+		snprintf(period, sizeof period, " period=%llu", (unsigned long long)u->period);
+	return snprintf(buf, size, UNIT_PREFIX "weight=%s%s%s\n",
+			u->weight == PF_FOLDED_WEIGHT_PERIOD ? "period" : "samples", unit, period);
+}
+
+static int unit_equal(const struct pf_folded_unit *a, const struct pf_folded_unit *b)
+{
+	return a->weight == b->weight && strcmp(a->unit, b->unit) == 0 && a->period == b->period;
+}
+
+static int read_folded(FILE *f, pf_folded_cb cb, void *arg, struct pf_folded_unit *unit, char *err,
+		       size_t errlen)
 {
 	char *buf = NULL;
 	size_t cap = 0;
@@ -108,10 +192,33 @@ int pf_folded_read(FILE *f, pf_folded_cb cb, void *arg, char *err, size_t errlen
 
 	if (errlen > 0)
 		err[0] = '\0';
+	if (unit)
+		memset(unit, 0, sizeof *unit);
 	errno = 0;
 	while ((n = getline(&buf, &cap, f)) >= 0) {
 		struct pf_folded_line l;
 		lineno++;
+		if (unit && buf[0] == '#') {
+			struct pf_folded_unit u;
+			int ur = pf_folded_unit_parse(buf, (size_t)n, &u);
+			const char *why = NULL;
+			if (ur < 0)
+				why = "malformed unit line (expected '# pffold weight=samples|period "
+				      "[unit=ns|events] [period=N]')";
+			else if (ur > 0 && unit->weight == PF_FOLDED_WEIGHT_UNKNOWN && want)
+				why = "unit line after stack lines (the counts before it have no unit)";
+			else if (ur > 0 && unit->weight != PF_FOLDED_WEIGHT_UNKNOWN && !unit_equal(unit, &u))
+				why = "unit line differs from the first one (inputs of different units put together?)";
+			if (why) {
+				if (errlen > 0)
+					snprintf(err, errlen, "line %llu: %s", (unsigned long long)lineno, why);
+				rc = -EINVAL;
+				break;
+			}
+			if (ur > 0)
+				*unit = u;
+			continue;
+		}
 		int r = parse_line(buf, (size_t)n, want, &l);
 		if (r == 0)
 			continue;
@@ -147,6 +254,17 @@ int pf_folded_read(FILE *f, pf_folded_cb cb, void *arg, char *err, size_t errlen
 	}
 	free(buf);
 	return rc;
+}
+
+int pf_folded_read(FILE *f, pf_folded_cb cb, void *arg, char *err, size_t errlen)
+{
+	return read_folded(f, cb, arg, NULL, err, errlen);
+}
+
+int pf_folded_read_unit(FILE *f, pf_folded_cb cb, void *arg, struct pf_folded_unit *unit,
+			char *err, size_t errlen)
+{
+	return read_folded(f, cb, arg, unit, err, errlen);
 }
 
 int pf_folded_next_frame(const char *stack, size_t len, size_t *pos,

@@ -27,8 +27,8 @@
  *    and so is the sum of one input's counts (of each column): a line that
  *    would take it past 2^63-1 is an error ("counts overflow"), never a
  *    silent wrap or saturation.
- *  - Empty lines and lines whose first character is '#' are skipped;
- *    a trailing '\r' is ignored.
+ *  - Empty lines and lines whose first character is '#' are skipped
+ *    (among them the unit line below); a trailing '\r' is ignored.
  *  - A line with text but no count, or with an empty stack, is an error.
  *
  * Frame-name conventions understood by pf_frame_*():
@@ -85,6 +85,64 @@ typedef int (*pf_folded_cb)(void *arg, const struct pf_folded_line *line, uint64
  * would pass PF_FOLDED_COUNT_MAX: cb has not seen that line).
  * @return 0 at EOF. */
 int pf_folded_read(FILE *f, pf_folded_cb cb, void *arg, char *err, size_t errlen);
+
+/*
+ * The unit line. A count in folded text may be a number of samples or a sum
+ * of sample periods: `perf script | stackcollapse-perf.pl` (perf 6.1) and
+ * `pffold --weight=period` weight each stack by its periods, which are
+ * nanoseconds for cpu-clock and task-clock. Nothing in the stack lines says
+ * which, so pffold --weight=period writes one comment line first:
+ *
+ *     # pffold weight=period unit=ns period=250000
+ *
+ * Syntax: the bytes "# pffold " at the start of the line, then tokens
+ * KEY=VALUE separated by blanks (spaces or tabs):
+ *   weight=samples|period  what a count is (required)
+ *   unit=ns|events         the unit of a period: ns for the software clock
+ *                          events (cpu-clock, task-clock), events for
+ *                          counters such as cycles (optional)
+ *   period=N               the sampling period in that unit, a decimal
+ *                          integer >= 1: the mean period of the samples,
+ *                          rounded (exact for cpu-clock, whose period is
+ *                          fixed at 1e9/F ns) (optional)
+ * Unknown keys are ignored, for later additions; a key given twice keeps its
+ * last value. Every token has the form KEY=VALUE, so the line never ends in a
+ * blank followed by a number: flamegraph.pl, inferno and speedscope skip it as
+ * a line without a count (flamegraph.pl then says "Ignored 1 lines with
+ * invalid format"), and every pftools reader skips it as a comment.
+ */
+enum { PF_FOLDED_WEIGHT_UNKNOWN = 0, PF_FOLDED_WEIGHT_SAMPLES = 1, PF_FOLDED_WEIGHT_PERIOD = 2 };
+
+struct pf_folded_unit {
+	int weight;       /* PF_FOLDED_WEIGHT_*; UNKNOWN: no unit line */
+	char unit[8];     /* "ns", "events", or "" when not given */
+	uint64_t period;  /* units per sample, 0 when not given */
+};
+
+/* Parses line[0..len) (a trailing '\r' or '\n' ignored) as a unit line.
+ * @return 1 with *u filled; 0 when the line does not start with "# pffold ";
+ *         -EINVAL when it does but a token is not KEY=VALUE, weight is
+ *         missing or not samples/period, unit is not ns/events, or period is
+ *         not an integer from 1 to 2^63-1. */
+int pf_folded_unit_parse(const char *line, size_t len, struct pf_folded_unit *u);
+
+/* Writes the unit line of *u, with its '\n', into buf (size bytes, always
+ * NUL-terminated when size > 0); unit and period are left out when "" or 0.
+ * @return the length of the whole line, as snprintf() counts it (no more than
+ *         size - 1 bytes were written when it is >= size), or -EINVAL when
+ *         u->weight is not SAMPLES or PERIOD or u->unit is not "", "ns" or
+ *         "events". */
+int pf_folded_unit_format(char *buf, size_t size, const struct pf_folded_unit *u);
+
+/* As pf_folded_read(), and also reads the unit line: *unit gets the first
+ * unit line of the input (weight PF_FOLDED_WEIGHT_UNKNOWN when there is
+ * none). *unit is zeroed first and set when that line is read, so cb sees
+ * the unit from the first stack line on. The same unit line again later (outputs of the same kind put one
+ * after the other) is fine; a malformed one, a first one after a stack line,
+ * or one that differs from the first is an error (-EINVAL, "line N: ..."):
+ * counts read under one unit cannot be mixed with counts in another. */
+int pf_folded_read_unit(FILE *f, pf_folded_cb cb, void *arg, struct pf_folded_unit *unit,
+			char *err, size_t errlen);
 
 /* Splits the next frame off a stack. *pos is the byte offset to start at
  * (0 first); on return *frame and *flen name the frame and *pos is past its ';'.

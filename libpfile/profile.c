@@ -1417,6 +1417,7 @@ struct pf_fold {
 	uint64_t total, samples, lost, lost_period_samples;
 	double period_sum;         /* of kept samples, for the mean period */
 	uint64_t period_n;
+	uint64_t samples_all;      /* before the comm and pid filters */
 	int saturated;             /* a weight reached W_MAX */
 	const char *path;          /* the input's name, for messages */
 	/* output */
@@ -1591,14 +1592,6 @@ static int fold_sample(void *ctx, const struct pf_prof_sample *s)
 		if (rel < f->o.time_start_ns || rel >= f->o.time_end_ns)
 			return 0;
 	}
-	if (f->o.n_pids) {
-		size_t i;
-		for (i = 0; i < f->o.n_pids; i++)
-			if (f->o.pids[i] == s->pid)
-				break;
-		if (i == f->o.n_pids)
-			return 0;
-	}
 	if ((s->stack != NONE && s->stack >= f->prof.n_stacks) || (s->comm != NONE && s->comm >= f->prof.n_str)) {
 		/* a table it needs is missing, damaged, or comes later (out
 		 * of order): try again at the end of the file */
@@ -1612,6 +1605,16 @@ static int fold_sample(void *ctx, const struct pf_prof_sample *s)
 	}
 	if (f->replaying)
 		f->late_refs++;
+	/* of the event and time range, before the process filters */
+	f->samples_all++;
+	if (f->o.n_pids) {
+		size_t i;
+		for (i = 0; i < f->o.n_pids; i++)
+			if (f->o.pids[i] == s->pid)
+				break;
+		if (i == f->o.n_pids)
+			return 0;
+	}
 	if (!comm_keep(f, s->comm))
 		return 0;
 	uint64_t w = f->o.weight == PF_FOLD_PERIOD ? s->period : 1;
@@ -2214,6 +2217,28 @@ int pf_fold_write(const pf_fold *f, int fd)
 uint64_t pf_fold_total(const pf_fold *f) { return f->total; }
 uint64_t pf_fold_samples(const pf_fold *f) { return f->samples; }
 uint64_t pf_fold_lost(const pf_fold *f) { return f->lost; }
+uint64_t pf_fold_samples_all(const pf_fold *f) { return f->samples_all; }
+
+double pf_fold_mean_period(const pf_fold *f)
+{
+	return f->period_n ? f->period_sum / (double)f->period_n : 0;
+}
+
+const char *pf_fold_unit(const pf_fold *f)
+{
+	const struct pf_events *evs = f->ev_src;
+	const char *name = f->ev_name ? f->ev_name : f->o.event;
+	for (uint32_t i = 0; evs && i < evs->n; i++) {
+		if (name ? strcmp(evs->ev[i].name, name) != 0 : i != 0)
+			continue;
+		const struct perf_event_attr *a = &evs->ev[i].attr;
+		if (a->type == PERF_TYPE_SOFTWARE &&
+		    (a->config == PERF_COUNT_SW_CPU_CLOCK || a->config == PERF_COUNT_SW_TASK_CLOCK))
+			return "ns";
+		break;
+	}
+	return "events";
+}
 
 const char *pf_fold_warnings(const pf_fold *f)
 {

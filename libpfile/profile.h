@@ -277,6 +277,24 @@ uint64_t pf_fold_total(const pf_fold *f);
 uint64_t pf_fold_samples(const pf_fold *f);
 uint64_t pf_fold_lost(const pf_fold *f);
 
+/* Samples of the folded event (and --time range) before the process filters
+ * (opts comm and pids): what lost samples, which carry no process, are a
+ * fraction of. Equals pf_fold_samples() without those filters. */
+uint64_t pf_fold_samples_all(const pf_fold *f);
+
+/* Mean period of the kept samples (sum of their periods / their number), in
+ * the unit that pf_fold_unit() names; 0 when no sample is kept. A sample
+ * recorded without PERF_SAMPLE_PERIOD counts as period 1. For cpu-clock and
+ * task-clock sampled at -F HZ the period is fixed (1e9/HZ ns, the kernel
+ * turns the frequency into a fixed hrtimer period), so the mean is exact. */
+double pf_fold_mean_period(const pf_fold *f);
+
+/* The unit of the folded event's period: "ns" for the software clock events
+ * (PERF_TYPE_SOFTWARE with PERF_COUNT_SW_CPU_CLOCK or _TASK_CLOCK), "events"
+ * for everything else (counters, tracepoints, or a file without an EVENT
+ * section). A static string. */
+const char *pf_fold_unit(const pf_fold *f);
+
 /* Warnings met while reading (damaged sections, lost samples, other events
  * present): lines separated by '\n', "" if none. Owned by f. */
 const char *pf_fold_warnings(const pf_fold *f);

@@ -158,6 +158,31 @@ void pf_stat_two_prop(uint64_t x1, uint64_t n1, uint64_t x2, uint64_t n2,
 	r->p = erfc(fabs(z) / M_SQRT2);
 }
 
+void pf_stat_poisson(uint64_t x1, double w1, uint64_t x2, double w2, struct pf_stat_result *r)
+{
+	r->share1 = w1 * (double)x1;
+	r->share2 = w2 * (double)x2;
+	r->delta = r->share2 - r->share1;
+	r->df = 0;
+	r->test = PF_TEST_Z;
+	double se = sqrt(w1 * w1 * (double)x1 + w2 * w2 * (double)x2);
+	r->ci_lo = r->delta - Z975 * se;
+	r->ci_hi = r->delta + Z975 * se;
+	uint64_t k = x1 + x2;
+	if (k == 0 || !(w1 > 0) || !(w2 > 0)) {
+		r->p = 1;
+		return;
+	}
+	double pi = w2 / (w1 + w2), kd = (double)k;
+	if (fmin(kd * pi, kd * (1 - pi)) < 5 && k <= 20000) {
+		r->test = PF_TEST_EXACT;
+		r->p = binom_test(x1, k, pi);
+		return;
+	}
+	double z = ((double)x1 - kd * pi) / sqrt(kd * pi * (1 - pi));
+	r->p = erfc(fabs(z) / M_SQRT2);
+}
+
 static void mean_var(const double *s, size_t k, double *m, double *v)
 {
 	double sum = 0;

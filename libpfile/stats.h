@@ -36,7 +36,9 @@ double pf_stat_t_quantile(double p, double df);
 
 /* Result of comparing one share between BASE (side 1) and NEW (side 2). */
 struct pf_stat_result {
-	double share1, share2; /* estimated shares (fractions) */
+	double share1, share2; /* estimates: shares (fractions), or amounts in the
+				  caller's unit for pf_stat_poisson() and for
+				  pf_stat_welch() on per-run amounts */
 	double delta;          /* share2 - share1 */
 	double ci_lo, ci_hi;   /* 95 % confidence interval of delta */
 	double p;              /* two-sided p-value, 1 when nothing can differ */
@@ -66,7 +68,27 @@ void pf_stat_two_prop(uint64_t x1, uint64_t n1, uint64_t x2, uint64_t n2,
 		      struct pf_stat_result *r);
 
 /*
- * Welch's t test on per-run shares s1[0..k1) vs s2[0..k2) (k1, k2 >= 2):
+ * Compares two amounts measured by counting, such as the time a function ran
+ * in two runs: side i has x_i counts (samples) and each count is worth
+ * w_i > 0 (the sampling period, scaled by (seen + lost) / seen when samples
+ * were lost). Estimates T_i = w_i x_i (in share1, share2) and delta = T2 - T1,
+ * in the unit of w.
+ * The counts are taken as Poisson. Test of T1 = T2, conditional on the sum
+ * k = x1 + x2 (Przyborowski & Wilenski 1940): under that hypothesis x1
+ * follows Binomial(k, pi) with pi = w2 / (w1 + w2). When k pi or k (1 - pi)
+ * is below 5 and k <= 20000 the exact two-sided binomial test (test
+ * PF_TEST_EXACT, as in pf_stat_two_prop()); else the normal approximation
+ *   z = (x1 - k pi) / sqrt(k pi (1 - pi)),  p-value = erfc(|z| / sqrt 2)
+ * (PF_TEST_Z). CI: delta +- 1.959964 sqrt(w1^2 x1 + w2^2 x2) (Wald, each
+ * count's variance estimated by the count). When k = 0 the p-value is 1
+ * and the CI is [0, 0]. With w1 = w2 the test is the same as a two-proportion
+ * test of x1 out of k against the share 1/2.
+ */
+void pf_stat_poisson(uint64_t x1, double w1, uint64_t x2, double w2, struct pf_stat_result *r);
+
+/*
+ * Welch's t test on per-run values s1[0..k1) vs s2[0..k2) (k1, k2 >= 2),
+ * shares or amounts:
  *   m_i = mean, v_i = sample variance (k_i - 1), se = sqrt(v1/k1 + v2/k2),
  *   t = (m2 - m1) / se,
  *   df = se^4 / ((v1/k1)^2/(k1-1) + (v2/k2)^2/(k2-1)),

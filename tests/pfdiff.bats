@@ -3,6 +3,7 @@
 # same-distribution pairs (no false positives), Welch for several runs,
 # --fail-on-regression, and bad inputs.
 load helpers
+bats_require_minimum_version 1.5.0
 
 setup_file() {
 	cd "$BATS_FILE_TMPDIR"
@@ -355,4 +356,289 @@ p;main;sleep 10 3 3"
 	assert_failure 1
 	assert_output --regexp '^pfdiff: cut.sym.pf: .*truncated'
 	refute_output --partial "FUNCTION"
+}
+
+@test "lost samples are a [lost] row of their own, never part of the functions' shares" {
+	# BASE lost 250 of 1250 samples (20 %), NEW none, both with the same shares
+	# of the samples seen. Lost samples used to count as samples of no function:
+	# every function of NEW looked 20 % higher, significant, and the gate failed.
+	run pfdiff --fail-on-regression 5 "$FX/diff_lost_base.folded" "$FX/diff_lost_new.folded"
+	refute_sanitizer
+	assert_success
+	# computed independently: tests/fixtures/diff_units.py lost
+	assert_output "$(cat "$FX/diff_lost_expected.txt")"
+	[ -z "$(significant_rows <<< "$output")" ]
+	run pfdiff --json "$FX/diff_lost_base.folded" "$FX/diff_lost_new.folded"
+	assert_success
+	run jq -r '[.base.runs[0].samples, .base.runs[0].lost, .new.runs[0].lost, .lost.base_pct, .lost.new_pct, .lost.q, .regression, ([.functions[].name] | index("[lost]"))] | @tsv' <<< "$output"
+	assert_output "1000	250	0	20	0		false	"
+	# --folded keeps pffold's [lost] line, without a process frame;
+	# --normalize scales NEW to BASE's 1250 samples, lost ones included
+	run pfdiff --folded --normalize "$FX/diff_lost_base.folded" "$FX/diff_lost_new.folded"
+	assert_success
+	assert_output "[lost] 250 0
+p;main;io 400 500
+p;main;work 600 750"
+	# --comm keeps the lost samples: they belong to no process
+	run pfdiff --comm p --fail-on-regression 5 "$FX/diff_lost_base.folded" "$FX/diff_lost_new.folded"
+	assert_success
+	assert_output "$(cat "$FX/diff_lost_expected.txt")"
+}
+
+@test "counts in ns (pffold --weight=period, perf script | stackcollapse-perf.pl) give the table of the samples" {
+	# the same data in samples, made with awk: counts / 1e6, unit line dropped
+	for f in base new; do
+		grep -v '^#' "$FX/diff_time_$f.folded" | awk '{ $NF = $NF / 1000000; print }' > time_$f.samples
+		grep -v '^#' "$FX/diff_time_$f.folded" > time_$f.ns
+	done
+	# computed independently: tests/fixtures/diff_units.py time-share
+	run pfdiff "$FX/diff_time_base.folded" "$FX/diff_time_new.folded"
+	refute_sanitizer
+	assert_success
+	assert_output "$(cat "$FX/diff_time_share_expected.txt")"
+	run pfdiff time_base.samples time_new.samples
+	assert_success
+	assert_output "$(cat "$FX/diff_time_share_expected.txt")"
+	# without a unit line, as perf's stackcollapse-perf.pl writes it: say so
+	run pfdiff --weight=period --period 1000000 time_base.ns time_new.ns
+	assert_success
+	assert_output "$(cat "$FX/diff_time_share_expected.txt")"
+	# ... else the counts are taken as samples ("2600000000 samples", tiny
+	# CIs), with a warning that tells what to pass
+	run --separate-stderr pfdiff time_base.ns time_new.ns
+	assert_success
+	assert_line --index 0 "# base: 1 run, 2600000000 samples; new: 1 run, 3240000000 samples + 360000000 lost (10.00%)"
+	assert_equal "$stderr" "pfdiff: time_base.ns: warning: every count is a multiple of 1000000: if the counts are sums of periods (perf script | stackcollapse-perf.pl weighs stacks by period, in ns for cpu-clock), pass --weight=period --period 1000000
+pfdiff: time_new.ns: warning: every count is a multiple of 1000000: if the counts are sums of periods (perf script | stackcollapse-perf.pl weighs stacks by period, in ns for cpu-clock), pass --weight=period --period 1000000"
+	# no warning when the unit is given, nor for sample counts with a small divisor
+	run --separate-stderr pfdiff --weight=samples time_base.ns time_new.ns
+	assert_equal "$stderr" ""
+	run --separate-stderr pfdiff "$FX/diff_base.folded" "$FX/diff_new.folded"
+	assert_equal "$stderr" ""
+	# the options must agree with a unit line; a period is needed for periods
+	run pfdiff --weight=samples "$FX/diff_time_base.folded" time_new.samples
+	assert_failure 2
+	assert_output "pfdiff: $FX/diff_time_base.folded: its unit line says weight=period, not --weight=samples"
+	run pfdiff --period 250000 "$FX/diff_time_base.folded" time_new.samples
+	assert_failure 2
+	assert_output "pfdiff: $FX/diff_time_base.folded: its unit line says period=1000000, not --period 250000"
+	run pfdiff --weight=period time_base.ns time_new.ns
+	assert_failure 2
+	assert_output "pfdiff: time_base.ns: counts are sums of periods (weight=period) but the period is unknown: pass --period N"
+	run pfdiff --weight=bytes time_base.ns time_new.ns
+	assert_failure 2
+	run pfdiff --period 0 time_base.ns time_new.ns
+	assert_failure 2
+	# unit lines: malformed, after stack lines, two that differ; the same twice is fine
+	{ echo '# pffold weight=nanoseconds'; cat time_base.ns; } > bad1.folded
+	run pfdiff bad1.folded time_new.ns
+	assert_failure 1
+	assert_output "pfdiff: bad1.folded: line 1: malformed unit line (expected '# pffold weight=samples|period [unit=ns|events] [period=N]')"
+	{ cat time_base.ns; echo '# pffold weight=period period=1000000'; } > bad2.folded
+	run pfdiff bad2.folded time_new.ns
+	assert_failure 1
+	assert_output "pfdiff: bad2.folded: line 4: unit line after stack lines (the counts before it have no unit)"
+	{ cat "$FX/diff_time_base.folded"; echo '# pffold weight=period unit=ns period=4000000'; } > bad3.folded
+	run pfdiff bad3.folded time_new.ns
+	assert_failure 1
+	assert_output "pfdiff: bad3.folded: line 7: unit line differs from the first one (inputs of different units put together?)"
+	cat "$FX/diff_time_base.folded" "$FX/diff_time_base.folded" > twice.folded
+	run pfdiff --folded twice.folded "$FX/diff_time_base.folded"
+	assert_success
+	assert_line "prog;main;run;softmax 202 101"
+	# unknown keys are for later versions: ignored
+	{ echo '# pffold weight=period period=1000000 future=yes'; cat time_base.ns; } > future.folded
+	run pfdiff --folded future.folded time_base.samples
+	assert_success
+	assert_line "prog;main;run;softmax 101 101"
+}
+
+@test "--mode=time compares time per run: the slowed functions first, a fixed-time child unchanged" {
+	for f in base new; do
+		grep -v '^#' "$FX/diff_time_$f.folded" | awk '{ $NF = $NF / 1000000; print }' > time_$f.samples
+	done
+	# In share mode the fixed-time child ranks first: its share fell by 21 points
+	run pfdiff "$FX/diff_time_base.folded" "$FX/diff_time_new.folded"
+	assert_success
+	[[ "${lines[4]}" == *" both  z/z         -      child_work" ]]
+	# In time mode: softmax (+600 ms) and prepare (+400 ms), child_work unchanged
+	# (2000 ms, NEW's 10 % of lost samples spread pro rata); computed
+	# independently: tests/fixtures/diff_units.py time
+	run pfdiff --mode=time "$FX/diff_time_base.folded" "$FX/diff_time_new.folded"
+	refute_sanitizer
+	assert_success
+	assert_output "$(cat "$FX/diff_time_expected.txt")"
+	# the same data in samples with the period given
+	run pfdiff --mode time --period 1000000 time_base.samples time_new.samples
+	assert_success
+	assert_output "$(cat "$FX/diff_time_expected.txt")"
+	run pfdiff --mode=time time_base.samples time_new.samples
+	assert_failure 2
+	assert_output "pfdiff: time_base.samples: --mode=time needs the sampling period: pass --period N (ns: 1e9/F for cpu-clock at -F F), or compare .pf files or pffold --weight=period output"
+	run pfdiff --mode=speed time_base.samples time_new.samples
+	assert_failure 2
+	assert_output "pfdiff: --mode: expected share or time, not 'speed'"
+	# points are % of BASE's total (2600 ms): main's total grew by 1000 ms,
+	# 38.5 points (in share mode main stays at 100 %)
+	run pfdiff --mode=time --fail-on-regression 38 "$FX/diff_time_base.folded" "$FX/diff_time_new.folded"
+	assert_failure 3
+	run pfdiff --mode=time --fail-on-regression 39 "$FX/diff_time_base.folded" "$FX/diff_time_new.folded"
+	assert_success
+	run pfdiff --mode=time --min-delta 20 "$FX/diff_time_base.folded" "$FX/diff_time_new.folded"
+	assert_success
+	# softmax (23.1), main and run (38.5); prepare (15.4) left out; [lost] always shown
+	[ "${#lines[@]}" -eq 8 ]
+	[[ "${lines[7]}" == *" [lost]" ]]
+	run pfdiff --mode=time --json "$FX/diff_time_base.folded" "$FX/diff_time_new.folded"
+	assert_success
+	run jq -r '[.mode, .unit, .base_total, .test, .new.runs[0].period, .new.runs[0].period_unit, .functions[0].name, .functions[0].self.base, (.functions[0].self.new * 100 | round), .functions[0].self.significant, .lost.new] | @tsv' <<< "$output"
+	assert_output "time	ms	2600	poisson	1000000	ns	softmax	101	70111	true	360"
+	# several runs per side: Welch's t test on per-run times
+	run pfdiff --mode=time "$FX/diff_time_base.folded" "$FX/diff_time_base.folded" -- "$FX/diff_time_new.folded" "$FX/diff_time_new.folded"
+	assert_success
+	assert_line --index 1 --partial "# mode=time: time in ms per run (samples x period x (seen + lost) / seen), changes in ms, 95% CI; Welch's t test on per-run times;"
+	[[ "${lines[4]}" == *" both  welch/welch -      softmax" ]]
+}
+
+@test "--json writes valid UTF-8 for frame names and paths that are not" {
+	# a Latin-1 name, a cut 3-byte character, a surrogate, an overlong '/': U+FFFD each
+	printf 'p;main;x 10\n' > base.folded
+	printf 'p;main;caf\xe9 10\np;main;cut\xe2\x82 10\np;main;sur\xed\xa0\x80 10\np;main;over\xc0\xaf 10\np;main;ok\xc3\xa9\xe2\x82\xac 10\n' > "$(printf 'n\xff.folded')"
+	run pfdiff --json base.folded "$(printf 'n\xff.folded')"
+	refute_sanitizer
+	assert_success
+	# JSON text is UTF-8 (RFC 8259); jq would mend it silently, iconv does not
+	run -0 bash -c "pfdiff --json base.folded \"\$(printf 'n\\xff.folded')\" | iconv -f UTF-8 -t UTF-8 >/dev/null"
+	run pfdiff --json base.folded "$(printf 'n\xff.folded')"
+	run jq -r '.functions[] | select(.name != "main" and .name != "x") | [.name, (.name_hex // "-")] | @tsv' <<< "$output"
+	assert_success
+	assert_output "$(printf 'caf\xef\xbf\xbd\t636166e9
+cut\xef\xbf\xbd\xef\xbf\xbd\t637574e282
+ok\xc3\xa9\xe2\x82\xac\t-
+over\xef\xbf\xbd\xef\xbf\xbd\t6f766572c0af
+sur\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\t737572eda080')"
+	run pfdiff --json base.folded "$(printf 'n\xff.folded')"
+	run jq -r '.new.runs[0].file' <<< "$output"
+	assert_output "$(printf 'n\xef\xbf\xbd.folded')"
+}
+
+@test "recorded workload: a base recording that lost samples compares by the samples seen" {
+	command -v pfrec >/dev/null && command -v pfsym >/dev/null || skip "pfrec and pfsym are not built"
+	build_workload diff_model model_v1 -O0 -fno-omit-frame-pointer
+	local rc=0 lost=0 p
+	pfrec -q -g -e cpu-clock -o full.pf -- ./model_v1 300 2>/dev/null || rc=$?
+	[ $rc -eq 0 ] || skip "pfrec could not record here (exit $rc)"
+	pfsym -q -o full.sym.pf full.pf
+	# a ring buffer of 4 pages and pfrec stopped for 0.6 s: the kernel drops samples
+	for try in 1 2 3; do
+		pfrec -q -g -e cpu-clock -m 4 -o lossy.pf -- ./model_v1 300 &
+		p=$!
+		sleep 0.3
+		kill -STOP $p
+		sleep 0.6
+		kill -CONT $p
+		wait $p
+		pfsym -o lossy.sym.pf lossy.pf 2> sym.err
+		lost=$(sed -n 's/^pfsym: [0-9]* samples, \([0-9]*\) lost,.*/\1/p' sym.err)
+		[ "${lost:-0}" -ge 200 ] && break
+	done
+	[ "${lost:-0}" -ge 200 ]
+	# every function's share used to be lower in the lossy base by the lost
+	# share (15-30 points): "regressions" of that size everywhere, exit 3
+	run pfdiff --fail-on-regression 5 lossy.sym.pf full.sym.pf
+	refute_sanitizer
+	assert_success
+	assert_line --index 0 --regexp "^# base: 1 run, [0-9]+ samples \+ $lost lost \([0-9.]+%\); new: 1 run, [0-9]+ samples$"
+	assert_line --regexp '^ +[1-9][0-9.]* +0\.00 +-[0-9.]+ .* -     z/z +- +\[lost\]$'
+	# no significant change of 5 points or more (as for two full recordings)
+	run pfdiff --min-delta 5 lossy.sym.pf full.sym.pf
+	assert_success
+	[ -z "$(significant_rows <<< "$output")" ]
+	# the same through pffold's folded text, with its [lost] line
+	pffold -q lossy.sym.pf > lossy.folded
+	pffold -q full.sym.pf > full.folded
+	grep -q "^\[lost\] $lost\$" lossy.folded
+	run pfdiff --fail-on-regression 5 lossy.folded full.folded
+	assert_success
+	# (--mode=time spreads them pro rata; the hand-written test above checks
+	# that: here the CPU time of the same work varies by up to 30 % from run to
+	# run on a shared machine, more than sampling noise)
+}
+
+@test "recorded workload: pffold --weight=period (ns) and sample counts give the same table" {
+	command -v pfrec >/dev/null && command -v pfsym >/dev/null || skip "pfrec and pfsym are not built"
+	build_workload diff_model model_v1 -O0 -fno-omit-frame-pointer
+	build_workload diff_model model_v2 -O0 -fno-omit-frame-pointer -DSLOW=3
+	# cpu-clock at -F 4000: the kernel samples it every 250000 ns exactly
+	local rc=0
+	pfrec -q -g -e cpu-clock -o p1.pf -- ./model_v1 100 2>/dev/null || rc=$?
+	[ $rc -eq 0 ] || skip "pfrec could not record here (exit $rc)"
+	pfrec -q -g -e cpu-clock -o p2.pf -- ./model_v2 100
+	for f in p1 p2; do
+		pfsym -q -o $f.sym.pf $f.pf
+		pffold -q $f.sym.pf > $f.folded
+		pffold -q --weight=period $f.sym.pf > $f.ns.folded
+		# perf script | stackcollapse-perf.pl: periods, no unit line
+		tail -n +2 $f.ns.folded > $f.perf.folded
+	done
+	run head -n 1 p1.ns.folded
+	assert_output "# pffold weight=period unit=ns period=250000"
+	run pfdiff p1.sym.pf p2.sym.pf
+	assert_success
+	local expected=$output
+	[[ "${lines[4]}" == *" both  z/z         -      activation" ]]
+	run pfdiff p1.folded p2.folded
+	assert_output "$expected"
+	run pfdiff p1.ns.folded p2.ns.folded
+	refute_sanitizer
+	assert_output "$expected"
+	run pfdiff --weight=period --period 250000 p1.perf.folded p2.perf.folded
+	assert_output "$expected"
+	# without the unit, periods read as samples: a warning says what to pass
+	run --separate-stderr pfdiff p1.perf.folded p2.perf.folded
+	[[ "$stderr" == *"pfdiff: p1.perf.folded: warning: every count is a multiple of 250000: "*"pass --weight=period --period 250000"* ]]
+	# --mode=time: the same times from the .pf files and from the ns text
+	run pfdiff --mode=time p1.sym.pf p2.sym.pf
+	assert_success
+	expected=$output
+	assert_line --index 0 --regexp '^# base: 1 run, [0-9]+ samples of 250000 ns; new: 1 run, [0-9]+ samples of 250000 ns$'
+	run pfdiff --mode=time p1.ns.folded p2.ns.folded
+	assert_output "$expected"
+}
+
+@test "recorded workload: --mode=time ranks the slowed function first, a fixed-time child process unchanged" {
+	command -v pfrec >/dev/null && command -v pfsym >/dev/null || skip "pfrec and pfsym are not built"
+	build_workload diff_fixed fixed_v1 -O0 -fno-omit-frame-pointer
+	build_workload diff_fixed fixed_v2 -O0 -fno-omit-frame-pointer -DSLOW=10
+	local rc=0
+	pfrec -q -g -e cpu-clock -o t1.pf -- ./fixed_v1 2>/dev/null || rc=$?
+	[ $rc -eq 0 ] || skip "pfrec could not record here (exit $rc)"
+	pfrec -q -g -e cpu-clock -o t2.pf -- ./fixed_v2
+	pfsym -q -o t1.sym.pf t1.pf
+	pfsym -q -o t2.sym.pf t2.pf
+	# the child spins for 200 ms of its own CPU time in both: its share of the
+	# samples falls by about 30 points, "significant" in share mode
+	run pfdiff t1.sym.pf t2.sym.pf
+	assert_success
+	assert_line --regexp '^ +[0-9.]+ +[0-9.]+ +-[0-9.]+ .* both  z/z +- +child_work$'
+	# in time mode softmax comes first (about +270 ms), child_work's time is unchanged
+	run pfdiff --mode=time t1.sym.pf t2.sym.pf
+	refute_sanitizer
+	assert_success
+	assert_line --index 1 --partial "# mode=time: time in ms per run"
+	[[ "${lines[4]}" =~ ^\ +[0-9.]+\ +[0-9.]+\ +\+[0-9.]+\ .*\ both\ \ z/z\ +-\ +softmax$ ]]
+	assert_line --regexp '^ +1[0-9][0-9]\.[0-9]+ +1[0-9][0-9]\.[0-9]+ +[-+][0-9.]+ .* -     z/z +- +child_work$'
+	# softmax's increase is most of BASE's total time (about 300 ms)
+	run pfdiff --mode=time --fail-on-regression 50 t1.sym.pf t2.sym.pf
+	assert_failure 3
+}
+
+@test "the expected tables of the unit fixtures are what tests/fixtures/diff_units.py computes" {
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	cd "$FX"
+	for c in lost time-share time; do
+		run python3 diff_units.py $c
+		assert_success
+		assert_output "$(cat "diff_${c/-/_}_expected.txt")"
+	done
 }

@@ -75,7 +75,8 @@ gen_worker;[gen.bin];[gen.bin];[gen.bin] 3"
 gen;[gen.bin];[gen.bin] 1
 other;[other.bin];[other.bin] 1"
 	run -0 pffold -q --time 0.45,0.75 --weight=period raw.pf
-	assert_output "[lost] 7000
+	assert_output "# pffold weight=period unit=ns period=1000
+[lost] 7000
 gen_worker;[gen.bin];[gen.bin];[gen.bin] 3000"
 	run -0 pffold -q --time ,0.25 raw.pf
 	assert_line "gen;[gen.bin];[gen.bin];[gen.bin] 3"
@@ -160,16 +161,39 @@ gen_worker;[gen.bin];[gen.bin];[gen.bin] 3000"
 	[[ "$stderr" == *"warning: 5 samples were lost during recording (shown as [lost])"* ]]
 	run --separate-stderr pffold -w period lost.pf
 	assert_failure 1
-	assert_line --index 0 "[lost] 9223372036854775807"
+	assert_line --index 1 "[lost] 9223372036854775807"
 	[ "$(grep -c ' 9223372036854775807$' <<<"$output")" -eq 2 ]
 	[[ "$stderr" == *"warning: weights reached 2^63-1 and were capped there"* ]]
-	run -0 awk '$NF > 9223372036854775807 {print "too big: " $0}' <<<"$output"
+	run -0 awk '!/^#/ && $NF > 9223372036854775807 {print "too big: " $0}' <<<"$output"
 	assert_output ""
 	run --separate-stderr pffold -q -w period --top 1 lost.pf
 	assert_failure 1
 	assert_line --index 0 "Top 1 functions by self share (of 9223372036854775807)"
 	assert_line --index 3 --regexp "^ +100\.00%  9223372036854775807  function_0_in_module$"
 	refute_sanitizer
+}
+
+@test "--weight=period: a unit line first, for pfdiff; pfflame and flamegraph.pl's rule skip it" {
+	# raw.pf samples cpu-clock every 1000 ns (tests/c/pfsym-gen.c)
+	run -0 pffold -q --weight=period --no-comm raw.pf
+	assert_line --index 0 "# pffold weight=period unit=ns period=1000"
+	assert_line --index 1 "[gen.bin];[gen.bin] 1000"
+	assert_line "[lost] 7000"
+	# the counts are the sample counts times the period
+	run -0 bash -c "pffold -q --no-comm raw.pf | awk '{ \$NF *= 1000; print }' | diff - <(pffold -q --weight=period --no-comm raw.pf | tail -n +2)"
+	# no unit line with samples, nor without a stack line (no period is known then)
+	run -0 pffold -q raw.pf
+	refute_output --partial "# pffold"
+	run -0 pffold -q --weight=period --time 5,6 raw.pf
+	assert_output ""
+	# flamegraph.pl takes a line as a stack when it ends in blanks and a number
+	# (its pattern /^(.*)\s+?(\d+(?:\.\d*)?)$/): the unit line does not
+	pffold -q --weight=period raw.pf > period.folded
+	run -0 perl -ne 'print if 1 .. 1 and /^(.*)\s+?(\d+(?:\.\d*)?)$/' period.folded
+	assert_output ""
+	# pfflame skips it: the same SVG with and without it
+	tail -n +2 period.folded > period-noline.folded
+	run -0 bash -c "diff <(pfflame period.folded) <(pfflame period-noline.folded)"
 }
 
 @test "escapes: ';', backslash and control characters as \\xHH, spaces of the thread name as _" {

@@ -192,8 +192,11 @@ check() {
 @test "weights: samples and period (fixed period -c 1000000)" {
 	pfsym -q period.pf | pffold >s.folded
 	pfsym -q period.pf | pffold --weight=period >p.folded
+	# the unit line first (pffold(1)), then the same stacks weighed by period
+	run -0 head -n 1 p.folded
+	assert_output "# pffold weight=period unit=ns period=1000000"
 	awk '{print $NF * 1000000}' s.folded >s.scaled
-	awk '{print $NF}' p.folded >p.w
+	tail -n +2 p.folded | awk '{print $NF}' >p.w
 	diff s.scaled p.w
 	run main_stacks <p.folded
 	assert_output "$EXPECTED"

@@ -26,7 +26,8 @@ static void usage(FILE *f)
 	      "Compare two profiles function by function: self and total shares, the change\n"
 	      "in percentage points with a 95% confidence interval, and its significance.\n"
 	      "Each input is folded-stack text or a symbolized .pf file (auto-detected);\n"
-	      "'-' reads standard input (either kind; once).\n"
+	      "'-' reads standard input (either kind; once). Lost samples ([lost]) are a row\n"
+	      "of their own, never part of the functions' shares.\n"
 	      "\n"
 	      "Options:\n"
 	      "  -k, --key=function|module-function  match functions by name (default) or by\n"
@@ -35,6 +36,13 @@ static void usage(FILE *f)
 	      "      --no-root            the first frame is a function, not the process name\n"
 	      "  -c, --comm=NAME          only stacks whose process (root frame) is NAME\n"
 	      "  -e, --event=NAME         the event to compare (.pf input)\n"
+	      "  -M, --mode=share|time    share (default): compare each function's share of\n"
+	      "                           the samples; time: compare its time per run\n"
+	      "                           (samples x period), for runs that did the same work\n"
+	      "  -w, --weight=samples|period  folded text without a unit line: its counts are\n"
+	      "                           samples (default) or sums of periods\n"
+	      "      --period=N           the sampling period of folded text without one in\n"
+	      "                           its unit line, in ns (1e9/F for cpu-clock at -F F)\n"
 	      "  -a, --alpha=A            false discovery rate for significance (default 0.01)\n"
 	      "  -n, --top=N              show at most N functions\n"
 	      "  -m, --min-delta=PP       show functions that changed by at least PP points\n"
@@ -74,6 +82,7 @@ enum {
 	OPT_NO_ROOT,
 	OPT_NORMALIZE,
 	OPT_FAIL,
+	OPT_PERIOD,
 };
 
 int main(int argc, char **argv)
@@ -84,6 +93,9 @@ int main(int argc, char **argv)
 		{ "no-root", no_argument, NULL, OPT_NO_ROOT },
 		{ "comm", required_argument, NULL, 'c' },
 		{ "event", required_argument, NULL, 'e' },
+		{ "mode", required_argument, NULL, 'M' },
+		{ "weight", required_argument, NULL, 'w' },
+		{ "period", required_argument, NULL, OPT_PERIOD },
 		{ "alpha", required_argument, NULL, 'a' },
 		{ "top", required_argument, NULL, 'n' },
 		{ "min-delta", required_argument, NULL, 'm' },
@@ -113,7 +125,7 @@ int main(int argc, char **argv)
 	}
 	int gargc = split >= 0 ? split : argc;
 	int c;
-	while ((c = getopt_long(gargc, argv, "k:c:e:a:n:m:jfo:hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(gargc, argv, "k:c:e:M:w:a:n:m:jfo:hV", longopts, NULL)) != -1) {
 		double d;
 		unsigned long ul;
 		switch (c) {
@@ -131,6 +143,33 @@ int main(int argc, char **argv)
 		case OPT_NO_ROOT: o.no_root = 1; break;
 		case 'c': o.comm = optarg; break;
 		case 'e': o.event = optarg; break;
+		case 'M':
+			if (strcmp(optarg, "share") == 0)
+				o.mode = PFDIFF_MODE_SHARE;
+			else if (strcmp(optarg, "time") == 0)
+				o.mode = PFDIFF_MODE_TIME;
+			else {
+				fprintf(stderr, "pfdiff: --mode: expected share or time, not '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'w':
+			if (strcmp(optarg, "samples") == 0)
+				o.weight = PF_FOLDED_WEIGHT_SAMPLES;
+			else if (strcmp(optarg, "period") == 0)
+				o.weight = PF_FOLDED_WEIGHT_PERIOD;
+			else {
+				fprintf(stderr, "pfdiff: --weight: expected samples or period, not '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case OPT_PERIOD:
+			if (!parse_ulong(optarg, &ul) || ul == 0 || ul > PF_FOLDED_COUNT_MAX) {
+				fprintf(stderr, "pfdiff: --period: expected a period of 1 or more (ns), not '%s'\n", optarg);
+				return 2;
+			}
+			o.period = ul;
+			break;
 		case 'a':
 			if (!parse_double(optarg, &d) || d <= 0 || d >= 1) {
 				fprintf(stderr, "pfdiff: --alpha: expected a number between 0 and 1, not '%s'\n", optarg);

@@ -3,6 +3,9 @@
 #define PFDIFF_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+enum { PFDIFF_MODE_SHARE = 0, PFDIFF_MODE_TIME = 1 };
 
 struct pfdiff_opts {
 	int key_module;     /* --key=module-function */
@@ -16,10 +19,15 @@ struct pfdiff_opts {
 	double min_delta_pp;
 	int json, folded, normalize;
 	double fail_pp;     /* --fail-on-regression, < 0 when off */
+	int mode;           /* --mode: PFDIFF_MODE_* */
+	int weight;         /* --weight: PF_FOLDED_WEIGHT_*, UNKNOWN when not given */
+	uint64_t period;    /* --period (units per sample), 0 when not given */
 };
 
 /* Reads the runs, compares, writes to output ("-" = stdout).
- * @return the exit status: 0, 1 (error, message printed) or 3. */
+ * @return the exit status: 0, 1 (error, message printed), 2 (a usage error
+ * found in the inputs: a unit that --weight/--period contradict or that
+ * --mode=time lacks) or 3. */
 int pfdiff_run(const struct pfdiff_opts *o, const char **base, size_t nbase,
 	       const char **new, size_t nnew, const char *output);
 

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "folded.h"
 #include "profile.h"
 
 #define PROG "pffold"
@@ -31,7 +32,9 @@ static void usage(FILE *f)
 	      "  -w, --weight=WHAT       samples (default): COUNT is the number of samples;\n"
 	      "                          period: COUNT is the sum of sample periods, in the\n"
 	      "                          event's unit (nanoseconds for cpu-clock/task-clock,\n"
-	      "                          events for counters such as cycles)\n"
+	      "                          events for counters such as cycles), after a first\n"
+	      "                          line '# pffold weight=period unit=ns period=N' that\n"
+	      "                          pfdiff reads and other readers skip\n"
 	      "      --kernel            mark kernel frames with the suffix _[k]\n"
 	      "      --dso               append ' [module]' to every named frame\n"
 	      "      --addrs             show unresolved frames as [module+0xOFFSET] (file\n"
@@ -268,6 +271,16 @@ int main(int argc, char **argv)
 	if (top > 0) {
 		print_top(f, (size_t)top, of);
 	} else {
+		if (o.weight == PF_FOLD_PERIOD && pf_fold_count(f)) {
+			/* the counts are periods: say so, and how many make a sample */
+			struct pf_folded_unit u = { PF_FOLDED_WEIGHT_PERIOD, "", 0 };
+			double mp = pf_fold_mean_period(f);
+			snprintf(u.unit, sizeof u.unit, "%s", pf_fold_unit(f));
+			u.period = mp >= 1 ? (uint64_t)(mp + 0.5) : 0;
+			char line[128];
+			if (pf_folded_unit_format(line, sizeof line, &u) > 0)
+				fputs(line, of);
+		}
 		fflush(of);
 		rc = pf_fold_write(f, fileno(of));
 		if (rc < 0 && rc != -EPIPE) {

@@ -22,20 +22,39 @@
 /* as pf_folded_read() words it; here the sum is over all runs of a side */
 #define OVERFLOW_MSG "counts overflow (their sum passes 2^63-1)"
 
+/* The stack that pffold writes for lost samples: not a process, not a function. */
+#define LOST_STACK "[lost]"
+
 struct run {
 	const char *path;
-	uint64_t samples;   /* sum of all counts */
+	/* counts as read, in the input's unit: samples, or sums of periods for
+	 * period-weighted folded text */
+	uint64_t raw;       /* of the stacks kept (--comm), [lost] not included */
+	uint64_t raw_all;   /* of all stacks before --comm, [lost] not included */
+	uint64_t raw_lost;  /* of the [lost] stack */
 	uint64_t *self;     /* per function id */
 	uint64_t *total;    /* per function id, once per sample */
 	size_t cap;         /* entries in self/total */
+	uint64_t gcd;       /* of the counts of folded text (0: none), for the --period hint */
+	uint64_t nlines;    /* stack lines counted in gcd */
+	struct pf_folded_unit unit_line; /* folded text: its unit line, if any */
+	/* the unit */
+	double per_sample;  /* input units per sample: 1, or the period of period-weighted text */
+	double period;      /* event units per sample (ns for cpu-clock); 0 = unknown */
+	const char *unit;   /* "ns" or "events" */
+	/* in samples */
+	uint64_t samples;   /* kept */
+	uint64_t samples_all, lost;
+	double w;           /* --mode=time: display units per sample (period, lost spread pro rata) */
 };
 
 struct ctx {
 	const struct pfdiff_opts *o;
 	struct pf_strtab funcs;  /* matching keys */
 	struct pf_strtab stacks; /* normalized stacks (--folded) */
-	uint64_t *stack_counts[2];
+	double *stack_counts[2];   /* per stack, in samples */
 	size_t stack_cap;
+	double lost_counts[2];     /* --folded: the [lost] stack of each side, in samples */
 	uint32_t *stamp;         /* per function: last stack that counted it */
 	size_t stamp_cap;
 	uint32_t cur_stamp;
@@ -142,7 +161,29 @@ static size_t frame_key(struct ctx *c, const char *f, size_t n, const char *root
 	return k;
 }
 
-/* Adds one stack of count samples to the current run. */
+/* Adds count (input units) of stack sid of --folded to the current side, in samples. */
+static int add_stack_count(struct ctx *c, int64_t sid, uint64_t count)
+{
+	size_t need = (size_t)sid + 1;
+	if (need > c->stack_cap) {
+		size_t n = c->stack_cap ? c->stack_cap : 64;
+		while (n < need)
+			n *= 2;
+		for (int k = 0; k < 2; k++) {
+			double *q = realloc(c->stack_counts[k], n * sizeof *q);
+			if (!q)
+				return -ENOMEM;
+			for (size_t i = c->stack_cap; i < n; i++)
+				q[i] = 0;
+			c->stack_counts[k] = q;
+		}
+		c->stack_cap = n;
+	}
+	c->stack_counts[c->side][sid] += (double)count / c->cur->per_sample;
+	return 0;
+}
+
+/* Adds one stack of count samples (or periods) to the current run. */
 static int add_stack(struct ctx *c, const char *stack, size_t len, uint64_t count)
 {
 	size_t pos = 0, flen;
@@ -151,6 +192,16 @@ static int add_stack(struct ctx *c, const char *stack, size_t len, uint64_t coun
 	const char *root = NULL;
 	size_t rootlen = 0;
 
+	if (len == sizeof LOST_STACK - 1 && memcmp(stack, LOST_STACK, len) == 0) {
+		/* lost samples: no process, no function; never a share of the others */
+		if (count > PF_FOLDED_COUNT_MAX - c->side_total[c->side])
+			return -EOVERFLOW;
+		c->side_total[c->side] += count;
+		r->raw_lost += count;
+		c->lost_counts[c->side] += (double)count / r->per_sample;
+		return 0;
+	}
+	r->raw_all += count;
 	if (!c->o->no_root) {
 		if (!pf_folded_next_frame(stack, len, &pos, &root, &rootlen))
 			return 0;
@@ -163,7 +214,7 @@ static int add_stack(struct ctx *c, const char *stack, size_t len, uint64_t coun
 	if (count > PF_FOLDED_COUNT_MAX - c->side_total[c->side])
 		return -EOVERFLOW;
 	c->side_total[c->side] += count;
-	r->samples += count;
+	r->raw += count;
 	c->cur_stamp++;
 	size_t nids = 0, slen = 0;
 	while (pf_folded_next_frame(stack, len, &pos, &f, &flen)) {
@@ -208,23 +259,78 @@ static int add_stack(struct ctx *c, const char *stack, size_t len, uint64_t coun
 		int64_t sid = pf_strtab_intern(&c->stacks, c->sbuf ? c->sbuf : "", slen, NULL);
 		if (sid < 0)
 			return (int)sid;
-		size_t cap0 = c->stack_cap, cap1 = c->stack_cap;
-		if (grow_zero(&c->stack_counts[0], &cap0, (size_t)sid + 1) < 0 ||
-		    grow_zero(&c->stack_counts[1], &cap1, (size_t)sid + 1) < 0)
+		if (add_stack_count(c, sid, count) < 0)
 			return -ENOMEM;
-		c->stack_cap = cap0;
-		c->stack_counts[c->side][sid] += count;
 	}
+	return 0;
+}
+
+static uint64_t gcd64(uint64_t a, uint64_t b)
+{
+	while (b) {
+		uint64_t t = a % b;
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/* The unit of a folded run's counts, once its unit line (if any) is known:
+ * the first stack line comes after it. @return 0, or 2 (a usage error,
+ * message printed). */
+static int folded_unit(struct ctx *c, struct run *r)
+{
+	const struct pf_folded_unit *u = &r->unit_line;
+	const struct pfdiff_opts *o = c->o;
+	int weight = o->weight;
+	uint64_t period = o->period;
+	r->unit = "ns";
+	if (u->weight != PF_FOLDED_WEIGHT_UNKNOWN) {
+		if (weight && weight != u->weight) {
+			fprintf(stderr, "pfdiff: %s: its unit line says weight=%s, not --weight=%s\n", r->path,
+				u->weight == PF_FOLDED_WEIGHT_PERIOD ? "period" : "samples",
+				weight == PF_FOLDED_WEIGHT_PERIOD ? "period" : "samples");
+			return 2;
+		}
+		if (period && u->period && period != u->period) {
+			fprintf(stderr, "pfdiff: %s: its unit line says period=%llu, not --period %llu\n", r->path,
+				(unsigned long long)u->period, (unsigned long long)period);
+			return 2;
+		}
+		weight = u->weight;
+		if (u->period)
+			period = u->period;
+		if (u->unit[0])
+			r->unit = u->unit[0] == 'n' ? "ns" : "events";
+	}
+	if (weight == PF_FOLDED_WEIGHT_PERIOD && !period) {
+		fprintf(stderr, "pfdiff: %s: counts are sums of periods (weight=period) but the period is unknown: pass --period N\n",
+			r->path);
+		return 2;
+	}
+	r->period = (double)period;
+	r->per_sample = weight == PF_FOLDED_WEIGHT_PERIOD ? (double)period : 1;
 	return 0;
 }
 
 static int folded_cb(void *arg, const struct pf_folded_line *l, uint64_t lineno)
 {
 	struct ctx *c = arg;
+	struct run *r = c->cur;
 	if (l->ncounts != 1) {
 		fprintf(stderr, "pfdiff: %s: line %llu: expected one count per line, found two (a differential input, 'STACK BASE NEW')\n",
 			c->path, (unsigned long long)lineno);
 		return 1;
+	}
+	if (!r->per_sample) {
+		int u = folded_unit(c, r);
+		if (u)
+			return u;
+	}
+	if (l->counts[0] && !(l->stack_len == sizeof LOST_STACK - 1 &&
+			      memcmp(l->stack, LOST_STACK, l->stack_len) == 0)) {
+		r->gcd = gcd64(r->gcd, l->counts[0]);
+		r->nlines++;
 	}
 	int rc = add_stack(c, l->stack, l->stack_len, l->counts[0]);
 	if (rc == -EOVERFLOW) {
@@ -271,6 +377,11 @@ static int read_pf(struct ctx *c, const char *path)
 		pf_fold_close(f);
 		return -1;
 	}
+	/* a .pf file says its unit: samples of a known event and period */
+	struct run *r = c->cur;
+	r->per_sample = 1;
+	r->period = pf_fold_mean_period(f);
+	r->unit = pf_fold_unit(f);
 	size_t n = pf_fold_count(f);
 	for (size_t i = 0; i < n; i++) {
 		uint64_t w;
@@ -283,6 +394,7 @@ static int read_pf(struct ctx *c, const char *path)
 			return -1;
 		}
 	}
+	r->raw_all = pf_fold_samples_all(f);
 	pf_fold_close(f);
 	return 0;
 }
@@ -387,6 +499,16 @@ static int pf_resolved(const char *path)
 	return res;
 }
 
+/* Input units to samples: counts of period-weighted text divided by the
+ * period, rounded to the nearest sample. */
+static uint64_t to_samples(const struct run *r, uint64_t raw)
+{
+	if (r->per_sample == 1)
+		return raw;
+	return (uint64_t)llround((double)raw / r->per_sample);
+}
+
+/* Reads one run. @return 0, -1 (error, message printed) or -2 (usage error). */
 static int read_run(struct ctx *c, struct run *r, int side)
 {
 	const char *path = r->path;
@@ -422,16 +544,29 @@ static int read_run(struct ctx *c, struct run *r, int side)
 		if (ch != EOF)
 			ungetc(ch, f);
 		char err[256];
-		int r2 = pf_folded_read(f, folded_cb, c, err, sizeof err);
+		int r2 = pf_folded_read_unit(f, folded_cb, c, &r->unit_line, err, sizeof err);
 		if (r2 < 0) {
 			fprintf(stderr, "pfdiff: %s: %s\n", path, err);
 			rc = -1;
 		} else if (r2 > 0) {
-			rc = -1;
+			rc = r2 == 2 ? -2 : -1;
+		} else if (!r->per_sample && folded_unit(c, r) != 0) {
+			rc = -2; /* no stack line: the unit is still checked */
 		}
+		if (rc == 0 && !c->o->weight && r->unit_line.weight == PF_FOLDED_WEIGHT_UNKNOWN &&
+		    r->nlines >= 2 && r->gcd >= 1000)
+			fprintf(stderr, "pfdiff: %s: warning: every count is a multiple of %llu: if the counts are "
+				"sums of periods (perf script | stackcollapse-perf.pl weighs stacks by period, in ns "
+				"for cpu-clock), pass --weight=period --period %llu\n",
+				path, (unsigned long long)r->gcd, (unsigned long long)r->gcd);
 	}
 	if (f != stdin)
 		fclose(f);
+	if (rc == 0) {
+		r->samples = to_samples(r, r->raw);
+		r->samples_all = to_samples(r, r->raw_all);
+		r->lost = to_samples(r, r->raw_lost);
+	}
 	if (rc == 0 && r->samples == 0) {
 		fprintf(stderr, "pfdiff: %s: no samples%s%s\n", path, c->o->comm ? " of process " : "",
 			c->o->comm ? c->o->comm : "");
@@ -449,7 +584,7 @@ struct fres {
 	double self_q, total_q;
 	int self_sig, total_sig;
 	int status; /* 0 both, 1 new, 2 gone */
-	double rank;
+	double rank, rank2;
 };
 
 static const struct pf_strtab *sort_names;
@@ -459,9 +594,8 @@ static int cmp_fres(const void *a, const void *b)
 	const struct fres *x = a, *y = b;
 	if (x->rank != y->rank)
 		return x->rank > y->rank ? -1 : 1;
-	double sx = fabs(x->self.delta), sy = fabs(y->self.delta);
-	if (sx != sy)
-		return sx > sy ? -1 : 1;
+	if (x->rank2 != y->rank2)
+		return x->rank2 > y->rank2 ? -1 : 1;
 	return strcmp(pf_strtab_str(sort_names, x->id), pf_strtab_str(sort_names, y->id));
 }
 
@@ -470,17 +604,59 @@ static uint64_t get(const struct run *r, const uint64_t *a, uint32_t id)
 	return id < r->cap ? a[id] : 0;
 }
 
-static void json_str(FILE *out, const char *s)
+/* Length of the well-formed UTF-8 sequence at p (RFC 3629 table 3: no
+ * overlong forms, no surrogates, nothing above U+10FFFF), 0 when the bytes
+ * there are not one. p is NUL-terminated; a NUL ends a sequence early. */
+static size_t utf8_len(const unsigned char *p)
+{
+	unsigned c = p[0];
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		return (p[1] & 0xc0) == 0x80 ? 2 : 0;
+	if (c >= 0xe0 && c <= 0xef) {
+		unsigned lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
+		return p[1] >= lo && p[1] <= hi && (p[2] & 0xc0) == 0x80 ? 3 : 0;
+	}
+	if (c >= 0xf0 && c <= 0xf4) {
+		unsigned lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+		return p[1] >= lo && p[1] <= hi && (p[2] & 0xc0) == 0x80 && (p[3] & 0xc0) == 0x80 ? 4 : 0;
+	}
+	return 0;
+}
+
+/* Writes s as a JSON string. JSON text is UTF-8 (RFC 8259 8.1): a byte that
+ * is not part of a well-formed UTF-8 sequence (a name in Latin-1, a cut
+ * multi-byte character) is written as U+FFFD. @return 1 when a byte was
+ * replaced, else 0. */
+static int json_str(FILE *out, const char *s)
+{
+	int replaced = 0;
+	putc('"', out);
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		size_t n = utf8_len(p);
+		if (n == 0) {
+			fputs("\\ufffd", out);
+			replaced = 1;
+			p++;
+		} else if (*p == '"' || *p == '\\') {
+			fprintf(out, "\\%c", *p++);
+		} else if (*p < 0x20) {
+			fprintf(out, "\\u%04x", *p++);
+		} else {
+			fwrite(p, 1, n, out);
+			p += n;
+		}
+	}
+	putc('"', out);
+	return replaced;
+}
+
+static void json_hex(FILE *out, const char *s)
 {
 	putc('"', out);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(out, "\\%c", *p);
-		else if (*p < 0x20)
-			fprintf(out, "\\u%04x", *p);
-		else
-			putc(*p, out);
-	}
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		fprintf(out, "%02x", *p);
 	putc('"', out);
 }
 
@@ -492,9 +668,10 @@ static void fmt_p(char *buf, size_t n, int tested, double p)
 		snprintf(buf, n, "%.1e", p);
 }
 
-static void fmt_ci(char *buf, size_t n, const struct pf_stat_result *r)
+/* scale: 100 for shares (percentage points), 1 for times already in display units */
+static void fmt_ci(char *buf, size_t n, const struct pf_stat_result *r, double scale)
 {
-	snprintf(buf, n, "[%+.2f,%+.2f]", 100 * r->ci_lo, 100 * r->ci_hi);
+	snprintf(buf, n, "[%+.2f,%+.2f]", scale * r->ci_lo, scale * r->ci_hi);
 }
 
 static const char *sig_word(const struct fres *f)
@@ -508,17 +685,25 @@ static const char *sig_word(const struct fres *f)
 	return "-";
 }
 
-static void json_measure(FILE *out, const char *name, const struct pf_stat_result *r, int tested,
-			 double q, int sig)
+/* One measure (self, total, or the lost samples) as a JSON member. time:
+ * values in the table's unit under plain keys, else shares in % and points.
+ * has_q: the test is one of the Benjamini-Hochberg family. */
+static void json_measure(FILE *out, const char *name, const struct pf_stat_result *r, int time,
+			 int tested, int has_q, double q, int sig)
 {
-	fprintf(out, "\"%s\":{\"base_pct\":%.6f,\"new_pct\":%.6f,\"delta_pp\":%.6f,"
-		"\"ci95_pp\":[%.6f,%.6f]", name, 100 * r->share1, 100 * r->share2, 100 * r->delta,
-		100 * r->ci_lo, 100 * r->ci_hi);
-	if (tested)
-		fprintf(out, ",\"test\":\"%s\",\"p\":%.6g,\"q\":%.6g,\"significant\":%s",
-			pf_stat_test_name(r->test), r->p, q, sig ? "true" : "false");
-	else
+	double k = time ? 1 : 100;
+	fprintf(out, time ? "\"%s\":{\"base\":%.6f,\"new\":%.6f,\"delta\":%.6f,\"ci95\":[%.6f,%.6f]" :
+			    "\"%s\":{\"base_pct\":%.6f,\"new_pct\":%.6f,\"delta_pp\":%.6f,\"ci95_pp\":[%.6f,%.6f]",
+		name, k * r->share1, k * r->share2, k * r->delta, k * r->ci_lo, k * r->ci_hi);
+	if (tested) {
+		fprintf(out, ",\"test\":\"%s\",\"p\":%.6g", pf_stat_test_name(r->test), r->p);
+		if (has_q)
+			fprintf(out, ",\"q\":%.6g,\"significant\":%s", q, sig ? "true" : "false");
+		else
+			fputs(",\"q\":null,\"significant\":false", out);
+	} else {
 		fputs(",\"test\":null,\"p\":null,\"q\":null,\"significant\":false", out);
+	}
 	if (r->test == PF_TEST_WELCH && tested)
 		fprintf(out, ",\"df\":%.4f", r->df);
 	putc('}', out);
@@ -542,7 +727,27 @@ static int cmp_stack_ids(const void *a, const void *b)
 	return strcmp(pf_strtab_str(sort_names, x), pf_strtab_str(sort_names, y));
 }
 
-static int write_folded(struct ctx *c, FILE *out, uint64_t nb, uint64_t nn)
+/* Writes one 'stack BASE NEW' line of --folded, counts rounded to samples;
+ * nothing when both are 0. */
+static void folded_line(struct ctx *c, FILE *out, const char *root, const char *st, double bd, double wd,
+			double nb, double nn)
+{
+	if (c->o->normalize && nn > 0)
+		wd = wd * nb / nn;
+	uint64_t b = (uint64_t)llround(bd), w = (uint64_t)llround(wd);
+	if (b == 0 && w == 0)
+		return;
+	if (root)
+		fprintf(out, "%s%s%s %llu %llu\n", root, *st ? ";" : "", st, (unsigned long long)b,
+			(unsigned long long)w);
+	else if (*st)
+		fprintf(out, "%s %llu %llu\n", st, (unsigned long long)b, (unsigned long long)w);
+}
+
+/* --folded: counts in samples (period-weighted inputs divided by their
+ * period), the lost samples first as pffold's [lost] line; nb, nn: the
+ * samples of each side, [lost] included, for --normalize. */
+static int write_folded(struct ctx *c, FILE *out, double nb, double nn)
 {
 	uint32_t n = c->stacks.count;
 	uint32_t *ord = malloc((n ? n : 1) * sizeof *ord);
@@ -554,22 +759,118 @@ static int write_folded(struct ctx *c, FILE *out, uint64_t nb, uint64_t nn)
 	qsort(ord, n, sizeof *ord, cmp_stack_ids);
 	char rb[512];
 	const char *root = c->o->no_root ? NULL : root_label(c, rb, sizeof rb);
+	folded_line(c, out, NULL, LOST_STACK, c->lost_counts[0], c->lost_counts[1], nb, nn);
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t s = ord[i];
-		uint64_t b = c->stack_counts[0][s], w = c->stack_counts[1][s];
-		if (c->o->normalize && nn > 0)
-			w = (uint64_t)llround((double)w * (double)nb / (double)nn);
-		if (b == 0 && w == 0)
-			continue;
-		const char *st = pf_strtab_str(&c->stacks, s);
-		if (root)
-			fprintf(out, "%s%s%s %llu %llu\n", root, *st ? ";" : "", st,
-				(unsigned long long)b, (unsigned long long)w);
-		else if (*st)
-			fprintf(out, "%s %llu %llu\n", st, (unsigned long long)b, (unsigned long long)w);
+		folded_line(c, out, root, pf_strtab_str(&c->stacks, s), c->stack_counts[0][s],
+			    c->stack_counts[1][s], nb, nn);
 	}
 	free(ord);
 	return 0;
+}
+
+/* Checks the units of --mode=time and sets each run's w: display units
+ * (ms, or millions of events) per sample, lost samples spread pro rata over
+ * the samples of all processes. @return 0, 1 (error) or 2 (usage error),
+ * message printed. */
+static int time_weights(struct run *runs, size_t nruns)
+{
+	for (size_t i = 0; i < nruns; i++) {
+		struct run *r = &runs[i];
+		if (!(r->period > 0)) {
+			fprintf(stderr, "pfdiff: %s: --mode=time needs the sampling period: pass --period N "
+				"(ns: 1e9/F for cpu-clock at -F F), or compare .pf files or pffold --weight=period output\n",
+				r->path);
+			return 2;
+		}
+		if (strcmp(r->unit, runs[0].unit) != 0) {
+			fprintf(stderr, "pfdiff: %s: its periods are in %s, those of %s in %s: no common unit of time\n",
+				r->path, r->unit, runs[0].path, runs[0].unit);
+			return 1;
+		}
+		double all = (double)r->samples_all;
+		double scale = all > 0 ? (all + (double)r->lost) / all : 1;
+		r->w = r->period * scale * 1e-6;
+	}
+	return 0;
+}
+
+/* "250000 ns", or "250000 to 1000000 ns" when the runs of a side differ. */
+static void fmt_period(char *buf, size_t n, const struct run *r, size_t k)
+{
+	double lo = r[0].period, hi = r[0].period;
+	for (size_t i = 1; i < k; i++) {
+		lo = fmin(lo, r[i].period);
+		hi = fmax(hi, r[i].period);
+	}
+	if (lo == hi)
+		snprintf(buf, n, " of %.0f %s", lo, r[0].unit);
+	else
+		snprintf(buf, n, " of %.0f to %.0f %s", lo, hi, r[0].unit);
+}
+
+static void header_side(FILE *out, const char *name, const struct run *r, size_t k, int time)
+{
+	uint64_t n = 0, lost = 0, all = 0;
+	for (size_t i = 0; i < k; i++) {
+		n += r[i].samples;
+		lost += r[i].lost;
+		all += r[i].samples_all;
+	}
+	char per[96] = "";
+	if (time)
+		fmt_period(per, sizeof per, r, k);
+	fprintf(out, "%s: %zu run%s, %llu samples%s", name, k, k > 1 ? "s" : "", (unsigned long long)n, per);
+	if (lost)
+		fprintf(out, " + %llu lost (%.2f%%)", (unsigned long long)lost,
+			100.0 * (double)lost / ((double)lost + (double)all));
+}
+
+static void print_row(FILE *out, const struct fres *f, const char *name, int time)
+{
+	double k = time ? 1 : 100;
+	char cis[64], cit[64], ps[16], pt[16], tn[24];
+	fmt_ci(cis, sizeof cis, &f->self, k);
+	fmt_ci(cit, sizeof cit, &f->total, k);
+	fmt_p(ps, sizeof ps, f->self_tested, f->self.p);
+	fmt_p(pt, sizeof pt, 1, f->total.p);
+	snprintf(tn, sizeof tn, "%s/%s", f->self_tested ? pf_stat_test_name(f->self.test) : "-",
+		 pf_stat_test_name(f->total.test));
+	const char *st = f->status == 1 ? "new" : f->status == 2 ? "gone" : "-";
+	if (time)
+		fprintf(out, "%9.2f %9.2f %+9.2f %-21s %8s  %9.2f %9.2f %+9.2f %-21s %8s  %-5s %-11s %-6s %s\n",
+			f->self.share1, f->self.share2, f->self.delta, cis, ps, f->total.share1,
+			f->total.share2, f->total.delta, cit, pt, sig_word(f), tn, st, name);
+	else
+		fprintf(out, "%7.2f %7.2f %+7.2f %-17s %8s  %7.2f %7.2f %+7.2f %-17s %8s  %-5s %-11s %-6s %s\n",
+			100 * f->self.share1, 100 * f->self.share2, 100 * f->self.delta, cis, ps,
+			100 * f->total.share1, 100 * f->total.share2, 100 * f->total.delta, cit, pt,
+			sig_word(f), tn, st, name);
+}
+
+/* The lost samples of the runs compared as a measure of their own: the
+ * share of all samples (seen and lost) that were lost, or the time they
+ * stand for (lost x period). Never part of the functions' shares or times. */
+static void lost_measure(const struct run *runs, size_t nbase, size_t nnew, int time, double *v1,
+			 double *v2, struct pf_stat_result *r)
+{
+	const struct run *b = runs, *n = runs + nbase;
+	if (nbase > 1) {
+		for (size_t i = 0; i < nbase + nnew; i++) {
+			const struct run *x = &runs[i];
+			double v = time ? (double)x->lost * x->period * 1e-6 :
+					  (double)x->lost / ((double)x->lost + (double)x->samples_all);
+			if (i < nbase)
+				v1[i] = v;
+			else
+				v2[i - nbase] = v;
+		}
+		pf_stat_welch(v1, nbase, v2, nnew, r);
+	} else if (time) {
+		pf_stat_poisson(b->lost, b->period * 1e-6, n->lost, n->period * 1e-6, r);
+	} else {
+		pf_stat_two_prop(b->lost, b->lost + b->samples_all, n->lost, n->lost + n->samples_all, r);
+	}
 }
 
 int pfdiff_run(const struct pfdiff_opts *o, const char **base, size_t nbase,
@@ -584,19 +885,34 @@ int pfdiff_run(const struct pfdiff_opts *o, const char **base, size_t nbase,
 	struct fres *fr = NULL;
 	double *pv = NULL, *qv = NULL, *s1 = NULL, *s2 = NULL;
 	FILE *out = NULL;
+	const int time = o->mode == PFDIFF_MODE_TIME;
 	if (!runs || pf_strtab_init(&c.funcs) < 0 || pf_strtab_init(&c.stacks) < 0 ||
 	    pf_strtab_init(&c.roots[0]) < 0 || pf_strtab_init(&c.roots[1]) < 0)
 		goto oom;
 	for (size_t i = 0; i < nruns; i++) {
 		runs[i].path = i < nbase ? base[i] : new[i - nbase];
-		if (read_run(&c, &runs[i], i < nbase ? 0 : 1) < 0)
+		int rc = read_run(&c, &runs[i], i < nbase ? 0 : 1);
+		if (rc < 0) {
+			status = rc == -2 ? 2 : 1;
 			goto done;
+		}
 	}
+	if (time && !o->folded && (status = time_weights(runs, nruns)) != 0)
+		goto done;
+	status = 1;
 	uint32_t nf = c.funcs.count;
 	int multi = nbase > 1;
-	uint64_t nb = 0, nn = 0;
-	for (size_t i = 0; i < nruns; i++)
-		*(i < nbase ? &nb : &nn) += runs[i].samples;
+	uint64_t any_lost = 0;
+	double nb = 0, nn = 0, base_total = 0;
+	for (size_t i = 0; i < nruns; i++) {
+		double all = (double)(runs[i].samples + runs[i].lost);
+		*(i < nbase ? &nb : &nn) += all;
+		any_lost |= runs[i].lost;
+		if (i < nbase)
+			base_total += (double)runs[i].samples * runs[i].w / (double)nbase;
+	}
+	/* points: of 100 % for shares, of BASE's total time in --mode=time */
+	const double pts = time ? (base_total > 0 ? 100 / base_total : 0) : 100;
 
 	if (strcmp(output, "-") == 0) {
 		out = stdout;
@@ -636,14 +952,24 @@ int pfdiff_run(const struct pfdiff_opts *o, const char **base, size_t nbase,
 		for (int k = 0; k < 2; k++) {
 			struct pf_stat_result *r = k ? &f->total : &f->self;
 			if (!multi) {
-				pf_stat_two_prop(k ? tb : sb, nb, k ? tn : sn, nn, r);
+				const struct run *rb = &runs[0], *rn = &runs[nbase];
+				uint64_t xb = to_samples(rb, k ? tb : sb), xn = to_samples(rn, k ? tn : sn);
+				/* rounding of period-weighted counts must not pass the total */
+				xb = xb < rb->samples ? xb : rb->samples;
+				xn = xn < rn->samples ? xn : rn->samples;
+				if (time)
+					pf_stat_poisson(xb, rb->w, xn, rn->w, r);
+				else
+					pf_stat_two_prop(xb, rb->samples, xn, rn->samples, r);
 			} else {
-				for (size_t i = 0; i < nbase; i++)
-					s1[i] = (double)get(&runs[i], k ? runs[i].total : runs[i].self, id) /
-						(double)runs[i].samples;
-				for (size_t i = 0; i < nnew; i++) {
-					const struct run *rr = &runs[nbase + i];
-					s2[i] = (double)get(rr, k ? rr->total : rr->self, id) / (double)rr->samples;
+				for (size_t i = 0; i < nruns; i++) {
+					const struct run *rr = &runs[i];
+					double x = (double)to_samples(rr, get(rr, k ? rr->total : rr->self, id));
+					double v = time ? x * rr->w : fmin(x, (double)rr->samples) / (double)rr->samples;
+					if (i < nbase)
+						s1[i] = v;
+					else
+						s2[i - nbase] = v;
 				}
 				pf_stat_welch(s1, nbase, s2, nnew, r);
 			}
@@ -654,7 +980,15 @@ int pfdiff_run(const struct pfdiff_opts *o, const char **base, size_t nbase,
 			pv[m++] = f->self.p;
 		pv[m++] = f->total.p;
 		f->status = tb == 0 ? 1 : tn == 0 ? 2 : 0;
-		f->rank = fmax(fabs(f->self.delta), fabs(f->total.delta));
+		if (time) {
+			/* "which function takes more time": its own time first;
+			 * every caller's total grows with it */
+			f->rank = fabs(f->self.delta);
+			f->rank2 = fabs(f->total.delta);
+		} else {
+			f->rank = fmax(fabs(f->self.delta), fabs(f->total.delta));
+			f->rank2 = fabs(f->self.delta);
+		}
 	}
 	if (pf_stat_bh(pv, qv, m) < 0)
 		goto oom;
@@ -669,17 +1003,28 @@ int pfdiff_run(const struct pfdiff_opts *o, const char **base, size_t nbase,
 		f->total_q = qv[m++];
 		f->total_sig = f->total_q <= o->alpha;
 		if (o->fail_pp >= 0 &&
-		    ((f->self_sig && f->self.delta > 0 && 100 * f->self.delta >= o->fail_pp - 1e-9) ||
-		     (f->total_sig && f->total.delta > 0 && 100 * f->total.delta >= o->fail_pp - 1e-9)))
+		    ((f->self_sig && f->self.delta > 0 && pts * f->self.delta >= o->fail_pp - 1e-9) ||
+		     (f->total_sig && f->total.delta > 0 && pts * f->total.delta >= o->fail_pp - 1e-9)))
 			regression = 1;
 	}
 	sort_names = &c.funcs;
 	qsort(fr, nf, sizeof *fr, cmp_fres);
 
-	const char *test = multi ? "Welch's t test on per-run shares" :
-			   "two-proportion z test (exact binomial for small counts)";
+	struct fres lost;
+	memset(&lost, 0, sizeof lost);
+	lost_measure(runs, nbase, nnew, time, s1, s2, &lost.self);
+	lost.total = lost.self;
+	lost.self_tested = lost.total_tested = 1;
+
+	const char *unit = time && strcmp(runs[0].unit, "ns") != 0 ? "Mevents" : "ms";
+	const char *test = multi ? (time ? "Welch's t test on per-run times" : "Welch's t test on per-run shares") :
+			   time ? "Poisson test of the two sample counts (exact binomial for small counts)" :
+				  "two-proportion z test (exact binomial for small counts)";
 	if (o->json) {
-		fputs("{\"base\":{\"runs\":[", out);
+		fprintf(out, "{\"mode\":\"%s\",", time ? "time" : "share");
+		if (time)
+			fprintf(out, "\"unit\":\"%s\",\"base_total\":%.6f,", unit, base_total);
+		fputs("\"base\":{\"runs\":[", out);
 		for (size_t i = 0; i < nruns; i++) {
 			if (i == nbase)
 				fputs("]},\"new\":{\"runs\":[", out);
@@ -687,54 +1032,73 @@ int pfdiff_run(const struct pfdiff_opts *o, const char **base, size_t nbase,
 				putc(',', out);
 			fputs("{\"file\":", out);
 			json_str(out, runs[i].path);
-			fprintf(out, ",\"samples\":%llu}", (unsigned long long)runs[i].samples);
+			fprintf(out, ",\"samples\":%llu,\"lost\":%llu", (unsigned long long)runs[i].samples,
+				(unsigned long long)runs[i].lost);
+			if (runs[i].period > 0)
+				fprintf(out, ",\"period\":%.6g,\"period_unit\":\"%s\"", runs[i].period, runs[i].unit);
+			putc('}', out);
 		}
-		fprintf(out, "]},\"test\":\"%s\",\"alpha\":%g,\"tests\":%zu,\"regression\":%s,\"functions\":[",
-			multi ? "welch" : "z", o->alpha, m, regression ? "true" : "false");
+		fprintf(out, "]},\"test\":\"%s\",\"alpha\":%g,\"tests\":%zu,\"regression\":%s,",
+			multi ? "welch" : time ? "poisson" : "z", o->alpha, m, regression ? "true" : "false");
+		json_measure(out, "lost", &lost.self, time, 1, 0, 0, 0);
+		fputs(",\"functions\":[", out);
 	} else {
-		fprintf(out, "# base: %zu run%s, %llu samples; new: %zu run%s, %llu samples\n", nbase,
-			nbase > 1 ? "s" : "", (unsigned long long)nb, nnew, nnew > 1 ? "s" : "",
-			(unsigned long long)nn);
-		fprintf(out, "# shares in %%, changes in percentage points, 95%% CI; %s;\n"
-			"# significant: Benjamini-Hochberg q <= %g over %zu tests\n", test, o->alpha, m);
-		fprintf(out, "%7s %7s %7s %-17s %8s  %7s %7s %7s %-17s %8s  %-5s %-11s %-6s %s\n",
-			"SELF_B", "SELF_N", "D_SELF", "CI_SELF", "P_SELF", "TOT_B", "TOT_N", "D_TOT",
-			"CI_TOT", "P_TOT", "SIG", "TEST", "STATUS", "FUNCTION");
+		fputs("# ", out);
+		header_side(out, "base", runs, nbase, time);
+		fputs("; ", out);
+		header_side(out, "new", runs + nbase, nnew, time);
+		putc('\n', out);
+		if (time)
+			fprintf(out, "# mode=time: %s per run (samples x period x (seen + lost) / seen), changes in %s, "
+				"95%% CI; %s;\n", strcmp(unit, "ms") == 0 ? "time in ms" : "millions of events",
+				unit, test);
+		else
+			fprintf(out, "# mode=share: shares of the samples seen in %%, changes in percentage points, "
+				"95%% CI; %s;\n", test);
+		fprintf(out, "# significant: Benjamini-Hochberg q <= %g over %zu tests", o->alpha, m);
+		if (time)
+			fprintf(out, "; points (--min-delta, --fail-on-regression) are %% of BASE's total, %.2f %s",
+				base_total, unit);
+		putc('\n', out);
+		if (time)
+			fprintf(out, "%9s %9s %9s %-21s %8s  %9s %9s %9s %-21s %8s  %-5s %-11s %-6s %s\n",
+				"SELF_B", "SELF_N", "D_SELF", "CI_SELF", "P_SELF", "TOT_B", "TOT_N", "D_TOT",
+				"CI_TOT", "P_TOT", "SIG", "TEST", "STATUS", "FUNCTION");
+		else
+			fprintf(out, "%7s %7s %7s %-17s %8s  %7s %7s %7s %-17s %8s  %-5s %-11s %-6s %s\n",
+				"SELF_B", "SELF_N", "D_SELF", "CI_SELF", "P_SELF", "TOT_B", "TOT_N", "D_TOT",
+				"CI_TOT", "P_TOT", "SIG", "TEST", "STATUS", "FUNCTION");
 	}
 	unsigned long shown = 0;
 	for (uint32_t i = 0; i < nf; i++) {
 		const struct fres *f = &fr[i];
-		if (100 * f->rank < o->min_delta_pp - 1e-9)
+		if (pts * fmax(fabs(f->self.delta), fabs(f->total.delta)) < o->min_delta_pp - 1e-9)
 			continue;
 		if (o->has_top && shown >= o->top)
 			break;
 		shown++;
 		const char *name = pf_strtab_str(&c.funcs, f->id);
-		const char *st = f->status == 1 ? "new" : f->status == 2 ? "gone" : "-";
 		if (o->json) {
 			if (shown > 1)
 				putc(',', out);
 			fputs("\n{\"name\":", out);
-			json_str(out, name);
-			fprintf(out, ",\"status\":\"%s\",", f->status == 0 ? "both" : st);
-			json_measure(out, "self", &f->self, f->self_tested, f->self_q, f->self_sig);
+			if (json_str(out, name)) {
+				fputs(",\"name_hex\":", out);
+				json_hex(out, name);
+			}
+			fprintf(out, ",\"status\":\"%s\",",
+				f->status == 0 ? "both" : f->status == 1 ? "new" : "gone");
+			json_measure(out, "self", &f->self, time, f->self_tested, 1, f->self_q, f->self_sig);
 			putc(',', out);
-			json_measure(out, "total", &f->total, 1, f->total_q, f->total_sig);
+			json_measure(out, "total", &f->total, time, 1, 1, f->total_q, f->total_sig);
 			putc('}', out);
 			continue;
 		}
-		char cis[48], cit[48], ps[16], pt[16], tn[24];
-		fmt_ci(cis, sizeof cis, &f->self);
-		fmt_ci(cit, sizeof cit, &f->total);
-		fmt_p(ps, sizeof ps, f->self_tested, f->self.p);
-		fmt_p(pt, sizeof pt, 1, f->total.p);
-		snprintf(tn, sizeof tn, "%s/%s", f->self_tested ? pf_stat_test_name(f->self.test) : "-",
-			 pf_stat_test_name(f->total.test));
-		fprintf(out, "%7.2f %7.2f %+7.2f %-17s %8s  %7.2f %7.2f %+7.2f %-17s %8s  %-5s %-11s %-6s %s\n",
-			100 * f->self.share1, 100 * f->self.share2, 100 * f->self.delta, cis, ps,
-			100 * f->total.share1, 100 * f->total.share2, 100 * f->total.delta, cit, pt,
-			sig_word(f), tn, st, name);
+		print_row(out, f, name, time);
 	}
+	/* the lost samples: their own row, last, whatever --top and --min-delta say */
+	if (!o->json && any_lost)
+		print_row(out, &lost, LOST_STACK, time);
 	if (o->json)
 		fputs("\n]}\n", out);
 	status = regression ? 3 : 0;
