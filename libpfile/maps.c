@@ -138,11 +138,17 @@ static const struct pf_maps_bid *bid_find(const struct pf_maps *m, const char *p
 int64_t pf_maps_dso_intern(struct pf_maps *m, const char *path, size_t len,
 			   const uint8_t *bid, size_t bid_size)
 {
+	return pf_maps_dso_intern_flags(m, path, len, bid, bid_size, 0);
+}
+
+int64_t pf_maps_dso_intern_flags(struct pf_maps *m, const char *path, size_t len,
+				 const uint8_t *bid, size_t bid_size, uint8_t flags)
+{
 	if (bid_size > 64)
 		bid_size = 64;
 	if (len > UINT32_MAX - 1)
 		return -EINVAL;
-	if (!bid_size) {
+	if (!bid_size && !(flags & PF_DSO_DELETED)) {
 		const struct pf_maps_bid *b = bid_find(m, path, len);
 		if (b) {
 			bid = b->id;
@@ -154,8 +160,8 @@ int64_t pf_maps_dso_intern(struct pf_maps *m, const char *path, size_t len,
 		uint32_t k = (uint32_t)hv & (m->dso_hash_cap - 1);
 		while (m->dso_hash[k]) {
 			struct pf_dso *d = &m->dsos[m->dso_hash[k] - 1];
-			if (d->path_len == len && d->build_id_size == bid_size && memcmp(d->path, path, len) == 0 &&
-			    (bid_size == 0 || memcmp(d->build_id, bid, bid_size) == 0))
+			if (d->path_len == len && d->build_id_size == bid_size && d->flags == flags &&
+			    memcmp(d->path, path, len) == 0 && (bid_size == 0 || memcmp(d->build_id, bid, bid_size) == 0))
 				return d->id;
 			k = (k + 1) & (m->dso_hash_cap - 1);
 		}
@@ -183,6 +189,7 @@ int64_t pf_maps_dso_intern(struct pf_maps *m, const char *path, size_t len,
 	d->build_id_size = (uint8_t)bid_size;
 	if (bid_size)
 		memcpy(d->build_id, bid, bid_size);
+	d->flags = flags;
 	d->id = m->n_dsos;
 	uint32_t k = (uint32_t)hv & (m->dso_hash_cap - 1);
 	while (m->dso_hash[k])
@@ -220,7 +227,8 @@ int pf_maps_note_buildid(struct pf_maps *m, const struct pf_buildid *e)
 	int changed = 0;
 	for (uint32_t i = 0; i < m->n_dsos; i++) {
 		struct pf_dso *d = &m->dsos[i];
-		if (!d->build_id_size && d->path_len == b->path_len && memcmp(d->path, b->path, b->path_len) == 0) {
+		if (!d->build_id_size && !(d->flags & PF_DSO_DELETED) && d->path_len == b->path_len &&
+		    memcmp(d->path, b->path, b->path_len) == 0) {
 			d->build_id_size = b->size;
 			memcpy(d->build_id, b->id, b->size);
 			changed = 1;
@@ -397,11 +405,14 @@ int pf_maps_add_proc_maps(struct pf_maps *m, uint32_t pid, uint64_t time_ns,
 		if (s >= eol)
 			continue; /* anonymous */
 		size_t plen = (size_t)(eol - s);
-		if (plen >= 10 && memcmp(s + plen - 10, " (deleted)", 10) == 0)
+		uint8_t flags = 0;
+		if (plen >= 10 && memcmp(s + plen - 10, " (deleted)", 10) == 0) {
 			plen -= 10;
+			flags = PF_DSO_DELETED;
+		}
 		if (stop <= start)
 			continue;
-		int64_t dso = pf_maps_dso_intern(m, s, plen, NULL, 0);
+		int64_t dso = pf_maps_dso_intern_flags(m, s, plen, NULL, 0, flags);
 		if (dso < 0)
 			return (int)dso;
 		int rc = pf_maps_mmap(m, pid, start, stop - start, off, (uint32_t)dso, time_ns);

@@ -39,6 +39,12 @@ extern "C" {
 #define PF_MAPS_NONE UINT32_MAX
 #define PF_TIME_INF UINT64_MAX
 
+/* pf_dso.flags: the file was deleted when the mapping was seen; its path
+ * (without the " (deleted)" that /proc/PID/maps adds) now names another
+ * file or none. Set for MAPS snapshots; an MMAP2 record's path keeps the
+ * suffix as the kernel wrote it. */
+#define PF_DSO_DELETED 0x01u
+
 /* A mapped file (or pseudo file: "[vdso]", "//anon"), interned by path and
  * build-id: the same path with two build-ids (a binary replaced during the
  * recording) gives two DSOs. */
@@ -47,6 +53,7 @@ struct pf_dso {
 	uint32_t path_len;       /* bytes, without the NUL */
 	uint8_t build_id_size;   /* bytes, 0 = unknown */
 	uint8_t build_id[64];
+	uint8_t flags;           /* PF_DSO_* */
 	uint32_t id;             /* index in the table */
 	void *user;              /* free for the caller (e.g. the symbolizer's state) */
 };
@@ -101,6 +108,13 @@ void pf_maps_free(struct pf_maps *m);
  * used). @return the DSO id, or -ENOMEM. */
 int64_t pf_maps_dso_intern(struct pf_maps *m, const char *path, size_t len,
 			   const uint8_t *bid, size_t bid_size);
+
+/* pf_maps_dso_intern() with PF_DSO_* `flags`, which are part of the key. A
+ * DSO flagged PF_DSO_DELETED never takes a build-id noted for its path
+ * (that one was read from the file now at the path, not from the deleted
+ * one). @return the DSO id, or -ENOMEM. */
+int64_t pf_maps_dso_intern_flags(struct pf_maps *m, const char *path, size_t len,
+				 const uint8_t *bid, size_t bid_size, uint8_t flags);
 
 /* The DSO with id `id` (< m->n_dsos). */
 static inline struct pf_dso *pf_maps_dso(const struct pf_maps *m, uint32_t id)
