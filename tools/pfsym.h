@@ -31,8 +31,10 @@ struct root {
 	struct root_dir {
 		char *rel;
 		int fd;
-	} dirs[32];
-	unsigned n_dirs, next_dir;
+		unsigned long used; /* tick of the last walk that used it */
+	} dirs[16];
+	unsigned n_dirs;
+	unsigned long tick;
 	unsigned long devs_ok[8];
 	unsigned n_devs_ok;
 };

@@ -181,12 +181,17 @@ static void dir_keep(struct root *r, const char *rel, size_t n, int fd)
 	if (r->n_dirs < ROOT_N_DIRS) {
 		d = &r->dirs[r->n_dirs++];
 	} else {
-		d = &r->dirs[r->next_dir++ % ROOT_N_DIRS];
+		/* in place of the least recently used */
+		d = &r->dirs[0];
+		for (unsigned i = 1; i < r->n_dirs; i++)
+			if (r->dirs[i].used < d->used)
+				d = &r->dirs[i];
 		close(d->fd);
 		free(d->rel);
 	}
 	d->rel = copy;
 	d->fd = fd;
+	d->used = r->tick;
 }
 
 /* Whether the regular file `name` in directory dfd, of device `dev`, is on
@@ -260,6 +265,7 @@ restart:
 				}
 			}
 			if (best) {
+				r->dirs[bi].used = ++r->tick;
 				dirs[1] = r->dirs[bi].fd;
 				owned[1] = 0;
 				cached1 = 1;
@@ -401,6 +407,7 @@ restart:
 	}
 	/* remember the deepest directory walked to and its parent (the next
 	 * walk may end in a sibling: /usr/lib/debug/.build-id/xx) */
+	r->tick++;
 	for (int i = depth; i > 0 && i >= depth - 1; i--) {
 		if (owned[i]) {
 			dir_keep(r, rel, comp_end[i], dirs[i]);
