@@ -166,6 +166,11 @@ main_stacks() {
 	refute_line --partial "app/prog: from this machine"
 	run -0 pffold sr2h.sym
 	assert_output --regexp ';__libc_start_call_main;main;'
+	# a --symfs that is not there: an error before the output is made
+	run pfsym --symfs "$PWD/no-such-root" rec.pf -o nosr.sym
+	assert_failure 1
+	assert_output "pfsym: $PWD/no-such-root: No such file or directory"
+	[ ! -e nosr.sym ]
 }
 
 @test "--debug-dir inside the sysroot follows the sysroot's links; one outside keeps its own" {
