@@ -191,7 +191,7 @@ static void dir_keep(struct root *r, const char *rel, size_t n, int fd)
 	}
 	d->rel = copy;
 	d->fd = fd;
-	d->used = r->tick;
+	d->used = ++r->tick;
 }
 
 /* Whether the regular file `name` in directory dfd, of device `dev`, is on
@@ -405,10 +405,10 @@ restart:
 		tail = "";
 		break;
 	}
-	/* remember the deepest directory walked to and its parent (the next
-	 * walk may end in a sibling: /usr/lib/debug/.build-id/xx) */
-	r->tick++;
-	for (int i = depth; i > 0 && i >= depth - 1; i--) {
+	/* remember the directories walked to (the next walk may end in a
+	 * sibling: /usr/lib/debug/.build-id/xx), the deepest last: it is the
+	 * one used next, the least recently used go first */
+	for (int i = 1; i <= depth; i++) {
 		if (owned[i]) {
 			dir_keep(r, rel, comp_end[i], dirs[i]);
 			owned[i] = 0;
