@@ -160,13 +160,12 @@ static void dso_classify(struct pf_dso *d, const struct pf_maps_bid *b)
 	if (len && p[0] == '[')
 		d->kind = PF_DSO_PSEUDO;
 	else if (!len || p[0] != '/' || has_prefix(p, len, "//anon") || has_prefix(p, len, "/memfd:") ||
-		 has_prefix(p, len, "/SYSV") || has_prefix(p, len, "/anon_hugepage") ||
-		 has_prefix(p, len, "/dev/zero"))
+		 has_prefix(p, len, "/SYSV") || has_prefix(p, len, "/anon_hugepage"))
 		d->kind = PF_DSO_ANON;
 	else if (deleted)
 		d->kind = PF_DSO_DELETED;
-	else if (b && (b->flags & PF_BUILDID_REPLACED))
-		d->kind = PF_DSO_REPLACED;
+	else if (b && (b->flags & PF_BUILDID_REPLACED) && !d->build_id_size && !b->size)
+		d->kind = PF_DSO_REPLACED; /* with a build-id, the file at the path fails its check */
 	else
 		d->kind = PF_DSO_FILE;
 }

@@ -52,7 +52,8 @@ enum pf_dso_kind {
 	PF_DSO_FILE = 0,   /* a file at `path` */
 	PF_DSO_DELETED,    /* a deleted file ("... (deleted)"): never open `path` */
 	PF_DSO_REPLACED,   /* `path` names another file now: never open it */
-	PF_DSO_ANON,       /* memory with no file to open: //anon, memfd:, anon_inode:, SysV shm */
+	PF_DSO_ANON,       /* memory with no file to open: //anon, memfd:, anon_inode:, SysV shm,
+	                      anonymous huge pages */
 	PF_DSO_PSEUDO,     /* a kernel-provided area: [vdso], [heap], [stack], ... */
 };
 

@@ -35,11 +35,15 @@ static void usage(FILE *f)
 	      "\n"
 	      "Options:\n"
 	      "  -o, --output=FILE     write to FILE ('-' = standard output; never a terminal)\n"
-	      "      --symfs=DIR       look for binaries under DIR first (a copy of the\n"
-	      "                        recorded machine's root file system)\n"
+	      "      --symfs=DIR       look for binaries under DIR instead of this machine's\n"
+	      "                        root (a copy of the recorded machine's root file\n"
+	      "                        system; its symbolic links never lead out of DIR)\n"
+	      "      --host-fallback   with --symfs: also look at this machine's files\n"
+	      "                        (the summary names each one used)\n"
 	      "      --debug-dir=DIR   also look for debug files in DIR (DIR/.build-id/xx/rest.debug,\n"
 	      "                        DIR/PATH, DIR/PATH.debug); may be repeated\n"
-	      "  -f, --force           use binaries whose build-id differs from the recorded one\n"
+	      "  -f, --force           use binaries whose build-id differs from the recorded one,\n"
+	      "                        or that no build-id can vouch for (none recorded)\n"
 	      "      --no-demangle     keep C++ and Rust names as mangled in the symbol table\n"
 	      "                        (default: demangled, e.g. 'Worker<3>::spin(long)')\n"
 	      "  -q, --quiet           no summary on standard error\n"
@@ -49,10 +53,14 @@ static void usage(FILE *f)
 	      "  -h, --help            show this help and exit\n"
 	      "  -V, --version         show the version and exit\n"
 	      "\n"
-	      "Binaries are looked up in this order: --symfs DIR + path, the recorded path,\n"
-	      "each --debug-dir, /usr/lib/debug/.build-id/xx/rest.debug. A file is used only\n"
-	      "if its build-id matches the recording; frames of missing or mismatched\n"
-	      "binaries stay '[file+0xOFFSET]' and the summary lists the places tried.\n"
+	      "Binaries are looked up in this order: the recorded path (under --symfs DIR,\n"
+	      "else on this machine), each --debug-dir, /usr/lib/debug/.build-id/xx/rest.debug\n"
+	      "(under --symfs DIR, else on this machine), and with --symfs --host-fallback,\n"
+	      "this machine's path and /usr/lib/debug/.build-id. A file is used only if its\n"
+	      "build-id matches the recording's (without --force); frames of missing or\n"
+	      "mismatched binaries stay '[file+0xOFFSET]' and the summary lists the places\n"
+	      "tried. Only regular files are opened: never FIFOs, devices, sockets, or files\n"
+	      "under /proc, /sys or /dev; never a path recorded as deleted or memfd.\n"
 	      "\n"
 	      "The input's sections are copied as stored. The resolved profile is compressed\n"
 	      "(zstd level 1) when OUT is a file, and stored uncompressed when OUT is a pipe\n"
@@ -359,14 +367,16 @@ static void ahead_stop(struct ahead *a)
 	pthread_cond_destroy(&a->cv);
 }
 
-static int write_syminfo_start(pf_writer *w, const char *in, const char *symfs, int force)
+static int write_syminfo_start(pf_writer *w, const char *in, const struct pfsym_opts *so)
 {
 	struct pf_buf b = { 0 };
 	int rc = pf_kv_add(&b, "pfsym.version", PF_VERSION_STRING);
 	rc |= pf_kv_add(&b, "input", in);
-	if (symfs)
-		rc |= pf_kv_add(&b, "symfs", symfs);
-	rc |= pf_kv_add(&b, "force", force ? "1" : "0");
+	if (so->symfs) {
+		rc |= pf_kv_add(&b, "symfs", so->symfs);
+		rc |= pf_kv_add(&b, "host_fallback", so->host_fallback ? "1" : "0");
+	}
+	rc |= pf_kv_add(&b, "force", so->force ? "1" : "0");
 	if (!rc)
 		rc = pf_writer_section(w, PF_SEC_SYMINFO, 0, b.data, b.len);
 	pf_buf_free(&b);
@@ -376,7 +386,7 @@ static int write_syminfo_start(pf_writer *w, const char *in, const char *symfs, 
 static const struct unwinder *g_unw; /* for the SYMINFO counters */
 
 static int write_syminfo_end(pf_writer *w, const struct pf_prof_stats *ps, const struct pf_prof *p,
-			     unsigned found, unsigned missing, unsigned mismatched)
+			     const struct sym_counts *c)
 {
 	struct pf_buf b = { 0 };
 	int rc = pf_kv_add_u64(&b, "samples", ps->samples);
@@ -389,9 +399,11 @@ static int write_syminfo_end(pf_writer *w, const struct pf_prof_stats *ps, const
 	rc |= pf_kv_add_u64(&b, "strings", p->n_str);
 	rc |= pf_kv_add_u64(&b, "frames", p->n_frames);
 	rc |= pf_kv_add_u64(&b, "stacks", p->n_stacks);
-	rc |= pf_kv_add_u64(&b, "binaries_found", found);
-	rc |= pf_kv_add_u64(&b, "binaries_missing", missing);
-	rc |= pf_kv_add_u64(&b, "binaries_mismatched", mismatched);
+	rc |= pf_kv_add_u64(&b, "binaries_found", c->found);
+	rc |= pf_kv_add_u64(&b, "binaries_missing", c->missing);
+	rc |= pf_kv_add_u64(&b, "binaries_mismatched", c->mismatched);
+	rc |= pf_kv_add_u64(&b, "binaries_unverified", c->unverified);
+	rc |= pf_kv_add_u64(&b, "binaries_from_host", c->from_host);
 	rc |= unw_syminfo(g_unw, &b);
 	if (!rc)
 		rc = pf_writer_section(w, PF_SEC_SYMINFO, 0, b.data, b.len);
@@ -402,7 +414,13 @@ static int write_syminfo_end(pf_writer *w, const struct pf_prof_stats *ps, const
 /* pfsym --resolve=BINARY ADDR...: one line per address. */
 static int resolve_main(const struct pfsym_opts *so, const char *bin, char **addrs, int n)
 {
-	struct symbolizer *sym = sym_new(so);
+	struct symbolizer *sym;
+	const char *bad;
+	int rc = sym_new(so, &sym, &bad);
+	if (rc < 0) {
+		fprintf(stderr, PROG ": %s: %s\n", bad ? bad : "symbolizer", strerror(-rc));
+		return 1;
+	}
 	struct pf_prof p;
 	pf_prof_init(&p);
 	/* binaries are found by absolute path, as recorded */
@@ -412,7 +430,7 @@ static int resolve_main(const struct pfsym_opts *so, const char *bin, char **add
 		sym_free(sym);
 		return 1;
 	}
-	int status = sym ? 0 : 1;
+	int status = 0;
 	for (int i = 0; i < n && !status; i++) {
 		char *e;
 		errno = 0;
@@ -442,6 +460,7 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "symfs", required_argument, NULL, 'S' },
+		{ "host-fallback", no_argument, NULL, 'H' },
 		{ "debug-dir", required_argument, NULL, 'D' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "no-demangle", no_argument, NULL, 'M' },
@@ -467,6 +486,9 @@ int main(int argc, char **argv)
 			break;
 		case 'S':
 			so.symfs = optarg;
+			break;
+		case 'H':
+			so.host_fallback = 1;
 			break;
 		case 'D':
 			if (so.n_debug_dirs == 32) {
@@ -512,6 +534,18 @@ int main(int argc, char **argv)
 	if (!out)
 		out = "-";
 
+	/* the directories first: a wrong --symfs must not cost the output file */
+	struct symbolizer *sym;
+	const char *bad_dir;
+	int rc = sym_new(&so, &sym, &bad_dir);
+	if (rc < 0) {
+		if (bad_dir)
+			fprintf(stderr, PROG ": %s: %s\n", bad_dir, strerror(-rc));
+		else
+			fprintf(stderr, PROG ": %s\n", strerror(-rc));
+		return 1;
+	}
+
 	/* Writing over the input would destroy the recording before it is read. */
 	struct stat in_st, out_st;
 	int have_in = strcmp(in, "-") ? stat(in, &in_st) == 0 : fstat(0, &in_st) == 0;
@@ -519,6 +553,7 @@ int main(int argc, char **argv)
 	if (have_in && have_out && S_ISREG(in_st.st_mode) && in_st.st_dev == out_st.st_dev &&
 	    in_st.st_ino == out_st.st_ino) {
 		fprintf(stderr, PROG ": %s: the output is the input file; write to another file\n", out);
+		sym_free(sym);
 		return 1;
 	}
 
@@ -526,18 +561,20 @@ int main(int argc, char **argv)
 	if (strcmp(out, "-") == 0) {
 		if (isatty(1)) {
 			fprintf(stderr, PROG ": refusing to write binary data to a terminal (use -o FILE or a pipe)\n");
+			sym_free(sym);
 			return 1;
 		}
 	} else {
 		ofd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (ofd < 0) {
 			fprintf(stderr, PROG ": %s: %s\n", out, strerror(errno));
+			sym_free(sym);
 			return 1;
 		}
 	}
 
 	pf_reader *r;
-	int rc = pf_reader_open(&r, in);
+	rc = pf_reader_open(&r, in);
 	if (rc < 0) {
 		const char *m = r ? pf_reader_errmsg(r) : "";
 		if (m && *m)
@@ -547,6 +584,7 @@ int main(int argc, char **argv)
 		pf_reader_close(r);
 		if (ofd != 1)
 			close(ofd);
+		sym_free(sym);
 		return 1;
 	}
 	/* The read-ahead thread starts now, reading the first sections while
@@ -568,6 +606,7 @@ int main(int argc, char **argv)
 		pf_reader_close(r);
 		if (ofd != 1)
 			close(ofd);
+		sym_free(sym);
 		return 1;
 	}
 	struct pf_writer_opts wo = PF_WRITER_OPTS_INIT;
@@ -593,8 +632,7 @@ int main(int argc, char **argv)
 	struct state st = { 0 };
 	pf_prof_init(&st.prof);
 	int status = 0;
-	struct symbolizer *sym = sym_new(&so);
-	struct unwinder *unw = sym ? unw_new(sym, &so, fh->e_machine) : NULL;
+	struct unwinder *unw = unw_new(sym, &so, fh->e_machine);
 	g_unw = unw;
 	pf_prof_builder *b = NULL;
 	struct pf_prof_builder_opts bo = { sizeof(bo), sym_resolve, sym, on_sample, &st, unw_unwind, unw };
@@ -603,7 +641,7 @@ int main(int argc, char **argv)
 	st.samples.data = malloc(st.samples.cap);
 	if (!st.samples.data)
 		st.samples.cap = 0;
-	if (!sym || !unw || pf_prof_samples_begin(&st.samples) || pf_prof_builder_new(&b, &st.prof, &bo) < 0) {
+	if (!unw || pf_prof_samples_begin(&st.samples) || pf_prof_builder_new(&b, &st.prof, &bo) < 0) {
 		fprintf(stderr, PROG ": out of memory\n");
 		status = 1;
 		goto done;
@@ -662,16 +700,16 @@ int main(int argc, char **argv)
 		 * first) and precedes every RECORDS section, which is how readers
 		 * tell a symbolized file early. */
 		if (!syminfo_written && s.type != PF_SEC_META) {
-			if ((rc = write_syminfo_start(st.w, in, so.symfs, so.force)) < 0)
+			if ((rc = write_syminfo_start(st.w, in, &so)) < 0)
 				break;
 			syminfo_written = 1;
 		}
 		if (s.type == PF_SEC_END) {
 			if ((rc = pf_prof_builder_finish(b)) < 0 || (rc = flush_chunk(&st)) < 0)
 				break;
-			unsigned fo, mi, mm;
-			sym_counts(sym, &fo, &mi, &mm);
-			if ((rc = write_syminfo_end(st.w, pf_prof_builder_stats(b), &st.prof, fo, mi, mm)) < 0)
+			struct sym_counts sc;
+			sym_counts(sym, &sc);
+			if ((rc = write_syminfo_end(st.w, pf_prof_builder_stats(b), &st.prof, &sc)) < 0)
 				break;
 			ended = 1;
 			end_off = x->offset;
@@ -688,7 +726,7 @@ int main(int argc, char **argv)
 		if (rc < 0)
 			break;
 		if (!syminfo_written && s.type == PF_SEC_META) {
-			if ((rc = write_syminfo_start(st.w, in, so.symfs, so.force)) < 0)
+			if ((rc = write_syminfo_start(st.w, in, &so)) < 0)
 				break;
 			syminfo_written = 1;
 		}
@@ -733,16 +771,16 @@ int main(int argc, char **argv)
 		status = 1;
 		goto done;
 	}
-	if (!syminfo_written && (rc = write_syminfo_start(st.w, in, so.symfs, so.force)) < 0) {
+	if (!syminfo_written && (rc = write_syminfo_start(st.w, in, &so)) < 0) {
 		fprintf(stderr, PROG ": %s: %s\n", out, strerror(-rc));
 		status = 1;
 		goto done;
 	}
 	if (!ended) {
-		unsigned fo, mi, mm;
-		sym_counts(sym, &fo, &mi, &mm);
+		struct sym_counts sc;
+		sym_counts(sym, &sc);
 		if ((rc = pf_prof_builder_finish(b)) < 0 || (rc = flush_chunk(&st)) < 0 ||
-		    (rc = write_syminfo_end(st.w, pf_prof_builder_stats(b), &st.prof, fo, mi, mm)) < 0) {
+		    (rc = write_syminfo_end(st.w, pf_prof_builder_stats(b), &st.prof, &sc)) < 0) {
 			fprintf(stderr, PROG ": %s: %s\n", out, strerror(-rc));
 			status = 1;
 			goto done;

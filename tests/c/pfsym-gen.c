@@ -20,6 +20,14 @@
  *   resolved-lost N OUT        N samples, then LOST entries of 5 and 2^64-1
  *                              samples and two samples of period 2^63-1 (in
  *                              the hottest stack).
+ *   paths SPEC... OUT          one process "paths" (pid 300) with one executable
+ *                              mapping per SPEC, [maps:]PATH[#BUILDIDHEX]: an
+ *                              MMAP2 record of PATH (with that build-id, as
+ *                              attr.build_id gives it), or with "maps:" a line
+ *                              of a MAPS snapshot; mapping i (from 0) is at
+ *                              0x10000000 * (i + 1), 64 KiB, file offset 0,
+ *                              and has 4 samples at offset 0x1010 (tests of
+ *                              the files pfsym opens: tests/hostile-paths.bats).
  * OUT may be "-" for standard output.
  */
 #include <fcntl.h>
@@ -73,6 +81,28 @@ static void mmap2(uint32_t pid, uint64_t addr, uint64_t len, uint64_t pgoff, con
 	u64(0); u64(0); u64(0); /* maj, min, ino, ino_generation */
 	u32(5); u32(2);        /* prot r-x, flags private */
 	pf_buf_put(&rb, buf, 32);
+	trailer(pid, pid, time, 1);
+}
+
+/* An MMAP2 record of any path length, with a build-id (bid_size > 0) as
+ * attr.build_id gives it, else with device and inode numbers. */
+static void mmap2_bid(uint32_t pid, uint64_t addr, uint64_t len, const char *path, const uint8_t *bid,
+		      unsigned bid_size, uint64_t time)
+{
+	size_t plen = strlen(path), padded = (plen + 1 + 7) & ~(size_t)7;
+	put_hdr(PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER | (bid_size ? PERF_RECORD_MISC_MMAP_BUILD_ID : 0),
+		(uint16_t)(8 + 64 + padded + 32));
+	u32(pid); u32(pid); u64(addr); u64(len); u64(0);
+	uint8_t ids[24] = { 0 };
+	if (bid_size) {
+		ids[0] = (uint8_t)bid_size;
+		memcpy(ids + 4, bid, bid_size);
+	}
+	pf_buf_put(&rb, ids, 24);
+	u32(5); u32(2);        /* prot r-x, flags private */
+	char zero[8] = { 0 };
+	pf_buf_put(&rb, path, plen);
+	pf_buf_put(&rb, zero, padded - plen);
 	trailer(pid, pid, time, 1);
 }
 
@@ -137,6 +167,58 @@ static void gen_raw(pf_writer *w)
 	comm(200, 200, "other", 1, t + 830000000ull);
 	mmap2(200, 0x400000, 0x10000, 0x0, "/opt/other.bin", t + 840000000ull);
 	sample(1, 200, 200, t + 850000000ull, s3, 2);
+	if (pf_writer_records(w, rb.data, rb.len) < 0)
+		die("records");
+}
+
+static void gen_paths(pf_writer *w, char **specs, int n)
+{
+	event(w, "cpu-clock", PERF_COUNT_SW_CPU_CLOCK, 1);
+	uint64_t t = 1000000000ull;
+	struct pf_buf maps = { 0 };
+	comm(300, 300, "paths", 1, t);
+	for (int i = 0; i < n; i++) {
+		char path[4096];
+		uint8_t bid[20];
+		unsigned bid_size = 0;
+		const char *spec = specs[i];
+		int from_maps = strncmp(spec, "maps:", 5) == 0;
+		if (from_maps)
+			spec += 5;
+		snprintf(path, sizeof(path), "%s", spec);
+		char *h = strrchr(path, '#');
+		if (h) {
+			*h++ = 0;
+			for (; h[0] && h[1] && bid_size < sizeof(bid); h += 2) {
+				unsigned v;
+				if (sscanf(h, "%2x", &v) != 1)
+					die("bad build-id");
+				bid[bid_size++] = (uint8_t)v;
+			}
+		}
+		uint64_t addr = 0x10000000ull * (uint64_t)(i + 1);
+		if (from_maps) {
+			char line[4200];
+			int l = snprintf(line, sizeof(line), "%llx-%llx r-xp 00000000 08:01 %d %s\n",
+					 (unsigned long long)addr, (unsigned long long)(addr + 0x10000), 1000 + i, path);
+			pf_buf_put(&maps, line, (size_t)l);
+		} else {
+			mmap2_bid(300, addr, 0x10000, path, bid, bid_size, t + 1);
+		}
+	}
+	if (maps.len) {
+		struct pf_buf b = { 0 };
+		if (pf_maps_encode(&b, 300, t, (const char *)maps.data, maps.len) < 0 ||
+		    pf_writer_section(w, PF_SEC_MAPS, 0, b.data, b.len) < 0)
+			die("maps");
+		pf_buf_free(&b);
+	}
+	pf_buf_free(&maps);
+	for (int i = 0; i < n; i++) {
+		uint64_t ip = 0x10000000ull * (uint64_t)(i + 1) + 0x1010;
+		for (int k = 0; k < 4; k++)
+			sample(1, 300, 300, t + 1000000ull * (uint64_t)(i * 4 + k + 1), &ip, 1);
+	}
 	if (pf_writer_records(w, rb.data, rb.len) < 0)
 		die("records");
 }
@@ -257,7 +339,7 @@ static void gen_names(pf_writer *w)
 int main(int argc, char **argv)
 {
 	if (argc < 3)
-		die("usage: pfsym-gen raw OUT | names OUT | resolved[-nostacks|-late|-stackcount|-lost] N OUT");
+		die("usage: pfsym-gen raw OUT | names OUT | resolved[-nostacks|-late|-stackcount|-lost] N OUT | paths SPEC... OUT");
 	const char *out = argv[argc - 1];
 	int fd = strcmp(out, "-") == 0 ? 1 : open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0)
@@ -279,6 +361,8 @@ int main(int argc, char **argv)
 		gen_names(w);
 	else if (strcmp(argv[1], "resolved-lost") == 0 && argc == 4)
 		gen_resolved(w, strtoull(argv[2], NULL, 10), D_LOST);
+	else if (strcmp(argv[1], "paths") == 0 && argc >= 4)
+		gen_paths(w, argv + 2, argc - 3);
 	else
 		die("unknown mode");
 	struct pf_buf b = { 0 };

@@ -29,6 +29,7 @@
  * mappings. Each sample's stop reason is counted for the summary.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,7 +57,6 @@
 	X(dwfl_addrmodule) \
 	X(dwfl_attach_state) \
 	X(dwfl_begin) \
-	X(dwfl_build_id_find_elf) \
 	X(dwfl_end) \
 	X(dwfl_frame_pc) \
 	X(dwfl_frame_reg) \
@@ -70,7 +70,6 @@
 	X(dwfl_report_begin_add) \
 	X(dwfl_report_elf) \
 	X(dwfl_report_end) \
-	X(dwfl_standard_find_debuginfo) \
 	X(dwfl_thread_getframes) \
 	X(dwfl_thread_state_register_pc) \
 	X(dwfl_thread_state_registers)
@@ -113,7 +112,6 @@ static int dw_load(void)
 #define dwfl_addrmodule (*p_dwfl_addrmodule)
 #define dwfl_attach_state (*p_dwfl_attach_state)
 #define dwfl_begin (*p_dwfl_begin)
-#define dwfl_build_id_find_elf (*p_dwfl_build_id_find_elf)
 #define dwfl_end (*p_dwfl_end)
 #define dwfl_frame_pc (*p_dwfl_frame_pc)
 #define dwfl_frame_reg (*p_dwfl_frame_reg)
@@ -127,7 +125,6 @@ static int dw_load(void)
 #define dwfl_report_begin_add (*p_dwfl_report_begin_add)
 #define dwfl_report_elf (*p_dwfl_report_elf)
 #define dwfl_report_end (*p_dwfl_report_end)
-#define dwfl_standard_find_debuginfo (*p_dwfl_standard_find_debuginfo)
 #define dwfl_thread_getframes (*p_dwfl_thread_getframes)
 #define dwfl_thread_state_register_pc (*p_dwfl_thread_state_register_pc)
 #define dwfl_thread_state_registers (*p_dwfl_thread_state_registers)
@@ -276,7 +273,6 @@ struct unwinder {
 	unsigned va_bits;
 	int pac_enabled;
 	Dwfl_Callbacks cb;
-	char *debuginfo_path;
 	struct proc *procs[256];
 	struct cur c;
 	uint64_t samples, frames, fp_fallback, fp_frames, pac_stripped, retries;
@@ -290,6 +286,58 @@ struct unwinder {
 
 /* ---- setup ---- */
 
+/* The unwinder whose symbolizer answers libdwfl's callbacks (one per
+ * process; they get no pointer of ours but the module's userdata). */
+static struct unwinder *g_unwinder;
+
+/* libdwfl would look for files itself, by name: open() without O_NONBLOCK,
+ * links followed anywhere (a sysroot's /usr/lib/debug link to /etc/shadow,
+ * a FIFO named by .gnu_debuglink, this machine's /usr/lib/debug under
+ * --symfs). Every file comes from the symbolizer instead, under its rules:
+ * modules are reported with their descriptor, and a separate debug file is
+ * the one the symbolizer finds for the module's DSO (its userdata: the DSO
+ * id + 1). */
+static int find_elf_cb(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+		       char **file_name, Elf **elfp)
+{
+	(void)mod;
+	(void)userdata;
+	(void)modname;
+	(void)base;
+	(void)file_name;
+	*elfp = NULL;
+	return -1;
+}
+
+static int find_debuginfo_cb(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			     const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+			     char **debuginfo_file_name)
+{
+	(void)mod;
+	(void)modname;
+	(void)base;
+	(void)debuglink_file;
+	(void)debuglink_crc;
+	struct unwinder *u = g_unwinder;
+	uintptr_t id = userdata ? (uintptr_t)*userdata : 0;
+	if (!u || !id || !u->c.maps || id - 1 >= u->c.maps->n_dsos)
+		return -1;
+	struct pf_dso *dso = pf_maps_dso(u->c.maps, (uint32_t)(id - 1));
+	const char *main_path, *path;
+	int main_fd;
+	/* the module's own debug file only (not a dwz file, which libdwfl asks
+	 * for with the debug file's name) */
+	if (!sym_dso_elf(u->sym, dso, &main_path, &main_fd) || !main_path || !file_name ||
+	    strcmp(file_name, main_path) != 0)
+		return -1;
+	int fd = sym_dso_debug_fd(u->sym, dso, &path);
+	if (fd >= 0 && debuginfo_file_name && !(*debuginfo_file_name = strdup(path))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 struct unwinder *unw_new(struct symbolizer *sym, const struct pfsym_opts *o, uint16_t e_machine)
 {
 	struct unwinder *u = calloc(1, sizeof(*u));
@@ -298,36 +346,12 @@ struct unwinder *unw_new(struct symbolizer *sym, const struct pfsym_opts *o, uin
 	u->sym = sym;
 	u->e_machine = e_machine;
 	u->va_bits = 48;
-	/* "-" : no CRC check; "" : the file's directory; ".debug"; the debug dirs */
-	struct pf_buf b = { 0 };
-	int rc = pf_buf_put(&b, "-:.debug", 8);
-	/* libdwfl takes relative entries as relative to the binary's directory */
-	for (int i = 0; i < o->n_debug_dirs; i++) {
-		char *abs = realpath(o->debug_dirs[i], NULL);
-		const char *d = abs ? abs : o->debug_dirs[i];
-		rc |= pf_buf_put(&b, ":", 1);
-		rc |= pf_buf_put(&b, d, strlen(d));
-		free(abs);
-	}
-	if (o->symfs) {
-		char *abs = realpath(o->symfs, NULL);
-		const char *d = abs ? abs : o->symfs;
-		rc |= pf_buf_put(&b, ":", 1);
-		rc |= pf_buf_put(&b, d, strlen(d));
-		rc |= pf_buf_put(&b, "/usr/lib/debug", 14);
-		free(abs);
-	}
-	rc |= pf_buf_put(&b, ":/usr/lib/debug", 16); /* with the NUL */
-	if (rc) {
-		pf_buf_free(&b);
-		free(u);
-		return NULL;
-	}
-	u->debuginfo_path = (char *)b.data;
+	(void)o; /* the places to look are the symbolizer's */
+	g_unwinder = u;
 	const char *mode = getenv("PFSYM_UNWIND");
 	u->fast_off = mode && strcmp(mode, "libdwfl") == 0;
 	u->verify = mode && strcmp(mode, "verify") == 0;
-	u->cb.debuginfo_path = &u->debuginfo_path; /* the functions: unw_unwind() */
+	/* the callbacks: unw_unwind(), once libdw is loaded */
 	return u;
 }
 
@@ -361,7 +385,8 @@ void unw_free(struct unwinder *u)
 			free(p);
 		}
 	}
-	free(u->debuginfo_path);
+	if (g_unwinder == u)
+		g_unwinder = NULL;
 	free(u);
 }
 
@@ -555,7 +580,8 @@ static int report_module(struct unwinder *u, struct proc *p, uint64_t addr)
 		return STOP_NO_FILE;
 	struct pf_dso *dso = pf_maps_dso(c->maps, mp->dso);
 	const char *path;
-	Elf *e = sym_dso_elf(u->sym, dso, &path);
+	int sym_fd;
+	Elf *e = sym_dso_elf(u->sym, dso, &path, &sym_fd);
 	GElf_Ehdr eh;
 	size_t nph;
 	if (!e || !gelf_getehdr(e, &eh) || elf_getphdrnum(e, &nph) != 0)
@@ -576,8 +602,13 @@ static int report_module(struct unwinder *u, struct proc *p, uint64_t addr)
 		goto fail;
 	if (eh.e_type == ET_EXEC)
 		bias = 0;
+	/* libdwfl gets the file pfsym found, as a descriptor of its own (it
+	 * closes it): never the name, which it would open itself */
 	int fd = -1;
-	if (!path) {
+	if (path) {
+		if ((fd = fcntl(sym_fd, F_DUPFD_CLOEXEC, 0)) < 0)
+			goto fail;
+	} else {
 		size_t size;
 		char *raw = elf_rawfile(e, &size);
 		fd = raw ? memfd_create("pfsym-image", MFD_CLOEXEC) : -1;
@@ -1138,8 +1169,8 @@ int unw_unwind(void *ctx, struct pf_maps *maps, const struct pf_sample *s, uint6
 			u->stops[STOP_OTHER]++;
 			return 0;
 		}
-		u->cb.find_elf = dwfl_build_id_find_elf;
-		u->cb.find_debuginfo = dwfl_standard_find_debuginfo;
+		u->cb.find_elf = find_elf_cb;
+		u->cb.find_debuginfo = find_debuginfo_cb;
 		u->cb.section_address = dwfl_offline_section_address;
 	}
 	/* registers: perf order -> DWARF, through the index map of this
