@@ -1411,7 +1411,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
-	while ((c = getopt_long(argc, argv, "Hsbjh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "HsbjhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'H': mode = M_HEADER; break;
 		case 's': mode = M_STATS; break;
@@ -1419,12 +1419,12 @@ int main(int argc, char **argv)
 		case 'j': json = 1; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("pfdump (pftools) %s\n", PF_VERSION_STRING); return 0;
-		default: usage(stderr); return 2;
+		default: fputs("Try 'pfdump --help' for more information.\n", stderr); return 2;
 		}
 	}
 	if (argc - optind > 1) {
-		fprintf(stderr, "pfdump: too many arguments\n");
-		usage(stderr);
+		fprintf(stderr, "pfdump: unexpected argument '%s'\nTry 'pfdump --help' for more information.\n",
+			argv[optind + 1]);
 		return 2;
 	}
 	fname = optind < argc ? argv[optind] : "-";
