@@ -180,3 +180,97 @@ gen_worker;[gen.bin];[gen.bin];[gen.bin] 3000"
 	run -0 pffold --top 3 names.pf
 	assert_output --partial '100.00%             3  tab\x09here'
 }
+
+# roots FOLDED: the total count of each root frame (thread), sorted
+roots() {
+	awk '{ split($1, a, ";"); s[a[1]] += $NF } END { for (k in s) print k, s[k] }' "$@" | LC_ALL=C sort
+}
+
+# A recording symbolized by pfsym, the raw records all before the first
+# SAMPLES section (one RECORDS section of pfrec's 1 MiB): sym.pf, and
+# run.roots, the per-thread totals of the raw records folded alone.
+cut_setup() {
+	build_workload rec_spin spin -O2 -g -fno-omit-frame-pointer
+	pfrec -q -g -e cpu-clock -c 100000 -o run.pf -- ./spin 1500 >/dev/null
+	pfsym -q run.pf -o sym.pf
+	pffold -q --tid run.pf | roots >run.roots
+	total=$(pfdump --stats run.pf | awk '$1 == "samples:" { print $2 }')
+	pfdump --stats run.pf | grep -qx 'lost samples: 0 (0.00% of [0-9]*)'
+	[ "$(awk '{ s += $2 } END { print s }' run.roots)" -eq "$total" ]
+	# sections as "OFFSET TYPE ENTRIES" (a SAMPLES payload: u32 count,
+	# u32 entry size, 40-byte entries: format/profile.md 5)
+	pfdump -H sym.pf | awk '$1 == "section" { o = $6; sub(":", "", o); print o, $3, ($3 == "SAMPLES" ? ($10 - 8) / 40 : 0) }' >sections
+	last_records=$(awk '$2 == "RECORDS" { o = $1 } END { print o }' sections)
+	# at least two SAMPLES sections after the last RECORDS one
+	[ "$(awk -v r="$last_records" '$2 == "SAMPLES" && $1 > r' sections | wc -l)" -ge 2 ]
+}
+
+@test "a symbolized file cut short: the samples its resolved profile lacks fold from the raw records, each once" {
+	cd "$BATS_TEST_TMPDIR"
+	cut_setup
+	local closing
+	closing=$(awk '$2 == "SYMINFO" { o = $1 } END { print o }' sections)
+	# cuts: before any SAMPLES, inside each SAMPLES section, inside the closing SYMINFO
+	local cuts=() resolved=() acc=0 off type n
+	while read -r off type n; do
+		[ "$off" -gt "$last_records" ] || continue
+		if [ "$type" = SAMPLES ]; then
+			cuts+=($((off + 40)))
+			resolved+=("$acc")
+			acc=$((acc + n))
+		fi
+	done <sections
+	cuts+=($((closing + 10)))
+	resolved+=("$acc")
+	[ "$acc" -eq "$total" ]
+	local k
+	for k in "${!cuts[@]}"; do
+		head -c "${cuts[$k]}" sym.pf >cut.pf
+		local lacks=$((total - ${resolved[$k]})) want_err
+		want_err="pffold: cut.pf: section [0-9]+ at offset [0-9]+: truncated: .*"
+		[ "$lacks" -eq 0 ] || want_err="pffold: warning: the resolved profile lacks $lacks of the $total samples of the raw records \(cut short or damaged\): they are folded from the raw records, without symbols"$'\n'"$want_err"
+		# a file (read twice), standard input from a file, a pipe (kept in memory)
+		run --separate-stderr pffold --tid cut.pf
+		assert_failure 1
+		refute_sanitizer
+		[[ "$stderr" =~ ^$want_err$ ]] || { echo "cut at ${cuts[$k]}: $stderr" >&2; false; }
+		[ "$(wc -l <<<"$stderr")" -eq $((lacks ? 2 : 1)) ]
+		assert_equal "$(roots <<<"$output")" "$(cat run.roots)"
+		# the samples the resolved profile holds keep their names
+		[ "${resolved[$k]}" -eq 0 ] || [[ "$output" == *"main;hot_loop"* ]]
+		local first=$output
+		run --separate-stderr pffold --tid - <cut.pf
+		assert_equal "$output" "$first"
+		run --separate-stderr bash -c "cat cut.pf | pffold --tid"
+		assert_failure 1
+		assert_equal "$output" "$first"
+		[[ "$stderr" =~ ^${want_err//cut.pf/-}$ ]]
+	done
+	# a file that is whole folds from its resolved profile alone, without a word
+	run --separate-stderr pffold --tid sym.pf
+	assert_success
+	assert_equal "$stderr" ""
+	assert_equal "$(roots <<<"$output")" "$(cat run.roots)"
+}
+
+@test "a SAMPLES section damaged in a whole symbolized file: its samples fold from the raw records" {
+	cd "$BATS_TEST_TMPDIR"
+	cut_setup
+	local off n
+	read -r off n < <(awk -v r="$last_records" '$2 == "SAMPLES" && $1 > r { print $1, $3; exit }' sections)
+	cp sym.pf bad.pf
+	# one byte of its payload (past the 32-byte section header) flipped: checksum mismatch
+	local b
+	b=$(od -An -tu1 -j $((off + 40)) -N1 sym.pf)
+	printf "\\$(printf %03o $((b ^ 255)))" | dd of=bad.pf bs=1 seek=$((off + 40)) conv=notrunc status=none
+	run ! cmp -s sym.pf bad.pf
+	run --separate-stderr pffold --tid bad.pf
+	assert_failure 1
+	assert_equal "$(roots <<<"$output")" "$(cat run.roots)"
+	[[ "$stderr" == *"pffold: warning: the resolved profile lacks $n of the $total samples of the raw records"* ]]
+	[[ "$stderr" == *"bad.pf: section "*" at offset $off: checksum mismatch"* ]]
+	run --separate-stderr bash -c "cat bad.pf | pffold --tid"
+	assert_failure 1
+	assert_equal "$(roots <<<"$output")" "$(cat run.roots)"
+	refute_sanitizer
+}
