@@ -1418,6 +1418,7 @@ struct pf_fold {
 	uint8_t *comm_keep;        /* per comm string id: 0 unknown, 1 keep, 2 drop */
 	uint32_t comm_keep_cap;
 	uint64_t total, samples, lost, lost_period_samples;
+	uint64_t seen;             /* samples met (not LOST entries), before any selection */
 	double period_sum;         /* of kept samples, for the mean period */
 	uint64_t period_n;
 	int saturated;             /* a weight reached W_MAX */
@@ -1618,6 +1619,8 @@ static int fold_sample(void *ctx, const struct pf_prof_sample *s)
 		f->lost = w_add(f, f->lost, s->period);
 		return 0;
 	}
+	if (!f->replaying) /* a deferred sample was met once already */
+		f->seen++;
 	if (!f->have_t0) {
 		f->have_t0 = 1;
 		f->t0 = s->time;
@@ -2512,14 +2515,17 @@ static int fold_read(pf_fold *f, const char *path)
 			"%s: %llu samples refer to stacks or names that no STACKS or STRINGS section defines "
 			"(missing or damaged): not folded",
 			path, (unsigned long long)f->bad_refs);
+	/* the share of the samples the recording should have had */
+	uint64_t all = f->seen > W_MAX - f->lost ? W_MAX : f->seen + f->lost;
+	double share = all ? 100.0 * (double)f->lost / (double)all : 0.0;
 	if (f->lost && f->o.weight == PF_FOLD_PERIOD && !f->period_n)
 		warnf(f,
-		      "warning: %llu samples were lost during recording; their period is unknown (no sample "
-		      "kept to estimate it from): no [lost] line",
-		      (unsigned long long)f->lost);
+		      "warning: %llu samples were lost during recording (%.2f%% of %llu); their period is unknown "
+		      "(no sample kept to estimate it from): no [lost] line",
+		      (unsigned long long)f->lost, share, (unsigned long long)all);
 	else if (f->lost)
-		warnf(f, "warning: %llu samples were lost during recording (shown as [lost])",
-		      (unsigned long long)f->lost);
+		warnf(f, "warning: %llu samples were lost during recording (%.2f%% of %llu; shown as [lost])",
+		      (unsigned long long)f->lost, share, (unsigned long long)all);
 	return build_lines(f);
 }
 

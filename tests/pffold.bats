@@ -43,7 +43,8 @@ gen-100;[gen.bin+0x4030];[gen.bin+0x3020];[gen.bin+0x2010] 5
 gen-200;[gen.bin+0x4030];[gen.bin+0x2010] 1
 gen_worker-100;[gen.bin+0x4030];[gen.bin+0x3020];[gen.bin+0x2510] 3
 other-200;[other.bin+0x3030];[other.bin+0x1010] 1"
-	[[ "$stderr" == *"7 samples were lost"* ]]
+	# 12 samples (10 cpu-clock, 2 task-clock) and 7 lost: 7 of 19
+	[[ "$stderr" == *"pffold: warning: 7 samples were lost during recording (36.84% of 19; shown as [lost])"* ]]
 	[[ "$stderr" == *"event 'task-clock' not folded"* ]]
 }
 
@@ -148,16 +149,17 @@ gen_worker;[gen.bin];[gen.bin];[gen.bin] 3000"
 @test "lost samples: no [lost] line when their period is unknown; huge LOST entries are damage, weights capped at 2^63-1" {
 	# --weight=period without a kept sample: the mean period is unknown
 	run --separate-stderr pffold --time 5,6 --weight=period raw.pf
-	assert_success
+	assert_failure 1
 	assert_output ""
-	[[ "$stderr" == *"warning: 7 samples were lost during recording; their period is unknown (no sample kept to estimate it from): no [lost] line"* ]]
+	[[ "$stderr" == *"warning: 7 samples were lost during recording (36.84% of 19); their period is unknown (no sample kept to estimate it from): no [lost] line"* ]]
 	# a LOST entry of 2^64-1 samples (next to one of 5) and two samples of period 2^63-1
 	"$PFTOOLS_BUILD/tests/pfsym-gen" resolved-lost 4 lost.pf
 	run --separate-stderr pffold lost.pf
 	assert_failure 1
 	assert_line --index 0 "[lost] 5"
 	[[ "$stderr" == *"pffold: lost.pf: a LOST entry claims 18446744073709551615 lost samples (more than 2^63-1): ignored"* ]]
-	[[ "$stderr" == *"warning: 5 samples were lost during recording (shown as [lost])"* ]]
+	# 6 samples (4, then two of period 2^63-1) and 5 lost: the 2^64-1 is damage
+	[[ "$stderr" == *"warning: 5 samples were lost during recording (45.45% of 11; shown as [lost])"* ]]
 	run --separate-stderr pffold -w period lost.pf
 	assert_failure 1
 	assert_line --index 0 "[lost] 9223372036854775807"
@@ -170,6 +172,30 @@ gen_worker;[gen.bin];[gen.bin];[gen.bin] 3000"
 	assert_line --index 0 "Top 1 functions by self share (of 9223372036854775807)"
 	assert_line --index 3 --regexp "^ +100\.00%  9223372036854775807  function_0_in_module$"
 	refute_sanitizer
+}
+
+@test "a selection that keeps no sample: one error line naming it, exit 1, also with -q" {
+	run --separate-stderr pffold --time 5,6 raw.pf
+	assert_failure 1
+	assert_equal "${stderr##*$'\n'}" "pffold: raw.pf: no sample matches --time=5,6"
+	assert_output "[lost] 7"
+	run --separate-stderr pffold -q --comm nobody raw.pf
+	assert_failure 1
+	assert_equal "$stderr" "pffold: raw.pf: no sample matches --comm=nobody"
+	run --separate-stderr pffold -q --pid-filter 300,400 --top 3 raw.pf
+	assert_failure 1
+	assert_equal "$stderr" "pffold: raw.pf: no sample matches --pid-filter=300,400"
+	# each option matches some samples, together none: pid 200 has no 'gen worker'
+	run -0 pffold -q --comm "gen worker" raw.pf
+	run -0 pffold -q --pid-filter 200 raw.pf
+	run --separate-stderr pffold -q --comm "gen worker" --pid-filter 200 raw.pf
+	assert_failure 1
+	assert_equal "$stderr" "pffold: raw.pf: no sample matches --comm=gen worker --pid-filter=200"
+	# --event task-clock keeps samples only before 0.6 s
+	run -0 pffold -q --event task-clock --time 0.5, raw.pf
+	run --separate-stderr pffold -q --event task-clock --time 0.6, raw.pf
+	assert_failure 1
+	assert_equal "$stderr" "pffold: raw.pf: no sample matches --event=task-clock --time=0.6,"
 }
 
 @test "escapes: ';', backslash and control characters as \\xHH, spaces of the thread name as _" {
