@@ -375,3 +375,19 @@ main;ns::run(long);ns::Worker<3>::spin(long)'
 	run -0 pfsym --help
 	assert_output --partial "(zstd level 1) when OUT is a file, and stored uncompressed when OUT is a pipe"
 }
+
+@test "no user frame to resolve: the summary says why, never a share of nothing" {
+	# every sample lost (a LOST record of 500, no SAMPLE)
+	"$PFTOOLS_BUILD/tests/pfsym-gen" raw-lost lost.pf
+	run --separate-stderr pfsym lost.pf -o lost.sym
+	assert_success
+	refute_sanitizer
+	assert_equal "$stderr" "pfsym: 0 samples, 500 lost, 0 unique addresses, no user frames to resolve (every sample was lost), 0 kernel frames"
+	run -0 pffold -q lost.sym
+	assert_output "[lost] 500"
+	# no sample at all: one every 1000 s of CPU time
+	pfrec -q -e cpu-clock -c 1000000000000 -o none.pf -- true
+	run --separate-stderr pfsym none.pf -o none.sym
+	assert_success
+	assert_equal "$stderr" "pfsym: 0 samples, 0 lost, 0 unique addresses, no user frames to resolve (no samples), 0 kernel frames"
+}

@@ -17,6 +17,8 @@
  *   names OUT      a resolved profile of 3 samples whose frames are named
  *                  'a"b\;c', 'x\x3by' and 'tab\there' (a backslash, a
  *                  literal \x3b, a tab), thread "my worker\1".
+ *   raw-lost OUT   a raw recording of process "gen" whose every sample was
+ *                  lost: a COMM, an MMAP2 and a LOST record of 500 samples.
  *   resolved-lost N OUT        N samples, then LOST entries of 5 and 2^64-1
  *                              samples and two samples of period 2^63-1 (in
  *                              the hottest stack).
@@ -141,6 +143,19 @@ static void gen_raw(pf_writer *w)
 		die("records");
 }
 
+static void gen_raw_lost(pf_writer *w)
+{
+	event(w, "cpu-clock", PERF_COUNT_SW_CPU_CLOCK, 1);
+	uint64_t t = 1000000000ull;
+	comm(100, 100, "gen", 1, t);
+	mmap2(100, 0x400000, 0x10000, 0x1000, "/opt/gen.bin", t + 1);
+	put_hdr(PERF_RECORD_LOST, 0, 8 + 16 + 32);
+	u64(1); u64(500);
+	trailer(100, 100, t + 2, 1);
+	if (pf_writer_records(w, rb.data, rb.len) < 0)
+		die("records");
+}
+
 enum damage { D_NONE, D_NOSTACKS, D_LATE, D_STACKCOUNT, D_LOST };
 
 static void write_tables(pf_writer *w, struct pf_prof *p, enum damage dmg)
@@ -257,7 +272,7 @@ static void gen_names(pf_writer *w)
 int main(int argc, char **argv)
 {
 	if (argc < 3)
-		die("usage: pfsym-gen raw OUT | names OUT | resolved[-nostacks|-late|-stackcount|-lost] N OUT");
+		die("usage: pfsym-gen raw OUT | raw-lost OUT | names OUT | resolved[-nostacks|-late|-stackcount|-lost] N OUT");
 	const char *out = argv[argc - 1];
 	int fd = strcmp(out, "-") == 0 ? 1 : open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0)
@@ -267,6 +282,8 @@ int main(int argc, char **argv)
 		die("writer");
 	if (strcmp(argv[1], "raw") == 0)
 		gen_raw(w);
+	else if (strcmp(argv[1], "raw-lost") == 0)
+		gen_raw_lost(w);
 	else if (strcmp(argv[1], "resolved") == 0 && argc == 4)
 		gen_resolved(w, strtoull(argv[2], NULL, 10), D_NONE);
 	else if (strcmp(argv[1], "resolved-nostacks") == 0 && argc == 4)
