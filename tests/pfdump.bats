@@ -207,3 +207,20 @@ setup() {
 	assert_failure 1
 	assert_output "pfdump: no-such.pf: No such file or directory"
 }
+
+@test "--stats names a forked child that never execs by its parent's name" {
+	cd "$BATS_TEST_TMPDIR"
+	build_workload tree tree -O2 -g -fno-omit-frame-pointer -lpthread
+	# 'tree family': main, a thread, and a forked child (child_loop) that never execs
+	pfrec -q -F 4000 -o fam.pf -- ./tree family 300
+	local parent child
+	parent=$(pfdump --json fam.pf | jq -r 'select(.record=="COMM" and .comm=="tree") | .rec_pid')
+	child=$(pfdump --json fam.pf | jq -r 'select(.record=="FORK" and .rec_pid != .ppid) | .rec_pid')
+	[ -n "$parent" ] && [ -n "$child" ] && [ "$parent" != "$child" ]
+	run -0 pfdump --stats fam.pf
+	assert_line --regexp "^  tree +$parent +[1-9][0-9]* "
+	assert_line --regexp "^  tree +$child +[1-9][0-9]* "
+	refute_line --regexp '^  \? '
+	run -0 bash -c "pfdump --stats --json fam.pf | jq -r 'select(.type==\"process\") | \"\(.pid) \(.comm)\"' | sort"
+	assert_output "$(printf '%s tree\n' "$parent" "$child" | sort)"
+}
