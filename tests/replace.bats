@@ -92,6 +92,24 @@ attach() {
 	refute_output --partial '(deleted)'
 }
 
+@test "code in anonymous memory (//anon): no file looked for, no 'not found', frames [anon]" {
+	[ "$(uname -m)" = x86_64 ] || skip "the JIT workload writes x86_64 code"
+	# the code is copied into mmap(MAP_ANONYMOUS) memory, made executable with mprotect
+	pfrec -q -g -F 2000 -o anon.pf -- ./jit 500 anon
+	pfdump anon.pf | grep -q 'prot=0x5 flags=0x2 filename=//anon$'
+	strace -f -e trace=open,openat,stat,newfstatat,access -o anon.trace pfsym anon.pf -o anon.sym 2>anon.err
+	run grep -E '"/+anon' anon.trace
+	assert_output ""
+	run cat anon.err
+	refute_output --partial "anon"
+	refute_output --partial "not found"
+	refute_output --partial "missing"
+	assert_line --index 0 --regexp '^pfsym: [0-9]+ samples, 0 lost, '
+	# the JIT's samples: under main, in the anonymous mapping
+	run -0 pffold anon.sym
+	assert_output --regexp '(^|;)main;\[anon\] [0-9]+'
+}
+
 @test "a real file named 'weird (deleted)' keeps its name and is symbolized" {
 	cp v1 "run/weird (deleted)"
 	pfrec -q -g -F 2000 -o weird.pf -- "run/weird (deleted)" 400
