@@ -217,8 +217,14 @@ roots() {
 # run.roots, the per-thread totals of the raw records folded alone.
 cut_setup() {
 	build_workload rec_spin spin -O2 -g -fno-omit-frame-pointer
-	pfrec -q -g -e cpu-clock -c 100000 -o run.pf -- ./spin 1500 >/dev/null
-	pfsym -q run.pf -o sym.pf
+	# over 4096 samples (two SAMPLES sections) in one RECORDS section: the
+	# spin is wall time, so a loaded machine may need a longer one
+	local ms
+	for ms in 1000 2000 4000; do
+		pfrec -q -g -e cpu-clock -c 100000 -o run.pf -- ./spin $ms >/dev/null
+		pfsym -q run.pf -o sym.pf
+		[ "$(pfdump -H sym.pf | awk '$3 == "RECORDS" { r = 1; n = 0 } $3 == "SAMPLES" && r { n++ } END { print n + 0 }')" -lt 2 ] || break
+	done
 	pffold -q --tid run.pf | roots >run.roots
 	total=$(pfdump --stats run.pf | awk '$1 == "samples:" { print $2 }')
 	pfdump --stats run.pf | grep -qx 'lost samples: 0 (0.00% of [0-9]*)'
