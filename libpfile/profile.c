@@ -1454,6 +1454,7 @@ struct pf_fold {
 	struct fold_run *runs;
 	size_t n_runs, cap_runs;
 	uint64_t res_samples, res_lost; /* entries read from intact SAMPLES sections */
+	int raw_records;           /* a RECORDS section was read (whatever the mode) */
 	int res_closed;            /* pfsym's closing SYMINFO was read ... */
 	uint64_t closed_samples, closed_lost; /* ... and says this many */
 	/* the input read again: a regular file is, from in_off0; a pipe's raw
@@ -2404,6 +2405,8 @@ static int fold_read(pf_fold *f, const char *path)
 			ended = 1;
 			end_off = pf_reader_offset(r);
 		}
+		if (s.type == PF_SEC_RECORDS)
+			f->raw_records = 1;
 		if (f->mode == 0) {
 			if (s.type == PF_SEC_SYMINFO || s.type == PF_SEC_SAMPLES || s.type == PF_SEC_STRINGS)
 				f->mode = 1;
@@ -2493,8 +2496,8 @@ static int fold_read(pf_fold *f, const char *path)
 	f->replaying = 0;
 	/* a resolved profile without pfsym's closing totals (cut short), or
 	 * with fewer samples than they say (a SAMPLES section lost): fold what
-	 * it lacks from the raw records */
-	if (f->mode == 1 &&
+	 * it lacks from the raw records, if there are any */
+	if (f->mode == 1 && f->raw_records &&
 	    !(f->res_closed && f->res_samples == f->closed_samples && f->res_lost == f->closed_lost) &&
 	    fold_fill(f) == -ENOMEM) {
 		snprintf(f->errmsg, sizeof(f->errmsg), "%s: out of memory", path);

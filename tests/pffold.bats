@@ -85,6 +85,11 @@ gen_worker;[gen.bin];[gen.bin];[gen.bin] 3000"
 @test "resolved profile from stdin: counts sum to the samples, lines sorted, --top" {
 	run -0 bash -c "pffold - <big.pf | awk '{s += \$NF} END {print s}'"
 	assert_output 200000
+	# from a pipe: a resolved profile without raw records has nothing to complete
+	run --separate-stderr bash -c "cat big.pf | pffold | awk '{s += \$NF} END {print s}'; exit \${PIPESTATUS[1]}"
+	assert_success
+	assert_output 200000
+	assert_equal "$stderr" ""
 	pffold big.pf >big.folded
 	LC_ALL=C sort -c big.folded
 	run -0 pffold --top 3 big.pf
