@@ -311,3 +311,41 @@ cut_setup() {
 	assert_equal "$(roots <<<"$output")" "$(cat run.roots)"
 	refute_sanitizer
 }
+
+@test "raw records damaged after pfsym: a whole resolved profile still counts alone; a cut one folds nothing twice" {
+	cd "$BATS_TEST_TMPDIR"
+	cut_setup
+	# the first of at least two RECORDS sections, and the samples it holds
+	local rec1 n1 b
+	rec1=$(awk '$2 == "RECORDS" { print $1; exit }' sections)
+	[ "$(awk '$2 == "RECORDS"' sections | wc -l)" -ge 2 ]
+	n1=$(pfdump sym.pf | awk '$1 == "section" { s = ($3 == "RECORDS") ? s + 1 : s; in1 = ($3 == "RECORDS" && s == 1) }
+		$1 != "section" && in1 && $4 == "SAMPLE" { n++ } END { print n + 0 }')
+	[ "$n1" -gt 0 ] && [ "$n1" -lt "$total" ]
+	# every SAMPLES section comes after the last RECORDS one
+	[ "$(awk -v r="$last_records" '$2 == "SAMPLES" && $1 > r { n += $3 } END { print n }' sections)" -eq "$total" ]
+	cp sym.pf rawbad.pf
+	b=$(od -An -tu1 -j $((rec1 + 40)) -N1 sym.pf)
+	printf "\\$(printf %03o $((b ^ 255)))" | dd of=rawbad.pf bs=1 seek=$((rec1 + 40)) conv=notrunc status=none
+	# whole: the resolved profile has every sample, the raw damage is only reported
+	run --separate-stderr pffold --tid rawbad.pf
+	assert_failure 1
+	assert_equal "$(roots <<<"$output")" "$(cat run.roots)"
+	[[ "$stderr" == "pffold: rawbad.pf: section "*" at offset $rec1: checksum mismatch"* ]]
+	[ "$(wc -l <<<"$stderr")" -eq 1 ]
+	# cut inside its last SAMPLES section: the raw samples left (those of the
+	# later RECORDS) cannot be placed without the first run's start: none is
+	# folded, and they are reported
+	local last resolved
+	read -r last resolved < <(awk -v r="$last_records" '$2 == "SAMPLES" && $1 > r { o = $1; n = acc; acc += $3 } END { print o, n }' sections)
+	head -c $((last + 40)) rawbad.pf >rawcut.pf
+	run --separate-stderr pffold --tid rawcut.pf
+	assert_failure 1
+	[ "$(awk '{ s += $NF } END { print s }' <<<"$output")" -eq "$resolved" ]
+	[[ "$stderr" == *"pffold: rawcut.pf: $((total - n1)) samples of the raw records do not line up with the resolved profile (damaged raw records?): not folded"* ]]
+	run --separate-stderr bash -c "cat rawcut.pf | pffold --tid"
+	assert_failure 1
+	[ "$(awk '{ s += $NF } END { print s }' <<<"$output")" -eq "$resolved" ]
+	[[ "$stderr" == *"pffold: -: $((total - n1)) samples of the raw records do not line up"* ]]
+	refute_sanitizer
+}
