@@ -314,38 +314,58 @@ cut_setup() {
 
 @test "raw records damaged after pfsym: a whole resolved profile still counts alone; a cut one folds nothing twice" {
 	cd "$BATS_TEST_TMPDIR"
-	cut_setup
-	# the first of at least two RECORDS sections, and the samples it holds
-	local rec1 n1 b
+	# 10000 samples, 5000 in each of two RECORDS sections; pfsym writes
+	# SAMPLES of 4096, 4096 and 1808 after both
+	"$PFTOOLS_BUILD/tests/pfsym-gen" raw-many 10000 many.pf
+	pfsym -q many.pf -o many.sym
+	pfdump -H many.sym | awk '$1 == "section" { o = $6; sub(":", "", o); print o, $3, ($3 == "SAMPLES" ? ($10 - 8) / 40 : 0) }' >sections
+	run -0 awk '{ print $2, $3 }' sections
+	assert_output "SYMINFO 0
+EVENT 0
+RECORDS 0
+RECORDS 0
+STRINGS 0
+FRAMES 0
+STACKS 0
+SAMPLES 4096
+SAMPLES 4096
+SAMPLES 1808
+SYMINFO 0
+END 0"
+	local rec1 last b
 	rec1=$(awk '$2 == "RECORDS" { print $1; exit }' sections)
-	[ "$(awk '$2 == "RECORDS"' sections | wc -l)" -ge 2 ]
-	n1=$(pfdump sym.pf | awk '$1 == "section" { s = ($3 == "RECORDS") ? s + 1 : s; in1 = ($3 == "RECORDS" && s == 1) }
-		$1 != "section" && in1 && $4 == "SAMPLE" { n++ } END { print n + 0 }')
-	[ "$n1" -gt 0 ] && [ "$n1" -lt "$total" ]
-	# every SAMPLES section comes after the last RECORDS one
-	[ "$(awk -v r="$last_records" '$2 == "SAMPLES" && $1 > r { n += $3 } END { print n }' sections)" -eq "$total" ]
-	cp sym.pf rawbad.pf
-	b=$(od -An -tu1 -j $((rec1 + 40)) -N1 sym.pf)
-	printf "\\$(printf %03o $((b ^ 255)))" | dd of=rawbad.pf bs=1 seek=$((rec1 + 40)) conv=notrunc status=none
+	last=$(awk '$2 == "SAMPLES" { o = $1 } END { print o }' sections)
+	cp many.sym rawbad.sym
+	b=$(od -An -tu1 -j $((rec1 + 40)) -N1 many.sym)
+	printf "\\$(printf %03o $((b ^ 255)))" | dd of=rawbad.sym bs=1 seek=$((rec1 + 40)) conv=notrunc status=none
 	# whole: the resolved profile has every sample, the raw damage is only reported
-	run --separate-stderr pffold --tid rawbad.pf
+	run --separate-stderr pffold --addrs rawbad.sym
 	assert_failure 1
-	assert_equal "$(roots <<<"$output")" "$(cat run.roots)"
-	[[ "$stderr" == "pffold: rawbad.pf: section "*" at offset $rec1: checksum mismatch"* ]]
+	assert_output "$(pffold --addrs many.sym)"
+	[[ "$stderr" == "pffold: rawbad.sym: section 2 at offset $rec1: checksum mismatch"* ]]
 	[ "$(wc -l <<<"$stderr")" -eq 1 ]
-	# cut inside its last SAMPLES section: the raw samples left (those of the
-	# later RECORDS) cannot be placed without the first run's start: none is
-	# folded, and they are reported
-	local last resolved
-	read -r last resolved < <(awk -v r="$last_records" '$2 == "SAMPLES" && $1 > r { o = $1; n = acc; acc += $3 } END { print o, n }' sections)
-	head -c $((last + 40)) rawbad.pf >rawcut.pf
-	run --separate-stderr pffold --tid rawcut.pf
+	# cut inside its last SAMPLES section: 8192 samples resolved (every third
+	# has the 2-frame stack: 2730); the 5000
+	# raw samples left (the second RECORDS) cannot be placed without the
+	# first run's start (sample 0, in the damaged section): none is folded,
+	# and they are reported
+	head -c $((last + 40)) rawbad.sym >rawcut.sym
+	run --separate-stderr pffold rawcut.sym
 	assert_failure 1
-	[ "$(awk '{ s += $NF } END { print s }' <<<"$output")" -eq "$resolved" ]
-	[[ "$stderr" == *"pffold: rawcut.pf: $((total - n1)) samples of the raw records do not line up with the resolved profile (damaged raw records?): not folded"* ]]
-	run --separate-stderr bash -c "cat rawcut.pf | pffold --tid"
+	assert_output "gen;[gen.bin];[gen.bin] 2730
+gen;[gen.bin];[gen.bin];[gen.bin] 5462"
+	[[ "$stderr" == *"pffold: rawcut.sym: 5000 samples of the raw records do not line up with the resolved profile (damaged raw records?): not folded"* ]]
+	run --separate-stderr bash -c "cat rawcut.sym | pffold"
 	assert_failure 1
-	[ "$(awk '{ s += $NF } END { print s }' <<<"$output")" -eq "$resolved" ]
-	[[ "$stderr" == *"pffold: -: $((total - n1)) samples of the raw records do not line up"* ]]
+	assert_output "gen;[gen.bin];[gen.bin] 2730
+gen;[gen.bin];[gen.bin];[gen.bin] 5462"
+	[[ "$stderr" == *"pffold: -: 5000 samples of the raw records do not line up"* ]]
+	# the same cut without the damage: the 1808 the resolved profile lacks
+	# are folded from the raw records, each once
+	head -c $((last + 40)) many.sym >cut.sym
+	run --separate-stderr pffold cut.sym
+	assert_failure 1
+	assert_output "$(pffold many.sym)"
+	[[ "$stderr" == *"pffold: warning: the resolved profile lacks 1808 of the 10000 samples of the raw records"* ]]
 	refute_sanitizer
 }

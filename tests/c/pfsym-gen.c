@@ -17,6 +17,9 @@
  *   names OUT      a resolved profile of 3 samples whose frames are named
  *                  'a"b\;c', 'x\x3by' and 'tab\there' (a backslash, a
  *                  literal \x3b, a tab), thread "my worker\1".
+ *   raw-many N OUT N samples of process "gen" (pid 100) in /opt/gen.bin, the
+ *                  three stacks of "raw" in turn, 1 us apart: the first N/2
+ *                  in one RECORDS section, the rest in a second one.
  *   raw-lost OUT   a raw recording of process "gen" whose every sample was
  *                  lost: a COMM, an MMAP2 and a LOST record of 500 samples.
  *   resolved-lost N OUT        N samples, then LOST entries of 5 and 2^64-1
@@ -141,6 +144,26 @@ static void gen_raw(pf_writer *w)
 	sample(1, 200, 200, t + 850000000ull, s3, 2);
 	if (pf_writer_records(w, rb.data, rb.len) < 0)
 		die("records");
+}
+
+static void gen_raw_many(pf_writer *w, uint64_t n)
+{
+	event(w, "cpu-clock", PERF_COUNT_SW_CPU_CLOCK, 1);
+	uint64_t t = 1000000000ull;
+	comm(100, 100, "gen", 1, t);
+	mmap2(100, 0x400000, 0x10000, 0x1000, "/opt/gen.bin", t + 1);
+	static const uint64_t st[3][3] = { { 0x401010, 0x402021, 0x403031 },
+					   { 0x401510, 0x402021, 0x403031 },
+					   { 0x401010, 0x403031, 0 } };
+	for (uint64_t i = 0; i < n; i++) {
+		sample(1, 100, 100, t + 1000 * (i + 1), st[i % 3], i % 3 == 2 ? 2 : 3);
+		if (i + 1 == n / 2 || i + 1 == n) {
+			/* a section of its own for each half */
+			if (pf_writer_records(w, rb.data, rb.len) < 0 || pf_writer_flush(w) < 0)
+				die("records");
+			rb.len = 0;
+		}
+	}
 }
 
 static void gen_raw_lost(pf_writer *w)
@@ -272,7 +295,7 @@ static void gen_names(pf_writer *w)
 int main(int argc, char **argv)
 {
 	if (argc < 3)
-		die("usage: pfsym-gen raw OUT | raw-lost OUT | names OUT | resolved[-nostacks|-late|-stackcount|-lost] N OUT");
+		die("usage: pfsym-gen raw OUT | raw-many N OUT | raw-lost OUT | names OUT | resolved[-nostacks|-late|-stackcount|-lost] N OUT");
 	const char *out = argv[argc - 1];
 	int fd = strcmp(out, "-") == 0 ? 1 : open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0)
@@ -284,6 +307,8 @@ int main(int argc, char **argv)
 		gen_raw(w);
 	else if (strcmp(argv[1], "raw-lost") == 0)
 		gen_raw_lost(w);
+	else if (strcmp(argv[1], "raw-many") == 0 && argc == 4)
+		gen_raw_many(w, strtoull(argv[2], NULL, 10));
 	else if (strcmp(argv[1], "resolved") == 0 && argc == 4)
 		gen_resolved(w, strtoull(argv[2], NULL, 10), D_NONE);
 	else if (strcmp(argv[1], "resolved-nostacks") == 0 && argc == 4)
