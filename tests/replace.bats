@@ -60,7 +60,7 @@ attach() {
 	grep -qF '[del]' del.folded
 	# a file now at the old path is not opened either
 	cp v2 run/del
-	strace -f -e trace=open,openat,stat,newfstatat -o del.trace pfsym -q del.pf -o del2.sym
+	strace_tool -f -e trace=open,openat,stat,newfstatat -o del.trace pfsym -q del.pf -o del2.sym
 	run grep -F 'run/del' del.trace
 	assert_output ""
 	run grep -c variant_two <(pffold del2.sym)
@@ -84,7 +84,7 @@ attach() {
 	[ "$(uname -m)" = x86_64 ] || skip "the JIT workload writes x86_64 code"
 	pfrec -q -g -F 2000 -o jit.pf -- ./jit 500
 	pfdump jit.pf | grep -q 'filename=/memfd:jit (deleted)'
-	strace -f -e trace=open,openat -o jit.trace pfsym -q jit.pf -o jit.sym
+	strace_tool -f -e trace=open,openat -o jit.trace pfsym -q jit.pf -o jit.sym
 	run grep -E 'memfd|deleted' jit.trace
 	assert_output ""
 	run pffold jit.sym
@@ -97,7 +97,7 @@ attach() {
 	# the code is copied into mmap(MAP_ANONYMOUS) memory, made executable with mprotect
 	pfrec -q -g -F 2000 -o anon.pf -- ./jit 500 anon
 	pfdump anon.pf | grep -q 'prot=0x5 flags=0x2 filename=//anon$'
-	strace -f -e trace=open,openat,stat,newfstatat,access -o anon.trace pfsym anon.pf -o anon.sym 2>anon.err
+	strace_tool -f -e trace=open,openat,stat,newfstatat,access -o anon.trace pfsym anon.pf -o anon.sym 2>anon.err
 	run grep -E '"/+anon' anon.trace
 	assert_output ""
 	run cat anon.err
