@@ -255,7 +255,15 @@ typedef struct pf_fold pf_fold;
  * damaged sections, samples that refer to tables no earlier section defines,
  * and anything after the END section (another file appended) are left out,
  * each problem told once by pf_fold_damage(); every intact sample is folded.
- * Memory grows with unique stacks, not samples.
+ * A resolved profile that lacks samples (no closing SYMINFO, or fewer
+ * samples than it says: pfsym's output cut short, a SAMPLES section damaged)
+ * is completed from the raw records: the raw sections are read a second
+ * time (a regular file from its start; a pipe's raw sections, kept as stored
+ * in a memory file of at most 64 MiB while read) and every raw sample that
+ * lies outside the runs the intact SAMPLES sections hold is folded with
+ * frames as DSO + offset, with a warning; samples that cannot be placed are
+ * damage, never counted twice.
+ * Memory grows with unique stacks, not samples (save that pipe's spool).
  * @return 0 and *out set; or a negative errno with *out set (when not
  * -ENOMEM) so that pf_fold_errmsg() can be read; pf_fold_close() it. */
 int pf_fold_open(pf_fold **out, const char *path, const struct pf_fold_opts *o);

@@ -27,3 +27,10 @@ refute_sanitizer() {
 		return 1
 	fi
 }
+
+# strace_tool ARGS...: strace(1) a command line. LeakSanitizer cannot work
+# under ptrace (a sanitizer build then exits 99), so the leak check is off
+# for this run only; every other run of the tools keeps it.
+strace_tool() {
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace "$@"
+}

@@ -187,12 +187,11 @@ setup() {
 	assert_line '{"type":"record","section":8,"record":"SAMPLE","time":12345678902234,"cpu":0,"pid":1000,"tid":1002,"misc":2,"size":96,"event":"cpu-clock","cpumode":"user","ip":"0x401234","id":101,"period":1000000,"callchain":["0xfffffffffffffe00","0x401234","0x401100","0x7f0000001000"]}'
 	assert_line '{"type":"record","section":8,"record":"COMM","time":12345678901334,"cpu":0,"pid":1000,"tid":1000,"misc":8192,"size":64,"rec_pid":1000,"rec_tid":1000,"comm":"workload","exec":1}'
 	[ "$(pfdump --json le.pf | grep -c '"type":"record"')" -eq 26 ]
-	if command -v python3 >/dev/null; then
-		run bash -c 'pfdump --json le.pf | python3 -c "import sys, json; [json.loads(l) for l in sys.stdin]; print(\"valid\")"'
-		assert_output "valid"
-		run bash -c 'pfdump --json --stats le.pf | python3 -c "import sys, json; [json.loads(l) for l in sys.stdin]; print(\"valid\")"'
-		assert_output "valid"
-	fi
+	# every line parses (python3: scripts/install-deps installs it)
+	run bash -c 'pfdump --json le.pf | python3 -c "import sys, json; [json.loads(l) for l in sys.stdin]; print(\"valid\")"'
+	assert_output "valid"
+	run bash -c 'pfdump --json --stats le.pf | python3 -c "import sys, json; [json.loads(l) for l in sys.stdin]; print(\"valid\")"'
+	assert_output "valid"
 }
 
 @test "an incomplete recording (no END) is not an error" {
@@ -207,4 +206,21 @@ setup() {
 	run pfdump no-such.pf
 	assert_failure 1
 	assert_output "pfdump: no-such.pf: No such file or directory"
+}
+
+@test "--stats names a forked child that never execs by its parent's name" {
+	cd "$BATS_TEST_TMPDIR"
+	build_workload tree tree -O2 -g -fno-omit-frame-pointer -lpthread
+	# 'tree family': main, a thread, and a forked child (child_loop) that never execs
+	pfrec -q -F 4000 -o fam.pf -- ./tree family 300
+	local parent child
+	parent=$(pfdump --json fam.pf | jq -r 'select(.record=="COMM" and .comm=="tree") | .rec_pid')
+	child=$(pfdump --json fam.pf | jq -r 'select(.record=="FORK" and .rec_pid != .ppid) | .rec_pid')
+	[ -n "$parent" ] && [ -n "$child" ] && [ "$parent" != "$child" ]
+	run -0 pfdump --stats fam.pf
+	assert_line --regexp "^  tree +$parent +[1-9][0-9]* "
+	assert_line --regexp "^  tree +$child +[1-9][0-9]* "
+	refute_line --regexp '^  \? '
+	run -0 bash -c "pfdump --stats --json fam.pf | jq -r 'select(.type==\"process\") | \"\(.pid) \(.comm)\"' | sort"
+	assert_output "$(printf '%s tree\n' "$parent" "$child" | sort)"
 }

@@ -2,6 +2,7 @@
 # pfflame: well-formed self-contained SVG that renders, one box per frame
 # above --minwidth, escaping, determinism, differential colours, options.
 load helpers
+bats_require_minimum_version 1.5.0
 
 setup() {
 	cd "$BATS_TEST_TMPDIR"
@@ -206,4 +207,30 @@ boxes() {
 	assert_success
 	assert_line --partial '<g><title>b 2 (3 samples, 75.00%)</title>'
 	refute_output --partial 'base '
+}
+
+@test "pffold's escapes \\x3b and \\x5c show as ';' and '\\'; control escapes and other backslashes as written" {
+	"$PFTOOLS_BUILD/tests/pfsym-gen" names names.pf
+	# names 'a"b\;c', 'x\x3by' (a literal backslash-x3b), 'tab<TAB>here'; thread 'my worker\1'
+	pffold names.pf >names.folded
+	run -0 cat names.folded
+	assert_output 'my_worker\x5c1;a"b\x5c\x3bc;x\x5cx3by;tab\x09here 3'
+	pfflame names.folded >names.svg
+	run -0 xmllint --noout names.svg
+	run -0 grep -o '<title>[^<]*</title>' names.svg
+	assert_output '<title>all (3 samples, 100.00%)</title>
+<title>my_worker\1 (3 samples, 100.00%)</title>
+<title>a&quot;b\;c (3 samples, 100.00%)</title>
+<title>x\x3by (3 samples, 100.00%)</title>
+<title>tab\x09here (3 samples, 100.00%)</title>'
+	run -0 grep -o '<text x="[0-9.]*" y="[0-9.]*">[^<]*</text>' names.svg
+	assert_line --partial '>a&quot;b\;c</text>'
+	assert_line --partial '>x\x3by</text>'
+	# folded text of other tools escapes nothing: a backslash is a backslash
+	printf 'p;C:\\dir\\f 2\np;a\\x41b 1\np;end\\ 1\n' >other.folded
+	pfflame other.folded >other.svg
+	run -0 grep -o '<title>[^<]*</title>' other.svg
+	assert_line '<title>C:\dir\f (2 samples, 50.00%)</title>'
+	assert_line '<title>a\x41b (1 samples, 25.00%)</title>'
+	assert_line '<title>end\ (1 samples, 25.00%)</title>'
 }

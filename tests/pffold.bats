@@ -43,7 +43,8 @@ gen-100;[gen.bin+0x4030];[gen.bin+0x3020];[gen.bin+0x2010] 5
 gen-200;[gen.bin+0x4030];[gen.bin+0x2010] 1
 gen_worker-100;[gen.bin+0x4030];[gen.bin+0x3020];[gen.bin+0x2510] 3
 other-200;[other.bin+0x3030];[other.bin+0x1010] 1"
-	[[ "$stderr" == *"7 samples were lost"* ]]
+	# 12 samples (10 cpu-clock, 2 task-clock) and 7 lost: 7 of 19
+	[[ "$stderr" == *"pffold: warning: 7 samples were lost during recording (36.84% of 19; shown as [lost])"* ]]
 	[[ "$stderr" == *"event 'task-clock' not folded"* ]]
 }
 
@@ -85,6 +86,11 @@ gen_worker;[gen.bin];[gen.bin];[gen.bin] 3000"
 @test "resolved profile from stdin: counts sum to the samples, lines sorted, --top" {
 	run -0 bash -c "pffold - <big.pf | awk '{s += \$NF} END {print s}'"
 	assert_output 200000
+	# from a pipe: a resolved profile without raw records has nothing to complete
+	run --separate-stderr bash -c "cat big.pf | pffold | awk '{s += \$NF} END {print s}'; exit \${PIPESTATUS[1]}"
+	assert_success
+	assert_output 200000
+	assert_equal "$stderr" ""
 	pffold big.pf >big.folded
 	LC_ALL=C sort -c big.folded
 	run -0 pffold --top 3 big.pf
@@ -149,16 +155,17 @@ gen_worker;[gen.bin];[gen.bin];[gen.bin] 3000"
 @test "lost samples: no [lost] line when their period is unknown; huge LOST entries are damage, weights capped at 2^63-1" {
 	# --weight=period without a kept sample: the mean period is unknown
 	run --separate-stderr pffold --time 5,6 --weight=period raw.pf
-	assert_success
+	assert_failure 1
 	assert_output ""
-	[[ "$stderr" == *"warning: 7 samples were lost during recording; their period is unknown (no sample kept to estimate it from): no [lost] line"* ]]
+	[[ "$stderr" == *"warning: 7 samples were lost during recording (36.84% of 19); their period is unknown (no sample kept to estimate it from): no [lost] line"* ]]
 	# a LOST entry of 2^64-1 samples (next to one of 5) and two samples of period 2^63-1
 	"$PFTOOLS_BUILD/tests/pfsym-gen" resolved-lost 4 lost.pf
 	run --separate-stderr pffold lost.pf
 	assert_failure 1
 	assert_line --index 0 "[lost] 5"
 	[[ "$stderr" == *"pffold: lost.pf: a LOST entry claims 18446744073709551615 lost samples (more than 2^63-1): ignored"* ]]
-	[[ "$stderr" == *"warning: 5 samples were lost during recording (shown as [lost])"* ]]
+	# 6 samples (4, then two of period 2^63-1) and 5 lost: the 2^64-1 is damage
+	[[ "$stderr" == *"warning: 5 samples were lost during recording (45.45% of 11; shown as [lost])"* ]]
 	run --separate-stderr pffold -w period lost.pf
 	assert_failure 1
 	assert_line --index 1 "[lost] 9223372036854775807"
@@ -184,7 +191,8 @@ gen_worker;[gen.bin];[gen.bin];[gen.bin] 3000"
 	# no unit line with samples, nor without a stack line (no period is known then)
 	run -0 pffold -q raw.pf
 	refute_output --partial "# pffold"
-	run -0 pffold -q --weight=period --time 5,6 raw.pf
+	run --separate-stderr pffold -q --weight=period --time 5,6 raw.pf
+	assert_failure 1 # an empty selection
 	assert_output ""
 	# flamegraph.pl takes a line as a stack when it ends in blanks and a number
 	# (its pattern /^(.*)\s+?(\d+(?:\.\d*)?)$/): the unit line does not
@@ -196,6 +204,30 @@ gen_worker;[gen.bin];[gen.bin];[gen.bin] 3000"
 	run -0 bash -c "diff <(pfflame period.folded) <(pfflame period-noline.folded)"
 }
 
+@test "a selection that keeps no sample: one error line naming it, exit 1, also with -q" {
+	run --separate-stderr pffold --time 5,6 raw.pf
+	assert_failure 1
+	assert_equal "${stderr##*$'\n'}" "pffold: raw.pf: no sample matches --time=5,6"
+	assert_output "[lost] 7"
+	run --separate-stderr pffold -q --comm nobody raw.pf
+	assert_failure 1
+	assert_equal "$stderr" "pffold: raw.pf: no sample matches --comm=nobody"
+	run --separate-stderr pffold -q --pid-filter 300,400 --top 3 raw.pf
+	assert_failure 1
+	assert_equal "$stderr" "pffold: raw.pf: no sample matches --pid-filter=300,400"
+	# each option matches some samples, together none: pid 200 has no 'gen worker'
+	run -0 pffold -q --comm "gen worker" raw.pf
+	run -0 pffold -q --pid-filter 200 raw.pf
+	run --separate-stderr pffold -q --comm "gen worker" --pid-filter 200 raw.pf
+	assert_failure 1
+	assert_equal "$stderr" "pffold: raw.pf: no sample matches --comm=gen worker --pid-filter=200"
+	# --event task-clock keeps samples only before 0.6 s
+	run -0 pffold -q --event task-clock --time 0.5, raw.pf
+	run --separate-stderr pffold -q --event task-clock --time 0.6, raw.pf
+	assert_failure 1
+	assert_equal "$stderr" "pffold: raw.pf: no sample matches --event=task-clock --time=0.6,"
+}
+
 @test "escapes: ';', backslash and control characters as \\xHH, spaces of the thread name as _" {
 	"$PFTOOLS_BUILD/tests/pfsym-gen" names names.pf
 	run -0 pffold names.pf
@@ -203,4 +235,162 @@ gen_worker;[gen.bin];[gen.bin];[gen.bin] 3000"
 	assert_output 'my_worker\x5c1;a"b\x5c\x3bc;x\x5cx3by;tab\x09here 3'
 	run -0 pffold --top 3 names.pf
 	assert_output --partial '100.00%             3  tab\x09here'
+}
+
+# roots FOLDED: the total count of each root frame (thread), sorted
+roots() {
+	awk '{ split($1, a, ";"); s[a[1]] += $NF } END { for (k in s) print k, s[k] }' "$@" | LC_ALL=C sort
+}
+
+# A recording symbolized by pfsym, the raw records all before the first
+# SAMPLES section (one RECORDS section of pfrec's 1 MiB): sym.pf, and
+# run.roots, the per-thread totals of the raw records folded alone.
+cut_setup() {
+	build_workload rec_spin spin -O2 -g -fno-omit-frame-pointer
+	# over 4096 samples (two SAMPLES sections) in one RECORDS section: the
+	# spin is wall time, so a loaded machine may need a longer one
+	local ms
+	for ms in 1000 2000 4000; do
+		pfrec -q -g -e cpu-clock -c 100000 -o run.pf -- ./spin $ms >/dev/null
+		pfsym -q run.pf -o sym.pf
+		[ "$(pfdump -H sym.pf | awk '$3 == "RECORDS" { r = 1; n = 0 } $3 == "SAMPLES" && r { n++ } END { print n + 0 }')" -lt 2 ] || break
+	done
+	pffold -q --tid run.pf | roots >run.roots
+	total=$(pfdump --stats run.pf | awk '$1 == "samples:" { print $2 }')
+	pfdump --stats run.pf | grep -qx 'lost samples: 0 (0.00% of [0-9]*)'
+	[ "$(awk '{ s += $2 } END { print s }' run.roots)" -eq "$total" ]
+	# sections as "OFFSET TYPE ENTRIES" (a SAMPLES payload: u32 count,
+	# u32 entry size, 40-byte entries: format/profile.md 5)
+	pfdump -H sym.pf | awk '$1 == "section" { o = $6; sub(":", "", o); print o, $3, ($3 == "SAMPLES" ? ($10 - 8) / 40 : 0) }' >sections
+	last_records=$(awk '$2 == "RECORDS" { o = $1 } END { print o }' sections)
+	# at least two SAMPLES sections after the last RECORDS one
+	[ "$(awk -v r="$last_records" '$2 == "SAMPLES" && $1 > r' sections | wc -l)" -ge 2 ]
+}
+
+@test "a symbolized file cut short: the samples its resolved profile lacks fold from the raw records, each once" {
+	cd "$BATS_TEST_TMPDIR"
+	cut_setup
+	local closing
+	closing=$(awk '$2 == "SYMINFO" { o = $1 } END { print o }' sections)
+	# cuts: before any SAMPLES, inside each SAMPLES section, inside the closing SYMINFO
+	local cuts=() resolved=() acc=0 off type n
+	while read -r off type n; do
+		[ "$off" -gt "$last_records" ] || continue
+		if [ "$type" = SAMPLES ]; then
+			cuts+=($((off + 40)))
+			resolved+=("$acc")
+			acc=$((acc + n))
+		fi
+	done <sections
+	cuts+=($((closing + 10)))
+	resolved+=("$acc")
+	[ "$acc" -eq "$total" ]
+	local k
+	for k in "${!cuts[@]}"; do
+		head -c "${cuts[$k]}" sym.pf >cut.pf
+		local lacks=$((total - ${resolved[$k]})) want_err
+		want_err="pffold: cut.pf: section [0-9]+ at offset [0-9]+: truncated: .*"
+		[ "$lacks" -eq 0 ] || want_err="pffold: warning: the resolved profile lacks $lacks of the $total samples of the raw records \(cut short or damaged\): they are folded from the raw records, without symbols"$'\n'"$want_err"
+		# a file (read twice), standard input from a file, a pipe (kept in memory)
+		run --separate-stderr pffold --tid cut.pf
+		assert_failure 1
+		refute_sanitizer
+		[[ "$stderr" =~ ^$want_err$ ]] || { echo "cut at ${cuts[$k]}: $stderr" >&2; false; }
+		[ "$(wc -l <<<"$stderr")" -eq $((lacks ? 2 : 1)) ]
+		assert_equal "$(roots <<<"$output")" "$(cat run.roots)"
+		# the samples the resolved profile holds keep their names
+		[ "${resolved[$k]}" -eq 0 ] || [[ "$output" == *"main;hot_loop"* ]]
+		local first=$output
+		run --separate-stderr pffold --tid - <cut.pf
+		assert_equal "$output" "$first"
+		run --separate-stderr bash -c "cat cut.pf | pffold --tid"
+		assert_failure 1
+		assert_equal "$output" "$first"
+		[[ "$stderr" =~ ^${want_err//cut.pf/-}$ ]]
+	done
+	# a file that is whole folds from its resolved profile alone, without a word
+	run --separate-stderr pffold --tid sym.pf
+	assert_success
+	assert_equal "$stderr" ""
+	assert_equal "$(roots <<<"$output")" "$(cat run.roots)"
+}
+
+@test "a SAMPLES section damaged in a whole symbolized file: its samples fold from the raw records" {
+	cd "$BATS_TEST_TMPDIR"
+	cut_setup
+	local off n
+	read -r off n < <(awk -v r="$last_records" '$2 == "SAMPLES" && $1 > r { print $1, $3; exit }' sections)
+	cp sym.pf bad.pf
+	# one byte of its payload (past the 32-byte section header) flipped: checksum mismatch
+	local b
+	b=$(od -An -tu1 -j $((off + 40)) -N1 sym.pf)
+	printf "\\$(printf %03o $((b ^ 255)))" | dd of=bad.pf bs=1 seek=$((off + 40)) conv=notrunc status=none
+	run ! cmp -s sym.pf bad.pf
+	run --separate-stderr pffold --tid bad.pf
+	assert_failure 1
+	assert_equal "$(roots <<<"$output")" "$(cat run.roots)"
+	[[ "$stderr" == *"pffold: warning: the resolved profile lacks $n of the $total samples of the raw records"* ]]
+	[[ "$stderr" == *"bad.pf: section "*" at offset $off: checksum mismatch"* ]]
+	run --separate-stderr bash -c "cat bad.pf | pffold --tid"
+	assert_failure 1
+	assert_equal "$(roots <<<"$output")" "$(cat run.roots)"
+	refute_sanitizer
+}
+
+@test "raw records damaged after pfsym: a whole resolved profile still counts alone; a cut one folds nothing twice" {
+	cd "$BATS_TEST_TMPDIR"
+	# 10000 samples, 5000 in each of two RECORDS sections; pfsym writes
+	# SAMPLES of 4096, 4096 and 1808 after both
+	"$PFTOOLS_BUILD/tests/pfsym-gen" raw-many 10000 many.pf
+	pfsym -q many.pf -o many.sym
+	pfdump -H many.sym | awk '$1 == "section" { o = $6; sub(":", "", o); print o, $3, ($3 == "SAMPLES" ? ($10 - 8) / 40 : 0) }' >sections
+	run -0 awk '{ print $2, $3 }' sections
+	assert_output "SYMINFO 0
+EVENT 0
+RECORDS 0
+RECORDS 0
+STRINGS 0
+FRAMES 0
+STACKS 0
+SAMPLES 4096
+SAMPLES 4096
+SAMPLES 1808
+SYMINFO 0
+END 0"
+	local rec1 last b
+	rec1=$(awk '$2 == "RECORDS" { print $1; exit }' sections)
+	last=$(awk '$2 == "SAMPLES" { o = $1 } END { print o }' sections)
+	cp many.sym rawbad.sym
+	b=$(od -An -tu1 -j $((rec1 + 40)) -N1 many.sym)
+	printf "\\$(printf %03o $((b ^ 255)))" | dd of=rawbad.sym bs=1 seek=$((rec1 + 40)) conv=notrunc status=none
+	# whole: the resolved profile has every sample, the raw damage is only reported
+	run --separate-stderr pffold --addrs rawbad.sym
+	assert_failure 1
+	assert_output "$(pffold --addrs many.sym)"
+	[[ "$stderr" == "pffold: rawbad.sym: section 2 at offset $rec1: checksum mismatch"* ]]
+	[ "$(wc -l <<<"$stderr")" -eq 1 ]
+	# cut inside its last SAMPLES section: 8192 samples resolved (every third
+	# has the 2-frame stack: 2730); the 5000
+	# raw samples left (the second RECORDS) cannot be placed without the
+	# first run's start (sample 0, in the damaged section): none is folded,
+	# and they are reported
+	head -c $((last + 40)) rawbad.sym >rawcut.sym
+	run --separate-stderr pffold rawcut.sym
+	assert_failure 1
+	assert_output "gen;[gen.bin];[gen.bin] 2730
+gen;[gen.bin];[gen.bin];[gen.bin] 5462"
+	[[ "$stderr" == *"pffold: rawcut.sym: 5000 samples of the raw records do not line up with the resolved profile (damaged raw records?): not folded"* ]]
+	run --separate-stderr bash -c "cat rawcut.sym | pffold"
+	assert_failure 1
+	assert_output "gen;[gen.bin];[gen.bin] 2730
+gen;[gen.bin];[gen.bin];[gen.bin] 5462"
+	[[ "$stderr" == *"pffold: -: 5000 samples of the raw records do not line up"* ]]
+	# the same cut without the damage: the 1808 the resolved profile lacks
+	# are folded from the raw records, each once
+	head -c $((last + 40)) many.sym >cut.sym
+	run --separate-stderr pffold cut.sym
+	assert_failure 1
+	assert_output "$(pffold many.sym)"
+	[[ "$stderr" == *"pffold: warning: the resolved profile lacks 1808 of the 10000 samples of the raw records"* ]]
+	refute_sanitizer
 }

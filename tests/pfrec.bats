@@ -316,7 +316,6 @@ alive() {
 
 @test "an unprivileged user: user-space only under perf_event_paranoid 2, clear errors" {
 	[ "$(id -u)" -eq 0 ] || skip "needs root to switch users"
-	command -v setpriv >/dev/null || skip "no setpriv"
 	[ "$(cat /proc/sys/kernel/perf_event_paranoid)" -eq 2 ] || skip "perf_event_paranoid is not 2"
 	mkdir -m 777 nb
 	chmod 755 "$BATS_TEST_TMPDIR"
@@ -343,7 +342,6 @@ alive() {
 	# which open(2) meets the limit first depends on the fds the runtime holds
 	# (ASan keeps some): an event, or the output file; the hint is the same
 	assert_output --regexp "^pfrec: ([a-z-]+ on pid [0-9]+|e.pf): too many open files( \([0-9]+ events open so far\))?: raise the limit with \`ulimit -n\`$"
-	command -v script >/dev/null || skip "no script(1) for a terminal"
 	run script -qec "pfrec -q -o - -- true" /dev/null
 	assert_failure 1
 	assert_output --partial "pfrec: -: standard output is a terminal; redirect it or use -o FILE"

@@ -30,10 +30,9 @@ setup_file() {
 	build_workload sym_paths bin/ttext "${FLAGS[@]}" -fno-pie -no-pie -Wl,-Ttext-segment=0x20000000
 	build_workload sym_lib lib/libsymlib.so "${FLAGS[@]}" -shared -fPIC -Wl,-z,separate-code
 	build_workload sym_paths bin/uselib "${FLAGS[@]}" -DUSE_LIB -Llib -lsymlib -Wl,-rpath,"$PWD/lib"
-	if command -v ld.lld >/dev/null; then
-		build_workload sym_paths bin/lld "${FLAGS[@]}" -fuse-ld=lld
-		rec lld.pf bin/lld
-	fi
+	# ld.lld: scripts/install-deps installs lld
+	build_workload sym_paths bin/lld "${FLAGS[@]}" -fuse-ld=lld
+	rec lld.pf bin/lld
 	# stripped binary, its debug file under dbg/.build-id/xx/rest.debug
 	build_workload sym_paths bin/stripped "${FLAGS[@]}"
 	bid=$(readelf -n bin/stripped | awk '/Build ID/ {print $3}')
@@ -101,10 +100,9 @@ check() {
 	run pfsym nonexistent.pf -o x.pf
 	assert_failure 1
 	assert_output --partial "nonexistent.pf"
-	if command -v script >/dev/null; then
-		run script -qec "$PFTOOLS_BUILD/bin/pfsym pie.pf" /dev/null
-		assert_output --partial "refusing to write binary data to a terminal"
-	fi
+	# script(1) of bsdutils (essential) gives pfsym a terminal
+	run script -qec "$PFTOOLS_BUILD/bin/pfsym pie.pf" /dev/null
+	assert_output --partial "refusing to write binary data to a terminal"
 }
 
 @test "PIE executable: exact stacks; return address - 1 names path_c (call is its last instruction)" {
@@ -127,7 +125,6 @@ check() {
 }
 
 @test "lld layout (p_offset != p_vaddr)" {
-	[ -f lld.pf ] || skip "ld.lld not installed"
 	readelf -lW bin/lld | awk '$1 == "LOAD" && $2 != $3 {found = 1} END {exit !found}'
 	check lld.pf "$EXPECTED"
 }
@@ -380,4 +377,20 @@ main;ns::run(long);ns::Worker<3>::spin(long)'
 	run -0 cmp <(pffold zfile.sym) <(pffold pipe.sym)
 	run -0 pfsym --help
 	assert_output --partial "(zstd level 1) when OUT is a file, and stored uncompressed when OUT is a pipe"
+}
+
+@test "no user frame to resolve: the summary says why, never a share of nothing" {
+	# every sample lost (a LOST record of 500, no SAMPLE)
+	"$PFTOOLS_BUILD/tests/pfsym-gen" raw-lost lost.pf
+	run --separate-stderr pfsym lost.pf -o lost.sym
+	assert_success
+	refute_sanitizer
+	assert_equal "$stderr" "pfsym: 0 samples, 500 lost, 0 unique addresses, no user frames to resolve (every sample was lost), 0 kernel frames"
+	run -0 pffold -q lost.sym
+	assert_output "[lost] 500"
+	# no sample at all: one every 1000 s of CPU time
+	pfrec -q -e cpu-clock -c 1000000000000 -o none.pf -- true
+	run --separate-stderr pfsym none.pf -o none.sym
+	assert_success
+	assert_equal "$stderr" "pfsym: 0 samples, 0 lost, 0 unique addresses, no user frames to resolve (no samples), 0 kernel frames"
 }

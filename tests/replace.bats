@@ -60,7 +60,7 @@ attach() {
 	grep -qF '[del]' del.folded
 	# a file now at the old path is not opened either
 	cp v2 run/del
-	strace -f -e trace=open,openat,stat,newfstatat -o del.trace pfsym -q del.pf -o del2.sym
+	strace_tool -f -e trace=open,openat,stat,newfstatat -o del.trace pfsym -q del.pf -o del2.sym
 	run grep -F 'run/del' del.trace
 	assert_output ""
 	run grep -c variant_two <(pffold del2.sym)
@@ -84,12 +84,30 @@ attach() {
 	[ "$(uname -m)" = x86_64 ] || skip "the JIT workload writes x86_64 code"
 	pfrec -q -g -F 2000 -o jit.pf -- ./jit 500
 	pfdump jit.pf | grep -q 'filename=/memfd:jit (deleted)'
-	strace -f -e trace=open,openat -o jit.trace pfsym -q jit.pf -o jit.sym
+	strace_tool -f -e trace=open,openat -o jit.trace pfsym -q jit.pf -o jit.sym
 	run grep -E 'memfd|deleted' jit.trace
 	assert_output ""
 	run pffold jit.sym
 	assert_output --regexp ';\[memfd:jit\] [0-9]+'
 	refute_output --partial '(deleted)'
+}
+
+@test "code in anonymous memory (//anon): no file looked for, no 'not found', frames [anon]" {
+	[ "$(uname -m)" = x86_64 ] || skip "the JIT workload writes x86_64 code"
+	# the code is copied into mmap(MAP_ANONYMOUS) memory, made executable with mprotect
+	pfrec -q -g -F 2000 -o anon.pf -- ./jit 500 anon
+	pfdump anon.pf | grep -q 'prot=0x5 flags=0x2 filename=//anon$'
+	strace_tool -f -e trace=open,openat,stat,newfstatat,access -o anon.trace pfsym anon.pf -o anon.sym 2>anon.err
+	run grep -E '"/+anon' anon.trace
+	assert_output ""
+	run cat anon.err
+	refute_output --partial "anon"
+	refute_output --partial "not found"
+	refute_output --partial "missing"
+	assert_line --index 0 --regexp '^pfsym: [0-9]+ samples, 0 lost, '
+	# the JIT's samples: under main, in the anonymous mapping
+	run -0 pffold anon.sym
+	assert_output --regexp '(^|;)main;\[anon\] [0-9]+'
 }
 
 @test "a real file named 'weird (deleted)' keeps its name and is symbolized" {

@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "pfile.h"
+#include "folded.h"          /* pf_strtab: the thread names, interned */
+#include "internal/comms.h"  /* libpfile's thread-name timeline (fork, exec, rename) */
 
 #ifndef PF_VERSION_STRING
 #define PF_VERSION_STRING PF_LIB_VERSION
@@ -318,9 +320,13 @@ struct pident {
 	uint32_t pid;
 	uint32_t used;
 	uint64_t samples;
-	char comm[32];
-	int comm_main; /* comm came from the main thread (tid == pid) */
+	uint64_t last_time; /* of its last sample, ns: its name is the one then */
+	uint32_t any_tid;   /* a thread of it that was sampled, should its main thread be unknown */
 };
+/* Thread names over time, as pfsym and pffold name samples: COMM records
+ * (exec, prctl), a forked thread's parent's name, THREADS at the start. */
+static struct pf_strtab comm_strs;
+static struct pf_comms comms;
 static struct pident *pids;
 static size_t pid_cap, pid_n;
 
@@ -365,17 +371,24 @@ static struct pident *pid_get(uint32_t pid)
 	return &pids[h];
 }
 
-static void pid_comm(uint32_t pid, uint32_t tid, const char *comm, size_t len)
+/* Thread tid is named comm[0..len) from time_ns on. */
+static void comm_note(uint32_t tid, uint64_t time_ns, const char *comm, size_t len)
 {
-	struct pident *p = pid_get(pid);
-	int main_thread = pid == tid;
-	if (p->comm[0] && p->comm_main && !main_thread)
-		return;
-	if (len >= sizeof(p->comm))
-		len = sizeof(p->comm) - 1;
-	memcpy(p->comm, comm, len);
-	p->comm[len] = 0;
-	p->comm_main = main_thread;
+	int64_t id = pf_strtab_intern(&comm_strs, comm, len, NULL);
+	if (id < 0 || pf_comms_set(&comms, tid, time_ns, (uint32_t)id) < 0) {
+		fprintf(stderr, "pfdump: out of memory\n");
+		exit(1);
+	}
+}
+
+/* The name of process p: its main thread's at its last sample, else that of
+ * a thread of it that was sampled; "?" when nothing names it. */
+static const char *pid_name(const struct pident *p)
+{
+	uint32_t id = pf_comms_get(&comms, p->pid, p->last_time);
+	if (id == PF_COMMS_NONE)
+		id = pf_comms_get(&comms, p->any_tid, p->last_time);
+	return id == PF_COMMS_NONE ? "?" : pf_strtab_str(&comm_strs, id);
 }
 
 /* build-id set: key = xxh3 of (build-id, path) */
@@ -911,14 +924,28 @@ static void stats_record(const struct pf_events *evs, const struct perf_event_he
 			bad_records++;
 			break;
 		}
-		if (s.present & PERF_SAMPLE_TID)
-			pid_get(s.pid)->samples++;
+		if (s.present & PERF_SAMPLE_TID) {
+			struct pident *p = pid_get(s.pid);
+			if (!p->samples++ || s.tid == s.pid)
+				p->any_tid = s.tid;
+			if ((s.present & PERF_SAMPLE_TIME) && s.time > p->last_time)
+				p->last_time = s.time;
+		}
 		break;
 	}
 	case PERF_RECORD_COMM: {
 		struct pf_comm c;
 		if (pf_comm_decode(ev, h, &c) == 0)
-			pid_comm(c.pid, c.tid, c.comm, c.comm_len);
+			comm_note(c.tid, t, c.comm, c.comm_len);
+		break;
+	}
+	case PERF_RECORD_FORK: {
+		/* a child that never execs keeps its parent's name */
+		struct pf_task k;
+		if (pf_task_decode(ev, h, &k) == 0 && pf_comms_fork(&comms, k.tid, k.ptid, k.time) < 0) {
+			fprintf(stderr, "pfdump: out of memory\n");
+			exit(1);
+		}
 		break;
 	}
 	case PERF_RECORD_LOST:
@@ -1098,7 +1125,7 @@ static void do_threads(const struct pf_section *sec, int show)
 	const char *comm;
 	int rc;
 	while ((rc = pf_thread_next(sec->data, sec->size, &pos, &pid, &tid, &comm, &cl)) > 0) {
-		pid_comm(pid, tid, comm, cl);
+		comm_note(tid, 0, comm, cl); /* alive at the start */
 		if (!show)
 			continue;
 		if (json) {
@@ -1343,7 +1370,7 @@ static void print_stats(int truncated)
 	if (!json && k)
 		fprintf(out, "samples per process:\n");
 	for (size_t i = 0; i < k; i++) {
-		const char *c = pids[i].comm[0] ? pids[i].comm : "?";
+		const char *c = pid_name(&pids[i]);
 		if (json) {
 			obj_begin("process");
 			f_u64("pid", pids[i].pid);
@@ -1411,7 +1438,12 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
-	while ((c = getopt_long(argc, argv, "Hsbjh", opts, NULL)) != -1) {
+	if (pf_strtab_init(&comm_strs) < 0) {
+		fprintf(stderr, "pfdump: out of memory\n");
+		return 1;
+	}
+	pf_comms_init(&comms);
+	while ((c = getopt_long(argc, argv, "HsbjhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'H': mode = M_HEADER; break;
 		case 's': mode = M_STATS; break;
@@ -1419,12 +1451,12 @@ int main(int argc, char **argv)
 		case 'j': json = 1; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("pfdump (pftools) %s\n", PF_VERSION_STRING); return 0;
-		default: usage(stderr); return 2;
+		default: fputs("Try 'pfdump --help' for more information.\n", stderr); return 2;
 		}
 	}
 	if (argc - optind > 1) {
-		fprintf(stderr, "pfdump: too many arguments\n");
-		usage(stderr);
+		fprintf(stderr, "pfdump: unexpected argument '%s'\nTry 'pfdump --help' for more information.\n",
+			argv[optind + 1]);
 		return 2;
 	}
 	fname = optind < argc ? argv[optind] : "-";
@@ -1521,6 +1553,8 @@ int main(int argc, char **argv)
 	pf_reader_close(r);
 	free(ents);
 	free(pids);
+	pf_strtab_free(&comm_strs);
+	pf_comms_free(&comms);
 	free(bid_keys);
 	return n_errors ? 1 : 0;
 }

@@ -52,6 +52,8 @@ struct flame {
 	size_t frcap;
 	const char *path;
 	int failed;
+	char *shown;     /* display_name()'s buffer */
+	size_t shown_cap;
 };
 
 static void usage(FILE *f)
@@ -60,7 +62,8 @@ static void usage(FILE *f)
 	      "Draw folded stacks ('frame;frame;... COUNT') as an interactive SVG flame graph.\n"
 	      "Lines with two counts ('stack BASE NEW', from pfdiff --folded; the first line\n"
 	      "decides for all) give a differential graph: widths from NEW, red where a frame\n"
-	      "grew, blue where it shrank.\n"
+	      "grew, blue where it shrank. Names show pffold's escapes \\x3b and \\x5c as ';'\n"
+	      "and '\\'; other backslashes as written.\n"
 	      "\n"
 	      "Options:\n"
 	      "  -t, --title=TEXT       title (default \"Flame Graph\")\n"
@@ -280,6 +283,51 @@ static size_t utf8_chars(const char *s, size_t n, size_t keep, size_t *cut)
 	return chars;
 }
 
+static int hexval(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* A frame name as shown: the escapes \x3b and \x5c that pffold writes for ';'
+ * and '\' (folded text has no other way to hold a ';' in a name) become the
+ * character, in one pass from the left, so "\x5cx3b" is the four characters
+ * "\x3b". Every other byte is kept as it is: the escapes of control
+ * characters (\x0a, pffold writes them for bytes that no label can show) and
+ * any other backslash, such as one in a name from a tool that escapes
+ * nothing (flamegraph.pl's stackcollapse scripts): such names show as
+ * flamegraph.pl shows them. Only what is shown changes: frames merge and
+ * sort by their text as read. */
+static const char *display_name(struct flame *fl, const char *s, size_t n, size_t *out_len)
+{
+	if (!memchr(s, '\\', n)) {
+		*out_len = n;
+		return s;
+	}
+	if (n > fl->shown_cap) {
+		char *b = realloc(fl->shown, n);
+		if (!b) { /* shown as read rather than not at all */
+			*out_len = n;
+			return s;
+		}
+		fl->shown = b;
+		fl->shown_cap = n;
+	}
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '\\' && i + 3 < n && s[i + 1] == 'x' && hexval(s[i + 2]) >= 0 && hexval(s[i + 3]) >= 0) {
+			int c = hexval(s[i + 2]) * 16 + hexval(s[i + 3]);
+			if (c == ';' || c == '\\') {
+				fl->shown[k++] = (char)c;
+				i += 3;
+				continue;
+			}
+		}
+		fl->shown[k++] = s[i];
+	}
+	*out_len = k;
+	return fl->shown;
+}
+
 static void write_label(FILE *out, const char *name, size_t n, double wpx)
 {
 	double fit = floor((wpx - 6) / CHARW);
@@ -469,8 +517,10 @@ static int draw(struct flame *fl, FILE *out)
 		double y = fl->inverted ? ypad1 + it.depth * fl->fheight :
 				height - ypad2 - (it.depth + 1) * fl->fheight;
 		int rgb[3] = { 190, 190, 190 };
+		size_t slen;
+		const char *shown = display_name(fl, name, nlen, &slen);
 		fputs("<g><title>", out);
-		xml_write(out, name, nlen);
+		xml_write(out, shown, slen);
 		if (diff) {
 			double s0 = tot0 > 0 ? (double)n->c[0] / tot0 : 0;
 			double s1 = tot1 > 0 ? (double)n->c[1] / tot1 : 0;
@@ -502,7 +552,7 @@ static int draw(struct flame *fl, FILE *out)
 			"<text x=\"%.2f\" y=\"%.1f\">",
 			x, y, wpx, fl->fheight - 1, rgb[0], rgb[1], rgb[2], (unsigned long long)it.x,
 			(unsigned long long)w, x + 3, y + fl->fheight / 2 + FONT * 0.35);
-		write_label(out, name, nlen, wpx);
+		write_label(out, shown, slen, wpx);
 		fputs("</text></g>\n", out);
 
 		/* push children in reverse so that they come out in name order */
@@ -670,6 +720,7 @@ done:
 	if (in != stdin)
 		fclose(in);
 	pf_strtab_free(&fl.names);
+	free(fl.shown);
 	free(fl.nodes);
 	free(fl.slots);
 	free(fl.fr);

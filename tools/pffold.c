@@ -22,7 +22,8 @@ static void usage(FILE *f)
 	      "Write folded stacks, one line 'comm;root;caller;...;leaf COUNT' per distinct\n"
 	      "stack, sorted, as flamegraph.pl, inferno, speedscope and Pyroscope read them.\n"
 	      "Uses the resolved profile that pfsym adds; an unsymbolized recording folds\n"
-	      "with frames as [module+0xOFFSET].\n"
+	      "with frames as [module] (--addrs: [module+0xOFFSET]), and so do the samples\n"
+	      "a symbolized file cut short lacks in its resolved profile (with a warning).\n"
 	      "\n"
 	      "Options:\n"
 	      "  -o, --output=FILE       write to FILE instead of standard output\n"
@@ -54,10 +55,13 @@ static void usage(FILE *f)
 	      "(\\x3b, \\x5c, \\x0a); in the root frame (the thread's name) spaces become '_'.\n"
 	      "Lost samples appear as one '[lost]' line (its weight estimated from the mean\n"
 	      "period with --weight=period; left out when no sample is kept to estimate it\n"
-	      "from), with a warning. Counts stop at 2^63-1.\n"
+	      "from), with a warning that gives their share. Counts stop at 2^63-1.\n"
 	      "\n"
 	      "A damaged input still folds: every intact sample is written, each problem\n"
 	      "is reported on standard error (also with --quiet) and the exit status is 1.\n"
+	      "\n"
+	      "A selection (--event, --comm, --pid-filter, --time) that keeps no sample is an\n"
+	      "error (one line on standard error, also with --quiet).\n"
 	      "\n"
 	      "Exit status: 0 ok, 1 error (including a damaged input), 2 usage.\n",
 	      f);
@@ -100,6 +104,13 @@ static void print_top(pf_fold *f, size_t n, FILE *out)
 	free(t);
 }
 
+/* Appends " OPT=VALUE" to the selection text sel[size]. */
+static void sel_add(char *sel, size_t size, const char *opt, const char *value)
+{
+	size_t n = strlen(sel);
+	snprintf(sel + n, size - n, "%s%s=%s", n ? " " : "", opt, value);
+}
+
 /* Each line of `text` on standard error with the program name. */
 static void print_lines(const char *w)
 {
@@ -134,6 +145,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct pf_fold_opts o = PF_FOLD_OPTS_INIT;
+	char sel[512] = ""; /* the selection options given, for the empty-selection error */
 	uint32_t pids[256];
 	size_t n_pids = 0;
 	const char *out = "-", *in = "-";
@@ -174,11 +186,14 @@ int main(int argc, char **argv)
 			break;
 		case 'e':
 			o.event = optarg;
+			sel_add(sel, sizeof(sel), "--event", optarg);
 			break;
 		case O_COMM:
 			o.comm = optarg;
+			sel_add(sel, sizeof(sel), "--comm", optarg);
 			break;
 		case O_PIDF: {
+			sel_add(sel, sizeof(sel), "--pid-filter", optarg);
 			char *s = optarg, *e;
 			for (;;) {
 				errno = 0;
@@ -195,6 +210,7 @@ int main(int argc, char **argv)
 			break;
 		}
 		case O_TIME: {
+			sel_add(sel, sizeof(sel), "--time", optarg);
 			const char *comma = strchr(optarg, ',');
 			o.use_time = 1;
 			o.time_start_ns = 0;
@@ -261,6 +277,11 @@ int main(int argc, char **argv)
 			fprintf(stderr, PROG ": %s: %s\n", in, strerror(-rc));
 		pf_fold_close(f);
 		return 1;
+	}
+	/* a selection that keeps no sample is an error, not an empty profile */
+	if (sel[0] && pf_fold_samples(f) == 0) {
+		fprintf(stderr, PROG ": %s: no sample matches %s\n", in, sel);
+		status = 1;
 	}
 	FILE *of = stdout;
 	if (strcmp(out, "-") != 0 && !(of = fopen(out, "w"))) {

@@ -800,13 +800,20 @@ int main(int argc, char **argv)
 	ofd = -1;
 	if (!quiet) {
 		const struct pf_prof_stats *ps = pf_prof_builder_stats(b);
-		double pct = ps->frames ? 100.0 * (double)ps->frames_resolved / (double)ps->frames : 100.0;
-		fprintf(stderr,
-			PROG ": %llu samples, %llu lost, %llu unique addresses, %.1f%% of %llu user frames resolved, "
-			     "%llu kernel frames\n",
+		/* a share of no frames is no share: say why there are none */
+		char res[128];
+		if (ps->frames)
+			snprintf(res, sizeof(res), "%.1f%% of %llu user frames resolved",
+				 100.0 * (double)ps->frames_resolved / (double)ps->frames,
+				 (unsigned long long)ps->frames);
+		else
+			snprintf(res, sizeof(res), "no user frames to resolve%s",
+				 !ps->samples && ps->lost ? " (every sample was lost)"
+				 : !ps->samples	  ? " (no samples)"
+						  : "");
+		fprintf(stderr, PROG ": %llu samples, %llu lost, %llu unique addresses, %s, %llu kernel frames\n",
 			(unsigned long long)ps->samples, (unsigned long long)ps->lost,
-			(unsigned long long)ps->unique_addrs, pct, (unsigned long long)ps->frames,
-			(unsigned long long)ps->frames_kernel);
+			(unsigned long long)ps->unique_addrs, res, (unsigned long long)ps->frames_kernel);
 		unw_report(unw, stderr, PROG);
 		sym_report(sym, stderr, PROG);
 	}

@@ -17,6 +17,11 @@
  *   names OUT      a resolved profile of 3 samples whose frames are named
  *                  'a"b\;c', 'x\x3by' and 'tab\there' (a backslash, a
  *                  literal \x3b, a tab), thread "my worker\1".
+ *   raw-many N OUT N samples of process "gen" (pid 100) in /opt/gen.bin, the
+ *                  three stacks of "raw" in turn, 1 us apart: the first N/2
+ *                  in one RECORDS section, the rest in a second one.
+ *   raw-lost OUT   a raw recording of process "gen" whose every sample was
+ *                  lost: a COMM, an MMAP2 and a LOST record of 500 samples.
  *   resolved-lost N OUT        N samples, then LOST entries of 5 and 2^64-1
  *                              samples and two samples of period 2^63-1 (in
  *                              the hottest stack).
@@ -223,6 +228,39 @@ static void gen_paths(pf_writer *w, char **specs, int n)
 		die("records");
 }
 
+static void gen_raw_many(pf_writer *w, uint64_t n)
+{
+	event(w, "cpu-clock", PERF_COUNT_SW_CPU_CLOCK, 1);
+	uint64_t t = 1000000000ull;
+	comm(100, 100, "gen", 1, t);
+	mmap2(100, 0x400000, 0x10000, 0x1000, "/opt/gen.bin", t + 1);
+	static const uint64_t st[3][3] = { { 0x401010, 0x402021, 0x403031 },
+					   { 0x401510, 0x402021, 0x403031 },
+					   { 0x401010, 0x403031, 0 } };
+	for (uint64_t i = 0; i < n; i++) {
+		sample(1, 100, 100, t + 1000 * (i + 1), st[i % 3], i % 3 == 2 ? 2 : 3);
+		if (i + 1 == n / 2 || i + 1 == n) {
+			/* a section of its own for each half */
+			if (pf_writer_records(w, rb.data, rb.len) < 0 || pf_writer_flush(w) < 0)
+				die("records");
+			rb.len = 0;
+		}
+	}
+}
+
+static void gen_raw_lost(pf_writer *w)
+{
+	event(w, "cpu-clock", PERF_COUNT_SW_CPU_CLOCK, 1);
+	uint64_t t = 1000000000ull;
+	comm(100, 100, "gen", 1, t);
+	mmap2(100, 0x400000, 0x10000, 0x1000, "/opt/gen.bin", t + 1);
+	put_hdr(PERF_RECORD_LOST, 0, 8 + 16 + 32);
+	u64(1); u64(500);
+	trailer(100, 100, t + 2, 1);
+	if (pf_writer_records(w, rb.data, rb.len) < 0)
+		die("records");
+}
+
 enum damage { D_NONE, D_NOSTACKS, D_LATE, D_STACKCOUNT, D_LOST };
 
 static void write_tables(pf_writer *w, struct pf_prof *p, enum damage dmg)
@@ -339,7 +377,7 @@ static void gen_names(pf_writer *w)
 int main(int argc, char **argv)
 {
 	if (argc < 3)
-		die("usage: pfsym-gen raw OUT | names OUT | resolved[-nostacks|-late|-stackcount|-lost] N OUT | paths SPEC... OUT");
+		die("usage: pfsym-gen raw OUT | raw-many N OUT | raw-lost OUT | names OUT | resolved[-nostacks|-late|-stackcount|-lost] N OUT | paths SPEC... OUT");
 	const char *out = argv[argc - 1];
 	int fd = strcmp(out, "-") == 0 ? 1 : open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0)
@@ -349,6 +387,10 @@ int main(int argc, char **argv)
 		die("writer");
 	if (strcmp(argv[1], "raw") == 0)
 		gen_raw(w);
+	else if (strcmp(argv[1], "raw-lost") == 0)
+		gen_raw_lost(w);
+	else if (strcmp(argv[1], "raw-many") == 0 && argc == 4)
+		gen_raw_many(w, strtoull(argv[2], NULL, 10));
 	else if (strcmp(argv[1], "resolved") == 0 && argc == 4)
 		gen_resolved(w, strtoull(argv[2], NULL, 10), D_NONE);
 	else if (strcmp(argv[1], "resolved-nostacks") == 0 && argc == 4)
