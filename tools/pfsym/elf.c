@@ -684,6 +684,13 @@ static int add_plt_syms(struct binfo *b, Elf *e)
 			free(sorted);
 		}
 	}
+	/* the header of .plt (lazy binding's stub that calls the dynamic
+	 * linker, reached through a NAME@plt entry's first call): ".plt", the
+	 * label objdump gives it */
+	GElf_Shdr plt_sh;
+	if (!rc && m < max && scn_by_name(e, ".plt", &plt_sh) && plt_sh.sh_size >= (eh.e_machine == EM_X86_64 ? 16u : 32u))
+		pe[m++] = (struct plt_ent){ .addr = plt_sh.sh_addr, .size = eh.e_machine == EM_X86_64 ? 16 : 32,
+					    .name = ".plt" };
 	/* where .plt.sec exists the .plt entries are the lazy halves: both
 	 * named. Drop stubs a symbol table already names, and nameless ones. */
 	size_t bytes = 0, k = 0;
@@ -719,11 +726,12 @@ static int add_plt_syms(struct binfo *b, Elf *e)
 			} else {
 				for (size_t q = 0; q < m; q++) {
 					size_t l = strcspn(pe[q].name, "@");
+					const char *suffix = pe[q].name[0] == '.' ? "" : "@plt"; /* ".plt" */
 					memcpy(sp, pe[q].name, l);
-					memcpy(sp + l, "@plt", 5);
+					memcpy(sp + l, suffix, strlen(suffix) + 1);
 					ps[q] = (struct sym){ pe[q].addr, pe[q].addr + pe[q].size, sp, pe[q].size,
 							      STB_GLOBAL, 1, PF_PROF_NONE };
-					sp += l + 5;
+					sp += l + strlen(suffix) + 1;
 				}
 				while (j > 0) {
 					if (i > 0 && syms[i - 1].addr > ps[j - 1].addr)
