@@ -3,6 +3,7 @@
 #   make                     libpfile (static + shared) and every tool under build/bin
 #   make check               build, then run the whole test suite (tests/run)
 #   make check SANITIZE=1    the same with ASan+UBSan, in build-san/
+#   make check SANITIZE=1 CC=clang   with clang's sanitizers, in build-san-clang/
 #   make demo                record, symbolize and fold the bundled workload
 #   make bench               run the benchmark scripts in bench/
 #   make install PREFIX=/usr/local DESTDIR=
@@ -13,8 +14,27 @@
 
 VERSION     := 0.1.0
 CROSS_COMPILE ?=
+# CC and AR: `make CC=clang` (or CC in the environment) picks another
+# compiler; otherwise, and for a cross build unless CC is on the command line,
+# $(CROSS_COMPILE)gcc and $(CROSS_COMPILE)ar.
+ifneq ($(filter default undefined,$(origin CC)),)
 CC          := $(CROSS_COMPILE)gcc
+else ifneq ($(CROSS_COMPILE),)
+ifneq ($(origin CC),command line)
+CC          := $(CROSS_COMPILE)gcc
+endif
+endif
+ifneq ($(filter default undefined,$(origin AR)),)
 AR          := $(CROSS_COMPILE)ar
+else ifneq ($(CROSS_COMPILE),)
+ifneq ($(origin AR),command line)
+AR          := $(CROSS_COMPILE)ar
+endif
+endif
+# Another compiler than gcc builds into its own directory (build-clang,
+# build-san-clang): objects of two compilers never mix.
+CC_NAME     := $(notdir $(firstword $(CC)))
+CC_SUFFIX   := $(if $(filter gcc cc %-gcc,$(CC_NAME)),,-$(CC_NAME))
 PKG_CONFIG  ?= pkg-config
 # Cross builds: Debian ships no cross pkg-config wrapper; read the multiarch .pc
 # files of the target (e.g. libzstd-dev:arm64 for CROSS_COMPILE=aarch64-linux-gnu-).
@@ -34,10 +54,10 @@ BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/vendor-completions
 
 ifeq ($(SANITIZE),1)
-O           ?= build-san
+O           ?= build-san$(CC_SUFFIX)
 SANFLAGS    := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 else
-O           ?= build
+O           ?= build$(CC_SUFFIX)
 SANFLAGS    :=
 endif
 
@@ -150,4 +170,4 @@ install: all
 	install -m 644 $(TOOLS_PRESENT:%=completions/zsh/_%) $(DESTDIR)$(ZSHCOMPDIR)/
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-clang build-san-clang build-fuzz

@@ -1119,11 +1119,6 @@ static int64_t chain_stack(pf_prof_builder *b, const struct pf_sample *s, uint16
 	return stack;
 }
 
-static inline unsigned bit(uint64_t st, uint64_t b)
-{
-	return (st & b) ? 1 : 0;
-}
-
 /* pf_sample_decode() for the sample types whose fields all come before the
  * end of the callchain (frame-pointer recordings: IP, TID, TIME, CPU,
  * PERIOD, CALLCHAIN and ids): the fields the builder reads, with the same

@@ -70,7 +70,7 @@ struct em {
 	size_t rec_start;
 };
 
-static void die(const char *what)
+static _Noreturn void die(const char *what)
 {
 	fprintf(stderr, "pftest-writer: %s\n", what);
 	exit(1);
