@@ -1455,7 +1455,6 @@ struct pf_fold {
 	const struct pf_events *ev_src;
 	uint8_t ev_keep[65536 / 8];
 	uint8_t ev_known[65536 / 8];
-	const char *ev_name;
 	int have_t0;
 	uint64_t t0;
 	struct fold_ent *ent;
@@ -1561,12 +1560,14 @@ static int event_keep(pf_fold *f, uint16_t idx)
 	if (!evs || !evs->n) {
 		keep = idx == 0;
 	} else {
-		if (!f->ev_name)
-			f->ev_name = f->o.event ? f->o.event : evs->ev[0].name;
+		/* the name to keep is looked up at each call, never kept: the
+		 * event table is reallocated as EVENT sections arrive (a
+		 * pointer to the first event's name dangled after the 9th) */
+		const char *want = f->o.event ? f->o.event : evs->ev[0].name;
 		keep = 0;
 		for (uint32_t i = 0; i < evs->n; i++)
 			if (evs->ev[i].index == idx) {
-				keep = strcmp(evs->ev[i].name, f->ev_name) == 0;
+				keep = strcmp(evs->ev[i].name, want) == 0;
 				if (!keep && !f->o.event)
 					warnf(f, "notice: samples of event '%s' not folded (use --event)",
 					      evs->ev[i].name);
