@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,6 +139,10 @@ static int str_append(struct pf_prof *p, const char *s, size_t len)
 {
 	if (len > UINT32_MAX - 1)
 		return -E2BIG;
+	/* s may lie in the blob itself (part of a string of this table, from
+	 * pf_prof_str_get()): copied by its offset, as the blob may move */
+	size_t s_off = p->blob && (uintptr_t)s - (uintptr_t)p->blob < p->blob_len ? (size_t)(s - p->blob)
+										   : SIZE_MAX;
 	int rc = grow((void **)&p->str_off, &p->cap_str, p->n_str + 1, sizeof(*p->str_off));
 	if (rc)
 		return rc;
@@ -155,8 +160,10 @@ static int str_append(struct pf_prof *p, const char *s, size_t len)
 			return -ENOMEM;
 		p->blob = nb;
 		p->blob_cap = nc;
+		if (s_off != SIZE_MAX)
+			s = nb + s_off;
 	}
-	memcpy(p->blob + p->blob_len, s, len);
+	memmove(p->blob + p->blob_len, s, len);
 	p->blob[p->blob_len + len] = 0;
 	p->str_off[p->n_str] = p->blob_len;
 	p->str_len[p->n_str] = (uint32_t)len;

@@ -101,7 +101,9 @@ struct pf_prof {
 void pf_prof_init(struct pf_prof *p);
 void pf_prof_free(struct pf_prof *p);
 
-/* Interns `len` bytes as a string. @return its id (>= 0) or -ENOMEM / -E2BIG. */
+/* Interns `len` bytes as a string. `s` may point into p's own strings (e.g.
+ * a part of one from pf_prof_str_get()). @return its id (>= 0) or -ENOMEM /
+ * -E2BIG. */
 int64_t pf_prof_str(struct pf_prof *p, const char *s, size_t len);
 /* The string with id `id` (NUL-terminated, owned by p) or NULL if out of range.
  * *len (may be NULL) gets its length. Valid until the next intern call. */
