@@ -136,6 +136,39 @@ $(O)/tests/%: tests/c/%.c $(LIB_A)
 deps:
 	@scripts/install-deps
 
+# Fuzzing (tests/fuzz/, README "Fuzzing"): libFuzzer targets built with
+# clang's -fsanitize=fuzzer,address,undefined in build-fuzz/ (clang and
+# libclang-rt-14-dev: scripts/install-deps --fuzz). `make fuzz` makes the
+# seed corpus (tests/fuzz/make-corpus.sh, with the tools of build/), replays
+# tests/fuzz/regress/ and runs each target for FUZZ_SECONDS; a finding fails.
+FUZZ_CC     ?= clang
+FUZZ_O      := build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_SAN    := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_CFLAGS := -std=c11 $(WARN) -D_GNU_SOURCE -DPF_VERSION_STRING=\"$(VERSION)\" -Ilibpfile -Itools \
+               -g -O1 -fno-omit-frame-pointer $(FUZZ_SAN) $(CORE_CFLAGS)
+FUZZ_LIB_OBJ := $(LIB_SRC:%.c=$(FUZZ_O)/obj/%.o)
+FUZZ_BINS   := $(FUZZ_TARGETS:%=$(FUZZ_O)/fuzz_%)
+
+$(FUZZ_O)/obj/%.o: %.c $(wildcard libpfile/*.h) Makefile
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+
+$(FUZZ_O)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_LIB_OBJ)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB_OBJ) $(CORE_LIBS) -lm
+
+.PHONY: fuzz fuzz-build fuzz-corpus
+fuzz-build: $(FUZZ_BINS)
+
+fuzz-corpus: all test-bins
+	@PFTOOLS_BUILD=$(abspath build) tests/fuzz/make-corpus.sh $(FUZZ_O)/seeds
+
+fuzz:
+	@$(MAKE) --no-print-directory fuzz-build
+	@$(MAKE) --no-print-directory O=build SANITIZE= fuzz-corpus
+	@tests/fuzz/run.sh $(FUZZ_O) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
 # check and demo install dependencies first, then build in a sub-make so that
 # the pkg-config flags are read after the packages exist.
 check:
