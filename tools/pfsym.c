@@ -386,6 +386,7 @@ static int write_syminfo_end(pf_writer *w, const struct pf_prof_stats *ps, const
 	rc |= pf_kv_add_u64(&b, "user_frames", ps->frames);
 	rc |= pf_kv_add_u64(&b, "user_frames_resolved", ps->frames_resolved);
 	rc |= pf_kv_add_u64(&b, "kernel_frames", ps->frames_kernel);
+	rc |= pf_kv_add_u64(&b, "truncated_samples", ps->truncated);
 	rc |= pf_kv_add_u64(&b, "strings", p->n_str);
 	rc |= pf_kv_add_u64(&b, "frames", p->n_frames);
 	rc |= pf_kv_add_u64(&b, "stacks", p->n_stacks);
@@ -806,6 +807,12 @@ int main(int argc, char **argv)
 			(unsigned long long)ps->samples, (unsigned long long)ps->lost,
 			(unsigned long long)ps->unique_addrs, pct, (unsigned long long)ps->frames,
 			(unsigned long long)ps->frames_kernel);
+		if (ps->truncated)
+			fprintf(stderr,
+				PROG ": %llu samples have call chains cut by a depth limit "
+				     "(kernel.perf_event_max_stack, or the unwinder's 1024 frames): their stacks start "
+				     "at [truncated]\n",
+				(unsigned long long)ps->truncated);
 		unw_report(unw, stderr, PROG);
 		sym_report(sym, stderr, PROG);
 	}

@@ -30,6 +30,9 @@
  *                      N EVENT sections, the 2nd to Nth written after samples
  *                      of the first (raw records, or a resolved profile),
  *                      then a sample of the last event (see mode_events_grow)
+ *   deep N M LIMIT OUT two samples with call chains of N and M entries, META
+ *                      perf_event_max_stack LIMIT (0: absent; see mode_deep)
+ *   syminfo FILE       prints KEY=VALUE for each pair of the SYMINFO sections
  *   tx-fuzz N          decodes N mutations of a transformed payload in memory:
  *                      each must fail cleanly or restore the original bytes,
  *                      and the decoder's fast path must give the same result,
@@ -938,6 +941,84 @@ static int mode_events_grow(const char *kind, unsigned n, const char *out)
 	return 0;
 }
 
+/* deep N M LIMIT OUT: two samples of pid 3000 ("deep", /usr/bin/deep mapped
+ * at 0x400000) with call chains of N and M entries after PERF_CONTEXT_USER:
+ * entry 0 (the leaf, the IP) is 0x401000, entry i > 0 the return address
+ * 0x400000 + 0x100 * i + 5, so that pffold --addrs shows [deep+0x1000] at
+ * the leaf and [deep+0x(100*i+4)] above it. META says perf_event_max_stack
+ * = LIMIT (absent when LIMIT is 0). N and M are at most 8000 (a record holds
+ * 65528 bytes). */
+static int mode_deep(unsigned n, unsigned m, unsigned limit, const char *out)
+{
+	if (!n || !m || n > 8000 || m > 8000)
+		die("deep: 1 <= N, M <= 8000");
+	int fd = open_out(out);
+	pf_writer *w = new_writer(fd);
+	struct pf_buf b = { 0 };
+	pf_kv_add(&b, "arch", "x86_64");
+	pf_kv_add(&b, "callchain_mode", "fp");
+	if (limit)
+		pf_kv_add_u64(&b, "perf_event_max_stack", limit);
+	sec(w, PF_SEC_META, &b);
+	b.len = 0;
+	event_payload(&b, &evd[0], big_endian);
+	sec(w, PF_SEC_EVENT, &b);
+	b.len = 0;
+	pf_thread_encode(&b, 3000, 3000, "deep");
+	sec(w, PF_SEC_THREADS, &b);
+	b.len = 0;
+	const char *maps = "00400000-00800000 r-xp 00000000 08:01 77 /usr/bin/deep\n";
+	pf_maps_encode(&b, 3000, 0, maps, strlen(maps));
+	sec(w, PF_SEC_MAPS, &b);
+	pf_buf_free(&b);
+	unsigned most = n > m ? n : m;
+	uint64_t *chain = malloc((most + 1) * sizeof(*chain));
+	if (!chain)
+		die("out of memory");
+	chain[0] = PERF_CONTEXT_USER;
+	chain[1] = 0x401000;
+	for (unsigned i = 1; i < most; i++)
+		chain[i + 1] = 0x400000 + 0x100 * (uint64_t)i + 5;
+	struct em e = { { 0 }, big_endian, 0 };
+	sample_id(&e, 101, T0, 3000, 3000, 0, chain[1], chain, n + 1);
+	sample_id(&e, 101, T0 + 1000, 3000, 3000, 0, chain[1], chain, m + 1);
+	put_records(w, &e);
+	pf_buf_free(&e.b);
+	free(chain);
+	write_end(w, 2, 2);
+	if (pf_writer_close(w) < 0)
+		die("write failed");
+	if (fd != STDOUT_FILENO)
+		close(fd);
+	return 0;
+}
+
+/* syminfo FILE: prints "KEY=VALUE" for every pair of every SYMINFO section
+ * (pfsym's summary counters, format/profile.md 6). */
+static int mode_syminfo(const char *path)
+{
+	pf_reader *r;
+	if (pf_reader_open(&r, path) < 0)
+		die(pf_reader_errmsg(r));
+	struct pf_section s;
+	int rc;
+	while ((rc = pf_reader_next(r, &s)) != 0) {
+		if (rc < 0) {
+			if (!pf_reader_can_continue(r))
+				break;
+			continue;
+		}
+		if (s.type != PF_SEC_SYMINFO)
+			continue;
+		size_t pos = 0, kl, vl;
+		const char *k, *v;
+		while (pf_kv_next(s.data, s.size, &pos, &k, &kl, &v, &vl) > 0)
+			printf("%.*s=%.*s\n", (int)kl, k, (int)vl, v);
+	}
+	pf_reader_close(r);
+	return 0;
+}
+
 /* ------------------------------------------------------------------------ */
 /* verify: read back and compare every decoded value                         */
 /* ------------------------------------------------------------------------ */
@@ -1631,7 +1712,7 @@ static void usage(void)
 	fprintf(stderr, "Usage: pftest-writer [--big-endian] [--no-end] [--level N] [--frame BYTES] [--filler N]\n"
 			"                     [--transform]\n"
 			"                     all|many N|badrec-zero|badrec-huge|verify|layout|flip|setu32|\n"
-			"                     recode|rawcmp|tx-hostile|tx-fuzz|events-grow ...\n");
+			"                     recode|rawcmp|tx-hostile|tx-fuzz|events-grow|deep|syminfo ...\n");
 	exit(2);
 }
 
@@ -1683,6 +1764,11 @@ int main(int argc, char **argv)
 		return mode_tx_hostile(argv[i]);
 	if (!strcmp(mode, "tx-fuzz") && left == 1)
 		return mode_tx_fuzz(strtoull(argv[i], NULL, 0));
+	if (!strcmp(mode, "syminfo") && left == 1)
+		return mode_syminfo(argv[i]);
+	if (!strcmp(mode, "deep") && left == 4)
+		return mode_deep((unsigned)strtoul(argv[i], NULL, 0), (unsigned)strtoul(argv[i + 1], NULL, 0),
+				 (unsigned)strtoul(argv[i + 2], NULL, 0), argv[i + 3]);
 	if (!strcmp(mode, "events-grow") && left == 3)
 		return mode_events_grow(argv[i], (unsigned)strtoul(argv[i + 1], NULL, 0), argv[i + 2]);
 	if (!strcmp(mode, "setu32") && left == 3)
