@@ -8,7 +8,8 @@
 #  - the format spec's worked example (tests/c/spec-example.c);
 #  - the synthetic files of the tests: pftest-writer all (both byte orders,
 #    transformed), tx-hostile, badrec-*, events-grow (issue 11's
-#    use-after-free), pfsym-gen raw and resolved profiles;
+#    use-after-free), deep (long and cut call chains), pfsym-gen raw and
+#    resolved profiles;
 #  - the same files stored uncompressed (zstd level -1 through pftest-writer
 #    recode), whose payload bytes a mutation reaches directly;
 #  - the transformed payloads and the records of those files
@@ -57,6 +58,8 @@ done
 "$W" --no-end many 200 many.pf
 "$W" events-grow raw 9 grow-raw.pf
 "$W" events-grow resolved 9 grow-resolved.pf
+"$W" deep 1500 127 127 deep.pf
+"$W" deep 126 127 0 deep127.pf
 "$B/tests/pfsym-gen" raw gen-raw.pf
 "$B/tests/pfsym-gen" resolved 300 gen-resolved.pf
 "$B/tests/pfsym-gen" resolved-late 300 gen-late.pf
