@@ -42,7 +42,7 @@ setup() {
 	run --separate-stderr pfsym deep.pf -o deep.sym.pf
 	refute_sanitizer
 	assert_success
-	[[ "$stderr" == *"pfsym: 1 samples have call chains cut by a depth limit"* ]]
+	[[ "$stderr" == *"pfsym: call chains of 1 samples cut by a depth limit"* ]]
 	run -0 W syminfo deep.sym.pf
 	assert_line "truncated_samples=1"
 	run -0 pffold -q --addrs deep.sym.pf
@@ -69,7 +69,7 @@ setup() {
 	pfrec -q -g -F 2000 -o rec.pf -- ./deep_rec 400 300
 	run --separate-stderr pfsym rec.pf -o rec.sym.pf
 	assert_success
-	[[ "$stderr" =~ pfsym:\ ([0-9]+)\ samples\ have\ call\ chains\ cut ]]
+	[[ "$stderr" =~ pfsym:\ call\ chains\ of\ ([0-9]+)\ samples\ cut ]]
 	cut=${BASH_REMATCH[1]}
 	run -0 W syminfo rec.sym.pf
 	assert_line "truncated_samples=$cut"
@@ -105,7 +105,7 @@ setup() {
 	pfrec -q --call-graph dwarf,65528 -F 400 -o dwarf.pf -- ./deep_rec 1500 300
 	run --separate-stderr pfsym dwarf.pf -o dwarf.sym.pf
 	assert_success
-	[[ "$stderr" =~ pfsym:\ ([0-9]+)\ samples\ have\ call\ chains\ cut ]]
+	[[ "$stderr" =~ pfsym:\ call\ chains\ of\ ([0-9]+)\ samples\ cut ]]
 	[ "${BASH_REMATCH[1]}" -gt 0 ]
 	run -0 pffold -q dwarf.sym.pf
 	local n=0 line

@@ -809,7 +809,7 @@ int main(int argc, char **argv)
 			(unsigned long long)ps->frames_kernel);
 		if (ps->truncated)
 			fprintf(stderr,
-				PROG ": %llu samples have call chains cut by a depth limit "
+				PROG ": call chains of %llu samples cut by a depth limit "
 				     "(kernel.perf_event_max_stack, or the unwinder's 1024 frames): their stacks start "
 				     "at [truncated]\n",
 				(unsigned long long)ps->truncated);
