@@ -1845,7 +1845,7 @@ static int fold_sample(void *ctx, const struct pf_prof_sample *s)
 	f->ent[k].w = w_add(f, f->ent[k].w, w);
 	f->total = w_add(f, f->total, w);
 	f->samples++;
-	if (node != NONE && f->dn[node].trunc)
+	if (f->any_trunc && node != NONE && f->dn[node].trunc)
 		f->truncated++;
 	return 0;
 }
