@@ -6,6 +6,7 @@
 #   make check SANITIZE=1 CC=clang   with clang's sanitizers, in build-san-clang/
 #   make demo                record, symbolize and fold the bundled workload
 #   make bench               run the benchmark scripts in bench/
+#   make fuzz FUZZ_SECONDS=60   the libFuzzer targets of tests/fuzz/, each for 60 s (clang)
 #   make install PREFIX=/usr/local DESTDIR=
 #   make CROSS_COMPILE=aarch64-linux-gnu- STATIC=1 pfrec     cross build for a board
 #
