@@ -92,13 +92,13 @@ setup() {
 	done
 	[ "$in_bottom" -gt 0 ] && [ "$full" = 1 ]
 	[ "$in_bottom" -le "$cut" ]
-	# a shallow recursion: whole, from main, never cut
+	# a shallow recursion: whole, from main, never cut (a sample in ld.so at
+	# start may still walk garbage frame pointers up to the limit: cut too)
 	pfrec -q -g -F 2000 -o shallow.pf -- ./deep_rec 20 200
-	run --separate-stderr pfsym shallow.pf -o shallow.sym.pf
-	[[ "$stderr" != *"cut by a depth limit"* ]]
+	pfsym -q shallow.pf -o shallow.sym.pf
 	run -0 pffold -q shallow.sym.pf
 	assert_line --regexp "^deep_rec;(_start;__libc_start_main[^;]*;)?(__libc_start_call_main;)?main(;descend){21};bottom [0-9]+$"
-	refute_output --partial "[truncated]"
+	refute_line --regexp '\[truncated\].*;(descend|bottom)[; ]'
 }
 
 @test "dwarf unwinding of a 1500-deep recursion: the unwinder's 1024 frames under [truncated]" {
