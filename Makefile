@@ -4,8 +4,10 @@
 #   make check               build, then run the whole test suite (tests/run)
 #   make check SANITIZE=1    the same with ASan+UBSan, in build-san/
 #   make TSAN=1              ThreadSanitizer build in build-tsan/ (tests/proctree.bats uses it)
+#   make check SANITIZE=1 CC=clang   with clang's sanitizers, in build-san-clang/
 #   make demo                record, symbolize and fold the bundled workload
 #   make bench               run the benchmark scripts in bench/
+#   make fuzz FUZZ_SECONDS=60   the libFuzzer targets of tests/fuzz/, each for 60 s (clang)
 #   make install PREFIX=/usr/local DESTDIR=
 #   make CROSS_COMPILE=aarch64-linux-gnu- STATIC=1 pfrec     cross build for a board
 #
@@ -14,8 +16,27 @@
 
 VERSION     := 0.1.0
 CROSS_COMPILE ?=
+# CC and AR: `make CC=clang` (or CC in the environment) picks another
+# compiler; otherwise, and for a cross build unless CC is on the command line,
+# $(CROSS_COMPILE)gcc and $(CROSS_COMPILE)ar.
+ifneq ($(filter default undefined,$(origin CC)),)
 CC          := $(CROSS_COMPILE)gcc
+else ifneq ($(CROSS_COMPILE),)
+ifneq ($(origin CC),command line)
+CC          := $(CROSS_COMPILE)gcc
+endif
+endif
+ifneq ($(filter default undefined,$(origin AR)),)
 AR          := $(CROSS_COMPILE)ar
+else ifneq ($(CROSS_COMPILE),)
+ifneq ($(origin AR),command line)
+AR          := $(CROSS_COMPILE)ar
+endif
+endif
+# Another compiler than gcc builds into its own directory (build-clang,
+# build-san-clang): objects of two compilers never mix.
+CC_NAME     := $(notdir $(firstword $(CC)))
+CC_SUFFIX   := $(if $(filter gcc cc %-gcc,$(CC_NAME)),,-$(CC_NAME))
 PKG_CONFIG  ?= pkg-config
 # Cross builds: Debian ships no cross pkg-config wrapper; read the multiarch .pc
 # files of the target (e.g. libzstd-dev:arm64 for CROSS_COMPILE=aarch64-linux-gnu-).
@@ -35,13 +56,13 @@ BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/vendor-completions
 
 ifeq ($(SANITIZE),1)
-O           ?= build-san
+O           ?= build-san$(CC_SUFFIX)
 SANFLAGS    := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 else ifeq ($(TSAN),1)
-O           ?= build-tsan
+O           ?= build-tsan$(CC_SUFFIX)
 SANFLAGS    := -fsanitize=thread -fno-omit-frame-pointer
 else
-O           ?= build
+O           ?= build$(CC_SUFFIX)
 SANFLAGS    :=
 endif
 
@@ -120,6 +141,39 @@ $(O)/tests/%: tests/c/%.c $(LIB_A)
 deps:
 	@scripts/install-deps
 
+# Fuzzing (tests/fuzz/, README "Fuzzing"): libFuzzer targets built with
+# clang's -fsanitize=fuzzer,address,undefined in build-fuzz/ (clang and
+# libclang-rt-14-dev: scripts/install-deps --fuzz). `make fuzz` makes the
+# seed corpus (tests/fuzz/make-corpus.sh, with the tools of build/), replays
+# tests/fuzz/regress/ and runs each target for FUZZ_SECONDS; a finding fails.
+FUZZ_CC     ?= clang
+FUZZ_O      := build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_SAN    := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_CFLAGS := -std=c11 $(WARN) -D_GNU_SOURCE -DPF_VERSION_STRING=\"$(VERSION)\" -Ilibpfile -Itools \
+               -g -O1 -fno-omit-frame-pointer $(FUZZ_SAN) $(CORE_CFLAGS)
+FUZZ_LIB_OBJ := $(LIB_SRC:%.c=$(FUZZ_O)/obj/%.o)
+FUZZ_BINS   := $(FUZZ_TARGETS:%=$(FUZZ_O)/fuzz_%)
+
+$(FUZZ_O)/obj/%.o: %.c $(wildcard libpfile/*.h) Makefile
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+
+$(FUZZ_O)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_LIB_OBJ)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB_OBJ) $(CORE_LIBS) -lm
+
+.PHONY: fuzz fuzz-build fuzz-corpus
+fuzz-build: $(FUZZ_BINS)
+
+fuzz-corpus: all test-bins
+	@PFTOOLS_BUILD=$(abspath build) tests/fuzz/make-corpus.sh $(FUZZ_O)/seeds
+
+fuzz:
+	@$(MAKE) --no-print-directory fuzz-build
+	@$(MAKE) --no-print-directory O=build SANITIZE= fuzz-corpus
+	@tests/fuzz/run.sh $(FUZZ_O) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
 # check and demo install dependencies first, then build in a sub-make so that
 # the pkg-config flags are read after the packages exist.
 check:
@@ -154,4 +208,4 @@ install: all
 	install -m 644 $(TOOLS_PRESENT:%=completions/zsh/_%) $(DESTDIR)$(ZSHCOMPDIR)/
 
 clean:
-	rm -rf build build-san build-tsan
+	rm -rf build build-san build-tsan build-clang build-san-clang build-fuzz

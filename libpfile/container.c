@@ -81,6 +81,11 @@ int pf_buf_put(struct pf_buf *b, const void *p, size_t n)
 	if (n > SIZE_MAX - b->len)
 		return -ENOMEM;
 	if (b->len + n > b->cap) {
+		/* p may lie in the buffer itself: copied by its offset, as the
+		 * buffer may move */
+		size_t p_off = b->data && (uintptr_t)p - (uintptr_t)b->data < b->len
+				       ? (size_t)((const uint8_t *)p - b->data)
+				       : SIZE_MAX;
 		size_t cap = b->cap ? b->cap : 256;
 		while (cap < b->len + n)
 			cap = cap > SIZE_MAX / 2 ? b->len + n : cap * 2;
@@ -89,9 +94,11 @@ int pf_buf_put(struct pf_buf *b, const void *p, size_t n)
 			return -ENOMEM;
 		b->data = d;
 		b->cap = cap;
+		if (p_off != SIZE_MAX)
+			p = d + p_off;
 	}
 	if (n)
-		memcpy(b->data + b->len, p, n);
+		memmove(b->data + b->len, p, n);
 	b->len += n;
 	return 0;
 }

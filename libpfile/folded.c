@@ -5,6 +5,7 @@
 #include "folded.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
@@ -498,6 +499,11 @@ int64_t pf_strtab_intern(struct pf_strtab *t, const char *s, size_t len, int *ad
 		t->cap = nc;
 	}
 	if (t->arena_len + len + 1 > t->arena_cap) {
+		/* s may lie in the arena (part of a string of this table, from
+		 * pf_strtab_str()): copied by its offset, as the arena may move */
+		size_t s_off = t->arena && (uintptr_t)s - (uintptr_t)t->arena < t->arena_len
+				       ? (size_t)(s - t->arena)
+				       : SIZE_MAX;
 		size_t nc = t->arena_cap ? t->arena_cap : 65536;
 		while (nc < t->arena_len + len + 1)
 			nc *= 2;
@@ -506,6 +512,8 @@ int64_t pf_strtab_intern(struct pf_strtab *t, const char *s, size_t len, int *ad
 			return -ENOMEM;
 		t->arena = a;
 		t->arena_cap = nc;
+		if (s_off != SIZE_MAX)
+			s = a + s_off;
 	}
 	id = t->count++;
 	t->offs[id] = t->arena_len;

@@ -194,7 +194,7 @@ int pf_strtab_init(struct pf_strtab *t);
 /* Frees everything; *t is left zeroed. */
 void pf_strtab_free(struct pf_strtab *t);
 /* Returns the id of s[0..len), adding it if new (*added set to 1 then, when
- * added is not NULL). @return the id (>= 0), or -ENOMEM, or -E2BIG beyond
+ * added is not NULL); s may point into the table's own strings. @return the id (>= 0), or -ENOMEM, or -E2BIG beyond
  * 2^31 strings or 2^62 bytes. */
 int64_t pf_strtab_intern(struct pf_strtab *t, const char *s, size_t len, int *added);
 /* Returns the id of s[0..len) or -1 when absent. */

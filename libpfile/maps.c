@@ -177,6 +177,13 @@ int64_t pf_maps_dso_intern(struct pf_maps *m, const char *path, size_t len,
 		bid_size = 64;
 	if (len > UINT32_MAX - 1)
 		return -EINVAL;
+	/* bid may be a DSO's build-id in this table, which may move below:
+	 * copied first (a path is a block of its own, which stays put) */
+	uint8_t bid_copy[64];
+	if (bid_size) {
+		memcpy(bid_copy, bid, bid_size);
+		bid = bid_copy;
+	}
 	const struct pf_maps_bid *noted = bid_find(m, path, len);
 	if (!bid_size && noted) {
 		bid = noted->id;

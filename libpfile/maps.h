@@ -132,7 +132,9 @@ void pf_maps_free(struct pf_maps *m);
 
 /* Interns a DSO by path (`len` bytes) and build-id (`bid_size` bytes, 0 =
  * unknown; then a build-id noted by pf_maps_note_buildid() for that path is
- * used). @return the DSO id, or -ENOMEM. */
+ * used). Both may point into the table (another DSO's path or build-id).
+ * @return the DSO id, or -ENOMEM. Pointers from pf_maps_dso() are valid
+ * until the next call that interns a DSO (the table may move). */
 int64_t pf_maps_dso_intern(struct pf_maps *m, const char *path, size_t len,
 			   const uint8_t *bid, size_t bid_size);
 

@@ -342,7 +342,7 @@ struct pf_buf {
 	size_t len; /* bytes used */
 	size_t cap; /* bytes allocated */
 };
-/* Append `n` bytes; @return 0 or -ENOMEM. */
+/* Append `n` bytes (`p` may point into b's own bytes); @return 0 or -ENOMEM. */
 int pf_buf_put(struct pf_buf *b, const void *p, size_t n);
 /* Append a little-endian integer; @return 0 or -ENOMEM. */
 int pf_buf_put_le16(struct pf_buf *b, uint16_t v);

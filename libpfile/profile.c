@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,6 +143,10 @@ static int str_append(struct pf_prof *p, const char *s, size_t len)
 {
 	if (len > UINT32_MAX - 1)
 		return -E2BIG;
+	/* s may lie in the blob itself (part of a string of this table, from
+	 * pf_prof_str_get()): copied by its offset, as the blob may move */
+	size_t s_off = p->blob && (uintptr_t)s - (uintptr_t)p->blob < p->blob_len ? (size_t)(s - p->blob)
+										   : SIZE_MAX;
 	int rc = grow((void **)&p->str_off, &p->cap_str, p->n_str + 1, sizeof(*p->str_off));
 	if (rc)
 		return rc;
@@ -159,8 +164,10 @@ static int str_append(struct pf_prof *p, const char *s, size_t len)
 			return -ENOMEM;
 		p->blob = nb;
 		p->blob_cap = nc;
+		if (s_off != SIZE_MAX)
+			s = nb + s_off;
 	}
-	memcpy(p->blob + p->blob_len, s, len);
+	memmove(p->blob + p->blob_len, s, len);
 	p->blob[p->blob_len + len] = 0;
 	p->str_off[p->n_str] = p->blob_len;
 	p->str_len[p->n_str] = (uint32_t)len;
@@ -530,8 +537,16 @@ int pf_prof_load_section(struct pf_prof *p, const struct pf_section *sec, char *
 /* ======================================================================== */
 
 #define KERNEL_DSO (UINT32_MAX - 1)
-#define MAX_FRAMES 1024
+/* Items (frames) of one sample that the builder's own arrays hold; a longer
+ * call chain (up to what one record holds: 65528 / 8 words) grows them on
+ * the heap, once. */
+#define INLINE_ITEMS 1024
+/* User frames asked of an unwinder: more are cut, and the stack marked. */
+#define MAX_UNWIND 1024
+/* The kernel's default kernel.perf_event_max_stack (PERF_MAX_STACK_DEPTH). */
+#define DEFAULT_MAX_STACK 127
 #define KEY_HDR 3 /* words of a callchain cache key before the addresses */
+#define KEY_WORDS(items) (KEY_HDR + (items) + (items) / 32 + 1)
 
 struct addr_ent {
 	uint64_t off;
@@ -547,6 +562,7 @@ struct chain_ent {
 	uint32_t key_len;    /* words; 0 = empty slot */
 	uint32_t stack;
 	uint32_t n_user, n_resolved, n_kernel;
+	uint32_t cut; /* 1: a depth limit cut the chain ([truncated] root) */
 };
 
 enum item { IT_KERNEL, IT_USER, IT_OTHER, IT_OTHER_COUNTED };
@@ -572,15 +588,23 @@ struct pf_prof_builder {
 	uint32_t *dso_str; /* dso id -> string id */
 	uint32_t dso_str_cap;
 	uint32_t unknown_frame;
-	uint32_t frames[MAX_FRAMES];
-	uint64_t uaddrs[MAX_FRAMES]; /* unwound user frames of one sample */
+	uint32_t trunc_frame;      /* the "[truncated]" frame, NONE until needed */
+	uint32_t max_stack;        /* the kernel's limit: META perf_event_max_stack */
+	/* the items of one sample, items_cap of each: the arrays below, or
+	 * heap arrays after a longer chain (items_reserve()) */
+	uint32_t items_cap;
+	uint32_t *frames;          /* frame ids */
+	uint8_t *kinds;            /* enum item */
 	/* the lookup list of one sample: a key header (3 words), addresses,
 	 * then the item kinds packed 32 per word; or the header and the raw
 	 * callchain words (see chain_stack) */
-	uint64_t key[KEY_HDR + MAX_FRAMES + MAX_FRAMES / 32 + 1];
+	uint64_t *key;             /* KEY_WORDS(items_cap) */
+	uint32_t frames_in[INLINE_ITEMS];
+	uint8_t kinds_in[INLINE_ITEMS];
+	uint64_t key_in[KEY_WORDS(INLINE_ITEMS)];
+	uint64_t uaddrs[MAX_UNWIND + 1]; /* unwound user frames of one sample */
 	uint64_t *raw_key;         /* room for a raw key longer than `key` */
 	size_t raw_key_cap;        /* words */
-	uint8_t kinds[MAX_FRAMES];
 	struct chain_ent *chains;
 	uint32_t chain_n, chain_cap;
 	uint64_t *chain_keys;
@@ -606,8 +630,63 @@ int pf_prof_builder_new(pf_prof_builder **out, struct pf_prof *p, const struct p
 	pf_maps_init(&b->maps);
 	pf_comms_init(&b->comms);
 	b->unknown_frame = NONE;
+	b->trunc_frame = NONE;
+	b->max_stack = DEFAULT_MAX_STACK;
+	b->items_cap = INLINE_ITEMS;
+	b->frames = b->frames_in;
+	b->kinds = b->kinds_in;
+	b->key = b->key_in;
 	*out = b;
 	return 0;
+}
+
+/* Room for n items of one sample (called before they are added: nothing is
+ * kept). Only a chain longer than INLINE_ITEMS allocates. */
+static int items_reserve(pf_prof_builder *b, uint64_t n)
+{
+	if (n <= b->items_cap)
+		return 0;
+	if (n > UINT32_MAX / 2)
+		return -E2BIG;
+	uint32_t cap = b->items_cap * 2;
+	while (cap < n)
+		cap *= 2;
+	uint32_t *fr = malloc((size_t)cap * sizeof(*fr));
+	uint8_t *kd = malloc(cap);
+	uint64_t *ky = malloc((size_t)KEY_WORDS(cap) * sizeof(*ky));
+	if (!fr || !kd || !ky) {
+		free(fr);
+		free(kd);
+		free(ky);
+		return -ENOMEM;
+	}
+	if (b->frames != b->frames_in) {
+		free(b->frames);
+		free(b->kinds);
+		free(b->key);
+	}
+	b->frames = fr;
+	b->kinds = kd;
+	b->key = ky;
+	b->items_cap = cap;
+	return 0;
+}
+
+/* The "[truncated]" frame: the root of a stack whose call chain a depth
+ * limit cut (format/profile.md 3.2). */
+static int64_t trunc_frame(pf_prof_builder *b)
+{
+	if (b->trunc_frame != NONE)
+		return b->trunc_frame;
+	int64_t name = pf_prof_str(b->p, "[truncated]", 11);
+	if (name < 0)
+		return name;
+	struct pf_prof_frame f = { (uint32_t)name, NONE, 0, 0, PF_FRAME_TRUNCATED, NONE, 0 };
+	int64_t id = pf_prof_frame(b->p, &f);
+	if (id < 0)
+		return id;
+	b->trunc_frame = (uint32_t)id;
+	return id;
 }
 
 void pf_prof_builder_free(pf_prof_builder *b)
@@ -622,6 +701,11 @@ void pf_prof_builder_free(pf_prof_builder *b)
 	free(b->chains);
 	free(b->chain_keys);
 	free(b->raw_key);
+	if (b->frames != b->frames_in) {
+		free(b->frames);
+		free(b->kinds);
+		free(b->key);
+	}
 	pf_buf_free(&b->pending);
 	free(b);
 }
@@ -873,8 +957,9 @@ static inline void item_add(pf_prof_builder *b, uint32_t *n, enum item kind, uin
 	(*n)++;
 }
 
-/* Turns items 0..n-1 into frames and a stack. Stats as each lookup counts. */
-static int64_t resolve_items(pf_prof_builder *b, const struct pf_sample *s, uint32_t n, int *cacheable,
+/* Turns items 0..n-1 into frames and a stack, under a "[truncated]" root
+ * frame when `cut`. Stats as each lookup counts. */
+static int64_t resolve_items(pf_prof_builder *b, const struct pf_sample *s, uint32_t n, int cut, int *cacheable,
 			     uint32_t *n_user, uint32_t *n_res, uint32_t *n_kern)
 {
 	int resolved, live;
@@ -909,6 +994,11 @@ static int64_t resolve_items(pf_prof_builder *b, const struct pf_sample *s, uint
 		b->frames[i] = (uint32_t)id;
 	}
 	uint32_t stack = NONE;
+	if (cut) {
+		if ((id = trunc_frame(b)) < 0 || (id = pf_prof_stack(b->p, NONE, (uint32_t)id)) < 0)
+			return id;
+		stack = (uint32_t)id;
+	}
 	for (uint32_t i = n; i-- > 0;) {
 		id = pf_prof_stack(b->p, stack, b->frames[i]);
 		if (id < 0)
@@ -918,10 +1008,10 @@ static int64_t resolve_items(pf_prof_builder *b, const struct pf_sample *s, uint
 	return stack;
 }
 
-/* The stack of the sample's lookup list, from the callchain cache or
- * resolved (and then cached when its answer does not depend on the time
- * within the pid's timeline state). */
-static int64_t items_stack(pf_prof_builder *b, const struct pf_sample *s, uint32_t n)
+/* The stack of the sample's lookup list (cut: under a "[truncated]" root),
+ * from the callchain cache or resolved (and then cached when its answer
+ * does not depend on the time within the pid's timeline state). */
+static int64_t items_stack(pf_prof_builder *b, const struct pf_sample *s, uint32_t n, int cut)
 {
 	if (!n)
 		return NONE;
@@ -938,7 +1028,7 @@ static int64_t items_stack(pf_prof_builder *b, const struct pf_sample *s, uint32
 	uint64_t tkey = has_user ? pf_maps_time_key(&b->maps, s->pid, s->time) : 0;
 	b->key[0] = (uint64_t)n << 32 | (has_user ? s->pid : 0);
 	b->key[1] = tkey;
-	b->key[2] = 0; /* an item list (chain_stack's keys have bit 0 set) */
+	b->key[2] = (uint64_t)cut << 1; /* an item list (chain_stack's keys have bit 0 set) */
 	uint32_t len = KEY_HDR + n + nk;
 	uint64_t h = key_hash(b->key, len);
 	struct chain_ent *e = tkey != UINT64_MAX ? chain_slot(b, b->key, len, h) : NULL;
@@ -946,16 +1036,18 @@ static int64_t items_stack(pf_prof_builder *b, const struct pf_sample *s, uint32
 		b->st.frames += e->n_user;
 		b->st.frames_resolved += e->n_resolved;
 		b->st.frames_kernel += e->n_kernel;
+		b->st.truncated += e->cut;
 		return e->stack;
 	}
 	int cacheable = e != NULL;
 	uint32_t n_user = 0, n_res = 0, n_kern = 0;
-	int64_t stack = resolve_items(b, s, n, &cacheable, &n_user, &n_res, &n_kern);
+	int64_t stack = resolve_items(b, s, n, cut, &cacheable, &n_user, &n_res, &n_kern);
 	if (stack < 0)
 		return stack;
 	b->st.frames += n_user;
 	b->st.frames_resolved += n_res;
 	b->st.frames_kernel += n_kern;
+	b->st.truncated += (uint64_t)cut;
 	if (cacheable) {
 		/* resolving may have grown the table: find the slot again */
 		e = chain_slot(b, b->key, len, h);
@@ -964,20 +1056,26 @@ static int64_t items_stack(pf_prof_builder *b, const struct pf_sample *s, uint32
 			e->n_user = n_user;
 			e->n_resolved = n_res;
 			e->n_kernel = n_kern;
+			e->cut = (uint32_t)cut;
 		}
 	}
 	return stack;
 }
 
 /* The lookups of a callchain (host order, PERF_CONTEXT_* markers kept) as
- * items 0..n-1, starting in context `ctx` (from the record's cpumode). */
-static uint32_t callchain_items(pf_prof_builder *b, const uint64_t *chain, uint64_t nr, enum ctx ctx)
+ * items 0..n-1, starting in context `ctx` (from the record's cpumode); room
+ * for nr items is reserved. *entries: the chain's entries that are not
+ * context markers (the kernel's count against its depth limit). */
+static uint32_t callchain_items(pf_prof_builder *b, const uint64_t *chain, uint64_t nr, enum ctx ctx,
+				uint64_t *entries)
 {
 	uint32_t n = 0;
 	int first = 1;
-	for (uint64_t i = 0; i < nr && n < MAX_FRAMES; i++) {
+	uint64_t marks = 0;
+	for (uint64_t i = 0; i < nr; i++) {
 		uint64_t a = chain[i];
 		if (a >= PERF_CONTEXT_MAX) {
+			marks++;
 			switch (a) {
 			case PERF_CONTEXT_HV:
 			case PERF_CONTEXT_KERNEL:
@@ -1002,22 +1100,26 @@ static uint32_t callchain_items(pf_prof_builder *b, const uint64_t *chain, uint6
 		first = 0;
 		item_add(b, &n, ctx == CTX_KERNEL ? IT_KERNEL : ctx == CTX_USER ? IT_USER : IT_OTHER, look);
 	}
+	*entries = nr - marks;
 	return n;
 }
 
 /* The stack of a sample that is not unwound: its lookups follow from its
  * callchain words (or its IP alone, `use_chain` 0) and its cpumode, so the
  * cache key is those raw words, with a header of (word count, pid), the pid's
- * timeline key and (cpumode, which field): a callchain seen before costs one
- * copy, one hash and one compare, without building its lookup list. */
+ * timeline key and (cpumode, which field, the depth limit): a callchain seen
+ * before costs one copy, one hash and one compare, without building its
+ * lookup list. A chain with `limit` entries (the kernel stops there without
+ * a word) is taken as cut: its stack gets a "[truncated]" root. */
 static int64_t chain_stack(pf_prof_builder *b, const struct pf_sample *s, uint16_t cpumode, enum ctx ctx,
-			   int use_chain)
+			   int use_chain, uint32_t limit)
 {
 	const uint64_t *w = use_chain ? s->callchain : &s->ip;
 	uint64_t nw = use_chain ? s->callchain_nr : 1; /* <= 65528 / 8 */
 	uint32_t len = KEY_HDR + (uint32_t)nw;
 	uint64_t tkey = pf_maps_time_key(&b->maps, s->pid, s->time);
-	uint64_t hdr[KEY_HDR] = { nw << 32 | s->pid, tkey, 1 | (uint64_t)cpumode << 1 | (uint64_t)use_chain << 8 };
+	uint64_t hdr[KEY_HDR] = { nw << 32 | s->pid, tkey,
+				  1 | (uint64_t)cpumode << 1 | (uint64_t)use_chain << 8 | (uint64_t)limit << 16 };
 	/* the words hashed where they lie, the header as the seed */
 	uint64_t h = XXH3_64bits_withSeed(w, (size_t)nw * sizeof(*w), mix64(hdr[0] ^ mix64(hdr[1] ^ mix64(hdr[2]))));
 	struct chain_ent *e = tkey != UINT64_MAX ? chain_slot_raw(b, hdr, w, len, h) : NULL;
@@ -1025,6 +1127,7 @@ static int64_t chain_stack(pf_prof_builder *b, const struct pf_sample *s, uint16
 		b->st.frames += e->n_user;
 		b->st.frames_resolved += e->n_resolved;
 		b->st.frames_kernel += e->n_kernel;
+		b->st.truncated += e->cut;
 		return e->stack;
 	}
 	/* a miss: the key in one piece, for chain_store() */
@@ -1042,20 +1145,28 @@ static int64_t chain_stack(pf_prof_builder *b, const struct pf_sample *s, uint16
 	memcpy(key, hdr, sizeof(hdr));
 	memcpy(key + KEY_HDR, w, (size_t)nw * sizeof(*w));
 	uint32_t n = 0;
-	if (use_chain)
-		n = callchain_items(b, s->callchain, s->callchain_nr, ctx);
-	else
+	int cut = 0;
+	if (use_chain) {
+		uint64_t entries;
+		int rc = items_reserve(b, nw);
+		if (rc < 0)
+			return rc;
+		n = callchain_items(b, s->callchain, s->callchain_nr, ctx, &entries);
+		cut = limit && entries == limit;
+	} else {
 		item_add(b, &n, ctx == CTX_KERNEL ? IT_KERNEL : ctx == CTX_USER ? IT_USER : IT_OTHER_COUNTED, s->ip);
+	}
 	if (!n)
 		return NONE;
 	int cacheable = e != NULL;
 	uint32_t n_user = 0, n_res = 0, n_kern = 0;
-	int64_t stack = resolve_items(b, s, n, &cacheable, &n_user, &n_res, &n_kern);
+	int64_t stack = resolve_items(b, s, n, cut, &cacheable, &n_user, &n_res, &n_kern);
 	if (stack < 0)
 		return stack;
 	b->st.frames += n_user;
 	b->st.frames_resolved += n_res;
 	b->st.frames_kernel += n_kern;
+	b->st.truncated += (uint64_t)cut;
 	if (cacheable) {
 		/* resolving may have grown the table: find the slot again */
 		e = chain_slot(b, key, len, h);
@@ -1064,14 +1175,10 @@ static int64_t chain_stack(pf_prof_builder *b, const struct pf_sample *s, uint16
 			e->n_user = n_user;
 			e->n_resolved = n_res;
 			e->n_kernel = n_kern;
+			e->cut = (uint32_t)cut;
 		}
 	}
 	return stack;
-}
-
-static inline unsigned bit(uint64_t st, uint64_t b)
-{
-	return (st & b) ? 1 : 0;
 }
 
 /* pf_sample_decode() for the sample types whose fields all come before the
@@ -1163,19 +1270,27 @@ static int do_sample(pf_prof_builder *b, const struct pf_event *ev, const struct
 	enum ctx ctx = (cpumode == PERF_RECORD_MISC_KERNEL || cpumode == PERF_RECORD_MISC_HYPERVISOR) ? CTX_KERNEL
 		       : (cpumode == PERF_RECORD_MISC_USER || cpumode == PERF_RECORD_MISC_CPUMODE_UNKNOWN) ? CTX_USER
 		       : CTX_OTHER;
-	int n_unw = 0;
+	int n_unw = 0, cut = 0;
 	if (!fast && b->o.unwind && (s.present & PERF_SAMPLE_REGS_USER) && (s.present & PERF_SAMPLE_STACK_USER) &&
 	    s.user_regs_abi) {
-		n_unw = b->o.unwind(b->o.unwind_ctx, &b->maps, &s, b->uaddrs, MAX_FRAMES);
+		/* room for one more than kept: an unwinder that fills it had more */
+		n_unw = b->o.unwind(b->o.unwind_ctx, &b->maps, &s, b->uaddrs, MAX_UNWIND + 1);
 		if (n_unw < 0)
 			return n_unw;
+		if (n_unw > MAX_UNWIND) {
+			n_unw = MAX_UNWIND;
+			cut = 1;
+		}
 	}
 	int64_t stack;
 	if (n_unw > 0) {
+		int rc = items_reserve(b, (s.present & PERF_SAMPLE_CALLCHAIN ? s.callchain_nr : 1) + (uint64_t)n_unw);
+		if (rc < 0)
+			return rc;
 		/* the kernel part: the callchain's, else the IP if it is a kernel one */
 		if ((s.present & PERF_SAMPLE_CALLCHAIN) && s.callchain_nr) {
 			int first = 1;
-			for (uint64_t i = 0; i < s.callchain_nr && n < MAX_FRAMES; i++) {
+			for (uint64_t i = 0; i < s.callchain_nr; i++) {
 				uint64_t a = s.callchain[i];
 				if (a >= PERF_CONTEXT_MAX) {
 					ctx = (a == PERF_CONTEXT_KERNEL || a == PERF_CONTEXT_HV) ? CTX_KERNEL : CTX_OTHER;
@@ -1190,13 +1305,15 @@ static int do_sample(pf_prof_builder *b, const struct pf_event *ev, const struct
 		} else if ((s.present & PERF_SAMPLE_IP) && ctx == CTX_KERNEL) {
 			item_add(b, &n, IT_KERNEL, s.ip);
 		}
-		for (int i = 0; i < n_unw && n < MAX_FRAMES; i++)
+		for (int i = 0; i < n_unw; i++)
 			item_add(b, &n, IT_USER, b->uaddrs[i]);
-		stack = items_stack(b, &s, n);
+		stack = items_stack(b, &s, n, cut);
 	} else if ((s.present & PERF_SAMPLE_CALLCHAIN) && s.callchain_nr) {
-		stack = chain_stack(b, &s, cpumode, ctx, 1);
+		/* the kernel's depth limit: the event's own, else the system's */
+		uint32_t limit = ev->attr.sample_max_stack ? ev->attr.sample_max_stack : b->max_stack;
+		stack = chain_stack(b, &s, cpumode, ctx, 1, limit);
 	} else if (s.present & PERF_SAMPLE_IP) {
-		stack = chain_stack(b, &s, cpumode, ctx, 0);
+		stack = chain_stack(b, &s, cpumode, ctx, 0, 0);
 	} else {
 		stack = NONE;
 	}
@@ -1296,6 +1413,17 @@ static int builder_section(pf_prof_builder *b, const struct pf_section *sec, uin
 	int rc;
 	b->errmsg[0] = 0;
 	switch (sec->type) {
+	case PF_SEC_META: {
+		/* the recording machine's kernel.perf_event_max_stack */
+		char v[24];
+		if (pf_kv_get(sec->data, sec->size, "perf_event_max_stack", v, sizeof(v)) > 0) {
+			char *end;
+			unsigned long long m = strtoull(v, &end, 10);
+			if (!*end && m <= UINT32_MAX)
+				b->max_stack = (uint32_t)m;
+		}
+		return 0;
+	}
 	case PF_SEC_EVENT:
 		rc = pf_events_add(&b->evs, sec);
 		if (rc == -EBADMSG)
@@ -1391,6 +1519,7 @@ struct fold_ent {
 struct dnode {
 	uint32_t disp, parent; /* display string id; caller's node or NONE */
 	uint32_t kanon;        /* a kernel frame without a name */
+	uint32_t trunc;        /* under a "[truncated]" root (a cut chain) */
 };
 
 struct line {
@@ -1407,7 +1536,6 @@ struct pf_fold {
 	const struct pf_events *ev_src;
 	uint8_t ev_keep[65536 / 8];
 	uint8_t ev_known[65536 / 8];
-	const char *ev_name;
 	int have_t0;
 	uint64_t t0;
 	struct fold_ent *ent;
@@ -1423,6 +1551,8 @@ struct pf_fold {
 	uint64_t period_n;
 	uint64_t samples_all;      /* before the comm and pid filters */
 	int saturated;             /* a weight reached W_MAX */
+	int any_trunc;             /* a "[truncated]" root display node exists */
+	uint64_t truncated;        /* kept samples under it */
 	const char *path;          /* the input's name, for messages */
 	/* output */
 	struct pf_prof disp;       /* display names */
@@ -1551,12 +1681,14 @@ static int event_keep(pf_fold *f, uint16_t idx)
 	if (!evs || !evs->n) {
 		keep = idx == 0;
 	} else {
-		if (!f->ev_name)
-			f->ev_name = f->o.event ? f->o.event : evs->ev[0].name;
+		/* the name to keep is looked up at each call, never kept: the
+		 * event table is reallocated as EVENT sections arrive (a
+		 * pointer to the first event's name dangled after the 9th) */
+		const char *want = f->o.event ? f->o.event : evs->ev[0].name;
 		keep = 0;
 		for (uint32_t i = 0; i < evs->n; i++)
 			if (evs->ev[i].index == idx) {
-				keep = strcmp(evs->ev[i].name, f->ev_name) == 0;
+				keep = strcmp(evs->ev[i].name, want) == 0;
 				if (!keep && !f->o.event)
 					warnf(f, "notice: samples of event '%s' not folded (use --event)",
 					      evs->ev[i].name);
@@ -1670,6 +1802,8 @@ static int fold_sample(void *ctx, const struct pf_prof_sample *s)
 		f->ent[mm->k].w = w_add(f, f->ent[mm->k].w, w);
 		f->total = w_add(f, f->total, w);
 		f->samples++;
+		if (f->any_trunc && f->ent[mm->k].node != NONE && f->dn[f->ent[mm->k].node].trunc)
+			f->truncated++;
 		return 0;
 	}
 	int64_t node = stack_dnode(f, s->stack);
@@ -1700,6 +1834,8 @@ static int fold_sample(void *ctx, const struct pf_prof_sample *s)
 	f->ent[k].w = w_add(f, f->ent[k].w, w);
 	f->total = w_add(f, f->total, w);
 	f->samples++;
+	if (f->any_trunc && node != NONE && f->dn[node].trunc)
+		f->truncated++;
 	return 0;
 }
 
@@ -1846,7 +1982,7 @@ static int64_t dn_intern(pf_fold *f, uint32_t disp, uint32_t parent, uint32_t ka
 		f->dn = n;
 		f->cap_dn = cap;
 	}
-	f->dn[f->n_dn] = (struct dnode){ disp, parent, kanon };
+	f->dn[f->n_dn] = (struct dnode){ disp, parent, kanon, parent != NONE ? f->dn[parent].trunc : 0 };
 	f->dn_hash[k] = f->n_dn + 1;
 	return f->n_dn++;
 }
@@ -1901,6 +2037,10 @@ static int64_t stack_dnode(pf_fold *f, uint32_t stack)
 			int64_t id = dn_intern(f, (uint32_t)d, top, kanon);
 			if (id < 0)
 				return id;
+			if (top == NONE && (pf->flags & PF_FRAME_TRUNCATED)) {
+				f->dn[id].trunc = 1;
+				f->any_trunc = 1;
+			}
 			top = (uint32_t)id;
 		}
 		f->stack_dn[s] = top;
@@ -2524,6 +2664,11 @@ static int fold_read(pf_fold *f, const char *path)
 	/* the share of the samples the recording should have had */
 	uint64_t all = f->seen > W_MAX - f->lost ? W_MAX : f->seen + f->lost;
 	double share = all ? 100.0 * (double)f->lost / (double)all : 0.0;
+	if (f->truncated)
+		warnf(f,
+		      "warning: %llu samples have call chains cut by a depth limit (kernel.perf_event_max_stack, or "
+		      "an unwinder's): their stacks start at [truncated]",
+		      (unsigned long long)f->truncated);
 	if (f->lost && f->o.weight == PF_FOLD_PERIOD && !f->period_n)
 		warnf(f,
 		      "warning: %llu samples were lost during recording (%.2f%% of %llu); their period is unknown "
@@ -2623,6 +2768,7 @@ const char *pf_fold_unit(const pf_fold *f)
 	}
 	return "events";
 }
+uint64_t pf_fold_truncated(const pf_fold *f) { return f->truncated; }
 
 const char *pf_fold_warnings(const pf_fold *f)
 {

@@ -46,6 +46,8 @@ extern "C" {
 #define PF_FRAME_UNKNOWN    0x08u /* no mapping holds the address: "[unknown]" */
 #define PF_FRAME_INLINE     0x10u /* reserved: an inlined call (not produced yet) */
 #define PF_FRAME_HAS_ADDR   0x20u /* `addr` holds the ELF virtual address */
+#define PF_FRAME_TRUNCATED  0x40u /* not code: the root of a stack whose call chain a
+				   * depth limit cut, named "[truncated]" */
 
 /* Sample flags. */
 #define PF_SAMPLE_LOST 0x01u /* not a sample: `period` samples were lost here */
@@ -101,7 +103,9 @@ struct pf_prof {
 void pf_prof_init(struct pf_prof *p);
 void pf_prof_free(struct pf_prof *p);
 
-/* Interns `len` bytes as a string. @return its id (>= 0) or -ENOMEM / -E2BIG. */
+/* Interns `len` bytes as a string. `s` may point into p's own strings (e.g.
+ * a part of one from pf_prof_str_get()). @return its id (>= 0) or -ENOMEM /
+ * -E2BIG. */
 int64_t pf_prof_str(struct pf_prof *p, const char *s, size_t len);
 /* The string with id `id` (NUL-terminated, owned by p) or NULL if out of range.
  * *len (may be NULL) gets its length. Valid until the next intern call. */
@@ -164,7 +168,9 @@ typedef int (*pf_prof_sample_fn)(void *ctx, const struct pf_prof_sample *s);
  * the leaf and signal-interrupted frames as they are. @return the number of
  * frames (0: nothing unwound, the builder uses the callchain or the IP as
  * without an unwinder), or a negative errno that stops the build. The
- * kernel part of the sample's callchain is kept in front of these frames. */
+ * kernel part of the sample's callchain is kept in front of these frames.
+ * The builder keeps max - 1 frames (1024): an unwinder that fills all `max`
+ * had more, and the stack gets a "[truncated]" root frame. */
 typedef int (*pf_prof_unwind_fn)(void *ctx, struct pf_maps *maps, const struct pf_sample *s,
 				 uint64_t *addrs, uint32_t max);
 
@@ -188,6 +194,14 @@ struct pf_prof_stats {
 	uint64_t frames_resolved;  /* of them, with a function name */
 	uint64_t frames_kernel;    /* kernel frames over all samples */
 	uint64_t unique_addrs;     /* unique (DSO, offset) user addresses */
+	/* since 0.1 (issue 11): */
+	uint64_t truncated;        /* samples whose call chain a depth limit cut:
+				    * the kernel's (a chain of exactly its
+				    * limit's entries: the event's
+				    * sample_max_stack, else META's
+				    * perf_event_max_stack, else 127) or the
+				    * unwinder's (1024 user frames); their
+				    * stacks start at a "[truncated]" frame */
 };
 
 typedef struct pf_prof_builder pf_prof_builder;
@@ -195,8 +209,9 @@ typedef struct pf_prof_builder pf_prof_builder;
 /* Creates a builder that interns into `p` (not owned). @return 0 or -ENOMEM/-EINVAL. */
 int pf_prof_builder_new(pf_prof_builder **out, struct pf_prof *p, const struct pf_prof_builder_opts *o);
 
-/* Feeds one section (host order, as pf_reader_next() gives it). Uses EVENT,
- * MAPS, THREADS, BUILDID and RECORDS; ignores the others. Samples are
+/* Feeds one section (host order, as pf_reader_next() gives it). Uses META
+ * (perf_event_max_stack), EVENT, MAPS, THREADS, BUILDID and RECORDS; ignores
+ * the others. Call chains are kept whole, however long a record holds them. Samples are
  * passed to on_sample one RECORDS section late (see pf_prof_builder_finish).
  * @return 0, -EBADMSG (message in pf_prof_builder_errmsg(); the section's rest
  * is skipped, the build may go on), -ENOMEM or the callbacks' errors. */
@@ -274,6 +289,10 @@ size_t pf_fold_count(const pf_fold *f);
 const char *pf_fold_line(const pf_fold *f, size_t i, uint64_t *weight);
 /* Writes every line as "STACK WEIGHT\n" to `fd`. @return 0 or a write(2) error. */
 int pf_fold_write(const pf_fold *f, int fd);
+
+/* Samples kept whose stack starts at a "[truncated]" frame
+ * (PF_FRAME_TRUNCATED: a depth limit cut their call chain). */
+uint64_t pf_fold_truncated(const pf_fold *f);
 
 /* Totals: weight of all kept samples, samples kept, samples lost (as counted
  * in the "[lost]" line, which is included in the lines). Weights, their sums

@@ -428,7 +428,9 @@ const struct pf_event *pf_events_find(const struct pf_events *evs, const struct 
 void pf_rec_iter_init(struct pf_rec_iter *it, const void *data, size_t size)
 {
 	it->p = data;
-	it->end = it->p + (data ? size : 0);
+	/* no arithmetic on NULL, not even + 0 (an empty payload whose buffer
+	 * was never allocated: the builder's pending records) */
+	it->end = data ? it->p + size : it->p;
 	it->offset = 0;
 }
 

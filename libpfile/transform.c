@@ -1392,10 +1392,16 @@ static inline __attribute__((always_inline)) int decode_fast(pf_tx *t, struct rd
 				put64(c + 8 * j, get64(old + 8 * j));
 			memcpy(c + 8 * pre, en_p, (size_t)fresh * 8);
 			en_p += fresh * 8;
-			const uint8_t *os = old + 8 * ((uint64_t)sl->chain_n - same);
-			uint8_t *cs = c + 8 * (nr - same);
-			for (uint64_t j = 0; j < same; j++)
-				put64(cs + 8 * j, get64(os + 8 * j));
+			/* a slot's first chain has no view (NULL): it then
+			 * shares nothing (pre = same = 0), and NULL + 0 is
+			 * undefined, so the old entries are addressed only
+			 * when some are copied */
+			if (same) {
+				const uint8_t *os = old + 8 * ((uint64_t)sl->chain_n - same);
+				uint8_t *cs = c + 8 * (nr - same);
+				for (uint64_t j = 0; j < same; j++)
+					put64(cs + 8 * j, get64(os + 8 * j));
+			}
 			sl->chain_view = c;
 			sl->chain_n = nr <= CHAIN_KEEP ? (uint32_t)nr : 0;
 			for (uint64_t j = 0; j < nr; j++) {

@@ -642,3 +642,14 @@ sur\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\t737572eda080')"
 		assert_output "$(cat "diff_${c/-/_}_expected.txt")"
 	done
 }
+
+# Issue 11, defect 1 (see pffold.bats): pfdiff reads .pf files through the
+# same fold, which kept a pointer into the event table that the 9th EVENT
+# section reallocates (heap-use-after-free under SANITIZE=1).
+@test "a resolved profile whose 9th EVENT comes after samples: no use after free" {
+	"$PFTOOLS_BUILD/tests/pftest-writer" events-grow resolved 9 grow.pf
+	run pfdiff grow.pf grow.pf
+	refute_sanitizer
+	assert_success
+	assert_output --partial "hot"
+}

@@ -394,3 +394,32 @@ gen;[gen.bin];[gen.bin];[gen.bin] 5462"
 	[[ "$stderr" == *"pffold: warning: the resolved profile lacks 1808 of the 10000 samples of the raw records"* ]]
 	refute_sanitizer
 }
+
+# Issue 11, defect 1: the fold kept a pointer to the first event's name in the
+# event table, which the 9th EVENT section reallocates; a sample of a later
+# event then compared against freed memory (ASan: heap-use-after-free under
+# `make check SANITIZE=1`). The files come from tests/c/pftest-writer.c.
+@test "EVENT sections after folded samples (the 9th grows the event table): no use after free" {
+	for kind in raw resolved; do
+		"$PFTOOLS_BUILD/tests/pftest-writer" events-grow "$kind" 9 "grow-$kind.pf"
+		run -0 pfdump "grow-$kind.pf"
+		run --separate-stderr pffold "grow-$kind.pf"
+		refute_sanitizer
+		assert_success
+		# two samples of cpu-clock; the one of ev-8 is left out, with a notice
+		if [ "$kind" = resolved ]; then
+			assert_output "workload;main;hot 2"
+		else
+			assert_output "workload;[unknown];[unknown];[unknown] 2"
+		fi
+		[[ "$stderr" == *"samples of event 'ev-8' not folded"* ]]
+		run -0 pffold -q --event ev-8 "grow-$kind.pf"
+		refute_sanitizer
+		assert_output --regexp " 1$"
+	done
+	# a longer table: 40 events, reallocated three times
+	"$PFTOOLS_BUILD/tests/pftest-writer" events-grow resolved 40 grow-40.pf
+	run -0 pffold -q grow-40.pf
+	refute_sanitizer
+	assert_output "workload;main;hot 2"
+}

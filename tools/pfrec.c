@@ -1152,16 +1152,22 @@ static uint64_t regs_user_mask(void)
 #endif
 }
 
-/* META keys of the call-graph mode: callchain_mode, sample_regs_user (hex),
- * sample_stack_user (bytes), va_bits (user virtual-address bits, from the
- * stack's address: the kernel puts the stack at the top of the user range),
- * and on aarch64 pac_enabled (HWCAP_PACA: return addresses may carry
- * pointer-authentication bits above va_bits). */
+/* META keys of the call-graph mode: callchain_mode, perf_event_max_stack
+ * (the kernel's depth limit of call chains, kernel.perf_event_max_stack:
+ * a chain that long was cut), sample_regs_user (hex), sample_stack_user
+ * (bytes), va_bits (user virtual-address bits, from the stack's address:
+ * the kernel puts the stack at the top of the user range), and on aarch64
+ * pac_enabled (HWCAP_PACA: return addresses may carry pointer-authentication
+ * bits above va_bits). */
 static int meta_call_graph(struct pf_buf *b, const struct opts *o)
 {
 	if (!o->callchain)
 		return 0;
 	int rc = pf_kv_add(b, "callchain_mode", o->dwarf ? "dwarf" : "fp");
+	char maxs[24];
+	if (pfrec_read_line("/proc/sys/kernel/perf_event_max_stack", maxs, sizeof(maxs)) > 0 && maxs[0] >= '0' &&
+	    maxs[0] <= '9')
+		rc |= pf_kv_add(b, "perf_event_max_stack", maxs);
 	if (!o->dwarf)
 		return rc;
 	char hexmask[24];

@@ -396,6 +396,7 @@ static int write_syminfo_end(pf_writer *w, const struct pf_prof_stats *ps, const
 	rc |= pf_kv_add_u64(&b, "user_frames", ps->frames);
 	rc |= pf_kv_add_u64(&b, "user_frames_resolved", ps->frames_resolved);
 	rc |= pf_kv_add_u64(&b, "kernel_frames", ps->frames_kernel);
+	rc |= pf_kv_add_u64(&b, "truncated_samples", ps->truncated);
 	rc |= pf_kv_add_u64(&b, "strings", p->n_str);
 	rc |= pf_kv_add_u64(&b, "frames", p->n_frames);
 	rc |= pf_kv_add_u64(&b, "stacks", p->n_stacks);
@@ -814,6 +815,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": %llu samples, %llu lost, %llu unique addresses, %s, %llu kernel frames\n",
 			(unsigned long long)ps->samples, (unsigned long long)ps->lost,
 			(unsigned long long)ps->unique_addrs, res, (unsigned long long)ps->frames_kernel);
+		if (ps->truncated)
+			fprintf(stderr,
+				PROG ": call chains of %llu samples cut by a depth limit "
+				     "(kernel.perf_event_max_stack, or the unwinder's 1024 frames): their stacks start "
+				     "at [truncated]\n",
+				(unsigned long long)ps->truncated);
 		unw_report(unw, stderr, PROG);
 		sym_report(sym, stderr, PROG);
 	}

@@ -51,7 +51,7 @@ static const uint64_t SAMPLE_TYPE = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PE
 				    PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN |
 				    PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
 
-static void die(const char *what, const char *why)
+static _Noreturn void die(const char *what, const char *why)
 {
 	fprintf(stderr, "%s: %s: %s\n", PROG, what, why);
 	exit(1);

@@ -44,7 +44,7 @@
 #include "pfile.h"
 #include "profile.h"
 
-static void die(const char *m)
+static _Noreturn void die(const char *m)
 {
 	fprintf(stderr, "pfsym-gen: %s\n", m);
 	exit(1);

@@ -26,6 +26,13 @@
  *                      transform 1 whose payloads are mutated or garbage under
  *                      a valid checksum, one with an unknown transform (7),
  *                      then an intact transformed section and END
+ *   events-grow raw|resolved N OUT
+ *                      N EVENT sections, the 2nd to Nth written after samples
+ *                      of the first (raw records, or a resolved profile),
+ *                      then a sample of the last event (see mode_events_grow)
+ *   deep N M LIMIT OUT two samples with call chains of N and M entries, META
+ *                      perf_event_max_stack LIMIT (0: absent; see mode_deep)
+ *   syminfo FILE       prints KEY=VALUE for each pair of the SYMINFO sections
  *   tx-fuzz N          decodes N mutations of a transformed payload in memory:
  *                      each must fail cleanly or restore the original bytes,
  *                      and the decoder's fast path must give the same result,
@@ -49,6 +56,7 @@
 #include <unistd.h>
 
 #include "pfile.h"
+#include "profile.h"
 
 #define T0 12345678901234ull /* ns: 12345.678901234 s */
 
@@ -70,7 +78,7 @@ struct em {
 	size_t rec_start;
 };
 
-static void die(const char *what)
+static _Noreturn void die(const char *what)
 {
 	fprintf(stderr, "pftest-writer: %s\n", what);
 	exit(1);
@@ -302,6 +310,25 @@ static void trailer(struct em *e, int k, uint32_t pid, uint32_t tid, uint64_t ti
 /* ------------------------------------------------------------------------ */
 
 static const uint64_t chain0[] = { PERF_CONTEXT_USER, 0x401234, 0x401100, 0x7f0000001000 };
+
+/* A sample of evd[0]'s layout with sample id `id` (IDENTIFIER). */
+static void sample_id(struct em *e, uint64_t id, uint64_t time, uint32_t pid, uint32_t tid, uint32_t cpu,
+		      uint64_t ip, const uint64_t *chain, unsigned n)
+{
+	rec_begin(e, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+	e64(e, id);
+	e64(e, ip);
+	e32(e, pid);
+	e32(e, tid);
+	e64(e, time);
+	e32(e, cpu);
+	e32(e, 0);
+	e64(e, 1000000);
+	e64(e, n);
+	for (unsigned i = 0; i < n; i++)
+		e64(e, chain[i]);
+	rec_end(e);
+}
 
 static void sample0(struct em *e, uint64_t time, uint32_t pid, uint32_t tid, uint32_t cpu, uint64_t ip,
 		    const uint64_t *chain, unsigned n)
@@ -797,6 +824,198 @@ static int mode_many(uint64_t n, const char *out)
 	pf_buf_free(&e.b);
 	if (fd != STDOUT_FILENO)
 		close(fd);
+	return 0;
+}
+
+/* events-grow raw|resolved N OUT: N EVENT sections (N >= 2), the first
+ * cpu-clock (ids 101, 102), the others "ev-K" (id 1000 + K) written after
+ * samples of the first were folded, then one sample of the last event. The
+ * samples of cpu-clock are two of the stack workload;main;hot (in a
+ * resolved profile) or of chain0 (raw records). A reader's event table
+ * grows as the EVENT sections come (pf_events_add() reallocates it at the
+ * 9th), which a pointer kept into it does not survive. */
+static void extra_event(pf_writer *w, unsigned k)
+{
+	struct evdef d = evd[0];
+	char name[32];
+	snprintf(name, sizeof(name), "ev-%u", k);
+	d.ids[0] = 1000 + k;
+	d.n_ids = 1;
+	d.name = name;
+	struct pf_buf b = { 0 };
+	event_payload(&b, &d, big_endian);
+	sec(w, PF_SEC_EVENT, &b);
+	pf_buf_free(&b);
+}
+
+static void prof_tables(pf_writer *w, struct pf_prof *p)
+{
+	struct pf_buf a = { 0 }, b = { 0 }, c = { 0 };
+	int more;
+	do {
+		more = pf_prof_encode_tables(p, &a, &b, &c, PF_SECTION_MAX_RAW);
+		if (more < 0)
+			die("pf_prof_encode_tables failed");
+		if (a.len)
+			sec(w, PF_SEC_STRINGS, &a);
+		if (b.len)
+			sec(w, PF_SEC_FRAMES, &b);
+		if (c.len)
+			sec(w, PF_SEC_STACKS, &c);
+	} while (more);
+	pf_buf_free(&a);
+	pf_buf_free(&b);
+	pf_buf_free(&c);
+}
+
+static int mode_events_grow(const char *kind, unsigned n, const char *out)
+{
+	int resolved = !strcmp(kind, "resolved");
+	if ((!resolved && strcmp(kind, "raw")) || n < 2 || n > 255)
+		die("events-grow: raw|resolved, 2 <= N <= 255");
+	int fd = open_out(out);
+	pf_writer *w = new_writer(fd);
+	struct pf_buf b = { 0 };
+	pf_kv_add(&b, "arch", "x86_64");
+	sec(w, PF_SEC_META, &b);
+	if (resolved) { /* first, as pfsym writes it */
+		b.len = 0;
+		pf_kv_add(&b, "pfsym.version", "pftest-writer");
+		sec(w, PF_SEC_SYMINFO, &b);
+	}
+	b.len = 0;
+	event_payload(&b, &evd[0], big_endian);
+	sec(w, PF_SEC_EVENT, &b);
+	b.len = 0;
+	pf_thread_encode(&b, 1000, 1000, "workload");
+	sec(w, PF_SEC_THREADS, &b);
+	if (resolved) {
+		struct pf_prof p;
+		pf_prof_init(&p);
+		int64_t comm = pf_prof_str(&p, "workload", 8), s_main = pf_prof_str(&p, "main", 4),
+			s_hot = pf_prof_str(&p, "hot", 3);
+		struct pf_prof_frame fm = { (uint32_t)s_main, PF_PROF_NONE, 0x1100, 0, 0, PF_PROF_NONE, 0 };
+		struct pf_prof_frame fh = { (uint32_t)s_hot, PF_PROF_NONE, 0x1234, 0, 0, PF_PROF_NONE, 0 };
+		int64_t f_main = pf_prof_frame(&p, &fm), f_hot = pf_prof_frame(&p, &fh);
+		int64_t st_main = pf_prof_stack(&p, PF_PROF_NONE, (uint32_t)f_main);
+		int64_t st_hot = pf_prof_stack(&p, (uint32_t)st_main, (uint32_t)f_hot);
+		if (comm < 0 || s_main < 0 || s_hot < 0 || f_main < 0 || f_hot < 0 || st_main < 0 || st_hot < 0)
+			die("out of memory");
+		prof_tables(w, &p);
+		struct pf_prof_sample ps = { T0, 1000000, 1000, 1000, 0, (uint32_t)st_hot, (uint32_t)comm, 0, 0 };
+		pf_prof_samples_begin(&b);
+		pf_prof_samples_add(&b, &ps);
+		ps.time += 1000;
+		pf_prof_samples_add(&b, &ps);
+		sec(w, PF_SEC_SAMPLES, &b);
+		for (unsigned k = 1; k < n; k++)
+			extra_event(w, k);
+		pf_prof_samples_begin(&b);
+		ps.time += 1000;
+		ps.event = (uint16_t)(n - 1);
+		pf_prof_samples_add(&b, &ps);
+		sec(w, PF_SEC_SAMPLES, &b);
+		pf_prof_free(&p);
+	} else {
+		struct em e = { { 0 }, big_endian, 0 };
+		/* a RECORDS section's samples are folded when the next one
+		 * comes: the first is folded before the EVENT sections */
+		sample_id(&e, 101, T0, 1000, 1000, 0, chain0[1], chain0, 4);
+		put_records(w, &e);
+		pf_writer_flush(w);
+		sample_id(&e, 101, T0 + 1000, 1000, 1000, 0, chain0[1], chain0, 4);
+		put_records(w, &e);
+		pf_writer_flush(w);
+		for (unsigned k = 1; k < n; k++)
+			extra_event(w, k);
+		sample_id(&e, 1000 + n - 1, T0 + 2000, 1000, 1000, 0, chain0[1], chain0, 4);
+		put_records(w, &e);
+		pf_buf_free(&e.b);
+	}
+	pf_buf_free(&b);
+	write_end(w, 3, 3);
+	if (pf_writer_close(w) < 0)
+		die("write failed");
+	if (fd != STDOUT_FILENO)
+		close(fd);
+	return 0;
+}
+
+/* deep N M LIMIT OUT: two samples of pid 3000 ("deep", /usr/bin/deep mapped
+ * at 0x400000) with call chains of N and M entries after PERF_CONTEXT_USER:
+ * entry 0 (the leaf, the IP) is 0x401000, entry i > 0 the return address
+ * 0x400000 + 0x100 * i + 5, so that pffold --addrs shows [deep+0x1000] at
+ * the leaf and [deep+0x(100*i+4)] above it. META says perf_event_max_stack
+ * = LIMIT (absent when LIMIT is 0). N and M are at most 8000 (a record holds
+ * 65528 bytes). */
+static int mode_deep(unsigned n, unsigned m, unsigned limit, const char *out)
+{
+	if (!n || !m || n > 8000 || m > 8000)
+		die("deep: 1 <= N, M <= 8000");
+	int fd = open_out(out);
+	pf_writer *w = new_writer(fd);
+	struct pf_buf b = { 0 };
+	pf_kv_add(&b, "arch", "x86_64");
+	pf_kv_add(&b, "callchain_mode", "fp");
+	if (limit)
+		pf_kv_add_u64(&b, "perf_event_max_stack", limit);
+	sec(w, PF_SEC_META, &b);
+	b.len = 0;
+	event_payload(&b, &evd[0], big_endian);
+	sec(w, PF_SEC_EVENT, &b);
+	b.len = 0;
+	pf_thread_encode(&b, 3000, 3000, "deep");
+	sec(w, PF_SEC_THREADS, &b);
+	b.len = 0;
+	const char *maps = "00400000-00800000 r-xp 00000000 08:01 77 /usr/bin/deep\n";
+	pf_maps_encode(&b, 3000, 0, maps, strlen(maps));
+	sec(w, PF_SEC_MAPS, &b);
+	pf_buf_free(&b);
+	unsigned most = n > m ? n : m;
+	uint64_t *chain = malloc((most + 1) * sizeof(*chain));
+	if (!chain)
+		die("out of memory");
+	chain[0] = PERF_CONTEXT_USER;
+	chain[1] = 0x401000;
+	for (unsigned i = 1; i < most; i++)
+		chain[i + 1] = 0x400000 + 0x100 * (uint64_t)i + 5;
+	struct em e = { { 0 }, big_endian, 0 };
+	sample_id(&e, 101, T0, 3000, 3000, 0, chain[1], chain, n + 1);
+	sample_id(&e, 101, T0 + 1000, 3000, 3000, 0, chain[1], chain, m + 1);
+	put_records(w, &e);
+	pf_buf_free(&e.b);
+	free(chain);
+	write_end(w, 2, 2);
+	if (pf_writer_close(w) < 0)
+		die("write failed");
+	if (fd != STDOUT_FILENO)
+		close(fd);
+	return 0;
+}
+
+/* syminfo FILE: prints "KEY=VALUE" for every pair of every SYMINFO section
+ * (pfsym's summary counters, format/profile.md 6). */
+static int mode_syminfo(const char *path)
+{
+	pf_reader *r;
+	if (pf_reader_open(&r, path) < 0)
+		die(pf_reader_errmsg(r));
+	struct pf_section s;
+	int rc;
+	while ((rc = pf_reader_next(r, &s)) != 0) {
+		if (rc < 0) {
+			if (!pf_reader_can_continue(r))
+				break;
+			continue;
+		}
+		if (s.type != PF_SEC_SYMINFO)
+			continue;
+		size_t pos = 0, kl, vl;
+		const char *k, *v;
+		while (pf_kv_next(s.data, s.size, &pos, &k, &kl, &v, &vl) > 0)
+			printf("%.*s=%.*s\n", (int)kl, k, (int)vl, v);
+	}
+	pf_reader_close(r);
 	return 0;
 }
 
@@ -1493,7 +1712,7 @@ static void usage(void)
 	fprintf(stderr, "Usage: pftest-writer [--big-endian] [--no-end] [--level N] [--frame BYTES] [--filler N]\n"
 			"                     [--transform]\n"
 			"                     all|many N|badrec-zero|badrec-huge|verify|layout|flip|setu32|\n"
-			"                     recode|rawcmp|tx-hostile|tx-fuzz ...\n");
+			"                     recode|rawcmp|tx-hostile|tx-fuzz|events-grow|deep|syminfo ...\n");
 	exit(2);
 }
 
@@ -1545,6 +1764,13 @@ int main(int argc, char **argv)
 		return mode_tx_hostile(argv[i]);
 	if (!strcmp(mode, "tx-fuzz") && left == 1)
 		return mode_tx_fuzz(strtoull(argv[i], NULL, 0));
+	if (!strcmp(mode, "syminfo") && left == 1)
+		return mode_syminfo(argv[i]);
+	if (!strcmp(mode, "deep") && left == 4)
+		return mode_deep((unsigned)strtoul(argv[i], NULL, 0), (unsigned)strtoul(argv[i + 1], NULL, 0),
+				 (unsigned)strtoul(argv[i + 2], NULL, 0), argv[i + 3]);
+	if (!strcmp(mode, "events-grow") && left == 3)
+		return mode_events_grow(argv[i], (unsigned)strtoul(argv[i + 1], NULL, 0), argv[i + 2]);
 	if (!strcmp(mode, "setu32") && left == 3)
 		return mode_setu32(argv[i], strtoll(argv[i + 1], NULL, 0), (uint32_t)strtoul(argv[i + 2], NULL, 0));
 	usage();

@@ -135,7 +135,9 @@ static int dw_load(void)
 }
 #endif
 
-#define DEPTH_MAX 512
+/* Frames per sample at most: the builder asks for its 1024 plus one, and
+ * marks a stack that fills them ([truncated] root, profile.h) */
+#define DEPTH_MAX 1025
 #define RETRIES_MAX 16
 /* an address this far above sp is taken for stack the copy did not hold */
 #define STACK_GUESS_BYTES (64ull << 20)
@@ -148,7 +150,7 @@ enum stop {
 	STOP_UNKNOWN,      /* a PC in no mapping */
 	STOP_NO_FILE,      /* a PC in a mapping whose binary was not found */
 	STOP_PAC,          /* a PC with bits above va_bits left (aarch64) */
-	STOP_MAX_DEPTH,    /* DEPTH_MAX frames */
+	STOP_MAX_DEPTH,    /* the builder's maximum of frames (DEPTH_MAX) */
 	STOP_NO_REGS,      /* registers missing or machine not supported */
 	STOP_OTHER,
 	STOP_N

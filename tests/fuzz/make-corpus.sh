@@ -1,0 +1,107 @@
+#!/bin/bash
+# tests/fuzz/make-corpus.sh OUTDIR - makes the seed corpus of the fuzz targets
+# (tests/fuzz/fuzz_*.c) under OUTDIR/TARGET/. Nothing of it is committed: it
+# is made from
+#  - recordings of the test workloads (tests/workloads/) by pfrec: -g, dwarf
+#    with a small stack copy, two processes (fork + exec), threads, and
+#    without the transform; each also symbolized by pfsym (a resolved profile);
+#  - the format spec's worked example (tests/c/spec-example.c);
+#  - the synthetic files of the tests: pftest-writer all (both byte orders,
+#    transformed), tx-hostile, badrec-*, events-grow (issue 11's
+#    use-after-free), deep (long and cut call chains), pfsym-gen raw and
+#    resolved profiles;
+#  - the same files stored uncompressed (zstd level -1 through pftest-writer
+#    recode), whose payload bytes a mutation reaches directly;
+#  - the transformed payloads and the records of those files
+#    (tests/c/fuzz-seeds.c), and folded text from pffold and pfdiff --folded.
+# The reproducers of past findings are in tests/fuzz/regress/ (committed,
+# replayed by tests/fuzz/run.sh). PFTOOLS_BUILD: the build with the tools and
+# test programs (make all test-bins). Takes about 10 s; skipped when
+# OUTDIR/.done is newer than this script.
+set -eu
+cd "$(dirname "$0")/../.."
+out=$(realpath -m "$1")
+B=${PFTOOLS_BUILD:-$PWD/build}
+if [ -e "$out/.done" ] && [ "$out/.done" -nt "$0" ]; then
+	exit 0
+fi
+rm -rf "$out"
+mkdir -p "$out"/{reader,profile,transform,folded}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+W="$B/tests/pftest-writer"
+cd "$work"
+
+# --- files -------------------------------------------------------------------
+CF="-O1 -g -fno-omit-frame-pointer"
+gcc $CF -o spin "$OLDPWD/tests/workloads/rec_spin.c"
+gcc $CF -pthread -o threads "$OLDPWD/tests/workloads/rec_threads.c"
+gcc $CF -o fork "$OLDPWD/tests/workloads/rec_fork.c"
+rec() { "$B/bin/pfrec" -q "$@" >/dev/null || true; }
+rec -g -F 2000 -o g.pf -- ./spin 60
+rec -g -F 2000 -o threads.pf -- ./threads 40
+rec -g -F 2000 -o fork.pf -- ./fork 30 ./spin 30
+rec --call-graph dwarf,256 -F 1000 -o dwarf.pf -- ./spin 40
+rec -g -F 2000 --no-transform -o plain.pf -- ./spin 40
+for f in g threads fork dwarf plain; do
+	[ -s $f.pf ] && "$B/bin/pfsym" -q $f.pf -o $f.sym.pf || true
+done
+"$B/tests/spec-example" spec.pf
+"$B/tests/spec-example" -z 3 spec-z.pf
+"$W" all all.pf
+"$W" --big-endian all all-be.pf
+"$W" --transform all all-tx.pf
+"$W" --transform --big-endian all all-tx-be.pf
+"$W" tx-hostile tx-hostile.pf
+"$W" badrec-zero badrec-zero.pf
+"$W" badrec-huge badrec-huge.pf
+"$W" --no-end many 200 many.pf
+"$W" events-grow raw 9 grow-raw.pf
+"$W" events-grow resolved 9 grow-resolved.pf
+"$W" deep 1500 127 127 deep.pf
+"$W" deep 126 127 0 deep127.pf
+"$B/tests/pfsym-gen" raw gen-raw.pf
+"$B/tests/pfsym-gen" resolved 300 gen-resolved.pf
+"$B/tests/pfsym-gen" resolved-late 300 gen-late.pf
+for f in *.pf; do
+	"$W" --level -1 recode "$f" "${f%.pf}.store.pf" 2>/dev/null || rm -f "${f%.pf}.store.pf"
+done
+"$W" --level -1 --transform recode g.pf g.store-tx.pf 2>/dev/null || true
+
+# --- reader and profile seeds: an option byte, then the file -----------------
+# (reader: bit 0 fixes checksums; profile: bit 0 the same, bit 6 an unwinder,
+# bit 1 period weights, bits 2-4 fold flags)
+seed() { # TARGET NAME OPTBYTE FILE
+	[ "$(stat -c %s "$4")" -le 131071 ] || return 0
+	{ printf "\\x$3"; cat "$4"; } > "$out/$1/$2"
+}
+for f in *.pf; do
+	seed reader "$f" 01 "$f"
+	seed profile "$f" 01 "$f"
+done
+for f in dwarf.pf dwarf.store.pf g.sym.pf; do
+	[ -e "$f" ] || continue
+	seed profile "$f-unwind" 41 "$f"
+	seed profile "$f-period-pid" 07 "$f"
+	seed reader "$f-want-swap" 07 "$f"
+done
+
+# --- transform seeds -------------------------------------------------------------
+for f in *.pf; do
+	"$B/tests/fuzz-seeds" decode "$f" "$out/transform" 131072 >/dev/null 2>&1 || true
+	"$B/tests/fuzz-seeds" roundtrip "$f" "$out/transform" 16384 >/dev/null 2>&1 || true
+done
+
+# --- folded text -----------------------------------------------------------------
+for f in *.sym.pf gen-resolved.pf gen-raw.pf; do
+	[ -e "$f" ] && "$B/bin/pffold" -q "$f" > "$out/folded/$f.folded" 2>/dev/null || true
+	[ -e "$f" ] && "$B/bin/pffold" -q --pid --dso --kernel "$f" > "$out/folded/$f-dso.folded" 2>/dev/null || true
+done
+[ -e g.sym.pf ] && [ -e threads.sym.pf ] &&
+	"$B/bin/pfdiff" --folded g.sym.pf threads.sym.pf > "$out/folded/diff.folded" 2>/dev/null || true
+cp "$OLDPWD"/tests/fixtures/*.folded "$out/folded/"
+find "$out" -type f -size 0 -delete
+touch "$out/.done"
+for t in reader profile transform folded; do
+	echo "make-corpus: $t: $(find "$out/$t" -type f | wc -l) seeds"
+done

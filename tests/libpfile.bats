@@ -1,0 +1,17 @@
+#!/usr/bin/env bats
+# libpfile's own invariants, checked by C test programs (tests/c/).
+load helpers
+
+# Issue 11 (the audit after defect 1): every table libpfile reallocates as it
+# grows, given at that moment an argument that points into its own old
+# storage. Before the fix each case read freed memory (heap-use-after-free
+# under SANITIZE=1): pf_prof_str(), pf_strtab_intern(), pf_buf_put(),
+# pf_maps_dso_intern().
+@test "growing tables fed from themselves: strings, string table, buffer, DSO build-ids" {
+	for c in prof strtab buf maps; do
+		run "$PFTOOLS_BUILD/tests/grow-tables" "$c"
+		refute_sanitizer
+		assert_success
+		assert_output --regexp "^grow-tables: [0-9]+ checks, 0 failures$"
+	done
+}
