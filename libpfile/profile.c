@@ -2755,8 +2755,9 @@ double pf_fold_mean_period(const pf_fold *f)
 
 const char *pf_fold_unit(const pf_fold *f)
 {
+	/* the event folded: --event's, else the first */
 	const struct pf_events *evs = f->ev_src;
-	const char *name = f->ev_name ? f->ev_name : f->o.event;
+	const char *name = f->o.event;
 	for (uint32_t i = 0; evs && i < evs->n; i++) {
 		if (name ? strcmp(evs->ev[i].name, name) != 0 : i != 0)
 			continue;
