@@ -529,9 +529,11 @@ sur\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\t737572eda080')"
 	pfrec -q -g -e cpu-clock -o full.pf -- ./model_v1 300 2>/dev/null || rc=$?
 	[ $rc -eq 0 ] || skip "pfrec could not record here (exit $rc)"
 	pfsym -q -o full.sym.pf full.pf
-	# a ring buffer of 4 pages and pfrec stopped for 0.6 s: the kernel drops samples
+	# a ring buffer of 4 pages and pfrec stopped for 0.6 s: the kernel drops
+	# samples (a longer run than the full one: the model must still be
+	# running when pfrec stops, on a loaded machine too; shares are per run)
 	for try in 1 2 3; do
-		pfrec -q -g -e cpu-clock -m 4 -o lossy.pf -- ./model_v1 300 &
+		pfrec -q -g -e cpu-clock -m 4 -o lossy.pf -- ./model_v1 1000 &
 		p=$!
 		sleep 0.3
 		kill -STOP $p
