@@ -1241,6 +1241,7 @@ static void print_section_line(const struct pf_section *sec)
 		f_u64("stored", sec->stored_size);
 		f_u64("raw", sec->raw_size);
 		fprintf(out, ",\"compression\":\"%s\"", sec->compression == PF_COMP_ZSTD ? "zstd" : "none");
+		f_u64("transform", sec->transform);
 		f_u64("flags", sec->flags);
 		obj_end();
 		return;
@@ -1250,8 +1251,12 @@ static void print_section_line(const struct pf_section *sec)
 		fputs(n, out);
 	else
 		fprintf(out, "type 0x%04x (unknown)", sec->type);
-	fprintf(out, " at offset %" PRIu64 ": stored %u raw %u %s\n", sec->offset, sec->stored_size, sec->raw_size,
+	fprintf(out, " at offset %" PRIu64 ": stored %u raw %u %s", sec->offset, sec->stored_size, sec->raw_size,
 		sec->compression == PF_COMP_ZSTD ? "zstd" : "none");
+	/* 1: columns; 2: columns continuing the previous RECORDS section */
+	if (sec->transform)
+		fprintf(out, " transform %u", sec->transform);
+	fputc('\n', out);
 }
 
 static void print_file_header(const struct pf_file_header *fh)

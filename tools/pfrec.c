@@ -634,9 +634,11 @@ static int start_writer(struct rec *R)
 	if (R->o.zlevel_given)
 		wo.zstd_level = R->o.zlevel == 0 ? -1 : R->o.zlevel;
 	/* the columnar transform (format/pfile.md 3.6) halves -g files; with
-	 * dwarf, stack copies are coded against the thread's previous copy in
-	 * the same section, so larger sections pay off (each starts afresh) */
-	wo.transform = R->o.no_transform ? PF_TRANSFORM_NONE : PF_TRANSFORM_COLUMNS;
+	 * dwarf, stack copies are coded against the thread's previous copy, so
+	 * larger sections pay off. The sections of the flush timer continue
+	 * each other's coding (transform 2, 3.6.7) until they add up to a
+	 * frame: they cost little more than one frame would */
+	wo.transform = R->o.no_transform ? PF_TRANSFORM_NONE : PF_TRANSFORM_COLUMNS_NEXT;
 	if (!R->o.no_transform && R->o.dwarf)
 		wo.records_frame_bytes = DWARF_FRAME_BYTES;
 	int rc = pf_writer_open_fd(&R->w, R->outfd, &wo);

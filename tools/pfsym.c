@@ -621,10 +621,10 @@ int main(int argc, char **argv)
 	 * is /proc/sys/fs/pipe-max-size for an unprivileged user) */
 	if (to_pipe && S_ISFIFO(ost.st_mode))
 		(void)fcntl(ofd, F_SETPIPE_SZ, 1 << 20);
-	/* a file that may hold transformed RECORDS (format 1.1): so may the
-	 * output, and its sections pass through as they are */
+	/* a file that may hold transformed RECORDS (format 1.1, continued ones
+	 * from 1.2): so may the output, and its sections pass through as they are */
 	if (fh->version_minor >= 1)
-		wo.transform = PF_TRANSFORM_COLUMNS;
+		wo.transform = fh->version_minor >= 2 ? PF_TRANSFORM_COLUMNS_NEXT : PF_TRANSFORM_COLUMNS;
 	/* the reader hands out kernel data in host order: write it so */
 	struct state st = { 0 };
 	pf_prof_init(&st.prof);
@@ -658,6 +658,7 @@ int main(int argc, char **argv)
 
 	struct pf_section s;
 	int ended = 0, syminfo_written = 0;
+	int recoded = 0; /* the last RECORDS section went through pf_writer_records() */
 	uint64_t end_off = 0;
 	struct ahead_sec *x = NULL;
 	struct spares spare = { 0 };
@@ -714,8 +715,14 @@ int main(int argc, char **argv)
 			end_off = x->offset;
 		}
 		/* raw sections pass through as stored (no zstd round trip), unless
-		 * the reader converted their byte order or restored a transform */
+		 * the reader converted their byte order or restored a transform;
+		 * a RECORDS section that continues another (transform 2) only
+		 * after that one passed through as stored too */
 		const uint8_t *stored = swap || (s.transform && !wo.transform) || !x->has_stored ? NULL : x->stored;
+		if (s.type == PF_SEC_RECORDS && s.transform == PF_TRANSFORM_COLUMNS_NEXT && recoded)
+			stored = NULL;
+		if (s.type == PF_SEC_RECORDS)
+			recoded = !stored;
 		if (stored)
 			rc = pf_writer_section_stored(st.w, &s, stored);
 		else if (s.type == PF_SEC_RECORDS)
