@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "outerr.h"
 #include "pfile.h"
 
 #ifndef PF_VERSION_STRING
@@ -1412,6 +1413,8 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
+	/* a closed output pipe is a write error (EPIPE), reported in one line */
+	pf_out_ignore_sigpipe();
 	while ((c = getopt_long(argc, argv, "Hsbjh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'H': mode = M_HEADER; break;
@@ -1509,11 +1512,19 @@ int main(int argc, char **argv)
 		default:
 			break;
 		}
+		/* each section's lines go out with it: a reader at the other end
+		 * of a pipe (pfrec -o - | pfdump -) sees records as they come */
+		if (mode != M_STATS)
+			fflush(out);
+		/* the output failed (`pfdump run.pf | head`): nothing more to do */
+		if (ferror(out))
+			break;
 	}
-	if (mode == M_STATS)
+	if (mode == M_STATS && !ferror(out))
 		print_stats(truncated);
-	if (fflush(out) != 0 || ferror(out)) {
-		fprintf(stderr, "pfdump: write error: %s\n", strerror(errno));
+	int e = pf_out_flush(out);
+	if (e) {
+		pf_out_error("pfdump", "-", e);
 		n_errors++;
 	}
 	if (!n_errors && !have_end)

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "outerr.h"
 #include "pfsym.h"
 #include "pfsym-unwind.h"
 
@@ -491,6 +492,8 @@ int main(int argc, char **argv)
 	 * mapping and unmapping them (fresh pages fault on every touch) */
 	mallopt(M_MMAP_THRESHOLD, 256 << 20);
 	mallopt(M_TRIM_THRESHOLD, 512 << 20);
+	/* a closed output pipe is a write error (EPIPE), reported in one line */
+	pf_out_ignore_sigpipe();
 	struct pfsym_opts so = { 0 };
 	const char *out = NULL, *in = "-", *resolve = NULL;
 	const char *ddirs[32];
@@ -645,7 +648,7 @@ int main(int argc, char **argv)
 		goto done;
 	}
 	if ((rc = pf_writer_open_fd(&st.w, ofd, &wo)) < 0) {
-		fprintf(stderr, PROG ": %s: %s\n", out, strerror(-rc));
+		pf_out_error(PROG, out, -rc);
 		status = 1;
 		goto done;
 	}
@@ -773,12 +776,15 @@ int main(int argc, char **argv)
 	ahead_stop(&ah);
 	free(spare.p);
 	if (rc < 0) {
-		fprintf(stderr, PROG ": %s: %s\n", rc == -ENOMEM ? in : out, strerror(-rc));
+		if (rc == -ENOMEM)
+			fprintf(stderr, PROG ": %s: %s\n", in, strerror(-rc));
+		else
+			pf_out_error(PROG, out, -rc);
 		status = 1;
 		goto done;
 	}
 	if (!syminfo_written && (rc = write_syminfo_start(st.w, in, so.symfs, so.force)) < 0) {
-		fprintf(stderr, PROG ": %s: %s\n", out, strerror(-rc));
+		pf_out_error(PROG, out, -rc);
 		status = 1;
 		goto done;
 	}
@@ -787,20 +793,20 @@ int main(int argc, char **argv)
 		sym_counts(sym, &fo, &mi, &mm);
 		if ((rc = pf_prof_builder_finish(b)) < 0 || (rc = flush_chunk(&st)) < 0 ||
 		    (rc = write_syminfo_end(st.w, pf_prof_builder_stats(b), &st.prof, fo, mi, mm)) < 0) {
-			fprintf(stderr, PROG ": %s: %s\n", out, strerror(-rc));
+			pf_out_error(PROG, out, -rc);
 			status = 1;
 			goto done;
 		}
 	}
 	if ((rc = pf_writer_close(st.w)) < 0) {
-		fprintf(stderr, PROG ": %s: %s\n", out, strerror(-rc));
+		pf_out_error(PROG, out, -rc);
 		status = 1;
 	}
 	st.w = NULL;
 	/* the output is complete: close it now, so that the next stage of a
 	 * pipeline sees its end while this process is still tearing down */
 	if (close(ofd) < 0 && !status) {
-		fprintf(stderr, PROG ": %s: %s\n", out, strerror(errno));
+		pf_out_error(PROG, out, errno);
 		status = 1;
 	}
 	ofd = -1;
