@@ -7,7 +7,9 @@
 # inside it), the workload's CPU time against an unprofiled run, samples,
 # lost samples and bytes per sample. Appends a table to bench/RESULTS.md.
 # PFTOOLS_BUILD = build directory; BENCH_ROUNDS = workload size (default 150);
-# BENCH_REPEAT = runs per recorder, the fastest kept (default 2).
+# BENCH_REPEAT = runs per recorder, the fastest kept (default 2); PFREC_OPTS =
+# more pfrec options (e.g. "--flush-interval 0"); BENCH_PERF=0 leaves perf
+# record out.
 set -eu
 cd "$(dirname "$0")/.."
 B=${PFTOOLS_BUILD:-$PWD/build}
@@ -65,9 +67,12 @@ run() {
 }
 
 for hz in 4000 20000; do
-	run "pfrec -g -F $hz" "$O/run.pf" pfrec -q -g -F "$hz" -e cpu-clock -o "$O/run.pf"
-	run "pfrec -g --no-transform -F $hz" "$O/run-nt.pf" pfrec -q -g --no-transform -F "$hz" -e cpu-clock -o "$O/run-nt.pf"
-	if command -v perf >/dev/null; then
+	# shellcheck disable=SC2086
+	run "pfrec -g -F $hz${PFREC_OPTS:+ $PFREC_OPTS}" "$O/run.pf" pfrec -q -g -F "$hz" -e cpu-clock ${PFREC_OPTS:-} -o "$O/run.pf"
+	# shellcheck disable=SC2086
+	run "pfrec -g --no-transform -F $hz${PFREC_OPTS:+ $PFREC_OPTS}" "$O/run-nt.pf" pfrec -q -g --no-transform -F "$hz" \
+		-e cpu-clock ${PFREC_OPTS:-} -o "$O/run-nt.pf"
+	if [ "${BENCH_PERF:-1}" != 0 ] && command -v perf >/dev/null; then
 		run "perf record -g -F $hz" "$O/perf.data" perf record -q -g -F "$hz" -e cpu-clock -o "$O/perf.data"
 		run "perf record -g -z -F $hz" "$O/perfz.data" perf record -q -g -z -F "$hz" -e cpu-clock -o "$O/perfz.data"
 	fi

@@ -229,6 +229,10 @@ struct pf_writer {
 	size_t zcap;
 	pf_tx *tx;            /* RECORDS transform 1, NULL = none */
 	struct pf_buf tbuf;   /* transformed payload, and an EVENT copy */
+	int chain;            /* transform 2: sections may continue the previous one */
+	uint64_t chain_raw;   /* raw bytes in the current chain; 0: the next
+	                         RECORDS section starts one (transform 1) */
+	struct pf_buf prev;   /* the last RECORDS section's transformed payload */
 	int hold;             /* pf_writer_hold(): sections go to `held` */
 	struct pf_buf held;   /* sections held back, whole */
 };
@@ -307,7 +311,7 @@ int pf_writer_open_fd(pf_writer **out, int fd, const struct pf_writer_opts *opts
 		o.records_frame_bytes = PF_RECORDS_FRAME_DEFAULT;
 	if (o.records_frame_bytes > PF_SECTION_MAX_RAW || o.records_frame_bytes < 65536)
 		return -EINVAL;
-	if (o.transform > PF_TRANSFORM_COLUMNS)
+	if (o.transform > PF_TRANSFORM_COLUMNS_NEXT)
 		return -EINVAL;
 
 	pf_writer *w = calloc(1, sizeof(*w));
@@ -327,7 +331,8 @@ int pf_writer_open_fd(pf_writer **out, int fd, const struct pf_writer_opts *opts
 		ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_contentSizeFlag, 1);
 		ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 0);
 	}
-	if (o.transform == PF_TRANSFORM_COLUMNS && pf_tx_new(&w->tx, o.e_machine) < 0) {
+	w->chain = o.transform == PF_TRANSFORM_COLUMNS_NEXT;
+	if (o.transform != PF_TRANSFORM_NONE && pf_tx_new(&w->tx, o.e_machine) < 0) {
 		ZSTD_freeCCtx(w->cctx);
 		free(w);
 		return -ENOMEM;
@@ -337,8 +342,9 @@ int pf_writer_open_fd(pf_writer **out, int fd, const struct pf_writer_opts *opts
 	memset(h, 0, sizeof(h));
 	memcpy(h, PF_MAGIC, PF_MAGIC_SIZE);
 	pf_put_le16(h + 8, PF_FORMAT_MAJOR);
-	/* 1.1 only where a transform may be used: other files stay 1.0 */
-	pf_put_le16(h + 10, w->tx ? PF_FORMAT_MINOR : 0);
+	/* the lowest minor whose features the file may use: 1.0 without a
+	 * transform, 1.1 with transform 1, 1.2 with transform 2 */
+	pf_put_le16(h + 10, w->chain ? 2 : w->tx ? 1 : 0);
 	pf_put_le16(h + 12, PF_FILE_HEADER_SIZE);
 	h[14] = o.endian;
 	h[15] = o.word_size;
@@ -358,6 +364,54 @@ int pf_writer_open_fd(pf_writer **out, int fd, const struct pf_writer_opts *opts
 	return 0;
 }
 
+/* The layout of a transformed payload (format/pfile.md 3.6.2): a header of
+ * 24 bytes + 80 stream lengths, then the streams back to back. */
+#define TX_STREAMS 80u
+#define TX_HEADER_BYTES (24u + 4u * TX_STREAMS)
+#define TX_STACKDATA 14u /* the stream of stack-copy words */
+
+/* Compresses a transformed RECORDS payload into w->zbuf as one zstd frame
+ * whose blocks end where its streams end (ZSTD_e_flush after the header and
+ * after each stream): a block then holds one column, whose literals and
+ * sequences get entropy tables of their own, instead of tables shared by
+ * columns as unlike as times and call-chain entries. For sections of a few
+ * hundred KiB this makes them 2-4 % smaller than one ZSTD_compress2() call
+ * (bench/RESULTS.md), which is what keeps the sections of the flush timer
+ * (pfrec --flush-interval) close to the size of 1 MiB ones.
+ * @return the frame's size, or 0 when it does not fit (the caller stores the
+ * payload uncompressed) or the payload is not a well-formed transformed one. */
+static size_t compress_columns(pf_writer *w, const uint8_t *t, size_t n)
+{
+	if (n < TX_HEADER_BYTES)
+		return 0;
+	size_t sum = TX_HEADER_BYTES;
+	for (unsigned i = 0; i < TX_STREAMS; i++)
+		sum += pf_le32(t + 24 + 4 * i);
+	if (sum != n)
+		return 0;
+	ZSTD_CCtx_reset(w->cctx, ZSTD_reset_session_only);
+	if (ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(w->cctx, n)))
+		return 0;
+	ZSTD_outBuffer out = { w->zbuf, w->zcap, 0 };
+	size_t off = 0;
+	for (int i = -1; i < (int)TX_STREAMS; i++) {
+		size_t len = i < 0 ? TX_HEADER_BYTES : pf_le32(t + 24 + 4 * (unsigned)i);
+		if (!len)
+			continue;
+		ZSTD_inBuffer in = { t + off, len, 0 };
+		size_t left;
+		do {
+			left = ZSTD_compressStream2(w->cctx, &out, &in, off + len == n ? ZSTD_e_end : ZSTD_e_flush);
+			if (ZSTD_isError(left) || (left && out.pos == out.size)) {
+				ZSTD_CCtx_reset(w->cctx, ZSTD_reset_session_only);
+				return 0;
+			}
+		} while (left || in.pos < in.size);
+		off += len;
+	}
+	return out.pos;
+}
+
 static int write_section(pf_writer *w, uint16_t type, uint16_t flags, const void *raw, size_t size)
 {
 	if (w->error)
@@ -365,6 +419,7 @@ static int write_section(pf_writer *w, uint16_t type, uint16_t flags, const void
 	if (size > PF_SECTION_MAX_RAW)
 		return -E2BIG;
 	uint8_t tf = PF_TRANSFORM_NONE;
+	uint64_t chain_after = 0; /* chain_raw once this section is written */
 	if (w->tx && type == PF_SEC_EVENT) {
 		/* the transform parses samples by the events seen so far */
 		w->tbuf.len = 0;
@@ -375,21 +430,30 @@ static int write_section(pf_writer *w, uint16_t type, uint16_t flags, const void
 		if (pf_tx_add_event(w->tx, w->tbuf.data, size) == -ENOMEM)
 			return -ENOMEM;
 	} else if (w->tx && type == PF_SEC_RECORDS && size > 0) {
-		/* on failure (not whole records) the section is stored as it is */
-		int trc = pf_tx_encode(w->tx, w->endian != pf_host_endian(), raw, size, &w->tbuf);
+		/* transform 2 continues the chain while its sections add up
+		 * to at most frame_bytes of records (a full batch starts one);
+		 * on failure (not whole records) the section is stored as it
+		 * is, and the next one starts a chain */
+		int next = w->chain && w->chain_raw && w->chain_raw + size <= w->frame_bytes;
+		int swap = w->endian != pf_host_endian();
+		int trc = next ? pf_tx_encode_next(w->tx, swap, raw, size, &w->tbuf)
+			       : pf_tx_encode(w->tx, swap, raw, size, &w->tbuf);
 		if (trc == -ENOMEM)
 			return trc;
 		if (trc == 0 && w->tbuf.len <= PF_SECTION_MAX_RAW) {
 			raw = w->tbuf.data;
-			tf = PF_TRANSFORM_COLUMNS;
+			tf = next ? PF_TRANSFORM_COLUMNS_NEXT : PF_TRANSFORM_COLUMNS;
+			chain_after = (next ? w->chain_raw : 0) + size;
 		}
+		w->chain_raw = 0;
 	}
 	size_t tsize = tf ? w->tbuf.len : size; /* the bytes to compress */
 	const void *stored = raw;
 	size_t stored_size = tsize;
 	uint8_t comp = PF_COMP_NONE;
 	if (w->cctx && tsize >= 64) {
-		size_t bound = ZSTD_compressBound(tsize);
+		/* a block header (3 bytes) more for each column's flush */
+		size_t bound = ZSTD_compressBound(tsize) + (tf ? 4 * (TX_STREAMS + 1) : 0);
 		if (bound > w->zcap) {
 			uint8_t *z = realloc(w->zbuf, bound);
 			if (!z)
@@ -397,7 +461,21 @@ static int write_section(pf_writer *w, uint16_t type, uint16_t flags, const void
 			w->zbuf = z;
 			w->zcap = bound;
 		}
-		size_t zn = ZSTD_compress2(w->cctx, w->zbuf, w->zcap, raw, tsize);
+		/* one block per column, except with stack copies, whose
+		 * columns compress better together (bench/RESULTS.md) */
+		size_t zn = 0;
+		int columns = tf && tsize >= TX_HEADER_BYTES && !pf_le32(raw + 24 + 4 * TX_STACKDATA);
+		/* transform 2: the frame may refer back into the previous
+		 * section's transformed payload (a raw-content prefix) */
+		if (tf == PF_TRANSFORM_COLUMNS_NEXT && w->prev.len)
+			ZSTD_CCtx_refPrefix(w->cctx, w->prev.data, w->prev.len);
+		if (columns)
+			zn = compress_columns(w, raw, tsize);
+		if (!zn) {
+			if (columns && tf == PF_TRANSFORM_COLUMNS_NEXT && w->prev.len)
+				ZSTD_CCtx_refPrefix(w->cctx, w->prev.data, w->prev.len);
+			zn = ZSTD_compress2(w->cctx, w->zbuf, w->zcap, raw, tsize);
+		}
 		if (!ZSTD_isError(zn) && zn < tsize) {
 			stored = w->zbuf;
 			stored_size = zn;
@@ -415,7 +493,16 @@ static int write_section(pf_writer *w, uint16_t type, uint16_t flags, const void
 	h[24] = comp;
 	h[25] = tf;
 	pf_put_le32(h + 28, (uint32_t)pf_xxh3(h, 28));
-	return put_section(w, h, stored, stored_size);
+	int rc = put_section(w, h, stored, stored_size);
+	if (rc == 0 && tf) {
+		/* the chain goes on from this section: its transformed
+		 * payload is the next one's zstd prefix */
+		w->chain_raw = chain_after;
+		struct pf_buf t = w->prev;
+		w->prev = w->tbuf;
+		w->tbuf = t;
+	}
+	return rc;
 }
 
 /* The pending RECORDS batch as a section (after the sections held back);
@@ -459,6 +546,10 @@ int pf_writer_section_stored(pf_writer *w, const struct pf_section *sec, const v
 	int rc = flush_batch(w);
 	if (rc < 0)
 		return rc;
+	/* a RECORDS section copied: the writer's next one cannot continue
+	 * it (it does not have its coding state) */
+	if (sec->type == PF_SEC_RECORDS)
+		w->chain_raw = 0;
 	uint8_t h[PF_SECTION_HEADER_SIZE];
 	memset(h, 0, sizeof(h));
 	pf_put_le32(h + 0, PF_SECTION_SYNC);
@@ -542,6 +633,7 @@ int pf_writer_close(pf_writer *w)
 	free(w->zbuf);
 	pf_tx_free(w->tx);
 	pf_buf_free(&w->tbuf);
+	pf_buf_free(&w->prev);
 	free(w);
 	return rc;
 }
@@ -583,6 +675,13 @@ struct pf_reader {
 	pf_tx *tx;              /* events for transformed RECORDS; made at the first EVENT */
 	uint8_t *tbuf;          /* a transformed payload after decompression */
 	size_t tcap;
+	/* transform 2 (format/pfile.md 3.6.7): whether the last RECORDS
+	 * section was restored from transform 1 or 2 with nothing lost since
+	 * (a section a transform 2 section may continue), and its transformed
+	 * payload, the zstd prefix of the next one */
+	int tx_chain;
+	uint8_t *tprev;
+	size_t tprev_len, tprev_cap;
 	char msg[512];
 };
 
@@ -815,6 +914,13 @@ static int untransform(pf_reader *r, struct pf_section *sec, const uint8_t *payl
 	unsigned long long idx = (unsigned long long)sec->index, off = (unsigned long long)sec->offset;
 	const uint8_t *t = payload;
 	size_t tn = sec->stored_size;
+	int next = sec->transform == PF_TRANSFORM_COLUMNS_NEXT;
+	int chain = r->tx_chain;
+	r->tx_chain = 0; /* until this section is restored */
+	if (next && !chain)
+		return rerr(r, -EBADMSG, off + PF_SECTION_HEADER_SIZE,
+			    "section %llu at offset %llu: continues a RECORDS section that could not be read "
+			    "(transform 2; section skipped)", idx, off);
 	if (sec->compression == PF_COMP_ZSTD) {
 		unsigned long long fcs = ZSTD_getFrameContentSize(payload, sec->stored_size);
 		if (fcs == ZSTD_CONTENTSIZE_ERROR || fcs == ZSTD_CONTENTSIZE_UNKNOWN || fcs > PF_SECTION_MAX_RAW)
@@ -830,6 +936,10 @@ static int untransform(pf_reader *r, struct pf_section *sec, const uint8_t *payl
 			r->tbuf = b;
 			r->tcap = (size_t)fcs + 1;
 		}
+		/* transform 2: the frame may refer back into the previous
+		 * section's transformed payload (set right before its only use) */
+		if (next && r->tprev_len)
+			ZSTD_DCtx_refPrefix(r->dctx, r->tprev, r->tprev_len);
 		size_t got = ZSTD_decompressDCtx(r->dctx, r->tbuf, (size_t)fcs, payload, sec->stored_size);
 		if (ZSTD_isError(got) || got != fcs)
 			return rerr(r, -EBADMSG, off + PF_SECTION_HEADER_SIZE,
@@ -844,7 +954,8 @@ static int untransform(pf_reader *r, struct pf_section *sec, const uint8_t *payl
 		return rerr(r, -ENOMEM, off, "out of memory");
 	}
 	const char *why = "";
-	int rc = pf_tx_decode(r->tx, r->swap, t, tn, r->raw, sec->raw_size, &why);
+	int rc = next ? pf_tx_decode_next(r->tx, r->swap, t, tn, r->raw, sec->raw_size, &why)
+		      : pf_tx_decode(r->tx, r->swap, t, tn, r->raw, sec->raw_size, &why);
 	if (rc == -ENOMEM) {
 		r->state = RS_STOP;
 		return rerr(r, rc, off, "out of memory");
@@ -853,6 +964,30 @@ static int untransform(pf_reader *r, struct pf_section *sec, const uint8_t *payl
 		return rerr(r, -EBADMSG, off + PF_SECTION_HEADER_SIZE,
 			    "section %llu at offset %llu: transformed records do not decode: %s (section skipped)",
 			    idx, off, why);
+	/* keep the transformed payload for the section that may continue this one */
+	if (t == r->tbuf) {
+		uint8_t *b = r->tprev;
+		size_t c = r->tprev_cap;
+		r->tprev = r->tbuf;
+		r->tprev_cap = r->tcap;
+		r->tbuf = b;
+		r->tcap = c;
+	} else {
+		if (tn > r->tprev_cap) {
+			uint8_t *b = malloc(tn);
+			if (!b) {
+				r->state = RS_STOP;
+				return rerr(r, -ENOMEM, off, "out of memory");
+			}
+			free(r->tprev);
+			r->tprev = b;
+			r->tprev_cap = tn;
+		}
+		if (tn)
+			memcpy(r->tprev, t, tn);
+	}
+	r->tprev_len = tn;
+	r->tx_chain = 1;
 	return 0;
 }
 
@@ -916,6 +1051,7 @@ int pf_reader_next(pf_reader *r, struct pf_section *sec)
 	if (why) {
 		r->pos += 1; /* resync starts after this byte */
 		r->state = RS_RESYNC;
+		r->tx_chain = 0; /* what was lost may have been RECORDS */
 		return rerr(r, -EBADMSG, off,
 			    "section %llu at offset %llu: %s (data kept up to offset %llu; "
 			    "skipping to the next intact section)",
@@ -949,6 +1085,12 @@ int pf_reader_next(pf_reader *r, struct pf_section *sec)
 	}
 	const uint8_t *payload = r->buf + r->pos + PF_SECTION_HEADER_SIZE;
 	r->pos += total; /* the section is consumed whatever follows */
+	/* a RECORDS section not restored from a transform ends the chain of
+	 * sections a transform 2 section may continue (untransform() keeps
+	 * it going) */
+	int chain = r->tx_chain;
+	if (sec->type == PF_SEC_RECORDS)
+		r->tx_chain = 0;
 	if (pf_xxh3(payload, sec->stored_size) != sum)
 		return rerr(r, -EBADMSG, off + PF_SECTION_HEADER_SIZE,
 			    "section %llu at offset %llu: checksum mismatch (section skipped; data kept up to offset %llu)",
@@ -966,7 +1108,7 @@ int pf_reader_next(pf_reader *r, struct pf_section *sec)
 		return 1;
 	}
 	if (sec->transform != PF_TRANSFORM_NONE &&
-	    (sec->transform != PF_TRANSFORM_COLUMNS || sec->type != PF_SEC_RECORDS))
+	    (sec->transform > PF_TRANSFORM_COLUMNS_NEXT || sec->type != PF_SEC_RECORDS))
 		return rerr(r, -EPROTONOSUPPORT, off,
 			    "section %llu at offset %llu: unsupported transform %u for a section of type 0x%04x "
 			    "(section skipped)",
@@ -987,6 +1129,7 @@ int pf_reader_next(pf_reader *r, struct pf_section *sec)
 		return rerr(r, rc, off, "out of memory");
 	}
 	if (sec->transform != PF_TRANSFORM_NONE) {
+		r->tx_chain = chain;
 		rc = untransform(r, sec, payload);
 		if (rc < 0)
 			return rc;
@@ -1120,6 +1263,7 @@ void pf_reader_close(pf_reader *r)
 	free(r->buf);
 	free(r->raw);
 	free(r->tbuf);
+	free(r->tprev);
 	pf_tx_free(r->tx);
 	ZSTD_freeDCtx(r->dctx);
 	pf_events_free(&r->evs);

@@ -69,9 +69,10 @@ extern "C" {
 /* ------------------------------------------------------------------------ */
 
 #define PF_FORMAT_MAJOR 1 /* readers refuse files with a larger major */
-#define PF_FORMAT_MINOR 1 /* readers accept any minor of their major; a writer
-                           * writes 1 only when it may transform sections (1.1
-                           * adds transform 1), else 0 */
+#define PF_FORMAT_MINOR 2 /* readers accept any minor of their major; a writer
+                           * writes the lowest minor whose features it may use:
+                           * 0 without transforms, 1 with transform 1, 2 with
+                           * transform 2 (continued sections) */
 
 #define PF_LIB_VERSION "0.1.0" /* libpfile and tool release version */
 
@@ -124,8 +125,13 @@ enum pf_compression { PF_COMP_NONE = 0, PF_COMP_ZSTD = 1 };
  * the raw payload before compression, undone by the reader after it.
  * PF_TRANSFORM_COLUMNS (format 1.1) is defined for RECORDS only: sample
  * fields as delta-coded columns, call chains and user stack copies coded
- * against the previous ones of the same thread, other records verbatim. */
-enum pf_transform_id { PF_TRANSFORM_NONE = 0, PF_TRANSFORM_COLUMNS = 1 };
+ * against the previous ones of the same thread, other records verbatim.
+ * PF_TRANSFORM_COLUMNS_NEXT (format 1.2, 3.6.7) is the same coding continued
+ * from the state the previous RECORDS section left, its zstd frame able to
+ * refer back into that section's transformed payload: small sections (a
+ * recorder's flush timer) then cost little more than large ones, and a
+ * section is readable only after the ones it continues. */
+enum pf_transform_id { PF_TRANSFORM_NONE = 0, PF_TRANSFORM_COLUMNS = 1, PF_TRANSFORM_COLUMNS_NEXT = 2 };
 
 /* Decoded file header (format/pfile.md 2.1). */
 struct pf_file_header {
@@ -173,7 +179,15 @@ struct pf_writer_opts {
 	uint32_t records_frame_bytes; /* raw bytes per RECORDS section; 0 = 1 MiB */
 	uint32_t transform;       /* enum pf_transform_id for RECORDS sections; 0 = none.
 	                             PF_TRANSFORM_COLUMNS makes files of format 1.1
-	                             that 1.0 readers cannot read the records of */
+	                             that 1.0 readers cannot read the records of.
+	                             PF_TRANSFORM_COLUMNS_NEXT (format 1.2): every
+	                             section written by pf_writer_flush() before a
+	                             batch is full continues the previous RECORDS
+	                             section (transform 2), until the sections of
+	                             such a chain add up to records_frame_bytes of
+	                             records; then a chain starts afresh with a
+	                             transform 1 section. Damage then loses at most
+	                             one chain, as it loses one section otherwise */
 };
 #define PF_WRITER_OPTS_INIT { sizeof(struct pf_writer_opts), 0, 0, 0, 0, 0, 0 }
 
@@ -370,7 +384,7 @@ uint16_t pf_host_e_machine(void);
 uint64_t pf_xxh3(const void *p, size_t n);
 
 /* ------------------------------------------------------------------------ */
-/* RECORDS transform 1, "columns" (format/pfile.md 3.6)                      */
+/* RECORDS transforms 1 and 2, "columns" (format/pfile.md 3.6)              */
 /* ------------------------------------------------------------------------ */
 
 /* The writer and the reader use these; tools never need them (the reader
@@ -380,8 +394,9 @@ uint64_t pf_xxh3(const void *p, size_t n);
  * A pf_tx holds the events of a file (in EVENT section order) and the
  * per-thread state of one section's coding. Memory: about 60 KiB, plus 64 KiB
  * of scratch on the first decode and 128 KiB on the first encode, up to 64
- * kept stack copies and call chains (<= 65528 and 8192 bytes each, encoder),
- * plus the streams of the last encoded section (about its raw size). */
+ * kept stack copies and call chains (<= 65528 and 8192 bytes each; the
+ * decoder keeps them from the end of a section for the next one), plus the
+ * streams of the last encoded section (about its raw size). */
 typedef struct pf_tx pf_tx;
 
 /* Creates a coder. `e_machine` (ELF machine of the recorded machine) picks
@@ -406,6 +421,13 @@ int pf_tx_add_event(pf_tx *t, const uint8_t *data, size_t size);
  * records), -ENOMEM, -E2BIG. */
 int pf_tx_encode(pf_tx *t, int swap, const uint8_t *raw, size_t size, struct pf_buf *out);
 
+/* As pf_tx_encode(), but the coding starts from the state the previous
+ * successful pf_tx_encode() or pf_tx_encode_next() on `t` left, for a
+ * transform 2 section (format/pfile.md 3.6.7) that follows that one.
+ * @return as pf_tx_encode(); -EINVAL also when the previous call on `t` was
+ * not a successful encode. */
+int pf_tx_encode_next(pf_tx *t, int swap, const uint8_t *raw, size_t size, struct pf_buf *out);
+
 /* Restores a transformed payload (`n` bytes at `in`) into out[raw_size]
  * (records in the recording machine's byte order). Never reads or writes
  * outside the buffers and allocates at most the bounded per-thread state,
@@ -415,6 +437,16 @@ int pf_tx_encode(pf_tx *t, int swap, const uint8_t *raw, size_t size, struct pf_
  * -ENOMEM (its scratch, on the first call); -EINVAL. */
 int pf_tx_decode(pf_tx *t, int swap, const uint8_t *in, size_t n, uint8_t *out, size_t raw_size,
 		 const char **why);
+
+/* As pf_tx_decode(), for a transform 2 payload: the coding continues from the
+ * state the previous successful pf_tx_decode() or pf_tx_decode_next() on `t`
+ * left (after a success the coder keeps copies of the threads' last call
+ * chains and stack copies, at most 64 x (8 KiB + 64 KiB), so `out` of the
+ * previous call may be reused). @return as pf_tx_decode(); -EBADMSG with
+ * *why set when the previous call on `t` was not a successful decode (the
+ * section it continues was damaged, skipped or not transformed). */
+int pf_tx_decode_next(pf_tx *t, int swap, const uint8_t *in, size_t n, uint8_t *out, size_t raw_size,
+		      const char **why);
 
 /* ------------------------------------------------------------------------ */
 /* META and key/value payloads (format/pfile.md 4.1)                         */

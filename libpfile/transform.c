@@ -15,7 +15,9 @@
  * Memory is bounded: the encoder's 64 thread slots each keep at most 1024
  * call-chain entries and one stack copy of at most 65528 bytes (about 4.5 MiB
  * in the worst case), plus the streams (about the size of the payload); the
- * decoder's slots point into the records it has restored.
+ * decoder's slots point into the records it has restored, and at the end of
+ * a section into copies of the same bound, for a transform 2 section that
+ * continues it (format/pfile.md 3.6.7).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -100,6 +102,9 @@ struct pf_tx {
 	/* per-section state */
 	uint64_t last_time, last_sid;
 	uint64_t period[MAX_EVENTS];
+	/* the state left by the last encode (enc_ok) or decode (dec_ok), if it
+	 * succeeded: a transform 2 section may continue from it */
+	int enc_ok, dec_ok;
 };
 
 /* ------------------------------------------------------------------------ */
@@ -863,14 +868,16 @@ static int code_times(pf_tx *t)
 	return 0;
 }
 
-int pf_tx_encode(pf_tx *t, int swap, const uint8_t *raw, size_t size, struct pf_buf *out)
+static int tx_encode(pf_tx *t, int swap, const uint8_t *raw, size_t size, struct pf_buf *out, int cont)
 {
-	if (!t || !out || (!raw && size))
+	if (!t || !out || (!raw && size) || (cont && !t->enc_ok))
 		return -EINVAL;
 	if ((!t->chain_tmp && !(t->chain_tmp = malloc(MAX_REC))) ||
 	    (!t->stack_tmp && !(t->stack_tmp = malloc(MAX_REC))))
 		return -ENOMEM;
-	reset_section(t);
+	t->enc_ok = t->dec_ok = 0;
+	if (!cont)
+		reset_section(t);
 	for (unsigned i = 0; i < N_STREAMS; i++)
 		t->st[i].len = 0;
 	t->n_deltas = 0;
@@ -934,7 +941,18 @@ int pf_tx_encode(pf_tx *t, int swap, const uint8_t *raw, size_t size, struct pf_
 	for (unsigned i = 0; i < N_STREAMS; i++)
 		if ((rc = pf_buf_put(out, t->st[i].p, t->st[i].len)) < 0)
 			return rc;
+	t->enc_ok = 1;
 	return 0;
+}
+
+int pf_tx_encode(pf_tx *t, int swap, const uint8_t *raw, size_t size, struct pf_buf *out)
+{
+	return tx_encode(t, swap, raw, size, out, 0);
+}
+
+int pf_tx_encode_next(pf_tx *t, int swap, const uint8_t *raw, size_t size, struct pf_buf *out)
+{
+	return tx_encode(t, swap, raw, size, out, 1);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1544,8 +1562,54 @@ static uint64_t records_xxh3(const void *p, size_t n)
 	return pf_xxh3(p, n);
 }
 
+/* After a section is restored: the slots' chains and stack copies, which
+ * point into that section's records, are copied into the slots' own buffers,
+ * so that the next section may continue from them (transform 2) whatever
+ * becomes of the records. Within the bounds of the encoder's slots. */
+static int own_state(pf_tx *t)
+{
+	for (unsigned i = 0; i < N_SLOTS; i++) {
+		struct slot *s = &t->slot[i];
+		if (!s->used)
+			continue;
+		if (s->chain_n && s->chain_view != (const uint8_t *)s->chain) {
+			if (!s->chain && !(s->chain = malloc(CHAIN_KEEP * 8)))
+				return -ENOMEM;
+			memcpy(s->chain, s->chain_view, (size_t)s->chain_n * 8);
+			s->chain_view = (const uint8_t *)s->chain;
+		}
+		if (s->stack_ok && s->stack_len && s->stack_view != s->stack) {
+			if (s->stack_len > s->stack_cap) {
+				uint8_t *p = realloc(s->stack, s->stack_len);
+				if (!p)
+					return -ENOMEM;
+				s->stack = p;
+				s->stack_cap = s->stack_len;
+			}
+			memcpy(s->stack, s->stack_view, s->stack_len);
+			s->stack_view = s->stack;
+		}
+	}
+	return 0;
+}
+
+static int tx_decode(pf_tx *t, int swap, const uint8_t *in, size_t n, uint8_t *out, size_t raw_size,
+		     const char **why, int cont);
+
 int pf_tx_decode(pf_tx *t, int swap, const uint8_t *in, size_t n, uint8_t *out, size_t raw_size,
 		 const char **why)
+{
+	return tx_decode(t, swap, in, n, out, raw_size, why, 0);
+}
+
+int pf_tx_decode_next(pf_tx *t, int swap, const uint8_t *in, size_t n, uint8_t *out, size_t raw_size,
+		      const char **why)
+{
+	return tx_decode(t, swap, in, n, out, raw_size, why, 1);
+}
+
+static int tx_decode(pf_tx *t, int swap, const uint8_t *in, size_t n, uint8_t *out, size_t raw_size,
+		     const char **why, int cont)
 {
 	const char *dummy;
 	if (!why)
@@ -1553,6 +1617,10 @@ int pf_tx_decode(pf_tx *t, int swap, const uint8_t *in, size_t n, uint8_t *out, 
 	*why = "";
 	if (!t || (!in && n) || (!out && raw_size))
 		return -EINVAL;
+	int state_ok = t->dec_ok;
+	t->enc_ok = t->dec_ok = 0;
+	if (cont && !state_ok)
+		BAD("continues a section that was not restored (transform 2)");
 	if (!t->chain_tmp && !(t->chain_tmp = malloc(MAX_REC)))
 		return -ENOMEM;
 	if (n < TX_HDR_SIZE)
@@ -1576,7 +1644,8 @@ int pf_tx_decode(pf_tx *t, int swap, const uint8_t *in, size_t n, uint8_t *out, 
 		BAD("stream lengths do not add up to the payload size");
 	if (R[S_KIND].end - R[S_KIND].p != (ptrdiff_t)n_rec)
 		BAD("record count does not match the kind stream");
-	reset_section(t);
+	if (!cont)
+		reset_section(t);
 	t->sp_reg = sp_reg;
 	t->time_step = pf_le64(in + 16);
 	uint8_t *o = out, *lim = out + raw_size;
@@ -1627,5 +1696,9 @@ int pf_tx_decode(pf_tx *t, int swap, const uint8_t *in, size_t n, uint8_t *out, 
 		BAD("restored records are shorter than the raw size");
 	if (records_xxh3(out, raw_size) != want)
 		BAD("restored records do not match their checksum");
+	int rc = own_state(t);
+	if (rc < 0)
+		return rc;
+	t->dec_ok = 1;
 	return 0;
 }

@@ -40,9 +40,10 @@ walk() {
 		raw=$(u32 "$f" $((off + 12)))
 		comp=$(u8 "$f" $((off + 24)))
 		tf=$(u8 "$f" $((off + 25)))
-		# transform 1 (1.1, section 3.6) only on RECORDS; its payload has its own size
-		[ "$tf" = 0 ] || { [ "$tf" = 1 ] && [ "$type" = 3 ]; } || { echo "transform at $off"; return 1; }
-		[ "$comp" = 1 ] || [ "$tf" = 1 ] || [ "$stored" = "$raw" ] || { echo "sizes differ at $off"; return 1; }
+		# transforms 1 and 2 (1.1 and 1.2, section 3.6) only on RECORDS; a transformed
+		# payload has its own size
+		[ "$tf" = 0 ] || { [ "$tf" -le 2 ] && [ "$type" = 3 ]; } || { echo "transform at $off"; return 1; }
+		[ "$comp" = 1 ] || [ "$tf" != 0 ] || [ "$stored" = "$raw" ] || { echo "sizes differ at $off"; return 1; }
 		printf '%d %d %d %d\n' "$type" "$comp" "$stored" "$raw"
 		off=$((off + 32 + stored))
 	done
@@ -101,8 +102,9 @@ hdr_define() { sed -nE "s/^#define $1 +([^ /]+).*/\\1/p" "$HDR"; }
 	[ "$(hexbytes "$T/ex.pf" 0 8)" = "$(spec_magic)" ]
 	grep -qF '#define PF_MAGIC "\x89PFILE\r\n"' "$HDR"
 	# versions: the spec's title, pfile.h and the file
-	grep -qE '^# The `.pf` container, format version 1\.1$' "$SPEC"
-	[ "$(hdr_define PF_FORMAT_MAJOR)" = 1 ] && [ "$(hdr_define PF_FORMAT_MINOR)" = 1 ]
+	grep -qE '^# The `.pf` container, format version 1\.2$' "$SPEC"
+	[ "$(hdr_define PF_FORMAT_MAJOR)" = 1 ] && [ "$(hdr_define PF_FORMAT_MINOR)" = 2 ]
+	grep -qF 'PF_TRANSFORM_NONE = 0, PF_TRANSFORM_COLUMNS = 1, PF_TRANSFORM_COLUMNS_NEXT = 2' "$HDR"
 	# the example uses no transform: it stays a 1.0 file (section 6)
 	[ "$(u16 "$T/ex.pf" 8)" = 1 ] && [ "$(u16 "$T/ex.pf" 10)" = 0 ]
 	# header sizes
@@ -160,9 +162,9 @@ hdr_define() { sed -nE "s/^#define $1 +([^ /]+).*/\\1/p" "$HDR"; }
 	assert_success
 	assert_line -n 0 --regexp '^1 '
 	assert_line -n -1 --regexp '^6 '
-	# every type is a raw-recording type; pfrec's transformed RECORDS make it a 1.1 file
+	# every type is a raw-recording type; pfrec's continued RECORDS (transform 2) make it a 1.2 file
 	! grep -vqE '^[1-8] [01] ' <<<"$output"
-	[ "$(u16 "$T/rec.pf" 8)" = 1 ] && [ "$(u16 "$T/rec.pf" 10)" = 1 ] && [ "$(u16 "$T/rec.pf" 12)" = 32 ]
+	[ "$(u16 "$T/rec.pf" 8)" = 1 ] && [ "$(u16 "$T/rec.pf" 10)" = 2 ] && [ "$(u16 "$T/rec.pf" 12)" = 32 ]
 	[ "$(u8 "$T/rec.pf" 14)" = 1 ] && [ "$(u8 "$T/rec.pf" 15)" = 8 ]
 	case $(uname -m) in
 	x86_64) [ "$(u16 "$T/rec.pf" 16)" = 62 ] ;;
@@ -245,7 +247,7 @@ hdr_define() { sed -nE "s/^#define $1 +([^ /]+).*/\\1/p" "$HDR"; }
 	cp "$T/ex.pf" "$T/v.pf" && setbyte "$T/v.pf" 8 02 # major 2, checksum now wrong too
 	run "$EX" --read "$T/v.pf"
 	assert_failure 1
-	assert_output --partial 'format version 2.0 is newer than this reader (1.1)'
+	assert_output --partial 'format version 2.0 is newer than this reader (1.2)'
 	cp "$T/ex.pf" "$T/e.pf" && setbyte "$T/e.pf" 16 28 # e_machine: checksum mismatch
 	run "$EX" --read "$T/e.pf"
 	assert_failure 1

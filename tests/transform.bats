@@ -1,8 +1,9 @@
 #!/usr/bin/env bats
-# RECORDS transform 1, "columns" (format/pfile.md 3.6): every record type and
-# sample_type bit comes back byte for byte, in both byte orders, stored or
-# compressed; damaged and hostile transformed sections are refused cleanly;
-# real pfrec recordings (-g and --call-graph dwarf) read the same with and
+# RECORDS transforms 1 and 2, "columns" (format/pfile.md 3.6, 3.6.7): every
+# record type and sample_type bit comes back byte for byte, in both byte orders,
+# stored or compressed; damaged and hostile transformed sections are refused
+# cleanly; continued sections (transform 2) read the same and lose their chain
+# only; real pfrec recordings (-g and --call-graph dwarf) read the same with and
 # without the transform.
 
 bats_require_minimum_version 1.5.0
@@ -28,7 +29,7 @@ setup() {
 # The transform byte (section header byte 25) of every RECORDS section, one per line.
 rec_transforms() {
 	"$PTW" layout "$1" | while read -r _ type off _ _; do
-		[ "$type" = 0x0003 ] && od -An -tu1 -j $((off + 25)) -N1 "$1" | tr -d ' '
+		if [ "$type" = 0x0003 ]; then od -An -tu1 -j $((off + 25)) -N1 "$1" | tr -d ' '; fi
 	done
 }
 
@@ -98,6 +99,86 @@ same_content() {
 	same_content plain.pf back.pf
 }
 
+# samples_per_section FILE: "INDEX COUNT" for every section of FILE with samples.
+samples_per_section() {
+	pfdump --json "$1" | jq -r 'if .type == "section" then .index elif .record == "SAMPLE" then "s" else empty end' |
+		awk '$1 != "s" { i = $1; next } { n[i]++ } END { for (k in n) print k, n[k] }' | sort -n
+}
+
+@test "transform 2: small sections continue each other, restore byte for byte, and cost less" {
+	# the same records in 8 KiB sections: untransformed, transform 1, transform 2
+	"$PTW" --frame 65536 --flush 8192 --filler 20000 all plain.pf
+	"$PTW" --frame 65536 --flush 8192 --filler 20000 --transform all t1.pf
+	run "$PTW" --frame 65536 --flush 8192 --filler 20000 --next all t2.pf
+	refute_sanitizer
+	assert_success
+	[ "$(od -An -tu2 -j 10 -N2 t2.pf | tr -d ' ')" = 2 ]
+	[ "$(od -An -tu2 -j 10 -N2 t1.pf | tr -d ' ')" = 1 ]
+	same_content plain.pf t2.pf
+	same_content t1.pf t2.pf
+	# chains: a transform 1 section, then transform 2 ones, a new chain at
+	# least every 64 KiB of records (the writer's frame)
+	rec_transforms t2.pf >tf.txt
+	n1=$(grep -c '^1$' tf.txt)
+	n2=$(grep -c '^2$' tf.txt)
+	[ "$n2" -ge 20 ]
+	raw=$("$PTW" layout plain.pf | awk '$2 == "0x0003" { s += $5 } END { print s }')
+	[ "$n1" -ge $((raw / 65536)) ]
+	[ "$(head -1 tf.txt)" = 1 ]
+	# continuing the coding pays: smaller than the same sections started afresh
+	[ "$(stat -c %s t2.pf)" -lt "$(stat -c %s t1.pf)" ]
+	# pfsym passes them through as stored: the output reads the same records
+	pfsym -q t2.pf -o t2.sym.pf
+	diff <(pfdump --json t2.pf | jq -c 'select(.record) | del(.section)') <(pfdump --json t2.sym.pf | jq -c 'select(.record) | del(.section)')
+}
+
+@test "transform 2: a damaged section loses the rest of its chain only" {
+	"$PTW" --frame 65536 --flush 8192 --filler 20000 all plain.pf
+	"$PTW" --frame 65536 --flush 8192 --filler 20000 --next all t2.pf
+	# the same section boundaries: samples per section index from the plain file
+	samples_per_section plain.pf >per.txt
+	total=$(awk '{ s += $2 } END { print s }' per.txt)
+	# RECORDS sections of t2.pf: index, offset, stored size, transform
+	"$PTW" layout t2.pf | awk '$2 == "0x0003" { print $1, $3, $4 }' >recs.txt
+	while read -r i off _; do
+		echo "$i $(od -An -tu1 -j $((off + 25)) -N1 t2.pf | tr -d ' ')"
+	done <recs.txt >tfs.txt
+	# the first transform 2 section followed by another one
+	victim=$(awk 'prev == 2 && $2 == 2 && !done { print pi; done = 1 } { pi = $1; prev = $2 }' tfs.txt)
+	victim=$(awk -v v="$victim" 'found { print $1; exit } $1 == v { found = 1 }' tfs.txt)
+	[ -n "$victim" ]
+	# it and the transform 2 sections after it, up to the next chain, are lost
+	lost=$(awk -v v="$victim" '$1 == v { on = 1 } on && $1 != v && $2 == 1 { on = 0 } on { print $1 }' tfs.txt)
+	[ "$(wc -l <<<"$lost")" -ge 2 ]
+	want=$total
+	for i in $lost; do
+		want=$((want - $(awk -v i="$i" '$1 == i { n = $2 } END { print n + 0 }' per.txt)))
+	done
+	read -r _ off stored < <(grep "^$victim " recs.txt)
+	"$PTW" flip t2.pf $((off + 32 + stored / 2)) 1
+	run pfdump --stats t2.pf
+	refute_sanitizer
+	assert_failure 1
+	assert_output --partial "section $victim at offset $off: checksum mismatch (section skipped"
+	assert_output --partial "continues a RECORDS section that could not be read (transform 2; section skipped)"
+	assert_line "samples: $want"
+	assert_output --partial "END totals:"
+	# a transform 2 section whose chain start is missing (cut out of the file)
+	# cannot be read; the next chain can
+	first2=$(awk '$2 == 2 { print $1; exit }' tfs.txt)
+	read -r _ off2 _ < <(grep "^$first2 " recs.txt)
+	prev1=$(awk -v v="$first2" '$1 == v { print p; exit } { p = $1 }' tfs.txt)
+	read -r _ offp _ < <(grep "^$prev1 " recs.txt)
+	"$PTW" --frame 65536 --flush 8192 --filler 20000 --next all cut.pf
+	# drop the chain's first section: bytes [offp, off2)
+	{ head -c "$offp" cut.pf; tail -c +$((off2 + 1)) cut.pf; } >cut2.pf
+	run pfdump --stats cut2.pf
+	refute_sanitizer
+	assert_failure 1
+	assert_output --partial "continues a RECORDS section that could not be read"
+	assert_output --partial "END totals:"
+}
+
 @test "a bit flipped in a transformed payload is caught by the checksum; the rest is read" {
 	"$PTW" --frame 65536 --filler 20000 --transform all tx.pf
 	read -r _ _ off stored _ < <("$PTW" layout tx.pf | awk '$2 == "0x0003"' | sed -n 2p)
@@ -148,11 +229,12 @@ same_content() {
 }
 
 @test "pfrec -g: transformed by default, the same records as without the transform" {
-	run pfrec -q -F 2000 -g -o t.pf -- "$W/rec_threads" 150
+	run pfrec -q -F 2000 -g --flush-interval 0.02 -o t.pf -- "$W/rec_threads" 150
 	refute_sanitizer
 	assert_success
-	[ "$(rec_transforms t.pf | sort -u)" = 1 ]
-	[ "$(od -An -tu2 -j 10 -N2 t.pf | tr -d ' ')" = 1 ]
+	# the flush timer's sections continue each other (transform 2): a 1.2 file
+	[ "$(rec_transforms t.pf | sort -u | tr '\n' ' ')" = "1 2 " ]
+	[ "$(od -An -tu2 -j 10 -N2 t.pf | tr -d ' ')" = 2 ]
 	"$PTW" recode t.pf plain.pf
 	[ "$(rec_transforms plain.pf | sort -u)" = 0 ]
 	same_content t.pf plain.pf
@@ -170,7 +252,7 @@ same_content() {
 	run pfrec -q -F 2000 --call-graph dwarf -o d.pf -- "$W/unw_main" all 300
 	refute_sanitizer
 	assert_success
-	[ "$(rec_transforms d.pf | sort -u)" = 1 ]
+	[ "$(rec_transforms d.pf | grep -c 0)" -eq 0 ]
 	"$PTW" --frame 8388608 recode d.pf plain.pf
 	[ "$(rec_transforms plain.pf | sort -u)" = 0 ]
 	same_content d.pf plain.pf
@@ -185,7 +267,7 @@ same_content() {
 	run pfrec -q -F 4000 --call-graph dwarf -o d.pf -- "$W/rec_threads" 120
 	refute_sanitizer
 	assert_success
-	[ "$(rec_transforms d.pf | sort -u)" = 1 ]
+	[ "$(rec_transforms d.pf | grep -c 0)" -eq 0 ]
 	"$PTW" --frame 8388608 recode d.pf plain.pf
 	same_content d.pf plain.pf
 	[ "$(stat -c %s d.pf)" -lt "$(stat -c %s plain.pf)" ]

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "folded.h"
+#include "outerr.h"
 #include "stats.h"
 #include "pfdiff.h"
 
@@ -113,6 +114,8 @@ int main(int argc, char **argv)
 		.fail_pp = -1,
 	};
 	const char *output = "-";
+	/* a closed output pipe is a write error (EPIPE), reported in one line */
+	pf_out_ignore_sigpipe();
 
 	/* "--" separates BASE runs from NEW runs: split argv before getopt,
 	 * which would swallow it. */

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "outerr.h"
 #include "pfile.h"
 #include "folded.h"          /* pf_strtab: the thread names, interned */
 #include "internal/comms.h"  /* libpfile's thread-name timeline (fork, exec, rename) */
@@ -1272,6 +1273,7 @@ static void print_section_line(const struct pf_section *sec)
 		f_u64("stored", sec->stored_size);
 		f_u64("raw", sec->raw_size);
 		fprintf(out, ",\"compression\":\"%s\"", sec->compression == PF_COMP_ZSTD ? "zstd" : "none");
+		f_u64("transform", sec->transform);
 		f_u64("flags", sec->flags);
 		obj_end();
 		return;
@@ -1281,8 +1283,12 @@ static void print_section_line(const struct pf_section *sec)
 		fputs(n, out);
 	else
 		fprintf(out, "type 0x%04x (unknown)", sec->type);
-	fprintf(out, " at offset %" PRIu64 ": stored %u raw %u %s\n", sec->offset, sec->stored_size, sec->raw_size,
+	fprintf(out, " at offset %" PRIu64 ": stored %u raw %u %s", sec->offset, sec->stored_size, sec->raw_size,
 		sec->compression == PF_COMP_ZSTD ? "zstd" : "none");
+	/* 1: columns; 2: columns continuing the previous RECORDS section */
+	if (sec->transform)
+		fprintf(out, " transform %u", sec->transform);
+	fputc('\n', out);
 }
 
 static void print_file_header(const struct pf_file_header *fh)
@@ -1443,6 +1449,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	pf_comms_init(&comms);
+	/* a closed output pipe is a write error (EPIPE), reported in one line */
+	pf_out_ignore_sigpipe();
 	while ((c = getopt_long(argc, argv, "HsbjhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'H': mode = M_HEADER; break;
@@ -1540,11 +1548,19 @@ int main(int argc, char **argv)
 		default:
 			break;
 		}
+		/* each section's lines go out with it: a reader at the other end
+		 * of a pipe (pfrec -o - | pfdump -) sees records as they come */
+		if (mode != M_STATS)
+			fflush(out);
+		/* the output failed (`pfdump run.pf | head`): nothing more to do */
+		if (ferror(out))
+			break;
 	}
-	if (mode == M_STATS)
+	if (mode == M_STATS && !ferror(out))
 		print_stats(truncated);
-	if (fflush(out) != 0 || ferror(out)) {
-		fprintf(stderr, "pfdump: write error: %s\n", strerror(errno));
+	int e = pf_out_flush(out);
+	if (e) {
+		pf_out_error("pfdump", "-", e);
 		n_errors++;
 	}
 	if (!n_errors && !have_end)

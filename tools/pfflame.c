@@ -18,6 +18,7 @@
 #include <xxhash.h>
 
 #include "folded.h"
+#include "outerr.h"
 #include "pfflame.h"
 
 #define XPAD 10.0
@@ -505,7 +506,7 @@ static int draw(struct flame *fl, FILE *out)
 	/* pass 2: frames in pre-order, children by name */
 	sp = 0;
 	stack[sp++] = (struct item){ 0, 0, 0 };
-	while (sp) {
+	while (sp && !ferror(out)) { /* a failed output (`| head`): stop drawing */
 		struct item it = stack[--sp];
 		const struct node *n = &nodes[it.node];
 		uint64_t w = n->c[wi];
@@ -617,6 +618,8 @@ int main(int argc, char **argv)
 	fl.countname = "samples";
 	const char *output = "-";
 	int c;
+	/* a closed output pipe is a write error (EPIPE), reported in one line */
+	pf_out_ignore_sigpipe();
 	while ((c = getopt_long(argc, argv, "t:w:H:m:c:irn:o:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 't': fl.title = optarg; break;
@@ -710,8 +713,9 @@ int main(int argc, char **argv)
 	setvbuf(out, NULL, _IOFBF, 1 << 20);
 	if (draw(&fl, out) == 0)
 		status = 0;
-	if (fflush(out) != 0 || ferror(out)) {
-		fprintf(stderr, "pfflame: %s: %s\n", output, strerror(errno));
+	int e = pf_out_flush(out);
+	if (e) {
+		pf_out_error("pfflame", output, e);
 		status = 1;
 	}
 done:

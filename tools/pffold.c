@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "folded.h"
+#include "outerr.h"
 #include "profile.h"
 
 #define PROG "pffold"
@@ -151,6 +152,8 @@ int main(int argc, char **argv)
 	const char *out = "-", *in = "-";
 	long top = -1;
 	int quiet = 0, c;
+	/* a closed output pipe is a write error (EPIPE), reported in one line */
+	pf_out_ignore_sigpipe();
 	while ((c = getopt_long(argc, argv, "o:w:e:qhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
@@ -304,16 +307,17 @@ int main(int argc, char **argv)
 		}
 		fflush(of);
 		rc = pf_fold_write(f, fileno(of));
-		if (rc < 0 && rc != -EPIPE) {
-			fprintf(stderr, PROG ": %s: %s\n", out, strerror(-rc));
+		if (rc < 0) {
+			pf_out_error(PROG, out, -rc);
 			status = 1;
 		}
 	}
-	if (of != stdout ? fclose(of) != 0 : fflush(of) != 0) {
-		if (errno != EPIPE) {
-			fprintf(stderr, PROG ": %s: %s\n", out, strerror(errno));
-			status = 1;
-		}
+	int e = pf_out_flush(of);
+	if (of != stdout && fclose(of) != 0 && !e)
+		e = errno;
+	if (e && rc >= 0) {
+		pf_out_error(PROG, out, e);
+		status = 1;
 	}
 	pf_fold_close(f);
 	return status;

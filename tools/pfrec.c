@@ -47,6 +47,15 @@
 /* Rings are also drained this often between wake-ups, so that new processes
  * are seen (and their /proc/PID/maps read) while they still run. */
 #define DRAIN_TICK_MS 50
+/* Records are written at least this often (--flush-interval), so that a
+ * pfrec killed, out of memory or without power loses at most about this much
+ * of the recording; to a pipe or socket more often, so that its reader sees
+ * the samples promptly. Each flush costs about 500 bytes of file (a small
+ * section compresses worse than a large one): at 0.25 s that was 9 % of a
+ * -g recording at 4 kHz on the 2 loaded cores of bench/pfrec.sh, at 0.5 s
+ * within 5 % (bench/RESULTS.md). */
+#define FLUSH_FILE_MS 500
+#define FLUSH_STREAM_MS 250
 #define PF_RECORD_TYPES 32
 
 /* Layout of our records (sample_type below, sample_id_all=1): a SAMPLE starts
@@ -80,6 +89,8 @@ struct opts {
 	const char *output;
 	int zlevel; int zlevel_given;
 	int no_transform;           /* --no-transform: RECORDS stored as the kernel wrote them */
+	uint64_t flush_ns; int flush_given; /* --flush-interval; 0 = when a section is full */
+	int fsync;                  /* --fsync: fdatasync(2) after every flush */
 	int quiet, verbose;
 	int cmd_argc; char **cmd_argv;
 	int argc; char **argv;
@@ -120,6 +131,10 @@ struct rec {
 
 	pf_writer *w; int outfd; const char *outname; int out_regular;
 	uint64_t good_bytes; int werr;
+	uint64_t flush_ns;               /* the interval in force (0: none) */
+	uint64_t last_flush;             /* CLOCK_MONOTONIC ns of the last section written */
+	uint64_t flushed_bytes;          /* pf_writer_bytes() then */
+	uint64_t synced_bytes;           /* pf_writer_bytes() at the last fdatasync */
 	uint64_t final_bytes;
 
 	pid_t child; int child_reaped; int child_status;
@@ -305,6 +320,12 @@ static void usage(FILE *f)
 		"      --no-transform         store records as the kernel wrote them, without\n"
 		"                             the columnar transform (larger files that pf\n"
 		"                             format 1.0 readers can read)\n"
+		"      --flush-interval=SEC   write the records at least every SEC seconds, so\n"
+		"                             that a killed pfrec or a power cut loses at most\n"
+		"                             about that much (default %g to a file, %g to a\n"
+		"                             pipe or socket; 0: only when a section is full)\n"
+		"      --fsync                fdatasync(2) the file after every write of records\n"
+		"                             (storage that may lose power)\n"
 		"  -q, --quiet                no notices and no summary\n"
 		"  -v, --verbose              say what is opened and written\n"
 		"  -h, --help                 show this help and exit\n"
@@ -314,7 +335,7 @@ static void usage(FILE *f)
 		"Exit status: the command's (128+N if killed by signal N; 127 if it cannot\n"
 		"be run), else 0; 1 on errors, 2 on usage errors.\n",
 		MAX_EVENTS, DEFAULT_FREQ, DWARF_DEFAULT_STACK, DWARF_MAX_STACK, DEFAULT_PAGES, DWARF_DEFAULT_PAGES,
-		pfrec_event_names());
+		FLUSH_FILE_MS / 1000.0, FLUSH_STREAM_MS / 1000.0, pfrec_event_names());
 }
 
 static void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -383,7 +404,7 @@ static void parse_call_graph(struct opts *o, const char *arg)
 
 static void parse_args(struct opts *o, int argc, char **argv)
 {
-	enum { OPT_DURATION = 256, OPT_CALL_GRAPH, OPT_NO_TRANSFORM };
+	enum { OPT_DURATION = 256, OPT_CALL_GRAPH, OPT_NO_TRANSFORM, OPT_FLUSH_INTERVAL, OPT_FSYNC };
 	static const struct option lo[] = {
 		{"pid", required_argument, 0, 'p'},
 		{"tid", required_argument, 0, 't'},
@@ -398,6 +419,8 @@ static void parse_args(struct opts *o, int argc, char **argv)
 		{"output", required_argument, 0, 'o'},
 		{"compress", required_argument, 0, 'z'},
 		{"no-transform", no_argument, 0, OPT_NO_TRANSFORM},
+		{"flush-interval", required_argument, 0, OPT_FLUSH_INTERVAL},
+		{"fsync", no_argument, 0, OPT_FSYNC},
 		{"quiet", no_argument, 0, 'q'},
 		{"verbose", no_argument, 0, 'v'},
 		{"help", no_argument, 0, 'h'},
@@ -479,6 +502,20 @@ static void parse_args(struct opts *o, int argc, char **argv)
 			break;
 		case OPT_NO_TRANSFORM:
 			o->no_transform = 1;
+			break;
+		case OPT_FLUSH_INTERVAL: {
+			errno = 0;
+			double v = strtod(optarg, &end);
+			/* 1 ms .. 1 hour; 0 = off */
+			if (end == optarg || *end || errno || !(v >= 0) || v > 3600 || (v > 0 && v < 0.001))
+				usage_error("--flush-interval %s: not a number of seconds from 0.001 to 3600, or 0",
+					    optarg);
+			o->flush_ns = (uint64_t)(v * 1e9 + 0.5);
+			o->flush_given = 1;
+			break;
+		}
+		case OPT_FSYNC:
+			o->fsync = 1;
 			break;
 		case 'm': {
 			errno = 0;
@@ -634,9 +671,11 @@ static int start_writer(struct rec *R)
 	if (R->o.zlevel_given)
 		wo.zstd_level = R->o.zlevel == 0 ? -1 : R->o.zlevel;
 	/* the columnar transform (format/pfile.md 3.6) halves -g files; with
-	 * dwarf, stack copies are coded against the thread's previous copy in
-	 * the same section, so larger sections pay off (each starts afresh) */
-	wo.transform = R->o.no_transform ? PF_TRANSFORM_NONE : PF_TRANSFORM_COLUMNS;
+	 * dwarf, stack copies are coded against the thread's previous copy, so
+	 * larger sections pay off. The sections of the flush timer continue
+	 * each other's coding (transform 2, 3.6.7) until they add up to a
+	 * frame: they cost little more than one frame would */
+	wo.transform = R->o.no_transform ? PF_TRANSFORM_NONE : PF_TRANSFORM_COLUMNS_NEXT;
 	if (!R->o.no_transform && R->o.dwarf)
 		wo.records_frame_bytes = DWARF_FRAME_BYTES;
 	int rc = pf_writer_open_fd(&R->w, R->outfd, &wo);
@@ -1793,6 +1832,43 @@ static void report_write_error(struct rec *R)
 		       strerror(err), n);
 }
 
+/* --fsync: the sections written so far onto the file's storage. fdatasync(2)
+ * also writes the file's new size (needed to read the data back). Not for
+ * pipes, sockets and devices, which have no storage of their own. */
+static void sync_output(struct rec *R)
+{
+	uint64_t b = pf_writer_bytes(R->w);
+	if (!R->o.fsync || !R->out_regular || R->werr || b == R->synced_bytes)
+		return;
+	if (fdatasync(R->outfd) < 0) {
+		R->werr = -errno;
+		return;
+	}
+	R->synced_bytes = b;
+}
+
+/* The flush timer (--flush-interval): when the last section went out at least
+ * flush_ns ago, writes the records drained since and the side-band sections
+ * waiting, so that at most that much of the recording is only in memory.
+ * A section that went out on its own (a full RECORDS batch, a MAPS snapshot:
+ * every section written empties the batch first) restarts the timer. */
+static void flush_due(struct rec *R, uint64_t now)
+{
+	uint64_t b = pf_writer_bytes(R->w);
+	if (b != R->flushed_bytes) {
+		R->flushed_bytes = b;
+		R->last_flush = now;
+		sync_output(R);
+	}
+	if (!R->flush_ns || now - R->last_flush < R->flush_ns || R->werr)
+		return;
+	flush_pending(R);
+	note_write(R, pf_writer_flush(R->w));
+	sync_output(R);
+	R->flushed_bytes = pf_writer_bytes(R->w);
+	R->last_flush = now;
+}
+
 /* The poll loop. @return when the recording should stop. */
 static void record_loop(struct rec *R, uint64_t deadline)
 {
@@ -1826,6 +1902,12 @@ static void record_loop(struct rec *R, uint64_t deadline)
 			if (timeout < 0 || ms < timeout)
 				timeout = ms;
 		}
+		if (R->flush_ns) {
+			uint64_t due = R->last_flush + R->flush_ns;
+			int ms = now >= due ? 0 : (int)((due - now + 999999) / 1000000);
+			if (ms < timeout)
+				timeout = ms;
+		}
 		int n = poll(pfd, (nfds_t)npfd, timeout);
 		if (n < 0 && errno != EINTR) {
 			errmsg("poll: %s", strerror(errno));
@@ -1854,8 +1936,10 @@ static void record_loop(struct rec *R, uint64_t deadline)
 			}
 		}
 		drain_all(R);
-		if (R->pend_since && pfrec_now_ns(CLOCK_MONOTONIC) >= R->pend_since + SIDECAR_DELAY_NS)
+		uint64_t after = pfrec_now_ns(CLOCK_MONOTONIC);
+		if (R->pend_since && after >= R->pend_since + SIDECAR_DELAY_NS)
 			flush_pending(R);
+		flush_due(R, after);
 		if (R->werr)
 			break;
 		/* every event ended: the recorded tasks are all gone */
@@ -1994,6 +2078,11 @@ int main(int argc, char **argv)
 	}
 
 	R->start_wall_mono = pfrec_now_ns(CLOCK_MONOTONIC);
+	R->flush_ns = R->o.flush_given ? R->o.flush_ns
+				       : (uint64_t)(R->out_regular ? FLUSH_FILE_MS : FLUSH_STREAM_MS) * 1000000u;
+	R->last_flush = R->start_wall_mono;
+	R->flushed_bytes = pf_writer_bytes(R->w);
+	sync_output(R);
 	if (!cmd || R->o.all_cpus)
 		enable_all(R, 1);
 	if (!cmd)
@@ -2030,6 +2119,7 @@ int main(int argc, char **argv)
 		write_end(R);
 	if (!R->werr)
 		note_write(R, pf_writer_flush(R->w));
+	sync_output(R);
 	R->final_bytes = pf_writer_bytes(R->w);
 	int close_rc = pf_writer_close(R->w);
 	if (close_rc < 0 && !R->werr)

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "outerr.h"
 #include "pfsym.h"
 #include "pfsym-unwind.h"
 
@@ -475,6 +476,8 @@ int main(int argc, char **argv)
 	 * mapping and unmapping them (fresh pages fault on every touch) */
 	mallopt(M_MMAP_THRESHOLD, 256 << 20);
 	mallopt(M_TRIM_THRESHOLD, 512 << 20);
+	/* a closed output pipe is a write error (EPIPE), reported in one line */
+	pf_out_ignore_sigpipe();
 	struct pfsym_opts so = { 0 };
 	const char *out = NULL, *in = "-", *resolve = NULL;
 	const char *ddirs[32];
@@ -625,10 +628,10 @@ int main(int argc, char **argv)
 	 * is /proc/sys/fs/pipe-max-size for an unprivileged user) */
 	if (to_pipe && S_ISFIFO(ost.st_mode))
 		(void)fcntl(ofd, F_SETPIPE_SZ, 1 << 20);
-	/* a file that may hold transformed RECORDS (format 1.1): so may the
-	 * output, and its sections pass through as they are */
+	/* a file that may hold transformed RECORDS (format 1.1, continued ones
+	 * from 1.2): so may the output, and its sections pass through as they are */
 	if (fh->version_minor >= 1)
-		wo.transform = PF_TRANSFORM_COLUMNS;
+		wo.transform = fh->version_minor >= 2 ? PF_TRANSFORM_COLUMNS_NEXT : PF_TRANSFORM_COLUMNS;
 	/* the reader hands out kernel data in host order: write it so */
 	struct state st = { 0 };
 	pf_prof_init(&st.prof);
@@ -648,7 +651,7 @@ int main(int argc, char **argv)
 		goto done;
 	}
 	if ((rc = pf_writer_open_fd(&st.w, ofd, &wo)) < 0) {
-		fprintf(stderr, PROG ": %s: %s\n", out, strerror(-rc));
+		pf_out_error(PROG, out, -rc);
 		status = 1;
 		goto done;
 	}
@@ -660,6 +663,7 @@ int main(int argc, char **argv)
 	 * section's samples only after the next section's state is applied. */
 	struct pf_section s;
 	int ended = 0, syminfo_written = 0;
+	int recoded = 0; /* the last RECORDS section went through pf_writer_records() */
 	uint64_t end_off = 0;
 	struct ahead_sec *x = NULL;
 	struct spares spare = { 0 };
@@ -716,8 +720,14 @@ int main(int argc, char **argv)
 			end_off = x->offset;
 		}
 		/* raw sections pass through as stored (no zstd round trip), unless
-		 * the reader converted their byte order or restored a transform */
+		 * the reader converted their byte order or restored a transform;
+		 * a RECORDS section that continues another (transform 2) only
+		 * after that one passed through as stored too */
 		const uint8_t *stored = swap || (s.transform && !wo.transform) || !x->has_stored ? NULL : x->stored;
+		if (s.type == PF_SEC_RECORDS && s.transform == PF_TRANSFORM_COLUMNS_NEXT && recoded)
+			stored = NULL;
+		if (s.type == PF_SEC_RECORDS)
+			recoded = !stored;
 		if (stored)
 			rc = pf_writer_section_stored(st.w, &s, stored);
 		else if (s.type == PF_SEC_RECORDS)
@@ -768,12 +778,15 @@ int main(int argc, char **argv)
 	ahead_stop(&ah);
 	free(spare.p);
 	if (rc < 0) {
-		fprintf(stderr, PROG ": %s: %s\n", rc == -ENOMEM ? in : out, strerror(-rc));
+		if (rc == -ENOMEM)
+			fprintf(stderr, PROG ": %s: %s\n", in, strerror(-rc));
+		else
+			pf_out_error(PROG, out, -rc);
 		status = 1;
 		goto done;
 	}
 	if (!syminfo_written && (rc = write_syminfo_start(st.w, in, &so)) < 0) {
-		fprintf(stderr, PROG ": %s: %s\n", out, strerror(-rc));
+		pf_out_error(PROG, out, -rc);
 		status = 1;
 		goto done;
 	}
@@ -782,20 +795,20 @@ int main(int argc, char **argv)
 		sym_counts(sym, &sc);
 		if ((rc = pf_prof_builder_finish(b)) < 0 || (rc = flush_chunk(&st)) < 0 ||
 		    (rc = write_syminfo_end(st.w, pf_prof_builder_stats(b), &st.prof, &sc)) < 0) {
-			fprintf(stderr, PROG ": %s: %s\n", out, strerror(-rc));
+			pf_out_error(PROG, out, -rc);
 			status = 1;
 			goto done;
 		}
 	}
 	if ((rc = pf_writer_close(st.w)) < 0) {
-		fprintf(stderr, PROG ": %s: %s\n", out, strerror(-rc));
+		pf_out_error(PROG, out, -rc);
 		status = 1;
 	}
 	st.w = NULL;
 	/* the output is complete: close it now, so that the next stage of a
 	 * pipeline sees its end while this process is still tearing down */
 	if (close(ofd) < 0 && !status) {
-		fprintf(stderr, PROG ": %s: %s\n", out, strerror(errno));
+		pf_out_error(PROG, out, errno);
 		status = 1;
 	}
 	ofd = -1;

@@ -18,7 +18,10 @@
  *                      header's offset with --sec OFF)
  *   recode IN OUT      reads IN and writes every intact section again through
  *                      the writer (host byte order; --transform, --level,
- *                      --frame apply; RECORDS go through pf_writer_records)
+ *                      --frame apply; RECORDS go through pf_writer_records,
+ *                      each input RECORDS section flushed on its own, so the
+ *                      output keeps its boundaries and splits only sections
+ *                      larger than --frame)
  *   rawcmp A B         compares the sections of two files as the reader hands
  *                      them out (type and restored bytes): prints
  *                      "N sections identical" or the first difference (exit 1)
@@ -45,6 +48,10 @@
  *   --filler N         add N extra samples to `all` (several RECORDS frames)
  *   --sec OFF          section header offset for setu32
  *   --transform        RECORDS stored with transform 1 (format/pfile.md 3.6)
+ *   --next             --transform, and a section written before the batch
+ *                      is full continues the one before (transform 2, 3.6.7)
+ *   --flush BYTES      `all`: write the RECORDS batch whenever BYTES of
+ *                      records went in since the last write (small sections)
  * OUT may be "-" for standard output.
  */
 #include <errno.h>
@@ -66,7 +73,8 @@ static int level;
 static uint32_t frame_bytes;
 static uint64_t filler;
 static long long sec_off = -1;
-static int transform;
+static int transform; /* 1, or 2 with --next */
+static uint64_t flush_bytes, since_flush;
 
 /* ------------------------------------------------------------------------ */
 /* An emitter writing fields in the chosen byte order                        */
@@ -646,7 +654,7 @@ static pf_writer *new_writer(int fd)
 	o.word_size = 8;
 	o.e_machine = 62;
 	o.records_frame_bytes = frame_bytes;
-	o.transform = transform ? PF_TRANSFORM_COLUMNS : PF_TRANSFORM_NONE;
+	o.transform = transform == 2 ? PF_TRANSFORM_COLUMNS_NEXT : transform ? PF_TRANSFORM_COLUMNS : PF_TRANSFORM_NONE;
 	pf_writer *w;
 	int rc = pf_writer_open_fd(&w, fd, &o);
 	if (rc < 0) {
@@ -737,6 +745,11 @@ static void write_end(pf_writer *w, uint64_t samples, uint64_t records)
 static void put_records(pf_writer *w, struct em *e)
 {
 	int rc = pf_writer_records(w, e->b.data, e->b.len);
+	since_flush += e->b.len;
+	if (rc == 0 && flush_bytes && since_flush >= flush_bytes) {
+		rc = pf_writer_flush(w);
+		since_flush = 0;
+	}
 	if (rc < 0) {
 		fprintf(stderr, "pftest-writer: pf_writer_records: %s\n", strerror(-rc));
 		exit(1);
@@ -1445,7 +1458,7 @@ static int mode_recode(const char *in, const char *out)
 	o.word_size = fh->word_size;
 	o.e_machine = fh->e_machine;
 	o.records_frame_bytes = frame_bytes;
-	o.transform = transform ? PF_TRANSFORM_COLUMNS : PF_TRANSFORM_NONE;
+	o.transform = transform == 2 ? PF_TRANSFORM_COLUMNS_NEXT : transform ? PF_TRANSFORM_COLUMNS : PF_TRANSFORM_NONE;
 	pf_writer *w;
 	if (pf_writer_open_fd(&w, fd, &o) < 0)
 		die("pf_writer_open_fd failed");
@@ -1458,9 +1471,11 @@ static int mode_recode(const char *in, const char *out)
 				break;
 			continue;
 		}
-		if (s.type == PF_SEC_RECORDS)
+		if (s.type == PF_SEC_RECORDS) {
 			rc = pf_writer_records(w, s.data, s.size);
-		else
+			if (rc == 0)
+				rc = pf_writer_flush(w);
+		} else
 			rc = pf_writer_section(w, s.type, s.flags, s.data, s.size);
 		if (rc < 0)
 			die("write failed");
@@ -1710,7 +1725,7 @@ static int mode_tx_hostile(const char *out)
 static void usage(void)
 {
 	fprintf(stderr, "Usage: pftest-writer [--big-endian] [--no-end] [--level N] [--frame BYTES] [--filler N]\n"
-			"                     [--transform]\n"
+			"                     [--transform] [--next] [--flush BYTES]\n"
 			"                     all|many N|badrec-zero|badrec-huge|verify|layout|flip|setu32|\n"
 			"                     recode|rawcmp|tx-hostile|tx-fuzz|events-grow|deep|syminfo ...\n");
 	exit(2);
@@ -1733,7 +1748,11 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--sec") && i + 1 < argc)
 			sec_off = strtoll(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "--transform"))
-			transform = 1;
+			transform = transform ? transform : 1;
+		else if (!strcmp(argv[i], "--next"))
+			transform = 2;
+		else if (!strcmp(argv[i], "--flush") && i + 1 < argc)
+			flush_bytes = strtoull(argv[++i], NULL, 0);
 		else
 			usage();
 	}

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "folded.h"
+#include "outerr.h"
 #include "pfile.h"
 #include "profile.h"
 #include "stats.h"
@@ -1107,14 +1108,14 @@ oom:
 	fprintf(stderr, "pfdiff: %s\n", strerror(ENOMEM));
 	status = 1;
 done:
-	if (out && out != stdout) {
-		if (fclose(out) != 0 && status != 1) {
-			fprintf(stderr, "pfdiff: %s: %s\n", output, strerror(errno));
+	if (out) {
+		int e = pf_out_flush(out);
+		if (out != stdout && fclose(out) != 0 && !e)
+			e = errno;
+		if (e && status != 1) {
+			pf_out_error("pfdiff", output, e);
 			status = 1;
 		}
-	} else if (out && fflush(out) != 0) {
-		fprintf(stderr, "pfdiff: write error: %s\n", strerror(errno));
-		status = 1;
 	}
 	for (size_t i = 0; i < nruns && runs; i++) {
 		free(runs[i].self);
