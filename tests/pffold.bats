@@ -251,7 +251,8 @@ cut_setup() {
 	# spin is wall time, so a loaded machine may need a longer one
 	local ms
 	for ms in 1000 2000 4000; do
-		pfrec -q -g -e cpu-clock -c 100000 -o run.pf -- ./spin $ms >/dev/null
+		# one RECORDS section: no flush timer (pfrec --flush-interval 0)
+		pfrec -q -g -e cpu-clock -c 100000 --flush-interval 0 -o run.pf -- ./spin $ms >/dev/null
 		pfsym -q run.pf -o sym.pf
 		[ "$(pfdump -H sym.pf | awk '$3 == "RECORDS" { r = 1; n = 0 } $3 == "SAMPLES" && r { n++ } END { print n + 0 }')" -lt 2 ] || break
 	done

@@ -39,7 +39,7 @@ setup() {
 # roots FILE.pf FUNC: the distinct root frames (comm) of the stacks that
 # pass through FUNC, with their sample counts: "comm count" lines.
 roots() {
-	pfsym -q <"$1" | pffold | awk -v f="$2" '
+	pfsym -q <"$1" | pffold -q | awk -v f="$2" '
 		{ n = split($1, a, ";"); for (i = 2; i <= n; i++) if (a[i] == f) { c[a[1]] += $NF; break } }
 		END { for (k in c) print k, c[k] }' | sort
 }
@@ -118,7 +118,7 @@ roots() {
 	run roots texec.pf spin_loop
 	assert_output --regexp '^leafA [0-9]+$'
 	# one process: the exec keeps the pid
-	run sh -c "pfsym -q <texec.pf | pffold --pid | grep ';spin_loop;' | cut -d';' -f1 | sort -u"
+	run sh -c "pfsym -q <texec.pf | pffold -q --pid | grep ';spin_loop;' | cut -d';' -f1 | sort -u"
 	assert_output --regexp '^leafA-[0-9]+$'
 }
 
