@@ -234,3 +234,41 @@ boxes() {
 	assert_line '<title>a\x41b (1 samples, 25.00%)</title>'
 	assert_line '<title>end\ (1 samples, 25.00%)</title>'
 }
+
+@test "a stack of 200,000 frames: drawn to --max-depth (1024), the rest one frame, a warning; -d 0 draws all" {
+	awk 'BEGIN { s = "p"; for (i = 1; i < 200000; i++) s = s ";f" i; print s " 5"; print "p;short 5" }' >deep.folded
+	run -0 --separate-stderr pfflame -o deep.svg deep.folded
+	refute_sanitizer
+	[[ "$stderr" == "pfflame: warning: deep.folded: 1 stacks are deeper than 1024 frames (the deepest 200000): drawn to that depth"* ]]
+	# 1024 frames drawn: p, f1 .. f1022, then the merged one; f1023 is not drawn
+	grep -qF "<title>f1022 (" deep.svg
+	run grep -cF "<title>f1023 (" deep.svg
+	assert_output 0
+	grep -qF "<title>[deeper frames not drawn] (5 samples, 50" deep.svg
+	[ "$(stat -c %s deep.svg)" -lt 2000000 ]
+	xmllint --noout deep.svg
+	run -0 --separate-stderr pfflame -d 3 -o d3.svg deep.folded
+	grep -qF "<title>f1 (" d3.svg
+	grep -qF "<title>[deeper frames not drawn] (5 samples" d3.svg
+	run grep -cF "<title>f2 (" d3.svg
+	assert_output 0
+	run -0 --separate-stderr pfflame -d 0 -o all.svg deep.folded
+	[ -z "$stderr" ]
+	grep -qF "<title>f199999 (" all.svg
+	run pfflame -d x deep.folded
+	assert_failure 2
+}
+
+@test "an empty frame (a;;b) is drawn as [empty], and pfdiff shows it so too" {
+	printf 'p;a;;b 3\np;a;c 1\n' >empty1.folded
+	printf 'p;a;;b 2\np;a;c 2\n' >empty2.folded
+	run -0 pfflame empty1.folded
+	[[ "$output" == *"<title>[empty] (3 samples, 75"* ]]
+	[[ "$output" == *"<title>b (3 samples, 75"* ]]
+	run -0 pfdiff empty1.folded empty2.folded
+	assert_line --regexp ' \[empty\]$'
+	assert_line --regexp ' b$'
+	run -0 pfdiff --json empty1.folded empty2.folded
+	run jq -r '[.functions[].name] | map(select(. == "")) | length' <<<"$output"
+	assert_output 1
+}

@@ -55,7 +55,14 @@ struct flame {
 	int failed;
 	char *shown;     /* display_name()'s buffer */
 	size_t shown_cap;
+	size_t max_depth;   /* frames drawn per stack, 0 = all */
+	uint64_t n_capped;  /* stacks deeper than that */
+	size_t deepest;     /* frames of the deepest stack */
 };
+
+#define DEFAULT_MAX_DEPTH 1024
+#define CAPPED_NAME "[deeper frames not drawn]"
+#define EMPTY_NAME "[empty]" /* an empty frame name ("a;;b") as shown */
 
 static void usage(FILE *f)
 {
@@ -76,6 +83,9 @@ static void usage(FILE *f)
 	      "  -i, --inverted         icicle graph: root at the top, growing down\n"
 	      "  -r, --reverse          reverse every stack (leaf first) before merging\n"
 	      "  -n, --countname=WORD   what a count is (default \"samples\")\n"
+	      "  -d, --max-depth=N      draw at most N frames of a stack (default 1024; 0: all);\n"
+	      "                         deeper frames merge into one '[deeper frames not\n"
+	      "                         drawn]' frame, and a warning counts such stacks\n"
 	      "      --negate           differential: widths from BASE instead of NEW\n"
 	      "  -o, --output=FILE      write to FILE instead of standard output\n"
 	      "  -h, --help             show this help and exit\n"
@@ -191,9 +201,21 @@ static int add_line(void *arg, const struct pf_folded_line *l, uint64_t lineno)
 	uint32_t cur = 0;
 	fl->nodes[0].c[0] += l->counts[0];
 	fl->nodes[0].c[1] += l->counts[1];
-	for (size_t i = 0; i < n; i++) {
+	/* a stack deeper than --max-depth: its first max_depth - 1 frames
+	 * (from the root, or from the leaf with --reverse), then one frame
+	 * for the rest, so that its count stays in the graph */
+	size_t draw_n = n;
+	if (n > fl->deepest)
+		fl->deepest = n;
+	if (fl->max_depth && n > fl->max_depth) {
+		draw_n = fl->max_depth;
+		fl->n_capped++;
+	}
+	for (size_t i = 0; i < draw_n; i++) {
 		size_t k = fl->reverse ? n - 1 - i : i;
-		int64_t name = pf_strtab_intern(&fl->names, fl->fr[k], fl->frl[k], NULL);
+		int capped = draw_n < n && i == draw_n - 1;
+		int64_t name = capped ? pf_strtab_intern(&fl->names, CAPPED_NAME, sizeof(CAPPED_NAME) - 1, NULL)
+				      : pf_strtab_intern(&fl->names, fl->fr[k], fl->frl[k], NULL);
 		if (name < 0)
 			goto oom;
 		if (child(fl, cur, (uint32_t)name, &cur) < 0)
@@ -300,6 +322,10 @@ static int hexval(char c)
  * sort by their text as read. */
 static const char *display_name(struct flame *fl, const char *s, size_t n, size_t *out_len)
 {
+	if (n == 0) { /* a frame with no name is drawn, and says so */
+		*out_len = sizeof(EMPTY_NAME) - 1;
+		return EMPTY_NAME;
+	}
 	if (!memchr(s, '\\', n)) {
 		*out_len = n;
 		return s;
@@ -605,6 +631,7 @@ int main(int argc, char **argv)
 		{ "reverse", no_argument, NULL, 'r' },
 		{ "countname", required_argument, NULL, 'n' },
 		{ "negate", no_argument, NULL, OPT_NEGATE },
+		{ "max-depth", required_argument, NULL, 'd' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -616,11 +643,12 @@ int main(int argc, char **argv)
 	fl.fheight = 16;
 	fl.minwidth = 0.1;
 	fl.countname = "samples";
+	fl.max_depth = DEFAULT_MAX_DEPTH;
 	const char *output = "-";
 	int c;
 	/* a closed output pipe is a write error (EPIPE), reported in one line */
 	pf_out_ignore_sigpipe();
-	while ((c = getopt_long(argc, argv, "t:w:H:m:c:irn:o:hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "t:w:H:m:c:irn:d:o:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 't': fl.title = optarg; break;
 		case 'w':
@@ -658,6 +686,18 @@ int main(int argc, char **argv)
 		case 'i': fl.inverted = 1; break;
 		case 'r': fl.reverse = 1; break;
 		case 'n': fl.countname = optarg; break;
+		case 'd': {
+			char *end;
+			errno = 0;
+			unsigned long long v = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || optarg[0] == '-' || v > 100000000ull) {
+				fprintf(stderr, "pfflame: --max-depth: expected a number of frames (0: all), not '%s'\n",
+					optarg);
+				return 2;
+			}
+			fl.max_depth = (size_t)v;
+			break;
+		}
 		case OPT_NEGATE: fl.negate = 1; break;
 		case 'o': output = optarg; break;
 		case 'h': usage(stdout); return 0;
@@ -711,6 +751,11 @@ int main(int argc, char **argv)
 		goto done;
 	}
 	setvbuf(out, NULL, _IOFBF, 1 << 20);
+	if (fl.n_capped)
+		fprintf(stderr,
+			"pfflame: warning: %s: %llu stacks are deeper than %zu frames (the deepest %zu): drawn to that "
+			"depth, the rest as one '" CAPPED_NAME "' frame (--max-depth)\n",
+			fl.path, (unsigned long long)fl.n_capped, fl.max_depth, fl.deepest);
 	if (draw(&fl, out) == 0)
 		status = 0;
 	int e = pf_out_flush(out);

@@ -1095,7 +1095,9 @@ int pfdiff_run(const struct pfdiff_opts *o, const char **base, size_t nbase,
 			putc('}', out);
 			continue;
 		}
-		print_row(out, f, name, time);
+		/* an empty frame ("a;;b") is a function like any other, shown
+		 * as pfflame labels it; --json keeps its exact, empty name */
+		print_row(out, f, name[0] ? name : "[empty]", time);
 	}
 	/* the lost samples: their own row, last, whatever --top and --min-delta say */
 	if (!o->json && any_lost)
