@@ -236,7 +236,7 @@ boxes() {
 }
 
 @test "a stack of 200,000 frames: drawn to --max-depth (1024), the rest one frame, a warning; -d 0 draws all" {
-	awk 'BEGIN { s = "p"; for (i = 1; i < 200000; i++) s = s ";f" i; print s " 5"; print "p;short 5" }' >deep.folded
+	awk 'BEGIN { printf "p"; for (i = 1; i < 200000; i++) printf ";f%d", i; print " 5"; print "p;short 5" }' >deep.folded
 	run -0 --separate-stderr pfflame -o deep.svg deep.folded
 	refute_sanitizer
 	[[ "$stderr" == "pfflame: warning: deep.folded: 1 stacks are deeper than 1024 frames (the deepest 200000): drawn to that depth"* ]]
