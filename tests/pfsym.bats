@@ -64,10 +64,12 @@ setup() {
 # main;path_c;__run_exit_handlers (libc keeps no frame pointer, so the chain
 # goes from the exit code to path_c): a real stack, but a rare one, left out.
 # So is a sample on a leaf's first instruction, before it pushes its frame
-# pointer: the chain then skips its caller (main;leaf_two).
+# pointer: the chain then skips its caller (main;leaf_two). So is a sample
+# in the PLT on a library function's first call, while the lazy binder's
+# entry (PLT0, named ".plt") or a stub runs: main;.plt, main;NAME@plt.
 main_stacks() {
 	grep -E '(^|;)main;' | sed -e 's/^.*;main;/main;/' -e 's/;\[kernel\].*//' -e 's/ [0-9]*$//' |
-		awk -F';' '!($1 == "main" && $2 == "path_c" && $3 != "leaf_end") && !($1 == "main" && $2 ~ /leaf/)' |
+		awk -F';' '!($1 == "main" && $2 == "path_c" && $3 != "leaf_end") && !($1 == "main" && $2 ~ /leaf/) && $NF != ".plt" && $NF !~ /@plt$/' |
 		sort -u
 }
 
