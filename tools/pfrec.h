@@ -13,7 +13,8 @@
 #include <sys/types.h>
 #include <linux/perf_event.h>
 
-#include "pfile.h"
+#include <pfile/records.h>
+#include <pfile/maps.h>
 
 /* ---- events (pfrec/sys.c) ---- */
 
