@@ -777,7 +777,7 @@ static void see_path(struct rec *R, uint32_t pid, const char *path, size_t len, 
 		if (real && fd < 0 && kbid && kbid_size) {
 			int lfd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 			uint8_t fb[64];
-			int n = lfd >= 0 ? pfrec_elf_build_id_fd(lfd, fb) : -1;
+			int n = lfd >= 0 ? pf_build_id_fd(lfd, fb) : -1;
 			real = n == (int)kbid_size && memcmp(fb, kbid, kbid_size) == 0;
 			if (real)
 				fd = lfd;
@@ -813,7 +813,7 @@ static void see_path(struct rec *R, uint32_t pid, const char *path, size_t len, 
 		memcpy(e.build_id, kbid, kbid_size);
 		e.build_id_size = (uint8_t)kbid_size;
 	} else if (fd >= 0) {
-		int n = pfrec_elf_build_id_fd(fd, e.build_id);
+		int n = pf_build_id_fd(fd, e.build_id);
 		e.build_id_size = n > 0 ? (uint8_t)n : 0;
 	}
 	if (fd >= 0) {
@@ -858,7 +858,7 @@ static void save_vdso(struct rec *R, uint32_t pid, uint64_t addr)
 	memset(&d, 0, sizeof(d));
 	d.pid = pid;
 	d.addr = addr;
-	int n = pfrec_elf_build_id_mem((const void *)base, (size_t)size, d.build_id);
+	int n = pf_build_id_mem((const void *)base, (size_t)size, d.build_id);
 	d.build_id_size = n > 0 ? (uint8_t)n : 0;
 	d.path = "[vdso]";
 	d.path_len = 6;
