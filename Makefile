@@ -74,8 +74,13 @@ endif
 OPT         ?= -O2
 WARN        := -Wall -Wextra -Werror
 CFLAGS      ?= $(OPT) -g
-ALL_CFLAGS  := -std=c11 $(WARN) -D_GNU_SOURCE -DPF_VERSION_STRING=\"$(VERSION)\" \
-               -Ilibpfile -Itools $(CFLAGS) $(SANFLAGS) -fPIC
+# Headers: the installed ones under include/pfile/ (libraries include them by
+# name, tools as <pfile/NAME.h>), libpfile's private ones, the
+# tools' shared code.
+INC_FLAGS   := -Iinclude -Iinclude/pfile -Ilibpfile -Itools -Itools/common
+ALL_CFLAGS  := -std=c11 $(WARN) -D_GNU_SOURCE $(INC_FLAGS) $(CFLAGS) $(SANFLAGS) -fPIC
+# the release, for libpfile/version.c alone (pf_version())
+VERSION_FLAG = $(if $(filter libpfile/version.c,$<),-DPF_VERSION_STRING=\"$(VERSION)\")
 ALL_LDFLAGS := $(LDFLAGS) $(SANFLAGS) $(LDSTATIC)
 
 PC_CORE     := libzstd libxxhash
@@ -93,18 +98,24 @@ SYM_CFLAGS  += -DPF_DW_DLOPEN
 endif
 ALL_CFLAGS  += $(CORE_CFLAGS)
 
-# Tools: tools/NAME.c plus tools/NAME/*.c (headers in tools/). Tools that read ELF/DWARF link libelf (and libdw, see SYM_LIBS).
+# Tools: tools/NAME.c plus tools/NAME/*.c, with tools/common/ (not installed).
 TOOLS       := pfdump pfrec pfsym pffold pfdiff pfflame
 TOOLS_PRESENT := $(foreach t,$(TOOLS),$(if $(wildcard tools/$(t).c),$(t)))
-DW_TOOLS    := pfsym
+SYM_TOOLS   := pfsym
 EXTRA_LIBS_pfdiff := -lm
 EXTRA_LIBS_pfflame := -lm
 EXTRA_LIBS_pfsym := -liberty
 
-LIB_SRC     := $(wildcard libpfile/*.c)
+# libpfile: the format (libzstd, libxxhash). Its symbols are the pf_ ones
+# (libpfile/libpfile.map); internal functions that cross its files are
+# named pfi_.
+LIB_SRC     := $(wildcard libpfile/*.c libpfile/*/*.c)
 LIB_OBJ     := $(LIB_SRC:%.c=$(O)/obj/%.o)
 LIB_A       := $(O)/lib/libpfile.a
 LIB_SO      := $(O)/lib/libpfile.so
+COMMON_SRC  := $(wildcard tools/common/*.c)
+COMMON_A    := $(O)/lib/libpftools-common.a
+HDRS        := $(wildcard include/pfile/*.h libpfile/internal/*.h tools/*.h tools/*/*.h)
 BINS        := $(TOOLS_PRESENT:%=$(O)/bin/%)
 TEST_SRC    := $(wildcard tests/c/*.c)
 TEST_BINS   := $(TEST_SRC:tests/c/%.c=$(O)/tests/%)
@@ -115,28 +126,33 @@ lib: $(LIB_A) $(LIB_SO)
 tools: $(BINS)
 $(TOOLS): %: $(O)/bin/%
 
-$(O)/obj/%.o: %.c $(wildcard libpfile/*.h libpfile/internal/*.h tools/*.h) Makefile
+$(O)/obj/%.o: %.c $(HDRS) Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(if $(filter tools/pfsym%,$<),$(SYM_CFLAGS)) -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) $(VERSION_FLAG) $(if $(filter tools/pfsym%,$<),$(SYM_CFLAGS)) -c -o $@ $<
 
 $(LIB_A): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && $(AR) rcs $@ $^
 
-$(LIB_SO): $(LIB_OBJ)
+$(LIB_SO): $(LIB_OBJ) libpfile/libpfile.map
 	@mkdir -p $(dir $@)
-	$(CC) -shared -Wl,-soname,libpfile.so.0 -o $@ $^ $(filter-out -static,$(ALL_LDFLAGS)) $(CORE_LIBS) -lm
+	$(CC) -shared -Wl,-soname,libpfile.so.0 -Wl,--version-script,libpfile/libpfile.map -o $@ $(LIB_OBJ) \
+	    $(filter-out -static,$(ALL_LDFLAGS)) $(CORE_LIBS)
+
+$(COMMON_A): $(COMMON_SRC:%.c=$(O)/obj/%.o)
+	@mkdir -p $(dir $@)
+	rm -f $@ && $(AR) rcs $@ $^
 
 define tool_rule
-$(O)/bin/$(1): $(patsubst %.c,$(O)/obj/%.o,tools/$(1).c $(wildcard tools/$(1)/*.c)) $(LIB_A)
+$(O)/bin/$(1): $(patsubst %.c,$(O)/obj/%.o,tools/$(1).c $(wildcard tools/$(1)/*.c)) $(COMMON_A) $(LIB_A)
 	@mkdir -p $$(dir $$@)
-	$$(CC) -o $$@ $$^ $$(ALL_LDFLAGS) $(if $(filter $(1),$(DW_TOOLS)),$$(SYM_LIBS)) $$(CORE_LIBS) $$(EXTRA_LIBS_$(1))
+	$$(CC) -o $$@ $$^ $$(ALL_LDFLAGS) $(if $(filter $(1),$(SYM_TOOLS)),$$(SYM_LIBS)) $$(CORE_LIBS) $$(EXTRA_LIBS_$(1))
 endef
 $(foreach t,$(TOOLS_PRESENT),$(eval $(call tool_rule,$(t))))
 
-$(O)/tests/%: tests/c/%.c $(LIB_A)
+$(O)/tests/%: tests/c/%.c $(COMMON_A) $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB_A) $(ALL_LDFLAGS) $(CORE_LIBS)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(COMMON_A) $(LIB_A) $(ALL_LDFLAGS) $(CORE_LIBS)
 
 deps:
 	@scripts/install-deps
@@ -151,14 +167,14 @@ FUZZ_O      := build-fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_SAN    := -fsanitize=address,undefined -fno-sanitize-recover=undefined
-FUZZ_CFLAGS := -std=c11 $(WARN) -D_GNU_SOURCE -DPF_VERSION_STRING=\"$(VERSION)\" -Ilibpfile -Itools \
+FUZZ_CFLAGS := -std=c11 $(WARN) -D_GNU_SOURCE $(INC_FLAGS) \
                -g -O1 -fno-omit-frame-pointer $(FUZZ_SAN) $(CORE_CFLAGS)
-FUZZ_LIB_OBJ := $(LIB_SRC:%.c=$(FUZZ_O)/obj/%.o)
+FUZZ_LIB_OBJ := $(LIB_SRC:%.c=$(FUZZ_O)/obj/%.o) $(COMMON_SRC:%.c=$(FUZZ_O)/obj/%.o)
 FUZZ_BINS   := $(FUZZ_TARGETS:%=$(FUZZ_O)/fuzz_%)
 
-$(FUZZ_O)/obj/%.o: %.c $(wildcard libpfile/*.h) Makefile
+$(FUZZ_O)/obj/%.o: %.c $(HDRS) Makefile
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(VERSION_FLAG) -fsanitize=fuzzer-no-link -c -o $@ $<
 
 $(FUZZ_O)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_LIB_OBJ)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB_OBJ) $(CORE_LIBS) -lm
@@ -193,14 +209,18 @@ demo:
 bench: all
 	@for b in bench/*.sh; do echo "== $$b"; PFTOOLS_BUILD=$(abspath $(O)) $$b || exit 1; done
 
+# The headers go to $(INCLUDEDIR)/pfile/; $(INCLUDEDIR)/pfile.h includes
+# pfile/pfile.h for programs written before the headers had a folder.
 install: all
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) \
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/pfile \
 	    $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
 	install -m 755 $(BINS) $(DESTDIR)$(BINDIR)/
 	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/libpfile.so.0
 	ln -sf libpfile.so.0 $(DESTDIR)$(LIBDIR)/libpfile.so
-	install -m 644 $(wildcard libpfile/*.h) $(DESTDIR)$(INCLUDEDIR)/
+	install -m 644 $(wildcard include/pfile/*.h) $(DESTDIR)$(INCLUDEDIR)/pfile/
+	printf '/* compatibility: the headers are in pfile/ */\n#include <pfile/pfile.h>\n' \
+	    > $(DESTDIR)$(INCLUDEDIR)/pfile.h
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
 	    -e 's|@VERSION@|$(VERSION)|' libpfile/libpfile.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/libpfile.pc
 	install -m 644 $(TOOLS_PRESENT:%=tools/%.1) $(DESTDIR)$(MANDIR)/man1/

@@ -1,5 +1,5 @@
 /*
- * comms.c - the name of every thread over time (internal/comms.h).
+ * comms.c - the name of every thread over time (build.h, internal/comms.h).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -20,12 +20,12 @@ static uint32_t hash_tid(uint32_t key)
 	return (uint32_t)v;
 }
 
-void pf_comms_init(struct pf_comms *c)
+void pfi_comms_init(struct pf_comms *c)
 {
 	memset(c, 0, sizeof(*c));
 }
 
-void pf_comms_free(struct pf_comms *c)
+void pfi_comms_free(struct pf_comms *c)
 {
 	for (uint32_t i = 0; i < c->cap; i++)
 		free(c->t[i].v);
@@ -168,4 +168,18 @@ uint32_t pf_comms_get(struct pf_comms *c, uint32_t tid, uint64_t time_ns)
 	c->memo_hi = hi;
 	c->memo_comm = comm;
 	return comm;
+}
+
+int pf_comms_new(struct pf_comms **out)
+{
+	*out = calloc(1, sizeof(**out));
+	return *out ? 0 : -ENOMEM;
+}
+
+void pf_comms_delete(struct pf_comms *c)
+{
+	if (!c)
+		return;
+	pfi_comms_free(c);
+	free(c);
 }

@@ -2,7 +2,8 @@
  * container.c - the .pf container: file header, section framing, writer and
  * streaming reader. Follows format/pfile.md sections 2 and 3.
  */
-#include "pfile.h"
+#include "advanced.h"
+#include "internal/bytes.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,43 +22,12 @@
 /* Byte helpers                                                              */
 /* ------------------------------------------------------------------------ */
 
-uint16_t pf_le16(const void *p)
-{
-	const uint8_t *b = p;
-	return (uint16_t)(b[0] | b[1] << 8);
-}
-
-uint32_t pf_le32(const void *p)
-{
-	const uint8_t *b = p;
-	return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
-}
-
-uint64_t pf_le64(const void *p)
-{
-	const uint8_t *b = p;
-	return (uint64_t)pf_le32(b) | (uint64_t)pf_le32(b + 4) << 32;
-}
-
-void pf_put_le16(void *p, uint16_t v)
-{
-	uint8_t *b = p;
-	b[0] = (uint8_t)v;
-	b[1] = (uint8_t)(v >> 8);
-}
-
-void pf_put_le32(void *p, uint32_t v)
-{
-	uint8_t *b = p;
-	for (int i = 0; i < 4; i++)
-		b[i] = (uint8_t)(v >> (8 * i));
-}
-
-void pf_put_le64(void *p, uint64_t v)
-{
-	pf_put_le32(p, (uint32_t)v);
-	pf_put_le32((uint8_t *)p + 4, (uint32_t)(v >> 32));
-}
+uint16_t pf_le16(const void *p) { return pfi_le16(p); }
+uint32_t pf_le32(const void *p) { return pfi_le32(p); }
+uint64_t pf_le64(const void *p) { return pfi_le64(p); }
+void pf_put_le16(void *p, uint16_t v) { pfi_put_le16(p, v); }
+void pf_put_le32(void *p, uint32_t v) { pfi_put_le32(p, v); }
+void pf_put_le64(void *p, uint64_t v) { pfi_put_le64(p, v); }
 
 uint8_t pf_host_endian(void)
 {
@@ -1269,3 +1239,4 @@ void pf_reader_close(pf_reader *r)
 	pf_events_free(&r->evs);
 	free(r);
 }
+

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "maps.h"
+#include "advanced.h"
 
 void pf_maps_init(struct pf_maps *m)
 {
@@ -32,6 +32,30 @@ void pf_maps_free(struct pf_maps *m)
 		free(m->bids[i].path);
 	free(m->bids);
 	memset(m, 0, sizeof(*m));
+}
+
+int pf_maps_new(struct pf_maps **out)
+{
+	*out = calloc(1, sizeof(**out));
+	return *out ? 0 : -ENOMEM;
+}
+
+void pf_maps_delete(struct pf_maps *m)
+{
+	if (!m)
+		return;
+	pf_maps_free(m);
+	free(m);
+}
+
+struct pf_dso *pf_maps_dso(const struct pf_maps *m, uint32_t id)
+{
+	return id < m->n_dsos ? &m->dsos[id] : NULL;
+}
+
+uint32_t pf_maps_dso_count(const struct pf_maps *m)
+{
+	return m->n_dsos;
 }
 
 static uint32_t hash32(uint64_t v)
@@ -518,43 +542,55 @@ static const char *skip_field(const char *p, const char *end)
 	return p;
 }
 
+int pf_proc_maps_next(const char *text, size_t len, size_t *pos, struct pf_proc_map *m)
+{
+	const char *end = text + len;
+	if (*pos >= len)
+		return 0;
+	const char *s = text + *pos;
+	const char *eol = memchr(s, '\n', (size_t)(end - s));
+	if (!eol)
+		eol = end;
+	*pos = eol < end ? (size_t)(eol - text) + 1 : len;
+	memset(m, 0, sizeof(*m));
+	m->path = "";
+	if (parse_hex(&s, eol, &m->start) || s >= eol || *s != '-')
+		return -1;
+	s++;
+	if (parse_hex(&s, eol, &m->end) || s >= eol || *s != ' ')
+		return -1;
+	s++;
+	if (eol - s < 4)
+		return -1;
+	memcpy(m->perms, s, 4);
+	s = skip_field(s, eol); /* perms */
+	if (parse_hex(&s, eol, &m->pgoff))
+		return -1;
+	s = skip_field(s, eol); /* offset */
+	s = skip_field(s, eol); /* dev */
+	while (s < eol && *s >= '0' && *s <= '9')
+		m->inode = m->inode * 10 + (uint64_t)(*s++ - '0');
+	s = skip_field(s, eol); /* inode */
+	m->path = s;
+	m->path_len = (size_t)(eol - s);
+	return 1;
+}
+
 int pf_maps_add_proc_maps(struct pf_maps *m, uint32_t pid, uint64_t time_ns,
 			  const char *text, size_t len)
 {
-	const char *p = text, *end = text + len;
-	int added = 0;
-	while (p < end) {
-		const char *eol = memchr(p, '\n', (size_t)(end - p));
-		if (!eol)
-			eol = end;
-		const char *s = p;
-		p = eol < end ? eol + 1 : end;
-		uint64_t start, stop, off;
-		if (parse_hex(&s, eol, &start) || s >= eol || *s != '-')
+	struct pf_proc_map pm;
+	size_t pos = 0;
+	int rc, added = 0;
+	while ((rc = pf_proc_maps_next(text, len, &pos, &pm)) != 0) {
+		/* executable, file-backed or pseudo ("[vdso]"), not empty */
+		if (rc < 0 || pm.perms[2] != 'x' || !pm.path_len || pm.end <= pm.start)
 			continue;
-		s++;
-		if (parse_hex(&s, eol, &stop) || s >= eol || *s != ' ')
-			continue;
-		s++;
-		if (eol - s < 4 || s[2] != 'x')
-			continue; /* not executable */
-		s = skip_field(s, eol); /* perms */
-		if (parse_hex(&s, eol, &off))
-			continue;
-		s = skip_field(s, eol); /* offset */
-		s = skip_field(s, eol); /* dev */
-		s = skip_field(s, eol); /* inode */
-		if (s >= eol)
-			continue; /* anonymous */
-		size_t plen = (size_t)(eol - s);
-		if (stop <= start)
-			continue;
-		int64_t dso = pf_maps_dso_intern(m, s, plen, NULL, 0);
+		int64_t dso = pf_maps_dso_intern(m, pm.path, pm.path_len, NULL, 0);
 		if (dso < 0)
 			return (int)dso;
-		struct pf_map mp = { start, stop, off, time_ns, PF_TIME_INF, (uint32_t)dso, PF_MAP_SNAPSHOT };
-		int rc = add_map(m, pid, &mp, 0);
-		if (rc < 0)
+		struct pf_map mp = { pm.start, pm.end, pm.pgoff, time_ns, PF_TIME_INF, (uint32_t)dso, PF_MAP_SNAPSHOT };
+		if ((rc = add_map(m, pid, &mp, 0)) < 0)
 			return rc;
 		added++;
 	}

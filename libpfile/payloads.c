@@ -3,7 +3,7 @@
  * key/value (META, SYMINFO), MAPS, BUILDID, DSO_IMAGE, THREADS and END.
  * All fields are little-endian (format/pfile.md section 4).
  */
-#include "pfile.h"
+#include "advanced.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -258,4 +258,11 @@ int pf_end_decode(const uint8_t *data, size_t size, struct pf_end *e)
 	for (uint32_t i = 0; i < n && i < keep; i++)
 		e->records_by_type[i] = pf_le64(data + p + 8 * i);
 	return 0;
+}
+
+int pf_section_resolved_mark(uint16_t type)
+{
+	if (type == PF_SEC_SYMINFO || type == PF_SEC_SAMPLES || type == PF_SEC_STRINGS)
+		return 1;
+	return type == PF_SEC_RECORDS ? -1 : 0;
 }

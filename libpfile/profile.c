@@ -14,7 +14,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "profile.h"
+#include "advanced.h"
+#include "build.h"
+#include "fold.h"
+#include "internal/bytes.h"
 #include "internal/comms.h"
 
 #define XXH_INLINE_ALL
@@ -70,6 +73,34 @@ void pf_prof_free(struct pf_prof *p)
 	free(p->frame_hash);
 	free(p->stack_hash);
 	memset(p, 0, sizeof(*p));
+}
+
+int pf_prof_new(struct pf_prof **out)
+{
+	*out = calloc(1, sizeof(**out));
+	return *out ? 0 : -ENOMEM;
+}
+
+void pf_prof_delete(struct pf_prof *p)
+{
+	if (!p)
+		return;
+	pf_prof_free(p);
+	free(p);
+}
+
+uint32_t pf_prof_n_strings(const struct pf_prof *p) { return p->n_str; }
+uint32_t pf_prof_n_frames(const struct pf_prof *p) { return p->n_frames; }
+uint32_t pf_prof_n_stacks(const struct pf_prof *p) { return p->n_stacks; }
+
+const struct pf_prof_frame *pf_prof_frame_get(const struct pf_prof *p, uint32_t id)
+{
+	return id < p->n_frames ? &p->frames[id] : NULL;
+}
+
+const struct pf_prof_stack *pf_prof_stack_get(const struct pf_prof *p, uint32_t id)
+{
+	return id < p->n_stacks ? &p->stacks[id] : NULL;
 }
 
 const char *pf_prof_str_get(const struct pf_prof *p, uint32_t id, size_t *len)
@@ -338,62 +369,6 @@ int pf_prof_samples_begin(struct pf_buf *b)
 	return rc ? -ENOMEM : 0;
 }
 
-/* LE stores and loads of the hot paths, inlined (pf_put_le* and pf_le* of
- * pfile.h are calls into another object). */
-static inline void put16(uint8_t *p, uint16_t v)
-{
-#if !(defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
-	v = __builtin_bswap16(v);
-#endif
-	memcpy(p, &v, 2);
-}
-
-static inline void put32(uint8_t *p, uint32_t v)
-{
-#if !(defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
-	v = __builtin_bswap32(v);
-#endif
-	memcpy(p, &v, 4);
-}
-
-static inline void put64(uint8_t *p, uint64_t v)
-{
-#if !(defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
-	v = __builtin_bswap64(v);
-#endif
-	memcpy(p, &v, 8);
-}
-
-static inline uint16_t le16(const uint8_t *p)
-{
-	uint16_t v;
-	memcpy(&v, p, 2);
-#if !(defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
-	v = __builtin_bswap16(v);
-#endif
-	return v;
-}
-
-static inline uint32_t le32(const uint8_t *p)
-{
-	uint32_t v;
-	memcpy(&v, p, 4);
-#if !(defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
-	v = __builtin_bswap32(v);
-#endif
-	return v;
-}
-
-static inline uint64_t le64(const uint8_t *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-#if !(defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
-	v = __builtin_bswap64(v);
-#endif
-	return v;
-}
-
 int pf_prof_samples_add(struct pf_buf *b, const struct pf_prof_sample *s)
 {
 	if (b->len < 8)
@@ -405,17 +380,17 @@ int pf_prof_samples_add(struct pf_buf *b, const struct pf_prof_sample *s)
 		b->len -= sizeof(room);
 	}
 	uint8_t *e = b->data + b->len;
-	put64(e, s->time);
-	put64(e + 8, s->period);
-	put32(e + 16, s->pid);
-	put32(e + 20, s->tid);
-	put32(e + 24, s->cpu);
-	put32(e + 28, s->stack);
-	put32(e + 32, s->comm);
-	put16(e + 36, s->event);
-	put16(e + 38, s->flags);
+	pfi_put_le64(e, s->time);
+	pfi_put_le64(e + 8, s->period);
+	pfi_put_le32(e + 16, s->pid);
+	pfi_put_le32(e + 20, s->tid);
+	pfi_put_le32(e + 24, s->cpu);
+	pfi_put_le32(e + 28, s->stack);
+	pfi_put_le32(e + 32, s->comm);
+	pfi_put_le16(e + 36, s->event);
+	pfi_put_le16(e + 38, s->flags);
 	b->len += PF_PROF_SAMPLE_SIZE;
-	put32(b->data, le32(b->data) + 1);
+	pfi_put_le32(b->data, pfi_le32(b->data) + 1);
 	return 0;
 }
 
@@ -431,15 +406,15 @@ int pf_prof_samples_next(const uint8_t *data, size_t size, size_t *pos, struct p
 	if (*pos >= 8 + (size_t)count * esize)
 		return 0;
 	const uint8_t *e = data + *pos;
-	s->time = le64(e);
-	s->period = le64(e + 8);
-	s->pid = le32(e + 16);
-	s->tid = le32(e + 20);
-	s->cpu = le32(e + 24);
-	s->stack = le32(e + 28);
-	s->comm = le32(e + 32);
-	s->event = le16(e + 36);
-	s->flags = le16(e + 38);
+	s->time = pfi_le64(e);
+	s->period = pfi_le64(e + 8);
+	s->pid = pfi_le32(e + 16);
+	s->tid = pfi_le32(e + 20);
+	s->cpu = pfi_le32(e + 24);
+	s->stack = pfi_le32(e + 28);
+	s->comm = pfi_le32(e + 32);
+	s->event = pfi_le16(e + 36);
+	s->flags = pfi_le16(e + 38);
 	*pos += esize;
 	return 1;
 }
@@ -628,7 +603,7 @@ int pf_prof_builder_new(pf_prof_builder **out, struct pf_prof *p, const struct p
 	memcpy(&b->o, o, o->sz < sizeof(*o) ? o->sz : sizeof(*o));
 	b->o.sz = sizeof(b->o);
 	pf_maps_init(&b->maps);
-	pf_comms_init(&b->comms);
+	pfi_comms_init(&b->comms);
 	b->unknown_frame = NONE;
 	b->trunc_frame = NONE;
 	b->max_stack = DEFAULT_MAX_STACK;
@@ -696,7 +671,7 @@ void pf_prof_builder_free(pf_prof_builder *b)
 	pf_events_free(&b->evs);
 	pf_maps_free(&b->maps);
 	free(b->cache);
-	pf_comms_free(&b->comms);
+	pfi_comms_free(&b->comms);
 	free(b->dso_str);
 	free(b->chains);
 	free(b->chain_keys);
@@ -2177,7 +2152,7 @@ static int fold_samples(pf_fold *f, const uint8_t *data, size_t size)
 {
 	if (size < 8)
 		return -EBADMSG;
-	uint32_t count = le32(data), esize = le32(data + 4);
+	uint32_t count = pfi_le32(data), esize = pfi_le32(data + 4);
 	if (esize < PF_PROF_SAMPLE_SIZE || (uint64_t)count * esize > size - 8)
 		return -EBADMSG;
 	const uint8_t *e = data + 8;
@@ -2196,9 +2171,9 @@ static int fold_samples(pf_fold *f, const uint8_t *data, size_t size)
 	}
 	for (uint32_t i = 0; i < count; i++, e += esize) {
 		struct pf_prof_sample ps = {
-			.time = le64(e), .period = le64(e + 8), .pid = le32(e + 16), .tid = le32(e + 20),
-			.cpu = le32(e + 24), .stack = le32(e + 28), .comm = le32(e + 32), .event = le16(e + 36),
-			.flags = le16(e + 38),
+			.time = pfi_le64(e), .period = pfi_le64(e + 8), .pid = pfi_le32(e + 16), .tid = pfi_le32(e + 20),
+			.cpu = pfi_le32(e + 24), .stack = pfi_le32(e + 28), .comm = pfi_le32(e + 32), .event = pfi_le16(e + 36),
+			.flags = pfi_le16(e + 38),
 		};
 		if (i == 0)
 			run->first = ps;
@@ -2550,12 +2525,8 @@ static int fold_read(pf_fold *f, const char *path)
 		}
 		if (s.type == PF_SEC_RECORDS)
 			f->raw_records = 1;
-		if (f->mode == 0) {
-			if (s.type == PF_SEC_SYMINFO || s.type == PF_SEC_SAMPLES || s.type == PF_SEC_STRINGS)
-				f->mode = 1;
-			else if (s.type == PF_SEC_RECORDS)
-				f->mode = -1;
-		}
+		if (f->mode == 0)
+			f->mode = pf_section_resolved_mark(s.type);
 		if (s.type == PF_SEC_EVENT) {
 			if (pf_events_add(&f->evs, &s) < 0)
 				damagef(f, "%s: section %llu: bad EVENT payload", pf_reader_name(r),

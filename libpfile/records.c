@@ -12,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pfile.h"
+#include "advanced.h"
+#include "internal/bytes.h"
 
 #ifndef PERF_SAMPLE_BRANCH_COUNTERS
 #define PERF_SAMPLE_BRANCH_COUNTERS (1U << 19) /* Linux 6.8 */
@@ -24,44 +25,6 @@
 /* ------------------------------------------------------------------------ */
 /* small helpers                                                             */
 /* ------------------------------------------------------------------------ */
-
-static inline uint64_t ld64(const uint8_t *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return v;
-}
-
-static inline uint32_t ld32(const uint8_t *p)
-{
-	uint32_t v;
-	memcpy(&v, p, 4);
-	return v;
-}
-
-static inline void sw16(uint8_t *p)
-{
-	uint16_t v;
-	memcpy(&v, p, 2);
-	v = __builtin_bswap16(v);
-	memcpy(p, &v, 2);
-}
-
-static inline void sw32(uint8_t *p)
-{
-	uint32_t v;
-	memcpy(&v, p, 4);
-	v = __builtin_bswap32(v);
-	memcpy(p, &v, 4);
-}
-
-static inline void sw64(uint8_t *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-	v = __builtin_bswap64(v);
-	memcpy(p, &v, 8);
-}
 
 static inline int host_is_le(void)
 {
@@ -98,7 +61,7 @@ static uint64_t repack_bitfields(uint64_t v, const uint8_t *widths, int n, int t
 /* Byte-swaps a u64 of bitfields and re-packs the fields for the host ABI. */
 static void swap_bitfield64(uint8_t *p, const uint8_t *widths, int n)
 {
-	uint64_t v = __builtin_bswap64(ld64(p));
+	uint64_t v = __builtin_bswap64(pfi_ld64(p));
 	/* foreign is big-endian when the host is little-endian */
 	v = repack_bitfields(v, widths, n, host_is_le());
 	memcpy(p, &v, 8);
@@ -227,16 +190,16 @@ int pf_event_payload_swap(uint8_t *data, size_t size)
 		if (off + w > attr_size)
 			break;
 		switch (*l) {
-		case '2': sw16(a + off); break;
-		case '4': sw32(a + off); break;
-		case '8': sw64(a + off); break;
+		case '2': pfi_swap16(a + off); break;
+		case '4': pfi_swap32(a + off); break;
+		case '8': pfi_swap64(a + off); break;
 		case 'F': swap_bitfield64(a + off, attr_widths(), 63); break;
 		}
 		off += w;
 	}
 	uint8_t *ids = a + attr_size;
 	for (uint32_t i = 0; i < n_ids; i++)
-		sw64(ids + (size_t)i * 8);
+		pfi_swap64(ids + (size_t)i * 8);
 	return 0;
 }
 
@@ -363,6 +326,30 @@ void pf_events_free(struct pf_events *evs)
 	memset(evs, 0, sizeof(*evs));
 }
 
+int pf_events_new(struct pf_events **out)
+{
+	*out = calloc(1, sizeof(**out));
+	return *out ? 0 : -ENOMEM;
+}
+
+void pf_events_delete(struct pf_events *evs)
+{
+	if (!evs)
+		return;
+	pf_events_free(evs);
+	free(evs);
+}
+
+uint32_t pf_events_count(const struct pf_events *evs)
+{
+	return evs->n;
+}
+
+const struct pf_event *pf_events_get(const struct pf_events *evs, uint32_t i)
+{
+	return i < evs->n ? &evs->ev[i] : NULL;
+}
+
 static inline unsigned bit(uint64_t st, uint64_t b)
 {
 	return (st & b) ? 1 : 0;
@@ -407,7 +394,7 @@ static const struct pf_event *find_event(const struct pf_events *evs, const uint
 	size_t off = id_offset(&first->attr, type, size);
 	if (!off || off + 8 > size)
 		return first;
-	uint64_t id = ld64(rec + off);
+	uint64_t id = pfi_ld64(rec + off);
 	if (swapped_id)
 		id = __builtin_bswap64(id);
 	const struct pf_event *e = id_lookup(evs, id);
@@ -469,8 +456,8 @@ static inline int take64(struct cur *c, uint64_t *v)
 	if ((size_t)(c->end - c->p) < 8)
 		return -EBADMSG;
 	if (c->swap)
-		sw64(c->p);
-	*v = ld64(c->p);
+		pfi_swap64(c->p);
+	*v = pfi_ld64(c->p);
 	c->p += 8;
 	return 0;
 }
@@ -480,11 +467,11 @@ static inline int take32x2(struct cur *c, uint32_t *a, uint32_t *b)
 	if ((size_t)(c->end - c->p) < 8)
 		return -EBADMSG;
 	if (c->swap) {
-		sw32(c->p);
-		sw32(c->p + 4);
+		pfi_swap32(c->p);
+		pfi_swap32(c->p + 4);
 	}
-	*a = ld32(c->p);
-	*b = ld32(c->p + 4);
+	*a = pfi_ld32(c->p);
+	*b = pfi_ld32(c->p + 4);
 	c->p += 8;
 	return 0;
 }
@@ -496,7 +483,7 @@ static inline int take_array64(struct cur *c, uint64_t n, const uint64_t **arr)
 	*arr = (const uint64_t *)(const void *)c->p;
 	if (c->swap)
 		for (uint64_t i = 0; i < n; i++)
-			sw64(c->p + i * 8);
+			pfi_swap64(c->p + i * 8);
 	c->p += n * 8;
 	return 0;
 }
@@ -576,8 +563,8 @@ static int walk_sample(const struct pf_event *ev, uint8_t *rec, size_t size, str
 		if ((size_t)(c.end - c.p) < 4)
 			return -EBADMSG;
 		if (swap)
-			sw32(c.p);
-		s->raw_size = ld32(c.p);
+			pfi_swap32(c.p);
+		s->raw_size = pfi_ld32(c.p);
 		c.p += 4;
 		/* the kernel pads data so that the u32 and the data fill whole u64s */
 		if (((4 + (uint64_t)s->raw_size) & 7) || take_bytes(&c, s->raw_size, &s->raw) < 0)
@@ -594,8 +581,8 @@ static int walk_sample(const struct pf_event *ev, uint8_t *rec, size_t size, str
 		if (swap) {
 			for (uint64_t i = 0; i < s->branch_nr; i++) {
 				uint8_t *e = c.p + i * 24;
-				sw64(e);
-				sw64(e + 8);
+				pfi_swap64(e);
+				pfi_swap64(e + 8);
 				swap_bitfield64(e + 16, branch_flag_widths,
 						(int)(sizeof(branch_flag_widths)));
 			}
@@ -752,7 +739,7 @@ uint64_t pf_record_time(const struct pf_event *ev, const struct perf_event_heade
 	}
 	if (off + 8 > rec->size)
 		return 0;
-	return ld64(p + off);
+	return pfi_ld64(p + off);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -793,35 +780,35 @@ static int swap_body(uint8_t *rec, size_t body_end, uint16_t misc, const char *l
 		case '2':
 			if (off + 2 > body_end)
 				return -EBADMSG;
-			sw16(rec + off);
+			pfi_swap16(rec + off);
 			off += 2;
 			break;
 		case '4':
 			if (off + 4 > body_end)
 				return -EBADMSG;
-			sw32(rec + off);
+			pfi_swap32(rec + off);
 			off += 4;
 			break;
 		case '8':
 			if (off + 8 > body_end)
 				return -EBADMSG;
-			sw64(rec + off);
+			pfi_swap64(rec + off);
 			off += 8;
 			break;
 		case 'R':
 			for (; off + 8 <= body_end; off += 8)
-				sw64(rec + off);
+				pfi_swap64(rec + off);
 			break;
 		case 'B': /* 24 bytes */
 			if (off + 24 > body_end)
 				return -EBADMSG;
 			if (misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
-				sw16(rec + off + 2); /* u8 size, u8 reserved, u16 reserved, u8 build_id[20] */
+				pfi_swap16(rec + off + 2); /* u8 size, u8 reserved, u16 reserved, u8 build_id[20] */
 			} else {
-				sw32(rec + off);
-				sw32(rec + off + 4);
-				sw64(rec + off + 8);
-				sw64(rec + off + 16);
+				pfi_swap32(rec + off);
+				pfi_swap32(rec + off + 4);
+				pfi_swap64(rec + off + 8);
+				pfi_swap64(rec + off + 16);
 			}
 			off += 24;
 			break;
@@ -839,9 +826,9 @@ int pf_records_swap(const struct pf_events *evs, uint8_t *data, size_t size)
 		if (size - off < sizeof(struct perf_event_header))
 			return -EBADMSG;
 		uint8_t *rec = data + off;
-		sw32(rec);
-		sw16(rec + 4);
-		sw16(rec + 6);
+		pfi_swap32(rec);
+		pfi_swap16(rec + 4);
+		pfi_swap16(rec + 6);
 		struct perf_event_header h;
 		memcpy(&h, rec, sizeof(h));
 		if (h.size < sizeof(h) || h.size > size - off || (h.size & 7))
@@ -920,11 +907,11 @@ int pf_mmap_decode(const struct pf_event *ev, const struct perf_event_header *re
 	size_t fname_off = rec->type == PERF_RECORD_MMAP ? 40 : 72;
 	if (end < fname_off)
 		return -EBADMSG;
-	out->pid = ld32(b + 8);
-	out->tid = ld32(b + 12);
-	out->addr = ld64(b + 16);
-	out->len = ld64(b + 24);
-	out->pgoff = ld64(b + 32);
+	out->pid = pfi_ld32(b + 8);
+	out->tid = pfi_ld32(b + 12);
+	out->addr = pfi_ld64(b + 16);
+	out->len = pfi_ld64(b + 24);
+	out->pgoff = pfi_ld64(b + 32);
 	if (rec->type == PERF_RECORD_MMAP2) {
 		out->mmap2 = 1;
 		if (rec->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
@@ -932,13 +919,13 @@ int pf_mmap_decode(const struct pf_event *ev, const struct perf_event_header *re
 			out->build_id_size = b[40];
 			memcpy(out->build_id, b + 44, 20);
 		} else {
-			out->maj = ld32(b + 40);
-			out->min = ld32(b + 44);
-			out->ino = ld64(b + 48);
-			out->ino_generation = ld64(b + 56);
+			out->maj = pfi_ld32(b + 40);
+			out->min = pfi_ld32(b + 44);
+			out->ino = pfi_ld64(b + 48);
+			out->ino_generation = pfi_ld64(b + 56);
 		}
-		out->prot = ld32(b + 64);
-		out->flags = ld32(b + 68);
+		out->prot = pfi_ld32(b + 64);
+		out->flags = pfi_ld32(b + 68);
 	}
 	rc = rec_str(rec, fname_off, end, &out->filename, &out->filename_len);
 	if (rc < 0)
@@ -959,8 +946,8 @@ int pf_comm_decode(const struct pf_event *ev, const struct perf_event_header *re
 	rc = rec_str(rec, 16, end, &out->comm, &out->comm_len);
 	if (rc < 0)
 		return rc;
-	out->pid = ld32(b + 8);
-	out->tid = ld32(b + 12);
+	out->pid = pfi_ld32(b + 8);
+	out->tid = pfi_ld32(b + 12);
 	out->exec = (rec->misc & PERF_RECORD_MISC_COMM_EXEC) != 0;
 	return 0;
 }
@@ -975,11 +962,11 @@ int pf_task_decode(const struct pf_event *ev, const struct perf_event_header *re
 	int rc = rec_body(ev, rec, PERF_RECORD_FORK, PERF_RECORD_EXIT, 24, &end);
 	if (rc < 0)
 		return rc;
-	out->pid = ld32(b + 8);
-	out->ppid = ld32(b + 12);
-	out->tid = ld32(b + 16);
-	out->ptid = ld32(b + 20);
-	out->time = ld64(b + 24);
+	out->pid = pfi_ld32(b + 8);
+	out->ppid = pfi_ld32(b + 12);
+	out->tid = pfi_ld32(b + 16);
+	out->ptid = pfi_ld32(b + 20);
+	out->time = pfi_ld64(b + 24);
 	return 0;
 }
 
@@ -995,10 +982,10 @@ int pf_lost_decode(const struct pf_event *ev, const struct perf_event_header *re
 	if (rc < 0)
 		return rc;
 	if (rec->type == PERF_RECORD_LOST) {
-		out->id = ld64(b + 8);
-		out->lost = ld64(b + 16);
+		out->id = pfi_ld64(b + 8);
+		out->lost = pfi_ld64(b + 16);
 	} else {
-		out->lost = ld64(b + 8);
+		out->lost = pfi_ld64(b + 8);
 	}
 	return 0;
 }
@@ -1013,8 +1000,8 @@ int pf_throttle_decode(const struct pf_event *ev, const struct perf_event_header
 	int rc = rec_body(ev, rec, PERF_RECORD_THROTTLE, PERF_RECORD_UNTHROTTLE, 24, &end);
 	if (rc < 0)
 		return rc;
-	out->time = ld64(b + 8);
-	out->id = ld64(b + 16);
-	out->stream_id = ld64(b + 24);
+	out->time = pfi_ld64(b + 8);
+	out->id = pfi_ld64(b + 16);
+	out->stream_id = pfi_ld64(b + 24);
 	return 0;
 }

@@ -23,7 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pfile.h"
+#include "advanced.h"
+#include "internal/bytes.h"
 
 #ifndef PERF_SAMPLE_BRANCH_COUNTERS
 #define PERF_SAMPLE_BRANCH_COUNTERS (1U << 19) /* Linux 6.8 */
@@ -110,42 +111,6 @@ struct pf_tx {
 /* ------------------------------------------------------------------------ */
 /* helpers                                                                   */
 /* ------------------------------------------------------------------------ */
-
-static inline uint64_t ld(const uint8_t *p, int n, int swap)
-{
-	uint64_t v = 0;
-	if (n == 8) {
-		memcpy(&v, p, 8);
-		return swap ? __builtin_bswap64(v) : v;
-	}
-	if (n == 4) {
-		uint32_t w;
-		memcpy(&w, p, 4);
-		return swap ? __builtin_bswap32(w) : w;
-	}
-	uint16_t h;
-	memcpy(&h, p, 2);
-	return swap ? __builtin_bswap16(h) : h;
-}
-
-static inline void st_(uint8_t *p, uint64_t v, int n, int swap)
-{
-	if (n == 8) {
-		if (swap)
-			v = __builtin_bswap64(v);
-		memcpy(p, &v, 8);
-	} else if (n == 4) {
-		uint32_t w = (uint32_t)v;
-		if (swap)
-			w = __builtin_bswap32(w);
-		memcpy(p, &w, 4);
-	} else {
-		uint16_t h = (uint16_t)v;
-		if (swap)
-			h = __builtin_bswap16(h);
-		memcpy(p, &h, 2);
-	}
-}
 
 static inline uint64_t zz(int64_t v)
 {
@@ -325,14 +290,14 @@ int pf_tx_add_event(pf_tx *t, const uint8_t *data, size_t size)
 		return -EBADMSG;
 	const uint8_t *a = data + 12;
 	/* host order: the payload was converted by the caller */
-	e->sample_type = ld(a + 24, 8, 0);
-	e->read_format = ld(a + 32, 8, 0);
+	e->sample_type = pfi_ldn(a + 24, 8, 0);
+	e->read_format = pfi_ldn(a + 32, 8, 0);
 	if (attr_size >= 80)
-		e->branch_sample_type = ld(a + 72, 8, 0);
+		e->branch_sample_type = pfi_ldn(a + 72, 8, 0);
 	if (attr_size >= 88)
-		e->regs_user = ld(a + 80, 8, 0);
+		e->regs_user = pfi_ldn(a + 80, 8, 0);
 	if (attr_size >= 104)
-		e->regs_intr = ld(a + 96, 8, 0);
+		e->regs_intr = pfi_ldn(a + 96, 8, 0);
 	if (n_ids) {
 		e->ids = malloc((size_t)n_ids * 8);
 		if (!e->ids)
@@ -364,7 +329,7 @@ static int find_event(pf_tx *t, const uint8_t *rec, size_t size, int swap)
 		return 0;
 	if (off + 8 > size)
 		return 0;
-	uint64_t id = ld(rec + off, 8, swap);
+	uint64_t id = pfi_ldn(rec + off, 8, swap);
 	if (t->last_id_ok && id == t->last_id)
 		return (int)t->last_ev;
 	for (uint32_t i = 0; i < t->n_ev; i++) {
@@ -512,7 +477,7 @@ static inline int c64(struct cur *c, uint64_t *v)
 {
 	if ((size_t)(c->end - c->p) < 8)
 		return -1;
-	*v = ld(c->p, 8, c->swap);
+	*v = pfi_ldn(c->p, 8, c->swap);
 	c->p += 8;
 	return 0;
 }
@@ -547,7 +512,7 @@ static int parse_sample(const struct txev *e, const uint8_t *rec, size_t size, i
 	struct cur c = { rec + 8, rec + size, swap };
 	memset(s, 0, offsetof(struct smp, rest));
 	s->st = st;
-	s->misc = (uint16_t)ld(rec + 4, 2, swap);
+	s->misc = (uint16_t)pfi_ldn(rec + 4, 2, swap);
 	if ((st & PERF_SAMPLE_IDENTIFIER) && c64(&c, &s->id) < 0)
 		return -1;
 	if ((st & PERF_SAMPLE_IP) && c64(&c, &s->ip) < 0)
@@ -555,8 +520,8 @@ static int parse_sample(const struct txev *e, const uint8_t *rec, size_t size, i
 	if (st & PERF_SAMPLE_TID) {
 		if (c.end - c.p < 8)
 			return -1;
-		s->pid = (uint32_t)ld(c.p, 4, swap);
-		s->tid = (uint32_t)ld(c.p + 4, 4, swap);
+		s->pid = (uint32_t)pfi_ldn(c.p, 4, swap);
+		s->tid = (uint32_t)pfi_ldn(c.p + 4, 4, swap);
 		c.p += 8;
 	}
 	if ((st & PERF_SAMPLE_TIME) && c64(&c, &s->time) < 0)
@@ -576,8 +541,8 @@ static int parse_sample(const struct txev *e, const uint8_t *rec, size_t size, i
 	if (st & PERF_SAMPLE_CPU) {
 		if (c.end - c.p < 8)
 			return -1;
-		s->cpu = ld(c.p, 4, swap);
-		s->cpu_res = ld(c.p + 4, 4, swap);
+		s->cpu = pfi_ldn(c.p, 4, swap);
+		s->cpu_res = pfi_ldn(c.p + 4, 4, swap);
 		c.p += 8;
 	}
 	if ((st & PERF_SAMPLE_PERIOD) && c64(&c, &s->period) < 0)
@@ -586,7 +551,7 @@ static int parse_sample(const struct txev *e, const uint8_t *rec, size_t size, i
 		uint64_t nr = 0;
 		int have = (size_t)(c.end - c.p) >= 8;
 		if (have)
-			nr = ld(c.p, 8, swap);
+			nr = pfi_ldn(c.p, 8, swap);
 		int64_t n = read_bytes(e->read_format, have, nr);
 		if (n < 0 || crest(&c, s, (uint64_t)n) < 0)
 			return -1;
@@ -600,14 +565,14 @@ static int parse_sample(const struct txev *e, const uint8_t *rec, size_t size, i
 	if (st & PERF_SAMPLE_RAW) {
 		if (c.end - c.p < 4)
 			return -1;
-		uint64_t n = ld(c.p, 4, swap);
+		uint64_t n = pfi_ldn(c.p, 4, swap);
 		if ((4 + n) & 7 || crest(&c, s, 4 + n) < 0)
 			return -1;
 	}
 	if (st & PERF_SAMPLE_BRANCH_STACK) {
 		if (c.end - c.p < 8)
 			return -1;
-		uint64_t nr = ld(c.p, 8, swap);
+		uint64_t nr = pfi_ldn(c.p, 8, swap);
 		if (nr > MAX_REC / 24)
 			return -1;
 		uint64_t n = 8 + 8 * bit(e->branch_sample_type, PERF_SAMPLE_BRANCH_HW_INDEX) + nr * 24 +
@@ -647,7 +612,7 @@ static int parse_sample(const struct txev *e, const uint8_t *rec, size_t size, i
 	if (st & PERF_SAMPLE_REGS_INTR) {
 		if (c.end - c.p < 8)
 			return -1;
-		uint64_t abi = ld(c.p, 8, swap);
+		uint64_t abi = pfi_ldn(c.p, 8, swap);
 		if (crest(&c, s, 8 + (abi ? 8 * (uint64_t)__builtin_popcountll(e->regs_intr) : 0)) < 0)
 			return -1;
 	}
@@ -662,7 +627,7 @@ static int parse_sample(const struct txev *e, const uint8_t *rec, size_t size, i
 	if (st & PERF_SAMPLE_AUX) {
 		if (c.end - c.p < 8)
 			return -1;
-		uint64_t n = ld(c.p, 8, swap);
+		uint64_t n = pfi_ldn(c.p, 8, swap);
 		if (n > MAX_REC || crest(&c, s, 8 + n) < 0)
 			return -1;
 	}
@@ -703,15 +668,15 @@ static void put_runs(struct stream *runs, struct stream *lit, const uint8_t *b, 
 	uint32_t w = 0;
 	for (;;) {
 		uint32_t z = w;
-		while (z < words && !ld(r + (size_t)z * 8, 8, 0))
+		while (z < words && !pfi_ldn(r + (size_t)z * 8, 8, 0))
 			z++;
 		put_var(runs, z - w);
 		if (z == words)
 			return;
 		uint32_t e = z;
 		uint64_t x;
-		while (e < words && (x = ld(r + (size_t)e * 8, 8, swap)) != 0) {
-			uint64_t v = ld(b + (size_t)e * 8, 8, swap);
+		while (e < words && (x = pfi_ldn(r + (size_t)e * 8, 8, swap)) != 0) {
+			uint64_t v = pfi_ldn(b + (size_t)e * 8, 8, swap);
 			put_var(lit, zz((int64_t)(v - (v ^ x))));
 			e++;
 		}
@@ -770,7 +735,7 @@ static int emit_sample(pf_tx *t, uint32_t k, const struct txev *e, const struct 
 	if (st & PERF_SAMPLE_CALLCHAIN) {
 		uint64_t n = s->chain_nr, m = sl->chain_n, k2 = 0, p = 0;
 		for (uint64_t i = 0; i < n; i++)
-			chain[i] = ld(s->chain + i * 8, 8, swap);
+			chain[i] = pfi_ldn(s->chain + i * 8, 8, swap);
 		while (k2 < n && k2 < m && chain[n - 1 - k2] == sl->chain[m - 1 - k2])
 			k2++;
 		while (p + k2 < n && p + k2 < m && chain[p] == sl->chain[p])
@@ -798,7 +763,7 @@ static int emit_sample(pf_tx *t, uint32_t k, const struct txev *e, const struct 
 			int same = sl->nregs == s->nregs;
 			uint64_t mask = e->regs_user;
 			for (uint32_t i = 0; i < s->nregs; i++, mask &= mask - 1) {
-				uint64_t v = ld(s->regs + (size_t)i * 8, 8, swap);
+				uint64_t v = pfi_ldn(s->regs + (size_t)i * 8, 8, swap);
 				struct stream *r = &S[S_REG0 + __builtin_ctzll(mask)];
 				if ((rc = grow(r, 10)) < 0)
 					return rc;
@@ -888,8 +853,8 @@ static int tx_encode(pf_tx *t, int swap, const uint8_t *raw, size_t size, struct
 		if (size - off < 8)
 			return -EBADMSG;
 		const uint8_t *rec = raw + off;
-		uint32_t type = (uint32_t)ld(rec, 4, swap);
-		size_t rs = (size_t)ld(rec + 6, 2, swap);
+		uint32_t type = (uint32_t)pfi_ldn(rec, 4, swap);
+		size_t rs = (size_t)pfi_ldn(rec + 6, 2, swap);
 		if (rs < 8 || (rs & 7) || rs > size - off)
 			return -EBADMSG;
 		int done = 0;
@@ -981,7 +946,7 @@ static inline int rest_peek(const struct rd *rest, int n, int swap, uint64_t *v)
 {
 	if (rest->end - rest->p < n)
 		return -1;
-	*v = ld(rest->p, n, swap);
+	*v = pfi_ldn(rest->p, n, swap);
 	return 0;
 }
 
@@ -989,7 +954,7 @@ static inline int put_out(struct out *o, uint64_t v, int n, int swap)
 {
 	if (o->end - o->p < n)
 		return -1;
-	st_(o->p, v, n, swap);
+	pfi_stn(o->p, v, n, swap);
 	o->p += n;
 	return 0;
 }
@@ -1035,7 +1000,7 @@ static int get_runs(struct rd *runs, struct rd *lit, uint8_t *b, uint32_t words,
 		for (uint8_t *o = b + w * 8, *e = o + n * 8; o < e; o += 8) {
 			if (get_var(lit, &v) < 0)
 				BAD("bad stack data stream");
-			st_(o, ld(o, 8, swap) + unzz(v), 8, swap);
+			pfi_stn(o, pfi_ldn(o, 8, swap) + unzz(v), 8, swap);
 		}
 		w += n;
 	}
@@ -1097,10 +1062,10 @@ static int decode_sample(pf_tx *t, uint32_t k, struct rd *R, int swap, uint8_t *
 			BAD("call-chain entry stream too short");
 		const uint8_t *old = sl->chain_view;
 		for (uint64_t i = 0; i < pre; i++)
-			chain[i] = ld(old + i * 8, 8, swap);
+			chain[i] = pfi_ldn(old + i * 8, 8, swap);
 		le64_copy(chain + pre, b, fresh);
 		for (uint64_t i = 0; i < same; i++)
-			chain[nr - same + i] = ld(old + (sl->chain_n - same + i) * 8, 8, swap);
+			chain[nr - same + i] = pfi_ldn(old + (sl->chain_n - same + i) * 8, 8, swap);
 	}
 	if (st & PERF_SAMPLE_IP) {
 		uint64_t pred = sl->ip;
@@ -1254,9 +1219,9 @@ static int decode_sample(pf_tx *t, uint32_t k, struct rd *R, int swap, uint8_t *
 	size_t rs = (size_t)(o.p - rec);
 	if (rs > MAX_REC || (rs & 7))
 		BAD("a decoded sample has an impossible size");
-	st_(rec, PERF_RECORD_SAMPLE, 4, swap);
-	st_(rec + 4, misc, 2, swap);
-	st_(rec + 6, rs, 2, swap);
+	pfi_stn(rec, PERF_RECORD_SAMPLE, 4, swap);
+	pfi_stn(rec + 4, misc, 2, swap);
+	pfi_stn(rec + 6, rs, 2, swap);
 	*rec_size = rs;
 	return 0;
 full:
@@ -1285,18 +1250,6 @@ short_rest:
 static inline void put64(uint8_t *p, uint64_t v)
 {
 	memcpy(p, &v, 8);
-}
-
-static inline void put32(uint8_t *p, uint32_t v)
-{
-	memcpy(p, &v, 4);
-}
-
-static inline uint64_t get64(const uint8_t *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return v;
 }
 
 /* pfrec's sample layout with -g: decode_fast() is compiled for it alone too,
@@ -1407,7 +1360,7 @@ static inline __attribute__((always_inline)) int decode_fast(pf_tx *t, struct rd
 			}
 			const uint8_t *old = sl->chain_view;
 			for (uint64_t j = 0; j < pre; j++)
-				put64(c + 8 * j, get64(old + 8 * j));
+				put64(c + 8 * j, pfi_ld64(old + 8 * j));
 			memcpy(c + 8 * pre, en_p, (size_t)fresh * 8);
 			en_p += fresh * 8;
 			/* a slot's first chain has no view (NULL): it then
@@ -1418,12 +1371,12 @@ static inline __attribute__((always_inline)) int decode_fast(pf_tx *t, struct rd
 				const uint8_t *os = old + 8 * ((uint64_t)sl->chain_n - same);
 				uint8_t *cs = c + 8 * (nr - same);
 				for (uint64_t j = 0; j < same; j++)
-					put64(cs + 8 * j, get64(os + 8 * j));
+					put64(cs + 8 * j, pfi_ld64(os + 8 * j));
 			}
 			sl->chain_view = c;
 			sl->chain_n = nr <= CHAIN_KEEP ? (uint32_t)nr : 0;
 			for (uint64_t j = 0; j < nr; j++) {
-				uint64_t e = get64(c + 8 * j);
+				uint64_t e = pfi_ld64(c + 8 * j);
 				if (e < CTX_MARK) {
 					pred = e;
 					break;
@@ -1449,18 +1402,18 @@ static inline __attribute__((always_inline)) int decode_fast(pf_tx *t, struct rd
 		if (st & PERF_SAMPLE_IP)
 			put64(w, ip), w += 8;
 		if (st & PERF_SAMPLE_TID)
-			put32(w, (uint32_t)pid), put32(w + 4, tid), w += 8;
+			pfi_st32(w, (uint32_t)pid), pfi_st32(w + 4, tid), w += 8;
 		if (st & PERF_SAMPLE_TIME)
 			put64(w, time), w += 8;
 		if (st & PERF_SAMPLE_ID)
 			put64(w, id), w += 8;
 		if (st & PERF_SAMPLE_CPU)
-			put32(w, (uint32_t)cpu), put32(w + 4, (uint32_t)res), w += 8;
+			pfi_st32(w, (uint32_t)cpu), pfi_st32(w + 4, (uint32_t)res), w += 8;
 		if (st & PERF_SAMPLE_PERIOD)
 			put64(w, period), w += 8;
 		if (st & PERF_SAMPLE_CALLCHAIN)
 			put64(w, nr);
-		put32(o, PERF_RECORD_SAMPLE);
+		pfi_st32(o, PERF_RECORD_SAMPLE);
 		uint16_t h[2] = { (uint16_t)misc, (uint16_t)rs };
 		memcpy(o + 4, h, 4);
 		o += rs;
@@ -1670,7 +1623,7 @@ static int tx_decode(pf_tx *t, int swap, const uint8_t *in, size_t n, uint8_t *o
 		if (kind == 0) {
 			if (R[S_OTHER].end - R[S_OTHER].p < 8)
 				BAD("verbatim stream too short");
-			rs = (size_t)ld(R[S_OTHER].p + 6, 2, swap);
+			rs = (size_t)pfi_ldn(R[S_OTHER].p + 6, 2, swap);
 			if (rs < 8 || (rs & 7) || rs > (size_t)(R[S_OTHER].end - R[S_OTHER].p))
 				BAD("bad record in the verbatim stream");
 			if (rs > (size_t)(lim - o))

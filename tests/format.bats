@@ -7,7 +7,7 @@
 load helpers
 
 SPEC="$PFTOOLS_SRC/format/pfile.md"
-HDR="$PFTOOLS_SRC/libpfile/pfile.h"
+HDR="$PFTOOLS_SRC/include/pfile/pfile.h"
 EX="$PFTOOLS_BUILD/tests/spec-example"
 
 setup() {

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "folded.h"
-#include "outerr.h"
+#include "cli.h"
 #include "stats.h"
 #include "pfdiff.h"
 
@@ -207,10 +207,8 @@ int main(int argc, char **argv)
 			o.fail_pp = d;
 			break;
 		case 'h': usage(stdout); return 0;
-		case 'V': printf("pfdiff (pftools) %s\n", PF_VERSION_STRING); return 0;
-		default:
-			fputs("Try 'pfdiff --help' for more information.\n", stderr);
-			return 2;
+		case 'V': return pf_cli_version("pfdiff");
+		default: return pf_cli_try_help("pfdiff");
 		}
 	}
 	const char **base = (const char **)argv + optind;

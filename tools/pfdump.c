@@ -12,14 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "outerr.h"
-#include "pfile.h"
-#include "folded.h"          /* pf_strtab: the thread names, interned */
-#include "internal/comms.h"  /* libpfile's thread-name timeline (fork, exec, rename) */
+#include <pfile/build.h>   /* pf_comms: the thread-name timeline (fork, exec, rename) */
+#include <pfile/records.h>
 
-#ifndef PF_VERSION_STRING
-#define PF_VERSION_STRING PF_LIB_VERSION
-#endif
+#include "cli.h"
+#include "folded.h"          /* pf_strtab: the thread names, interned */
+#include "text.h"
 
 enum mode { M_DUMP, M_HEADER, M_STATS, M_BUILDIDS };
 
@@ -56,41 +54,7 @@ static void usage(FILE *f)
 
 static void json_str(const char *s, size_t n)
 {
-	const unsigned char *p = (const unsigned char *)s, *end = p + n;
-	putc('"', out);
-	while (p < end) {
-		unsigned c = *p;
-		if (c == '"' || c == '\\') {
-			putc('\\', out);
-			putc((int)c, out);
-			p++;
-		} else if (c < 0x20 || c == 0x7f) {
-			switch (c) {
-			case '\n': fputs("\\n", out); break;
-			case '\t': fputs("\\t", out); break;
-			case '\r': fputs("\\r", out); break;
-			default: fprintf(out, "\\u%04x", c); break;
-			}
-			p++;
-		} else if (c < 0x80) {
-			putc((int)c, out);
-			p++;
-		} else {
-			/* pass valid UTF-8 sequences through, escape other bytes as code points */
-			int len = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
-			int ok = len > 0 && end - p >= len;
-			for (int i = 1; ok && i < len; i++)
-				ok = (p[i] & 0xc0) == 0x80;
-			if (ok) {
-				fwrite(p, 1, (size_t)len, out);
-				p += len;
-			} else {
-				fprintf(out, "\\u%04x", c);
-				p++;
-			}
-		}
-	}
-	putc('"', out);
+	pf_json_str(out, s, n, PF_JSON_BAD_LATIN1);
 }
 
 /* Text form of a string: printable bytes as they are, others escaped. */
@@ -327,7 +291,7 @@ struct pident {
 /* Thread names over time, as pfsym and pffold name samples: COMM records
  * (exec, prctl), a forked thread's parent's name, THREADS at the start. */
 static struct pf_strtab comm_strs;
-static struct pf_comms comms;
+static struct pf_comms *comms;
 static struct pident *pids;
 static size_t pid_cap, pid_n;
 
@@ -376,7 +340,7 @@ static struct pident *pid_get(uint32_t pid)
 static void comm_note(uint32_t tid, uint64_t time_ns, const char *comm, size_t len)
 {
 	int64_t id = pf_strtab_intern(&comm_strs, comm, len, NULL);
-	if (id < 0 || pf_comms_set(&comms, tid, time_ns, (uint32_t)id) < 0) {
+	if (id < 0 || pf_comms_set(comms, tid, time_ns, (uint32_t)id) < 0) {
 		fprintf(stderr, "pfdump: out of memory\n");
 		exit(1);
 	}
@@ -386,9 +350,9 @@ static void comm_note(uint32_t tid, uint64_t time_ns, const char *comm, size_t l
  * a thread of it that was sampled; "?" when nothing names it. */
 static const char *pid_name(const struct pident *p)
 {
-	uint32_t id = pf_comms_get(&comms, p->pid, p->last_time);
+	uint32_t id = pf_comms_get(comms, p->pid, p->last_time);
 	if (id == PF_COMMS_NONE)
-		id = pf_comms_get(&comms, p->any_tid, p->last_time);
+		id = pf_comms_get(comms, p->any_tid, p->last_time);
 	return id == PF_COMMS_NONE ? "?" : pf_strtab_str(&comm_strs, id);
 }
 
@@ -943,7 +907,7 @@ static void stats_record(const struct pf_events *evs, const struct perf_event_he
 	case PERF_RECORD_FORK: {
 		/* a child that never execs keeps its parent's name */
 		struct pf_task k;
-		if (pf_task_decode(ev, h, &k) == 0 && pf_comms_fork(&comms, k.tid, k.ptid, k.time) < 0) {
+		if (pf_task_decode(ev, h, &k) == 0 && pf_comms_fork(comms, k.tid, k.ptid, k.time) < 0) {
 			fprintf(stderr, "pfdump: out of memory\n");
 			exit(1);
 		}
@@ -1448,7 +1412,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "pfdump: out of memory\n");
 		return 1;
 	}
-	pf_comms_init(&comms);
+	if (pf_comms_new(&comms) < 0) {
+		fprintf(stderr, "pfdump: out of memory\n");
+		return 1;
+	}
 	/* a closed output pipe is a write error (EPIPE), reported in one line */
 	pf_out_ignore_sigpipe();
 	while ((c = getopt_long(argc, argv, "HsbjhV", opts, NULL)) != -1) {
@@ -1458,15 +1425,12 @@ int main(int argc, char **argv)
 		case 'b': mode = M_BUILDIDS; break;
 		case 'j': json = 1; break;
 		case 'h': usage(stdout); return 0;
-		case 'V': printf("pfdump (pftools) %s\n", PF_VERSION_STRING); return 0;
-		default: fputs("Try 'pfdump --help' for more information.\n", stderr); return 2;
+		case 'V': return pf_cli_version("pfdump");
+		default: return pf_cli_try_help("pfdump");
 		}
 	}
-	if (argc - optind > 1) {
-		fprintf(stderr, "pfdump: unexpected argument '%s'\nTry 'pfdump --help' for more information.\n",
-			argv[optind + 1]);
-		return 2;
-	}
+	if (argc - optind > 1)
+		return pf_cli_usage("pfdump", "unexpected argument '%s'", argv[optind + 1]);
 	fname = optind < argc ? argv[optind] : "-";
 	out = stdout;
 	static char obuf[1 << 20];
@@ -1483,7 +1447,11 @@ int main(int argc, char **argv)
 	if (show_hdr)
 		print_file_header(pf_reader_header(r));
 
-	struct pf_events evs = { 0 };
+	struct pf_events *evs;
+	if (pf_events_new(&evs) < 0) {
+		fprintf(stderr, "pfdump: out of memory\n");
+		return 1;
+	}
 	struct pf_section sec;
 	int truncated = 0;
 	while ((rc = pf_reader_next(r, &sec)) != 0) {
@@ -1508,7 +1476,7 @@ int main(int argc, char **argv)
 				print_meta(&sec);
 			break;
 		case PF_SEC_EVENT:
-			rc = pf_events_add(&evs, &sec);
+			rc = pf_events_add(evs, &sec);
 			if (rc < 0) {
 				char msg[256];
 				snprintf(msg, sizeof(msg), "%s: section %" PRIu64 " at offset %" PRIu64 ": %s EVENT payload",
@@ -1516,11 +1484,11 @@ int main(int argc, char **argv)
 					 rc == -EPROTONOSUPPORT ? "unsupported (unknown attr fields set)" : "malformed");
 				error_line(msg);
 			} else if (show_hdr) {
-				print_event(&evs.ev[evs.n - 1]);
+				print_event(pf_events_get(evs, pf_events_count(evs) - 1));
 			}
 			break;
 		case PF_SEC_RECORDS:
-			do_records(&sec, &evs);
+			do_records(&sec, evs);
 			break;
 		case PF_SEC_THREADS:
 			do_threads(&sec, show_hdr && mode == M_DUMP);
@@ -1565,12 +1533,12 @@ int main(int argc, char **argv)
 	}
 	if (!n_errors && !have_end)
 		fprintf(stderr, "pfdump: %s: incomplete recording (no END section)\n", fname);
-	pf_events_free(&evs);
+	pf_events_delete(evs);
 	pf_reader_close(r);
 	free(ents);
 	free(pids);
 	pf_strtab_free(&comm_strs);
-	pf_comms_free(&comms);
+	pf_comms_delete(comms);
 	free(bid_keys);
 	return n_errors ? 1 : 0;
 }

@@ -17,9 +17,12 @@
 #include <sys/stat.h>
 #include <xxhash.h>
 
+#include <pfile/pfile.h>
+
+#include "cli.h"
 #include "folded.h"
-#include "outerr.h"
 #include "pfflame.h"
+#include "text.h"
 
 #define XPAD 10.0
 #define FONT 12.0
@@ -250,46 +253,6 @@ static int cmp_children(const void *a, const void *b)
 	return name_rank[x] < name_rank[y] ? -1 : name_rank[x] > name_rank[y];
 }
 
-/* Writes s with XML escaping; invalid UTF-8 and control bytes become '?'. */
-static void xml_write(FILE *out, const char *s, size_t n)
-{
-	const unsigned char *p = (const unsigned char *)s, *e = p + n;
-	while (p < e) {
-		unsigned c = *p;
-		switch (c) {
-		case '<': fputs("&lt;", out); p++; continue;
-		case '>': fputs("&gt;", out); p++; continue;
-		case '&': fputs("&amp;", out); p++; continue;
-		case '"': fputs("&quot;", out); p++; continue;
-		case '\'': fputs("&apos;", out); p++; continue;
-		}
-		if (c < 0x80) {
-			putc(c >= 0x20 && c != 0x7f ? (int)c : '?', out);
-			p++;
-			continue;
-		}
-		size_t len = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
-		int ok = len > 0 && (size_t)(e - p) >= len && c < 0xf5;
-		for (size_t i = 1; ok && i < len; i++)
-			ok = (p[i] & 0xc0) == 0x80;
-		if (ok && len == 3) { /* no overlongs or surrogates */
-			unsigned cp = ((c & 0x0f) << 12) | ((p[1] & 0x3fu) << 6);
-			ok = cp >= 0x800 && !(cp >= 0xd800 && cp <= 0xdfff);
-		}
-		if (ok && len == 4) {
-			unsigned cp = ((c & 0x07) << 18) | ((p[1] & 0x3fu) << 12);
-			ok = cp >= 0x10000 && cp <= 0x10ffff;
-		}
-		if (!ok) {
-			putc('?', out);
-			p++;
-			continue;
-		}
-		fwrite(p, 1, len, out);
-		p += len;
-	}
-}
-
 /* Number of UTF-8 characters in s[0..n); *cut receives the byte length of
  * the first `keep` characters. */
 static size_t utf8_chars(const char *s, size_t n, size_t keep, size_t *cut)
@@ -363,10 +326,10 @@ static void write_label(FILE *out, const char *name, size_t n, double wpx)
 	size_t cut;
 	size_t chars = utf8_chars(name, n, fit > 1e9 ? SIZE_MAX : (size_t)fit - 2, &cut);
 	if ((double)chars <= fit) {
-		xml_write(out, name, n);
+		pf_xml_write(out, name, n);
 		return;
 	}
-	xml_write(out, name, cut);
+	pf_xml_write(out, name, cut);
 	fputs("..", out);
 }
 
@@ -503,7 +466,7 @@ static int draw(struct flame *fl, FILE *out)
 		"onload=\"init(evt)\" xmlns=\"http://www.w3.org/2000/svg\" "
 		"xmlns:fg=\"urn:pftools:flame\">\n",
 		fl->width, height, fl->width, height);
-	fputs("<!-- drawn by pfflame (pftools) " PF_VERSION_STRING " -->\n", out);
+	fprintf(out, "<!-- drawn by pfflame (pftools) %s -->\n", pf_version());
 	fputs("<defs><linearGradient id=\"background\" y1=\"0\" y2=\"1\" x1=\"0\" x2=\"0\">"
 	      "<stop stop-color=\"#eeeeee\" offset=\"5%\"/><stop stop-color=\"#eeeeb0\" offset=\"95%\"/>"
 	      "</linearGradient></defs>\n", out);
@@ -518,7 +481,7 @@ static int draw(struct flame *fl, FILE *out)
 	fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"url(#background)\"/>\n",
 		fl->width, height);
 	fprintf(out, "<text id=\"title\" x=\"%.2f\" y=\"%.0f\">", fl->width / 2, FONT * 2);
-	xml_write(out, title, strlen(title));
+	pf_xml_write(out, title, strlen(title));
 	fputs("</text>\n", out);
 	fprintf(out, "<text id=\"details\" x=\"%.0f\" y=\"%.0f\" font-size=\"%.0f\"> </text>\n", XPAD,
 		height - ypad2 / 2, FONT);
@@ -547,13 +510,13 @@ static int draw(struct flame *fl, FILE *out)
 		size_t slen;
 		const char *shown = display_name(fl, name, nlen, &slen);
 		fputs("<g><title>", out);
-		xml_write(out, shown, slen);
+		pf_xml_write(out, shown, slen);
 		if (diff) {
 			double s0 = tot0 > 0 ? (double)n->c[0] / tot0 : 0;
 			double s1 = tot1 > 0 ? (double)n->c[1] / tot1 : 0;
 			double d = s1 - s0;
 			fprintf(out, " (%llu ", (unsigned long long)n->c[wi]);
-			xml_write(out, fl->countname, strlen(fl->countname));
+			pf_xml_write(out, fl->countname, strlen(fl->countname));
 			fprintf(out, ", %.2f%%; base %.2f%%, new %.2f%%, %+.2f pp)",
 				100.0 * (double)w / (double)total, 100 * s0, 100 * s1, 100 * d);
 			double t = maxdelta > 0 ? fabs(d) / maxdelta : 0;
@@ -570,7 +533,7 @@ static int draw(struct flame *fl, FILE *out)
 		} else {
 			fputs(" (", out);
 			fprintf(out, "%llu ", (unsigned long long)w);
-			xml_write(out, fl->countname, strlen(fl->countname));
+			pf_xml_write(out, fl->countname, strlen(fl->countname));
 			fprintf(out, ", %.2f%%)", 100.0 * (double)w / (double)total);
 			color(fl, name, nlen, rgb);
 		}
@@ -701,10 +664,8 @@ int main(int argc, char **argv)
 		case OPT_NEGATE: fl.negate = 1; break;
 		case 'o': output = optarg; break;
 		case 'h': usage(stdout); return 0;
-		case 'V': printf("pfflame (pftools) %s\n", PF_VERSION_STRING); return 0;
-		default:
-			fputs("Try 'pfflame --help' for more information.\n", stderr);
-			return 2;
+		case 'V': return pf_cli_version("pfflame");
+		default: return pf_cli_try_help("pfflame");
 		}
 	}
 	if (argc - optind > 1) {

@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "folded.h"
-#include "outerr.h"
-#include "profile.h"
+#include "cli.h"
+#include <pfile/fold.h>
 
 #define PROG "pffold"
 
@@ -246,19 +246,15 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		case 'V':
-			printf(PROG " (pftools) %s\n", PF_VERSION_STRING);
-			return 0;
+			return pf_cli_version(PROG);
 		default:
-			fprintf(stderr, "Try '" PROG " --help' for more information.\n");
-			return 2;
+			return pf_cli_try_help(PROG);
 		}
 	}
 	if (optind < argc)
 		in = argv[optind++];
 	if (optind < argc) {
-		fprintf(stderr, PROG ": unexpected argument '%s'\nTry '" PROG " --help' for more information.\n",
-			argv[optind]);
-		return 2;
+		return pf_cli_usage(PROG, "unexpected argument '%s'", argv[optind]);
 	}
 	o.pids = n_pids ? pids : NULL;
 	o.n_pids = n_pids;

@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "pfrec.h"
 
 #define MAX_EVENTS 8
@@ -338,17 +339,7 @@ static void usage(FILE *f)
 		FLUSH_FILE_MS / 1000.0, FLUSH_STREAM_MS / 1000.0, pfrec_event_names());
 }
 
-static void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void usage_error(const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "%s: %s\nTry 'pfrec --help' for more information.\n", prog, buf);
-	exit(2);
-}
+#define usage_error(...) pf_cli_usage_exit(prog, __VA_ARGS__)
 
 static int parse_pid_list(const char *opt, const char *s, pid_t **out)
 {
@@ -564,8 +555,7 @@ static void parse_args(struct opts *o, int argc, char **argv)
 			usage(stdout);
 			exit(0);
 		case 'V':
-			printf("pfrec (pftools) %s\n", PF_VERSION_STRING);
-			exit(0);
+			exit(pf_cli_version(prog));
 		case ':':
 			usage_error("option %s needs a value", argv[optind - 1]);
 		default:
@@ -787,7 +777,7 @@ static void see_path(struct rec *R, uint32_t pid, const char *path, size_t len, 
 		if (real && fd < 0 && kbid && kbid_size) {
 			int lfd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 			uint8_t fb[64];
-			int n = lfd >= 0 ? pfrec_elf_build_id_fd(lfd, fb) : -1;
+			int n = lfd >= 0 ? pf_build_id_fd(lfd, fb) : -1;
 			real = n == (int)kbid_size && memcmp(fb, kbid, kbid_size) == 0;
 			if (real)
 				fd = lfd;
@@ -823,7 +813,7 @@ static void see_path(struct rec *R, uint32_t pid, const char *path, size_t len, 
 		memcpy(e.build_id, kbid, kbid_size);
 		e.build_id_size = (uint8_t)kbid_size;
 	} else if (fd >= 0) {
-		int n = pfrec_elf_build_id_fd(fd, e.build_id);
+		int n = pf_build_id_fd(fd, e.build_id);
 		e.build_id_size = n > 0 ? (uint8_t)n : 0;
 	}
 	if (fd >= 0) {
@@ -852,15 +842,14 @@ static void save_vdso(struct rec *R, uint32_t pid, uint64_t addr)
 	if (pfrec_read_file("/proc/self/maps", 1 << 20, &maps, &len) < 0)
 		return;
 	uint64_t size = 0;
-	for (char *line = maps; line && *line;) {
-		unsigned long long lo, hi;
-		if (sscanf(line, "%llx-%llx", &lo, &hi) == 2 && lo == base && hi > lo) {
-			size = hi - lo;
+	struct pf_proc_map pm;
+	size_t pos = 0;
+	int rc;
+	while ((rc = pf_proc_maps_next(maps, len, &pos, &pm)) != 0) {
+		if (rc > 0 && pm.start == base && pm.end > pm.start) {
+			size = pm.end - pm.start;
 			break;
 		}
-		line = strchr(line, '\n');
-		if (line)
-			line++;
 	}
 	free(maps);
 	if (!size || size > (64u << 20))
@@ -869,7 +858,7 @@ static void save_vdso(struct rec *R, uint32_t pid, uint64_t addr)
 	memset(&d, 0, sizeof(d));
 	d.pid = pid;
 	d.addr = addr;
-	int n = pfrec_elf_build_id_mem((const void *)base, (size_t)size, d.build_id);
+	int n = pf_build_id_mem((const void *)base, (size_t)size, d.build_id);
 	d.build_id_size = n > 0 ? (uint8_t)n : 0;
 	d.path = "[vdso]";
 	d.path_len = 6;
@@ -884,32 +873,17 @@ static void save_vdso(struct rec *R, uint32_t pid, uint64_t addr)
 /* Parses a maps text for executable file mappings and the vDSO. */
 static void scan_maps_text(struct rec *R, uint32_t pid, const char *text, size_t len)
 {
-	const char *p = text, *end = text + len;
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *le = nl ? nl : end;
-		/* addr perms offset dev inode path */
-		unsigned long long lo = 0;
-		char perms[8] = "";
-		int consumed = 0;
-		char line[128];
-		size_t hl = (size_t)(le - p) < sizeof(line) - 1 ? (size_t)(le - p) : sizeof(line) - 1;
-		memcpy(line, p, hl);
-		line[hl] = 0;
-		unsigned long long hi = 0, ino = 0;
-		if (sscanf(line, "%llx-%llx %7s %*s %*s %llu %n", &lo, &hi, perms, &ino, &consumed) >= 4 &&
-		    consumed > 0) {
-			const char *path = p + consumed;
-			while (path < le && *path == ' ')
-				path++;
-			size_t pl = (size_t)(le - path);
-			struct mapref mr = { lo, hi, ino, 1 };
-			if (pl == 6 && memcmp(path, "[vdso]", 6) == 0)
-				save_vdso(R, pid, lo);
-			else if (perms[2] == 'x' && pl && *path == '/')
-				see_path(R, pid, path, pl, NULL, 0, &mr);
-		}
-		p = nl ? nl + 1 : end;
+	struct pf_proc_map pm;
+	size_t pos = 0;
+	int rc;
+	while ((rc = pf_proc_maps_next(text, len, &pos, &pm)) != 0) {
+		if (rc < 0)
+			continue;
+		struct mapref mr = { pm.start, pm.end, pm.inode, 1 };
+		if (pm.path_len == 6 && memcmp(pm.path, "[vdso]", 6) == 0)
+			save_vdso(R, pid, pm.start);
+		else if (pm.perms[2] == 'x' && pm.path_len && *pm.path == '/')
+			see_path(R, pid, pm.path, pm.path_len, NULL, 0, &mr);
 	}
 }
 

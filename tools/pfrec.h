@@ -13,7 +13,10 @@
 #include <sys/types.h>
 #include <linux/perf_event.h>
 
-#include "pfile.h"
+#include <pfile/records.h>
+#include <pfile/maps.h>
+
+#include "buildid.h"
 
 /* ---- events (pfrec/sys.c) ---- */
 
@@ -78,14 +81,5 @@ struct pfrec_meta_in {
 };
 int pfrec_meta_build(struct pf_buf *b, const struct pfrec_meta_in *in);
 /* ELF e_machine of the build target. */
-
-/* ---- ELF build-ids (pfrec/elf.c) ---- */
-
-/* Reads the NT_GNU_BUILD_ID note of an ELF file (program headers first,
- * then section headers). @return the build-id size (1..64), 0 if none or
- * not ELF, or -errno if the file cannot be read. */
-int pfrec_elf_build_id_fd(int fd, uint8_t out[64]);
-/* The same over an ELF image in memory (e.g. the vDSO), `size` bytes. */
-int pfrec_elf_build_id_mem(const void *image, size_t size, uint8_t out[64]);
 
 #endif

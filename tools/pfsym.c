@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "outerr.h"
+#include "cli.h"
 #include "pfsym.h"
 #include "pfsym-unwind.h"
 
@@ -371,7 +371,7 @@ static void ahead_stop(struct ahead *a)
 static int write_syminfo_start(pf_writer *w, const char *in, const struct pfsym_opts *so)
 {
 	struct pf_buf b = { 0 };
-	int rc = pf_kv_add(&b, "pfsym.version", PF_VERSION_STRING);
+	int rc = pf_kv_add(&b, "pfsym.version", pf_version());
 	rc |= pf_kv_add(&b, "input", in);
 	if (so->symfs) {
 		rc |= pf_kv_add(&b, "symfs", so->symfs);
@@ -517,11 +517,9 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		case 'V':
-			printf(PROG " (pftools) %s\n", PF_VERSION_STRING);
-			return 0;
+			return pf_cli_version(PROG);
 		default:
-			fprintf(stderr, "Try '" PROG " --help' for more information.\n");
-			return 2;
+			return pf_cli_try_help(PROG);
 		}
 	}
 	if (resolve)
@@ -531,9 +529,7 @@ int main(int argc, char **argv)
 	if (optind < argc && !out)
 		out = argv[optind++];
 	if (optind < argc) {
-		fprintf(stderr, PROG ": unexpected argument '%s'\nTry '" PROG " --help' for more information.\n",
-			argv[optind]);
-		return 2;
+		return pf_cli_usage(PROG, "unexpected argument '%s'", argv[optind]);
 	}
 	if (!out)
 		out = "-";

@@ -6,7 +6,8 @@
 
 #include <stdio.h>
 #include <libelf.h>
-#include "profile.h"
+#include <pfile/build.h>
+#include <pfile/advanced.h> /* until libpfsym: struct pf_prof, pf_maps, pf_events */
 
 struct pfsym_opts {
 	const char *symfs;         /* root of a copy of the recorded machine's files, or NULL */

@@ -38,7 +38,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pfile.h"
+#include "advanced.h"
 
 #define PROG "a64-fixture"
 #define EM_AARCH64_ 183

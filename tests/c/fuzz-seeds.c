@@ -18,7 +18,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#include "pfile.h"
+#include "advanced.h"
 
 static void die(const char *m)
 {

@@ -17,8 +17,9 @@
 
 #include "folded.h"
 #include "maps.h"
-#include "pfile.h"
-#include "profile.h"
+#include "advanced.h"
+#include "build.h"
+#include "fold.h"
 
 static int checks, fails;
 #define CHECK(c)                                                                           \

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pfile.h"
+#include "advanced.h"
 
 static uint64_t rng;
 

@@ -41,8 +41,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pfile.h"
-#include "profile.h"
+#include "advanced.h"
+#include "build.h"
+#include "fold.h"
 
 static _Noreturn void die(const char *m)
 {

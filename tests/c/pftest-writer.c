@@ -62,8 +62,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pfile.h"
-#include "profile.h"
+#include "advanced.h"
+#include "build.h"
+#include "fold.h"
 
 #define T0 12345678901234ull /* ns: 12345.678901234 s */
 

@@ -16,7 +16,7 @@
  * RECORDS section (a COMM and a SAMPLE record), END. Exit 0 if the read-back
  * matched, 1 otherwise (with a message), 2 on usage errors.
  */
-#include "pfile.h"
+#include "advanced.h"
 
 #include <errno.h>
 #include <fcntl.h>

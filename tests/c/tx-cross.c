@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "pfile.h"
+#include "advanced.h"
 
 static uint64_t rs_ = 88172645463325252ull;
 static uint64_t rnd(void)

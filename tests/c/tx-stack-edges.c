@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pfile.h"
+#include "advanced.h"
 
 #define NREGS 20 /* popcount(0xff0fff): x86_64's user register mask */
 

@@ -17,7 +17,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "pfile.h"
+#include "advanced.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -18,7 +18,8 @@
 #include <fcntl.h>
 
 #include "fuzz.h"
-#include "profile.h"
+#include "build.h"
+#include "fold.h"
 
 struct run {
 	struct pf_prof *p;

@@ -16,7 +16,8 @@
  */
 #include "fuzz.h"
 #include "maps.h"
-#include "profile.h"
+#include "build.h"
+#include "fold.h"
 
 static int want_some(void *arg, uint16_t type)
 {

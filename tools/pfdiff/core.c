@@ -13,11 +13,12 @@
 #include <unistd.h>
 
 #include "folded.h"
-#include "outerr.h"
-#include "pfile.h"
-#include "profile.h"
+#include "cli.h"
+#include <pfile/pfile.h>
+#include <pfile/fold.h>
 #include "stats.h"
 #include "pfdiff.h"
+#include "text.h"
 
 #define ROOT_ALL "all"
 /* as pf_folded_read() words it; here the sum is over all runs of a side */
@@ -469,9 +470,9 @@ static int want_none(void *arg, uint16_t type)
 	return 0;
 }
 
-/* Does the .pf file have a resolved profile (pfsym's)? The rule of libpfile's
- * folding engine: a STRINGS, SAMPLES or SYMINFO section before the first
- * RECORDS section. "-" is file descriptor 0, which must be seekable; it is
+/* Does the .pf file have a resolved profile (pfsym's)? libpfile's rule
+ * (pf_section_resolved_mark(): a STRINGS, SAMPLES or SYMINFO section before
+ * the first RECORDS section). "-" is file descriptor 0, which must be seekable; it is
  * sought back. @return 1 yes, 0 no, -1 unknown (a damaged or empty file,
  * which the folding reports). */
 static int pf_resolved(const char *path)
@@ -487,11 +488,9 @@ static int pf_resolved(const char *path)
 		pf_reader_set_want(rd, want_none, NULL);
 		struct pf_section sec;
 		while (res < 0 && pf_reader_next(rd, &sec) > 0) {
-			if (sec.type == PF_SEC_SYMINFO || sec.type == PF_SEC_SAMPLES ||
-			    sec.type == PF_SEC_STRINGS)
-				res = 1;
-			else if (sec.type == PF_SEC_RECORDS)
-				res = 0;
+			int mark = pf_section_resolved_mark(sec.type);
+			if (mark)
+				res = mark > 0;
 		}
 	}
 	pf_reader_close(rd);
@@ -605,52 +604,13 @@ static uint64_t get(const struct run *r, const uint64_t *a, uint32_t id)
 	return id < r->cap ? a[id] : 0;
 }
 
-/* Length of the well-formed UTF-8 sequence at p (RFC 3629 table 3: no
- * overlong forms, no surrogates, nothing above U+10FFFF), 0 when the bytes
- * there are not one. p is NUL-terminated; a NUL ends a sequence early. */
-static size_t utf8_len(const unsigned char *p)
-{
-	unsigned c = p[0];
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		return (p[1] & 0xc0) == 0x80 ? 2 : 0;
-	if (c >= 0xe0 && c <= 0xef) {
-		unsigned lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
-		return p[1] >= lo && p[1] <= hi && (p[2] & 0xc0) == 0x80 ? 3 : 0;
-	}
-	if (c >= 0xf0 && c <= 0xf4) {
-		unsigned lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
-		return p[1] >= lo && p[1] <= hi && (p[2] & 0xc0) == 0x80 && (p[3] & 0xc0) == 0x80 ? 4 : 0;
-	}
-	return 0;
-}
-
 /* Writes s as a JSON string. JSON text is UTF-8 (RFC 8259 8.1): a byte that
  * is not part of a well-formed UTF-8 sequence (a name in Latin-1, a cut
  * multi-byte character) is written as U+FFFD. @return 1 when a byte was
  * replaced, else 0. */
 static int json_str(FILE *out, const char *s)
 {
-	int replaced = 0;
-	putc('"', out);
-	for (const unsigned char *p = (const unsigned char *)s; *p;) {
-		size_t n = utf8_len(p);
-		if (n == 0) {
-			fputs("\\ufffd", out);
-			replaced = 1;
-			p++;
-		} else if (*p == '"' || *p == '\\') {
-			fprintf(out, "\\%c", *p++);
-		} else if (*p < 0x20) {
-			fprintf(out, "\\u%04x", *p++);
-		} else {
-			fwrite(p, 1, n, out);
-			p += n;
-		}
-	}
-	putc('"', out);
-	return replaced;
+	return pf_json_str(out, s, strlen(s), PF_JSON_BAD_FFFD);
 }
 
 static void json_hex(FILE *out, const char *s)

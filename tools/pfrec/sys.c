@@ -355,7 +355,9 @@ int pfrec_meta_build(struct pf_buf *b, const struct pfrec_meta_in *in)
 	if (in->cmd_argc > 0)
 		rc |= kv_join(b, "cmdline", in->cmd_argc, in->cmd_argv);
 	rc |= kv_join(b, "pfrec_cmdline", in->argc, in->argv);
-	rc |= pf_kv_add(b, "tool_version", "pfrec (pftools) " PF_VERSION_STRING);
+	char version[64];
+	snprintf(version, sizeof(version), "pfrec (pftools) %s", pf_version());
+	rc |= pf_kv_add(b, "tool_version", version);
 	if (in->start_time_ns)
 		rc |= pf_kv_add_u64(b, "start_time_ns", in->start_time_ns);
 	if (in->event_fallback)

@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "buildid.h"
 #include "pfsym.h"
 
 enum state { ST_NEW, ST_OK, ST_MISSING, ST_MISMATCH, ST_UNVERIFIED, ST_NOFILE };
@@ -237,52 +238,6 @@ int sym_add_image(struct symbolizer *s, const struct pf_dso_image *img)
 }
 
 /* ---- ELF helpers ---- */
-
-static size_t elf_build_id(Elf *e, uint8_t *out, size_t max)
-{
-	Elf_Scn *scn = NULL;
-	while ((scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
-			continue;
-		Elf_Data *d = elf_getdata(scn, NULL);
-		if (!d)
-			continue;
-		size_t off = 0, name_off, desc_off;
-		GElf_Nhdr nh;
-		while ((off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
-			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-			    memcmp((char *)d->d_buf + name_off, "GNU", 4) == 0) {
-				size_t n = nh.n_descsz < max ? nh.n_descsz : max;
-				memcpy(out, (char *)d->d_buf + desc_off, n);
-				return n;
-			}
-		}
-	}
-	/* no section headers: program header notes */
-	size_t nph;
-	if (elf_getphdrnum(e, &nph) != 0)
-		return 0;
-	for (size_t i = 0; i < nph; i++) {
-		GElf_Phdr ph;
-		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_NOTE)
-			continue;
-		Elf_Data *d = elf_getdata_rawchunk(e, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_NHDR);
-		if (!d)
-			continue;
-		size_t off = 0, name_off, desc_off;
-		GElf_Nhdr nh;
-		while ((off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
-			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-			    memcmp((char *)d->d_buf + name_off, "GNU", 4) == 0) {
-				size_t n = nh.n_descsz < max ? nh.n_descsz : max;
-				memcpy(out, (char *)d->d_buf + desc_off, n);
-				return n;
-			}
-		}
-	}
-	return 0;
-}
 
 static int has_symtab(Elf *e)
 {
@@ -951,7 +906,8 @@ static int try_file(struct symbolizer *s, struct binfo *b, const struct cand *c,
 		return 0;
 	}
 	uint8_t bid[64];
-	size_t n = elf_build_id(e, bid, sizeof(bid));
+	int bn = pf_build_id_fd(fd, bid);
+	size_t n = bn > 0 ? (size_t)bn : 0;
 	char bad[200] = "";
 	if (b->as_is) {
 		/* --resolve: the file the user named */
@@ -1368,7 +1324,7 @@ static int find_dbg(struct symbolizer *s, struct binfo *b, const struct cand *c,
 		return 0;
 	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	uint8_t bid[64];
-	int ok = e && elf_kind(e) == ELF_K_ELF && elf_build_id(e, bid, sizeof(bid)) == b->bid_size &&
+	int ok = e && elf_kind(e) == ELF_K_ELF && pf_build_id_fd(fd, bid) == (int)b->bid_size &&
 		 memcmp(bid, b->bid, b->bid_size) == 0;
 	if (e)
 		elf_end(e);

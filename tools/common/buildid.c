@@ -1,5 +1,7 @@
 /*
- * pfrec/elf.c - the GNU build-id note of an ELF file or memory image.
+ * tools/common/buildid.c - the GNU build-id note of an ELF file or memory
+ * image (buildid.h): the one reader, for pfrec (the files it sees mapped,
+ * the vDSO) and pfsym (the candidates it checks against a recorded id).
  *
  * Plain reads with bounds checks, no libelf (pfrec stays small and static).
  * Layouts: the System V gABI (ELF header, program and section headers,
@@ -7,11 +9,13 @@
  * 8-byte aligned notes when the segment's alignment is 8).
  */
 #include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <elf.h>
 
-#include "pfrec.h"
+#include "buildid.h"
 
 #define NOTE_MAX_BYTES (64u << 10) /* never read more than this per note area */
 #define MAX_HEADERS 4096
@@ -68,18 +72,10 @@ static uint64_t g64(const struct elfinfo *e, const uint8_t *p)
 	return e->swap ? (lo << 32 | hi) : (hi << 32 | lo);
 }
 
-/* Scans a note area of `size` bytes at `off`. @return id size, 0, or -errno. */
-static int scan_notes(const struct src *s, const struct elfinfo *e, uint64_t off, uint64_t size,
-		      uint64_t align, uint8_t out[64])
+/* Finds the GNU build-id note in a note area of `size` bytes. @return its
+ * size (1..64) or 0. */
+static int find_note(const struct elfinfo *e, const uint8_t *buf, uint64_t size, uint64_t align, uint8_t out[64])
 {
-	static uint8_t buf[NOTE_MAX_BYTES];
-	if (size > NOTE_MAX_BYTES)
-		size = NOTE_MAX_BYTES;
-	if (size < 12)
-		return 0;
-	int rc = src_read(s, buf, (size_t)size, off);
-	if (rc < 0)
-		return rc == -EIO ? 0 : rc;
 	uint64_t a = align == 8 ? 8 : 4;
 	uint64_t p = 0;
 	while (p + 12 <= size) {
@@ -99,6 +95,27 @@ static int scan_notes(const struct src *s, const struct elfinfo *e, uint64_t off
 		p = next;
 	}
 	return 0;
+}
+
+/* Scans a note area of `size` bytes at `off`. @return id size, 0, or -errno. */
+static int scan_notes(const struct src *s, const struct elfinfo *e, uint64_t off, uint64_t size,
+		      uint64_t align, uint8_t out[64])
+{
+	if (size > NOTE_MAX_BYTES)
+		size = NOTE_MAX_BYTES;
+	if (size < 12)
+		return 0;
+	uint8_t *buf = malloc((size_t)size); /* pfsym reads from two threads */
+	if (!buf)
+		return -ENOMEM;
+	int rc = src_read(s, buf, (size_t)size, off);
+	if (rc < 0) {
+		free(buf);
+		return rc == -EIO ? 0 : rc;
+	}
+	rc = find_note(e, buf, size, align, out);
+	free(buf);
+	return rc;
 }
 
 static int build_id(const struct src *s, uint8_t out[64])
@@ -143,8 +160,34 @@ static int build_id(const struct src *s, uint8_t out[64])
 		shnum = g16(&e, eh + 48);
 	}
 
-	/* Program headers: PT_NOTE segments (present in loaded images). */
-	unsigned need = e.is64 ? 56 : 32;
+	/* Section headers first, in a file: SHT_NOTE sections describe the file
+	 * as it is (a separate debug file keeps its program headers from the
+	 * binary, whose offsets need not hold the notes there). */
+	unsigned need = e.is64 ? 64 : 40;
+	if (s->fd >= 0 && shoff && shentsize >= need && shnum && shnum < MAX_HEADERS) {
+		for (unsigned i = 0; i < shnum; i++) {
+			uint8_t sh[64];
+			if (src_read(s, sh, need, shoff + (uint64_t)i * shentsize) < 0)
+				break;
+			if (g32(&e, sh + 4) != SHT_NOTE)
+				continue;
+			uint64_t off, sz, al;
+			if (e.is64) {
+				off = g64(&e, sh + 24);
+				sz = g64(&e, sh + 32);
+				al = g64(&e, sh + 48);
+			} else {
+				off = g32(&e, sh + 16);
+				sz = g32(&e, sh + 20);
+				al = g32(&e, sh + 32);
+			}
+			rc = scan_notes(s, &e, off, sz, al, out);
+			if (rc != 0)
+				return rc;
+		}
+	}
+	/* Program headers: PT_NOTE segments (all a loaded image has). */
+	need = e.is64 ? 56 : 32;
 	if (phoff && phentsize >= need && phnum && phnum < MAX_HEADERS) {
 		for (unsigned i = 0; i < phnum; i++) {
 			uint8_t ph[64];
@@ -169,40 +212,16 @@ static int build_id(const struct src *s, uint8_t out[64])
 		}
 	}
 
-	/* Section headers: SHT_NOTE sections (e.g. separate debug files). */
-	need = e.is64 ? 64 : 40;
-	if (s->fd >= 0 && shoff && shentsize >= need && shnum && shnum < MAX_HEADERS) {
-		for (unsigned i = 0; i < shnum; i++) {
-			uint8_t sh[64];
-			if (src_read(s, sh, need, shoff + (uint64_t)i * shentsize) < 0)
-				break;
-			if (g32(&e, sh + 4) != SHT_NOTE)
-				continue;
-			uint64_t off, sz, al;
-			if (e.is64) {
-				off = g64(&e, sh + 24);
-				sz = g64(&e, sh + 32);
-				al = g64(&e, sh + 48);
-			} else {
-				off = g32(&e, sh + 16);
-				sz = g32(&e, sh + 20);
-				al = g32(&e, sh + 32);
-			}
-			rc = scan_notes(s, &e, off, sz, al, out);
-			if (rc != 0)
-				return rc;
-		}
-	}
 	return 0;
 }
 
-int pfrec_elf_build_id_fd(int fd, uint8_t out[64])
+int pf_build_id_fd(int fd, uint8_t out[64])
 {
 	struct src s = {.fd = fd};
 	return build_id(&s, out);
 }
 
-int pfrec_elf_build_id_mem(const void *image, size_t size, uint8_t out[64])
+int pf_build_id_mem(const void *image, size_t size, uint8_t out[64])
 {
 	struct src s = {.fd = -1, .mem = image, .mem_size = size};
 	return build_id(&s, out);

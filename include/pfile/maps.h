@@ -1,5 +1,5 @@
 /*
- * maps.h - libpfile: the address -> mapping timeline of a recording.
+ * pfile/maps.h - libpfile: the address -> mapping timeline of a recording.
  *
  * For every process of a recording, the executable mappings in force at every
  * moment: built from the MAPS snapshots (processes alive when recording
@@ -10,15 +10,15 @@
  * callchain context markers or the sample's cpumode, not by a mapping.
  *
  * HowTo
- *    struct pf_maps m; pf_maps_init(&m);
+ *    struct pf_maps *m; pf_maps_new(&m);
  *    for every section in file order:
- *        MAPS:    pf_maps_add_proc_maps(&m, pid, time, text, len)
- *        BUILDID: pf_maps_note_buildid(&m, &entry) for each entry
- *        RECORDS: for every record: pf_maps_record(&m, ev, rec)  (samples are ignored)
+ *        MAPS:    pf_maps_add_proc_maps(m, pid, time, text, len)
+ *        BUILDID: pf_maps_note_buildid(m, &entry) for each entry
+ *        RECORDS: for every record: pf_maps_record(m, ev, rec)  (samples are ignored)
  *    for a sampled address:
- *        const struct pf_map *mp = pf_maps_find(&m, pid, addr, time_ns);
- *        if (mp) { file offset = addr - mp->start + mp->pgoff; dso = pf_maps_dso(&m, mp->dso); }
- *    pf_maps_free(&m);
+ *        const struct pf_map *mp = pf_maps_find(m, pid, addr, time_ns);
+ *        if (mp) { file offset = addr - mp->start + mp->pgoff; dso = pf_maps_dso(m, mp->dso); }
+ *    pf_maps_delete(m);
  *
  * Records are applied in file order. Rings of several CPUs are written
  * interleaved, so a mapping may be seen after a sample that uses it, a
@@ -33,12 +33,13 @@
  * with none live, it takes the one that contains the address and starts
  * nearest in time.
  */
-#ifndef PF_MAPS_H
-#define PF_MAPS_H
+#ifndef PFILE_MAPS_H
+#define PFILE_MAPS_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include "pfile.h"
+#include "records.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -83,52 +84,15 @@ struct pf_map {
 	uint32_t flags;          /* PF_MAP_* */
 };
 
-/* A process created by another one (PERF_RECORD_FORK). */
-struct pf_maps_kid {
-	uint32_t pid;
-	uint64_t time;           /* ns, perf clock */
-};
+/* The timeline: opaque (its tables and caches are internal; advanced.h has
+ * them, with no ABI promise). */
+struct pf_maps;
 
-struct pf_maps_proc {
-	uint32_t pid;
-	uint32_t n, cap;
-	struct pf_map *maps;     /* sorted by start */
-	uint64_t *max_end;       /* max_end[i] = max(maps[0..i].end) */
-	uint32_t gen;            /* changes whenever the timeline of pid changes */
-	uint32_t bounds_gen;     /* gen for which `bounds` was built */
-	uint32_t n_bounds, cap_bounds;
-	uint64_t *bounds;        /* sorted distinct t_start/t_end values (ns) */
-	uint64_t *execs;         /* times of its execs (ns), sorted */
-	uint32_t n_execs, cap_execs;
-	struct pf_maps_kid *kids; /* processes it forked */
-	uint32_t n_kids, cap_kids;
-};
+/* A new, empty timeline. @return 0 and *out set, or -ENOMEM. */
+int pf_maps_new(struct pf_maps **out);
 
-/* The timeline. Zero it or pf_maps_init() it. All members are internal
- * except through the functions below. */
-struct pf_maps {
-	struct pf_maps_proc *procs;
-	uint32_t n_procs, cap_procs;
-	uint32_t *proc_hash;     /* open addressing, pid -> index+1 */
-	uint32_t proc_hash_cap;
-	struct pf_dso *dsos;
-	uint32_t n_dsos, cap_dsos;
-	uint32_t *dso_hash;      /* (path, build-id) -> id+1 */
-	uint32_t dso_hash_cap;
-	/* path -> build-id from BUILDID sections, for mappings without one */
-	struct pf_maps_bid { char *path; uint32_t path_len; uint8_t size, flags; uint8_t id[64]; } *bids;
-	uint32_t n_bids, cap_bids;
-	uint32_t gen_next;       /* last timeline generation handed out */
-	/* pf_maps_time_key()'s last answer: valid while gen_next is tk_gen
-	 * (no timeline changed), for tk_pid and times in [tk_lo, tk_hi) */
-	uint32_t tk_pid, tk_gen;
-	int tk_ok;
-	uint64_t tk_lo, tk_hi, tk_key;
-};
-
-void pf_maps_init(struct pf_maps *m);
-/* Frees everything (not the `user` pointers of DSOs). */
-void pf_maps_free(struct pf_maps *m);
+/* Frees the timeline (not the `user` pointers of its DSOs); NULL is a no-op. */
+void pf_maps_delete(struct pf_maps *m);
 
 /* Interns a DSO by path (`len` bytes) and build-id (`bid_size` bytes, 0 =
  * unknown; then a build-id noted by pf_maps_note_buildid() for that path is
@@ -138,11 +102,12 @@ void pf_maps_free(struct pf_maps *m);
 int64_t pf_maps_dso_intern(struct pf_maps *m, const char *path, size_t len,
 			   const uint8_t *bid, size_t bid_size);
 
-/* The DSO with id `id` (< m->n_dsos). */
-static inline struct pf_dso *pf_maps_dso(const struct pf_maps *m, uint32_t id)
-{
-	return &m->dsos[id];
-}
+/* The DSO with id `id`, or NULL if id >= pf_maps_dso_count(). The DSO is
+ * the timeline's (the caller may set its `user` field). */
+struct pf_dso *pf_maps_dso(const struct pf_maps *m, uint32_t id);
+
+/* Number of DSOs interned so far: ids 0 .. count-1. */
+uint32_t pf_maps_dso_count(const struct pf_maps *m);
 
 /* Remembers a BUILDID entry: later DSOs with this path and no build-id of
  * their own take it, and so do existing ones without one; its flags decide
@@ -166,6 +131,26 @@ int pf_maps_fork(struct pf_maps *m, uint32_t pid, uint32_t ppid, uint64_t time_n
 /* `pid` called exec at `time_ns`: all its mappings live then end then,
  * including those applied later. @return 0 or -ENOMEM. */
 int pf_maps_exec(struct pf_maps *m, uint32_t pid, uint64_t time_ns);
+
+/* One line of /proc/PID/maps (proc(5)): "START-END PERMS OFFSET DEV INODE
+ * PATH", numbers in hex but INODE in decimal. */
+struct pf_proc_map {
+	uint64_t start, end;      /* virtual addresses, end exclusive */
+	uint64_t pgoff;           /* file offset of `start`, bytes */
+	uint64_t inode;           /* 0 when absent or not a number */
+	char perms[5];            /* "r-xp", NUL-terminated */
+	const char *path;         /* into the text, not NUL-terminated; "" for
+				     anonymous memory (path_len 0) */
+	size_t path_len;
+};
+
+/* Parses the next line of a /proc/PID/maps text (`len` bytes from `text`,
+ * from byte *pos, which starts at 0 and is moved past the line's newline).
+ * START, END and OFFSET are at most 16 hex digits; PERMS 4 characters.
+ * @return 1 with *m filled, 0 at the end of the text, -1 for a line that
+ * does not parse (skipped: call again). The one parser of this text in
+ * pftools: pfrec reads /proc with it, readers the MAPS sections. */
+int pf_proc_maps_next(const char *text, size_t len, size_t *pos, struct pf_proc_map *m);
 
 /* Parses the text of /proc/PID/maps (`len` bytes) and adds its executable
  * file-backed and pseudo mappings ("[vdso]") to `pid` from `time_ns`, as
@@ -207,4 +192,4 @@ uint64_t pf_maps_time_key(struct pf_maps *m, uint32_t pid, uint64_t time_ns);
 #ifdef __cplusplus
 }
 #endif
-#endif /* PF_MAPS_H */
+#endif /* PFILE_MAPS_H */

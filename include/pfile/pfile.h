@@ -1,5 +1,5 @@
 /*
- * pfile.h - libpfile: the one parser and writer of the pftools `.pf` container.
+ * pfile/pfile.h - libpfile: the one parser and writer of the pftools `.pf` container.
  *
  * This header is the library's manual. Read it top to bottom.
  *
@@ -29,11 +29,26 @@
  *    in that machine's byte order, which the file header names. The reader
  *    converts it to host order before handing it out (pf_records_swap()).
  *
+ * The headers of libpfile, one per stage (this one is the container):
+ *    pfile/pfile.h     the container: writer, reader, buffers, byte order,
+ *                      XXH3, key/value payloads, the small section payloads
+ *    pfile/records.h   perf records: EVENT payloads, the decoders of the
+ *                      sample and of the records pftools reads,
+ *                      iteration, byte-order swapping
+ *    pfile/maps.h      the mapping timeline of a recording and its DSOs
+ *    pfile/profile.h   the resolved profile: tables and section codecs
+ *    pfile/build.h     raw records -> samples over those tables (the builder)
+ *    pfile/fold.h      folded stacks and top-N functions of a file
+ *    pfile/advanced.h  no ABI promise: the RECORDS transform and the
+ *                      structures behind the opaque types, for tests
+ * For programs written when this header was the only one, it still brings
+ * in records.h at its end (the EVENT and record decoders were declared here).
+ *
  * HowTo: write a file
  *    struct pf_writer_opts o = PF_WRITER_OPTS_INIT;     // host byte order, level 3
  *    pf_writer *w; pf_writer_open_fd(&w, fd, &o);
  *    pf_writer_section(w, PF_SEC_META, 0, meta, meta_len);   // pf_kv_* builds it
- *    pf_writer_section(w, PF_SEC_EVENT, 0, ev, ev_len);      // pf_event_encode()
+ *    pf_writer_section(w, PF_SEC_EVENT, 0, ev, ev_len);      // pf_event_encode() (records.h)
  *    for each batch of ring-buffer bytes (whole records):
  *        pf_writer_records(w, bytes, len);   // batched into RECORDS frames
  *    pf_writer_section(w, PF_SEC_END, 0, end, end_len);      // pf_end_encode()
@@ -44,10 +59,9 @@
  *    struct pf_section s; int rc;
  *    while ((rc = pf_reader_next(r, &s)) != 0) {
  *        if (rc < 0) { print pf_reader_errmsg(r); if (!pf_reader_can_continue(r)) break; continue; }
- *        if (s.type == PF_SEC_EVENT) pf_events_add(evs, &s);
- *        if (s.type == PF_SEC_RECORDS) {
- *            pf_records_swap(...) if pf_reader_needs_swap(r) (pf_reader_next does it for RECORDS);
- *            iterate: struct pf_rec_iter it; pf_rec_iter_init(&it, s.data, s.size);
+ *        if (s.type == PF_SEC_EVENT) pf_events_add(evs, &s);             // records.h
+ *        if (s.type == PF_SEC_RECORDS) {     // kernel data, already in host order
+ *            struct pf_rec_iter it; pf_rec_iter_init(&it, s.data, s.size);
  *            const struct perf_event_header *h; while ((rc = pf_rec_iter_next(&it, &h)) > 0) { ... }
  *        }
  *    }
@@ -73,8 +87,6 @@ extern "C" {
                            * writes the lowest minor whose features it may use:
                            * 0 without transforms, 1 with transform 1, 2 with
                            * transform 2 (continued sections) */
-
-#define PF_LIB_VERSION "0.1.0" /* libpfile and tool release version */
 
 /* The 8 magic bytes at offset 0: 0x89 'P' 'F' 'I' 'L' 'E' '\r' '\n'. */
 #define PF_MAGIC "\x89PFILE\r\n"
@@ -384,71 +396,6 @@ uint16_t pf_host_e_machine(void);
 uint64_t pf_xxh3(const void *p, size_t n);
 
 /* ------------------------------------------------------------------------ */
-/* RECORDS transforms 1 and 2, "columns" (format/pfile.md 3.6)              */
-/* ------------------------------------------------------------------------ */
-
-/* The writer and the reader use these; tools never need them (the reader
- * hands out restored records). They are public for tests and for programs
- * that handle stored payloads themselves.
- *
- * A pf_tx holds the events of a file (in EVENT section order) and the
- * per-thread state of one section's coding. Memory: about 60 KiB, plus 64 KiB
- * of scratch on the first decode and 128 KiB on the first encode, up to 64
- * kept stack copies and call chains (<= 65528 and 8192 bytes each; the
- * decoder keeps them from the end of a section for the next one), plus the
- * streams of the last encoded section (about its raw size). */
-typedef struct pf_tx pf_tx;
-
-/* Creates a coder. `e_machine` (ELF machine of the recorded machine) picks
- * the stack-pointer register the encoder aligns stack copies by; the decoder
- * reads it from each payload. @return 0, -EINVAL, -ENOMEM. */
-int pf_tx_new(pf_tx **out, uint16_t e_machine);
-
-/* Frees a coder; NULL is a no-op. */
-void pf_tx_free(pf_tx *t);
-
-/* Adds the next EVENT section's payload (`size` bytes, host order, as
- * pf_reader_next() hands it out). Every call takes the next event index, even
- * when the payload is malformed (-EBADMSG: samples of that event are then
- * stored verbatim by the encoder and refused by the decoder). Events after the
- * 255th are not used. @return 0, -EBADMSG, -ENOMEM, -EINVAL. */
-int pf_tx_add_event(pf_tx *t, const uint8_t *data, size_t size);
-
-/* Transforms one RECORDS payload (`size` bytes of whole records in the
- * recording machine's byte order; `swap` = 1 when that is not the host's)
- * into out (reset, then filled; caller frees with pf_buf_free()). The output
- * is at most about size * 1.13 + 76 bytes. @return 0, -EBADMSG (not whole
- * records), -ENOMEM, -E2BIG. */
-int pf_tx_encode(pf_tx *t, int swap, const uint8_t *raw, size_t size, struct pf_buf *out);
-
-/* As pf_tx_encode(), but the coding starts from the state the previous
- * successful pf_tx_encode() or pf_tx_encode_next() on `t` left, for a
- * transform 2 section (format/pfile.md 3.6.7) that follows that one.
- * @return as pf_tx_encode(); -EINVAL also when the previous call on `t` was
- * not a successful encode. */
-int pf_tx_encode_next(pf_tx *t, int swap, const uint8_t *raw, size_t size, struct pf_buf *out);
-
-/* Restores a transformed payload (`n` bytes at `in`) into out[raw_size]
- * (records in the recording machine's byte order). Never reads or writes
- * outside the buffers and allocates at most the bounded per-thread state,
- * whatever the input. @return 0; -EBADMSG with *why set to a static
- * one-line reason when the payload is malformed, refers to an undefined
- * event, does not restore exactly raw_size bytes, or fails its checksum;
- * -ENOMEM (its scratch, on the first call); -EINVAL. */
-int pf_tx_decode(pf_tx *t, int swap, const uint8_t *in, size_t n, uint8_t *out, size_t raw_size,
-		 const char **why);
-
-/* As pf_tx_decode(), for a transform 2 payload: the coding continues from the
- * state the previous successful pf_tx_decode() or pf_tx_decode_next() on `t`
- * left (after a success the coder keeps copies of the threads' last call
- * chains and stack copies, at most 64 x (8 KiB + 64 KiB), so `out` of the
- * previous call may be reused). @return as pf_tx_decode(); -EBADMSG with
- * *why set when the previous call on `t` was not a successful decode (the
- * section it continues was damaged, skipped or not transformed). */
-int pf_tx_decode_next(pf_tx *t, int swap, const uint8_t *in, size_t n, uint8_t *out, size_t raw_size,
-		      const char **why);
-
-/* ------------------------------------------------------------------------ */
 /* META and key/value payloads (format/pfile.md 4.1)                         */
 /* ------------------------------------------------------------------------ */
 
@@ -471,217 +418,6 @@ int pf_kv_next(const uint8_t *data, size_t size, size_t *pos,
  * string into out[out_size] (truncated if needed).
  * @return value length (>= 0), -ENOENT if absent, -EBADMSG if malformed. */
 int pf_kv_get(const uint8_t *data, size_t size, const char *key, char *out, size_t out_size);
-
-/* ------------------------------------------------------------------------ */
-/* EVENT sections and record decoding (include/uapi/linux/perf_event.h)      */
-/* ------------------------------------------------------------------------ */
-
-/* One event (an EVENT section decoded). `attr` is in host order and zero-filled
- * past the size stored in the file (or cut to this header's size: unknown
- * trailing fields must be zero for decoding to be exact, else -EPROTONOSUPPORT). */
-struct pf_event {
-	struct perf_event_attr attr;
-	uint32_t attr_size;     /* the size stored in the file */
-	uint32_t index;         /* order of its EVENT section, from 0 */
-	uint32_t n_ids;
-	uint64_t *ids;          /* sample ids (PERF_FORMAT_ID / IDENTIFIER values), owned */
-	char name[128];         /* human name: "cpu-clock", "cycles" ... */
-};
-
-/* Encodes an EVENT payload (format/pfile.md 4.2): u32 attr_size, u32 n_ids,
- * u16 name_len, u16 reserved, then attr (attr_size bytes, in the recording
- * machine's byte order; pfrec passes host order), ids (n_ids u64, recording
- * machine's order), name bytes. @return 0 or -ENOMEM. */
-int pf_event_encode(struct pf_buf *out, const struct perf_event_attr *attr, uint32_t attr_size,
-		    const uint64_t *ids, uint32_t n_ids, const char *name);
-
-/* The set of events of a file, for finding the attr that describes a record. */
-struct pf_events {
-	struct pf_event *ev;
-	uint32_t n;
-	uint32_t cap;
-	/* id -> event lookup (open addressing); internal */
-	uint64_t *id_keys;
-	uint32_t *id_vals;
-	uint32_t id_cap;
-	uint32_t id_n;
-};
-
-/* Adds the event in an EVENT section (payload already in host order, as
- * pf_reader_next() hands it out). @return 0, -EBADMSG (lengths run past the
- * payload or attr_size < PERF_ATTR_SIZE_VER0), -ENOMEM. */
-int pf_events_add(struct pf_events *evs, const struct pf_section *sec);
-
-/* Frees what pf_events_add() allocated; the struct can be reused zeroed. */
-void pf_events_free(struct pf_events *evs);
-
-/* The event a host-order record belongs to: by its sample id (IDENTIFIER) when
- * the events carry PERF_SAMPLE_IDENTIFIER, else the first event. NULL if the
- * file has no event. For non-sample records without sample_id_all, the first event. */
-const struct pf_event *pf_events_find(const struct pf_events *evs, const struct perf_event_header *rec);
-
-/* Iterator over whole perf records in a RECORDS payload. */
-struct pf_rec_iter {
-	const uint8_t *p, *end;
-	size_t offset;          /* byte offset of the next record in the payload */
-};
-void pf_rec_iter_init(struct pf_rec_iter *it, const void *data, size_t size);
-/* @return 1 with *rec pointing at the next record (8-byte header + body,
- * rec->size bytes, all within the payload); 0 at the end; -EBADMSG when a
- * header's size is < 8, not a multiple of 8 (the kernel pads records to 8
- * bytes), or runs past the payload (the rest is lost; it->offset says where). */
-int pf_rec_iter_next(struct pf_rec_iter *it, const struct perf_event_header **rec);
-
-/* Swaps every record in a RECORDS payload in place from the other byte order
- * to host order, field by field as each record type lays them out (u32/u64
- * fields swapped, strings and raw bytes left as they are, callchains and regs
- * swapped as u64). Needs the events to know sample_type/read_format.
- * @return 0 or -EBADMSG (a record's size field is inconsistent: the payload
- * after it is left unswapped). */
-int pf_records_swap(const struct pf_events *evs, uint8_t *data, size_t size);
-/* Swaps an EVENT payload in place (the attr and ids) to host order. */
-int pf_event_payload_swap(uint8_t *data, size_t size);
-
-/* The fields of a PERF_RECORD_SAMPLE, decoded in the kernel's order for every
- * sample_type bit. Pointers point into the record (host order). `present` holds
- * the sample_type bits that were decoded. */
-struct pf_sample {
-	uint64_t present;        /* sample_type of the event */
-	uint64_t id;             /* IDENTIFIER or ID */
-	uint64_t ip;
-	uint32_t pid, tid;
-	uint64_t time;           /* ns, perf clock */
-	uint64_t addr;
-	uint64_t stream_id;
-	uint32_t cpu, cpu_res;
-	uint64_t period;         /* events (e.g. ns for cpu-clock) */
-	const uint64_t *read;    /* PERF_SAMPLE_READ values, read_size u64s */
-	uint32_t read_size;      /* number of u64 */
-	uint64_t callchain_nr;
-	const uint64_t *callchain; /* callchain_nr entries, PERF_CONTEXT_* markers kept */
-	uint32_t raw_size;
-	const uint8_t *raw;
-	uint64_t branch_nr;
-	uint64_t branch_hw_idx;  /* only if attr.branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX */
-	const struct perf_branch_entry *branch;
-	uint64_t user_regs_abi;  /* PERF_SAMPLE_REGS_ABI_* */
-	uint64_t user_regs_mask; /* attr.sample_regs_user */
-	const uint64_t *user_regs; /* popcount(mask) values when abi != 0 */
-	uint64_t user_stack_size; /* bytes copied (the size field) */
-	const uint8_t *user_stack;
-	uint64_t user_stack_dyn_size; /* bytes of it that are valid */
-	uint64_t weight;         /* WEIGHT, or WEIGHT_STRUCT's full u64 */
-	uint64_t data_src;
-	uint64_t transaction;
-	uint64_t intr_regs_abi;
-	uint64_t intr_regs_mask;
-	const uint64_t *intr_regs;
-	uint64_t phys_addr;
-	uint64_t cgroup;
-	uint64_t data_page_size;
-	uint64_t code_page_size;
-	uint64_t aux_size;
-	const uint8_t *aux;
-};
-
-/* Decodes a host-order PERF_RECORD_SAMPLE described by `ev`.
- * @return 0, or -EBADMSG if a field or an array runs past rec->size (nothing
- * past the record is ever read). */
-int pf_sample_decode(const struct pf_event *ev, const struct perf_event_header *rec, struct pf_sample *out);
-
-/* The sample_id_all trailer of a non-sample record (pid/tid, time, id,
- * stream_id, cpu as selected by sample_type). */
-struct pf_sample_id {
-	uint64_t present;       /* sample_type bits present in the trailer */
-	uint32_t pid, tid;
-	uint64_t time;
-	uint64_t id;
-	uint64_t stream_id;
-	uint32_t cpu, cpu_res;
-};
-
-/* Size in bytes of the sample_id trailer for `ev` (0 without sample_id_all). */
-size_t pf_sample_id_size(const struct pf_event *ev);
-
-/* Decodes the trailer of a non-sample record. @return 0 (out->present = 0 if
- * the event has no sample_id_all), -EBADMSG if the record is too short. */
-int pf_sample_id_decode(const struct pf_event *ev, const struct perf_event_header *rec, struct pf_sample_id *out);
-
-/* The time of any record: the sample's TIME or the trailer's, or 0 if it has none. */
-uint64_t pf_record_time(const struct pf_event *ev, const struct perf_event_header *rec);
-
-/* "SAMPLE", "MMAP2", "COMM", ... for a PERF_RECORD_* type, or NULL if unknown. */
-const char *pf_record_type_name(uint32_t type);
-
-/* Decoders of the non-sample records pftools reads, one per record kind, after
- * the struct layouts documented in enum perf_event_type
- * (include/uapi/linux/perf_event.h). Common rules:
- *  - `rec` is a whole host-order record (rec->size bytes), as pf_rec_iter_next()
- *    hands them out of a pf_reader_next() payload, or as the kernel writes
- *    them into a ring buffer on this machine;
- *  - `ev` is the record's event (pf_events_find()) or NULL: its
- *    pf_sample_id_size() trailer bytes at the end of the record are not part of
- *    the body (NULL: no trailer, the body runs to rec->size);
- *  - pointers in `out` point into the record (valid while it is);
- *  - @return 0; -EINVAL if `rec` is not of the kind the decoder reads (or a
- *    pointer is NULL); -EBADMSG if the fixed fields or the trailer do not fit in
- *    rec->size, or a string has no NUL before the trailer. On error `out` is
- *    zeroed. Nothing past rec->size is read. Sizes and offsets are in bytes. */
-
-/* PERF_RECORD_MMAP and PERF_RECORD_MMAP2 (header.misc: PERF_RECORD_MISC_USER,
- * _KERNEL, _MMAP_DATA, _MMAP_BUILD_ID). */
-struct pf_mmap {
-	uint32_t pid, tid;        /* pid UINT32_MAX (-1): kernel maps */
-	uint64_t addr;            /* start address of the mapping */
-	uint64_t len;             /* bytes */
-	uint64_t pgoff;           /* file offset of `addr`, in bytes (not pages) */
-	uint8_t mmap2;            /* 1 for MMAP2: the fields below are set */
-	uint8_t has_build_id;     /* MMAP2 with PERF_RECORD_MISC_MMAP_BUILD_ID:
-				   * build_id*, else maj, min, ino, ino_generation */
-	uint8_t build_id_size;    /* bytes, as stored (the kernel writes <= 20;
-				   * a larger value is kept: callers clamp) */
-	uint8_t build_id[20];     /* the record's 20 build-id bytes */
-	uint32_t maj, min;        /* device numbers */
-	uint64_t ino, ino_generation;
-	uint32_t prot, flags;     /* PROT_*, MAP_* (MMAP2 only) */
-	const char *filename;     /* into the record, NUL-terminated there */
-	size_t filename_len;      /* bytes before the NUL */
-};
-int pf_mmap_decode(const struct pf_event *ev, const struct perf_event_header *rec, struct pf_mmap *out);
-
-/* PERF_RECORD_COMM: u32 pid, tid, char comm[] (NUL-terminated, padded to 8). */
-struct pf_comm {
-	uint32_t pid, tid;
-	const char *comm;         /* into the record, NUL-terminated there */
-	size_t comm_len;          /* bytes before the NUL */
-	uint8_t exec;             /* header.misc has PERF_RECORD_MISC_COMM_EXEC */
-};
-int pf_comm_decode(const struct pf_event *ev, const struct perf_event_header *rec, struct pf_comm *out);
-
-/* PERF_RECORD_FORK and PERF_RECORD_EXIT: u32 pid, ppid, tid, ptid, u64 time. */
-struct pf_task {
-	uint32_t pid, ppid;       /* process and parent process */
-	uint32_t tid, ptid;       /* thread and parent thread */
-	uint64_t time;            /* ns, perf clock (the event's clock) */
-};
-int pf_task_decode(const struct pf_event *ev, const struct perf_event_header *rec, struct pf_task *out);
-
-/* PERF_RECORD_LOST (u64 id, u64 lost: records the kernel dropped for a full
- * ring) and PERF_RECORD_LOST_SAMPLES (u64 lost: samples dropped, e.g. by BPF). */
-struct pf_lost {
-	uint64_t id;              /* event id (LOST only; 0 for LOST_SAMPLES) */
-	uint64_t lost;            /* records (LOST) or samples (LOST_SAMPLES) */
-};
-int pf_lost_decode(const struct pf_event *ev, const struct perf_event_header *rec, struct pf_lost *out);
-
-/* PERF_RECORD_THROTTLE and PERF_RECORD_UNTHROTTLE: u64 time, id, stream_id. */
-struct pf_throttle {
-	uint64_t time;            /* ns, perf clock */
-	uint64_t id;              /* event id */
-	uint64_t stream_id;
-};
-int pf_throttle_decode(const struct pf_event *ev, const struct perf_event_header *rec,
-		       struct pf_throttle *out);
 
 /* ------------------------------------------------------------------------ */
 /* Other section payloads (format/pfile.md 4.3-4.8)                          */
@@ -752,7 +488,28 @@ struct pf_end {
 int pf_end_encode(struct pf_buf *out, const struct pf_end *e);
 int pf_end_decode(const uint8_t *data, size_t size, struct pf_end *e);
 
+/* ------------------------------------------------------------------------ */
+/* Version                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* The release of libpfile (and of the tools built with it) as a static
+ * string, "0.1.0": the Makefile's VERSION, the one place it is written. */
+const char *pf_version(void);
+
+/* What a section type says of a file (format/profile.md 1): 1 for a section
+ * of a resolved profile that marks a file as symbolized when it comes before
+ * the first RECORDS section (SYMINFO, SAMPLES, STRINGS), -1 for RECORDS (a
+ * raw recording, unless one of those came first), 0 for the others. Every
+ * reader that must tell a symbolized file from a raw one decides so, from the
+ * first section that is not 0. */
+int pf_section_resolved_mark(uint16_t type);
+
 #ifdef __cplusplus
 }
 #endif
+
+/* records.h was part of this header before the headers had a folder: a
+ * program that includes "pfile.h" alone still finds the record decoders. */
+#include "records.h"
+
 #endif /* PFILE_H */

@@ -1,5 +1,5 @@
 /*
- * stats.h - the statistics pfdiff uses to tell a real change in a profile
+ * tools/common/stats.h - the statistics pfdiff uses to tell a real change in a profile
  * from sampling noise. Plain C, libm only. Formulas are spelled out at each
  * function (and in pfdiff(1)); shares are fractions in [0, 1].
  *

@@ -1,5 +1,6 @@
 /*
- * folded.h - folded-stack text: parsing, frame names, string interning.
+ * tools/common/folded.h - folded-stack text: parsing, frame names, string
+ * interning (not installed: only pffold, pfdiff and pfflame read folded text).
  *
  * "Folded" text is the line format that flame-graph tools exchange: one
  * line per distinct stack, frames from the root (usually the process name)

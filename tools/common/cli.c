@@ -1,0 +1,79 @@
+/*
+ * tools/common/cli.c - the command-line manners of every tool (cli.h).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include <pfile/pfile.h>
+
+int pf_cli_version(const char *prog)
+{
+	printf("%s (pftools) %s\n", prog, pf_version());
+	return PF_EXIT_OK;
+}
+
+int pf_cli_try_help(const char *prog)
+{
+	fprintf(stderr, "Try '%s --help' for more information.\n", prog);
+	return PF_EXIT_USAGE;
+}
+
+static void usage_line(const char *prog, const char *fmt, va_list ap)
+{
+	char buf[1024];
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	fprintf(stderr, "%s: %s\n", prog, buf);
+}
+
+int pf_cli_usage(const char *prog, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	usage_line(prog, fmt, ap);
+	va_end(ap);
+	return pf_cli_try_help(prog);
+}
+
+void pf_cli_usage_exit(const char *prog, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	usage_line(prog, fmt, ap);
+	va_end(ap);
+	exit(pf_cli_try_help(prog));
+}
+
+void pf_out_ignore_sigpipe(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+}
+
+void pf_out_error(const char *prog, const char *name, int err)
+{
+	if (!name || !strcmp(name, "-"))
+		name = "<stdout>";
+	if (err == EPIPE)
+		fprintf(stderr, "%s: %s: %s (the reader closed the pipe before the end of the output)\n", prog, name,
+			strerror(err));
+	else
+		fprintf(stderr, "%s: %s: %s\n", prog, name, strerror(err));
+}
+
+int pf_out_flush(FILE *f)
+{
+	errno = 0;
+	if (fflush(f) != 0)
+		return errno ? errno : EIO;
+	if (!ferror(f))
+		return 0;
+	struct pollfd p = { fileno(f), POLLOUT, 0 };
+	if (poll(&p, 1, 0) == 1 && (p.revents & POLLERR))
+		return EPIPE;
+	return EIO;
+}

@@ -1,0 +1,55 @@
+/*
+ * tools/common/cli.h - the command-line manners every pftools program
+ * shares (not installed; linked into each tool from tools/common/).
+ *
+ * Exit status: 0 ok, 1 error, 2 usage error (pfdiff adds 3 for a regression
+ * found, pfrec passes on the command's). -h/--help prints the usage to
+ * standard output and exits 0; -V/--version prints "PROG (pftools) VERSION"
+ * (pf_version(), the Makefile's VERSION); a usage error prints one line
+ * "PROG: what" (getopt's own message for an unknown option), then "Try 'PROG
+ * --help' for more information.", to standard error, and exits 2.
+ *
+ * Output errors (the man pages' EXIT STATUS): SIGPIPE is ignored, so a reader
+ * that closes the pipe early (`pfdump run.pf | head`) makes a write fail with
+ * EPIPE instead of killing the program (status 141); the program then stops
+ * writing, prints one line naming the output and the fault, and exits 1, as
+ * for any other write error (ENOSPC, EIO).
+ */
+#ifndef PF_TOOLS_CLI_H
+#define PF_TOOLS_CLI_H
+
+#include <stdio.h>
+
+enum { PF_EXIT_OK = 0, PF_EXIT_ERROR = 1, PF_EXIT_USAGE = 2 };
+
+/* -V, --version: "PROG (pftools) VERSION" on standard output. @return 0. */
+int pf_cli_version(const char *prog);
+
+/* The last line of every usage error, "Try 'PROG --help' for more
+ * information.", on standard error. @return PF_EXIT_USAGE. */
+int pf_cli_try_help(const char *prog);
+
+/* A usage error: "PROG: MESSAGE" and the Try line on standard error.
+ * @return PF_EXIT_USAGE. */
+int pf_cli_usage(const char *prog, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* As pf_cli_usage(), then exit(PF_EXIT_USAGE). */
+void pf_cli_usage_exit(const char *prog, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3), noreturn));
+
+/* Called first thing in main(): writes to a closed pipe fail with EPIPE. */
+void pf_out_ignore_sigpipe(void);
+
+/* The one line for a write error `err` (an errno value) on the output
+ * `name` ("-" or NULL = standard output, shown as <stdout>). */
+void pf_out_error(const char *prog, const char *name, int err);
+
+/* Flushes a stdio output and tells whether it failed, now or before:
+ * @return 0, or the errno value of the failure. stdio keeps only a flag
+ * (ferror()) of a write that failed inside an earlier call, not its errno,
+ * and drops the buffer it could not write: that case is told apart by
+ * poll(2), which reports POLLERR on a pipe whose reader is gone (EPIPE);
+ * anything else is EIO. */
+int pf_out_flush(FILE *f);
+
+#endif

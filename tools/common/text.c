@@ -1,0 +1,86 @@
+/*
+ * tools/common/text.c - UTF-8-safe JSON and XML escaping (text.h).
+ */
+#include "text.h"
+
+size_t pf_utf8_len(const unsigned char *p, size_t n)
+{
+	if (!n)
+		return 0;
+	unsigned c = p[0];
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		return n >= 2 && (p[1] & 0xc0) == 0x80 ? 2 : 0;
+	if (c >= 0xe0 && c <= 0xef) {
+		unsigned lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
+		return n >= 3 && p[1] >= lo && p[1] <= hi && (p[2] & 0xc0) == 0x80 ? 3 : 0;
+	}
+	if (c >= 0xf0 && c <= 0xf4) {
+		unsigned lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+		return n >= 4 && p[1] >= lo && p[1] <= hi && (p[2] & 0xc0) == 0x80 && (p[3] & 0xc0) == 0x80 ? 4 : 0;
+	}
+	return 0;
+}
+
+int pf_json_str(FILE *out, const char *s, size_t n, int bad)
+{
+	const unsigned char *p = (const unsigned char *)s, *end = p + n;
+	int replaced = 0;
+	putc('"', out);
+	while (p < end) {
+		unsigned c = *p;
+		size_t len = pf_utf8_len(p, (size_t)(end - p));
+		if (c == '"' || c == '\\') {
+			putc('\\', out);
+			putc((int)c, out);
+		} else if (c == '\n') {
+			fputs("\\n", out);
+		} else if (c == '\t') {
+			fputs("\\t", out);
+		} else if (c == '\r') {
+			fputs("\\r", out);
+		} else if (c < 0x20 || c == 0x7f) {
+			fprintf(out, "\\u%04x", c);
+		} else if (len) {
+			fwrite(p, 1, len, out);
+			p += len;
+			continue;
+		} else {
+			if (bad == PF_JSON_BAD_LATIN1)
+				fprintf(out, "\\u%04x", c);
+			else
+				fputs("\\ufffd", out);
+			replaced = 1;
+		}
+		p++;
+	}
+	putc('"', out);
+	return replaced;
+}
+
+void pf_xml_write(FILE *out, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s, *e = p + n;
+	while (p < e) {
+		unsigned c = *p;
+		size_t len;
+		switch (c) {
+		case '<': fputs("&lt;", out); break;
+		case '>': fputs("&gt;", out); break;
+		case '&': fputs("&amp;", out); break;
+		case '"': fputs("&quot;", out); break;
+		case '\'': fputs("&apos;", out); break;
+		default:
+			len = pf_utf8_len(p, (size_t)(e - p));
+			if (c < 0x20 || c == 0x7f || !len) {
+				putc('?', out);
+				break;
+			}
+			fwrite(p, 1, len, out);
+			p += len;
+			continue;
+		}
+		p++;
+	}
+}

@@ -1,0 +1,36 @@
+/*
+ * tools/common/text.h - text that a tool writes for another program to read:
+ * JSON strings (RFC 8259) and XML character data (the SVG of pfflame), both
+ * UTF-8, whatever bytes the names in a recording hold (not installed).
+ */
+#ifndef PF_TOOLS_TEXT_H
+#define PF_TOOLS_TEXT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* Length of the well-formed UTF-8 sequence at p (of the n bytes there):
+ * RFC 3629 table 3, no overlong forms, no surrogates, nothing above
+ * U+10FFFF; 0 when the bytes there are not one (also when the sequence is
+ * cut by the end). */
+size_t pf_utf8_len(const unsigned char *p, size_t n);
+
+/* What pf_json_str() writes for a byte that is not part of a well-formed
+ * UTF-8 sequence (a name in Latin-1, a cut multi-byte character): */
+enum {
+	PF_JSON_BAD_FFFD,   /* U+FFFD, the replacement character (pfdiff) */
+	PF_JSON_BAD_LATIN1, /* \u00XX, the byte as a Latin-1 character (pfdump) */
+};
+
+/* Writes s[0..n) as a JSON string with its quotes: '"' and '\' escaped,
+ * \n \t \r as such, other bytes below 0x20 and 0x7f as \u00XX, well-formed
+ * UTF-8 as it is, every other byte as `bad` says. JSON text is UTF-8 (RFC
+ * 8259 8.1): the output always is. @return 1 when a byte was replaced, else 0. */
+int pf_json_str(FILE *out, const char *s, size_t n, int bad);
+
+/* Writes s[0..n) as XML character data (also fit for an attribute value):
+ * < > & " ' as entities; well-formed UTF-8 as it is; control bytes and
+ * bytes of no well-formed sequence as '?', which XML 1.0 cannot carry. */
+void pf_xml_write(FILE *out, const char *s, size_t n);
+
+#endif
