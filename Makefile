@@ -115,7 +115,7 @@ lib: $(LIB_A) $(LIB_SO)
 tools: $(BINS)
 $(TOOLS): %: $(O)/bin/%
 
-$(O)/obj/%.o: %.c $(wildcard libpfile/*.h libpfile/internal/*.h tools/*.h) Makefile
+$(O)/obj/%.o: %.c $(wildcard libpfile/*.h libpfile/internal/*.h tools/*.h tools/*/*.h) Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(if $(filter tools/pfsym%,$<),$(SYM_CFLAGS)) -c -o $@ $<
 
@@ -137,6 +137,11 @@ $(foreach t,$(TOOLS_PRESENT),$(eval $(call tool_rule,$(t))))
 $(O)/tests/%: tests/c/%.c $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB_A) $(ALL_LDFLAGS) $(CORE_LIBS)
+
+# pfrec's event parser on its own (tests/pmu.bats)
+$(O)/tests/pmu-test: tests/c/pmu-test.c tools/pfrec/pmu.c tools/pfrec/pmu.h Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ tests/c/pmu-test.c tools/pfrec/pmu.c $(ALL_LDFLAGS)
 
 deps:
 	@scripts/install-deps
@@ -162,6 +167,11 @@ $(FUZZ_O)/obj/%.o: %.c $(wildcard libpfile/*.h) Makefile
 
 $(FUZZ_O)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_LIB_OBJ)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB_OBJ) $(CORE_LIBS) -lm
+
+# the event-spec parser of pfrec, against the fake sysfs trees of tests/fixtures/
+$(FUZZ_O)/fuzz_evspec: tests/fuzz/fuzz_evspec.c tests/fuzz/fuzz.h tools/pfrec/pmu.c tools/pfrec/pmu.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ tests/fuzz/fuzz_evspec.c tools/pfrec/pmu.c
 
 .PHONY: fuzz fuzz-build fuzz-corpus
 fuzz-build: $(FUZZ_BINS)
