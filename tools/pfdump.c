@@ -14,6 +14,7 @@
 
 #include "outerr.h"
 #include "pfile.h"
+#include "pfdump/tracepoint.h"
 #include "folded.h"          /* pf_strtab: the thread names, interned */
 #include "internal/comms.h"  /* libpfile's thread-name timeline (fork, exec, rename) */
 
@@ -534,6 +535,141 @@ static void rstr(struct rd *r, const char **s, size_t *len)
 	r->off = r->n;
 }
 
+/* ------------------------------------------------------------------------ */
+/* Event descriptions (format/pfile.md 4.2.1) and tracepoint fields          */
+/* ------------------------------------------------------------------------ */
+
+struct evdesc {
+	const uint8_t *kv;  /* the key/value description (a copy), kv_len bytes */
+	size_t kv_len;
+	struct pfd_tp tp;   /* tp_format parsed */
+	int has_tp;
+	char tpname[128];   /* "sched:sched_switch" */
+};
+static struct evdesc *descs; /* by EVENT index */
+static uint32_t ndescs;
+
+static void desc_add(uint32_t index, const struct pf_section *sec)
+{
+	size_t len;
+	const uint8_t *kv = pfd_event_desc(sec->data, sec->size, &len);
+	if (!kv || index > 1u << 20)
+		return;
+	if (index >= ndescs) {
+		struct evdesc *n = realloc(descs, (index + 1) * sizeof(*n));
+		if (!n)
+			return;
+		memset(n + ndescs, 0, (index + 1 - ndescs) * sizeof(*n));
+		descs = n;
+		ndescs = index + 1;
+	}
+	struct evdesc *d = &descs[index];
+	uint8_t *copy = malloc(len);
+	if (!copy)
+		return;
+	memcpy(copy, kv, len);
+	d->kv = copy;
+	d->kv_len = len;
+	size_t pos = 0, kl, vl;
+	const char *k, *v;
+	while (pf_kv_next(d->kv, d->kv_len, &pos, &k, &kl, &v, &vl) > 0) {
+		if (kl == 9 && !memcmp(k, "tp_format", 9) && !d->has_tp)
+			d->has_tp = pfd_tp_parse(v, vl, &d->tp) == 0;
+		else if (kl == 10 && !memcmp(k, "tracepoint", 10))
+			snprintf(d->tpname, sizeof(d->tpname), "%.*s", (int)(vl < 127 ? vl : 127), v);
+	}
+}
+
+static void descs_free(void)
+{
+	for (uint32_t i = 0; i < ndescs; i++) {
+		free((void *)descs[i].kv);
+		if (descs[i].has_tp)
+			pfd_tp_free(&descs[i].tp);
+	}
+	free(descs);
+	descs = NULL;
+	ndescs = 0;
+}
+
+/* The description's keys on an "event" line; tp_format as its byte count. */
+static void print_desc(uint32_t index)
+{
+	if (index >= ndescs || !descs[index].kv)
+		return;
+	size_t pos = 0, kl, vl;
+	const char *k, *v;
+	char kb[64];
+	while (pf_kv_next(descs[index].kv, descs[index].kv_len, &pos, &k, &kl, &v, &vl) > 0) {
+		snprintf(kb, sizeof(kb), "%.*s", (int)(kl < 63 ? kl : 63), k);
+		if (!strcmp(kb, "tp_format"))
+			f_u64("tp_format_bytes", vl);
+		else
+			f_str(kb, v, vl);
+	}
+}
+
+static int tp_first;
+
+static void tp_field(void *ctx, const char *name, enum pfd_tp_kind kind, int64_t sv, uint64_t u, const char *str,
+		     size_t len)
+{
+	(void)ctx;
+	if (json) {
+		fprintf(out, "%s", tp_first ? "" : ",");
+		json_str(name, strlen(name));
+		putc(':', out);
+	} else {
+		fprintf(out, " %s=", name);
+	}
+	tp_first = 0;
+	switch (kind) {
+	case PFD_TP_SIGNED:
+		fprintf(out, "%" PRId64, sv);
+		break;
+	case PFD_TP_UNSIGNED:
+		fprintf(out, "%" PRIu64, u);
+		break;
+	case PFD_TP_POINTER:
+		fprintf(out, json ? "\"0x%" PRIx64 "\"" : "0x%" PRIx64, u);
+		break;
+	case PFD_TP_STRING:
+		if (json)
+			json_str(str, len);
+		else
+			text_str(str, len);
+		break;
+	case PFD_TP_BYTES:
+		if (json)
+			putc('"', out);
+		for (size_t i = 0; i < len; i++)
+			fprintf(out, "%02x", (unsigned char)str[i]);
+		if (json)
+			putc('"', out);
+		else if (!len)
+			putc('-', out);
+		break;
+	}
+}
+
+/* A tracepoint sample's raw data, field by field, after "tracepoint=NAME". */
+static void print_tp_fields(const struct pf_event *ev, const struct pf_sample *s)
+{
+	if (ev->index >= ndescs || !descs[ev->index].has_tp || !s->raw)
+		return;
+	const struct evdesc *d = &descs[ev->index];
+	if (d->tpname[0])
+		f_cstr("tracepoint", d->tpname);
+	if (json)
+		fputs(",\"fields\":{", out);
+	tp_first = 1;
+	int rc = pfd_tp_decode(&d->tp, s->raw, s->raw_size, tp_field, NULL);
+	if (json)
+		putc('}', out);
+	if (rc < 0)
+		f_cstr("fields_error", "a field runs past the raw data");
+}
+
 static void print_sample(const struct pf_event *ev, const struct pf_sample *s)
 {
 	uint64_t st = s->present;
@@ -552,6 +688,7 @@ static void print_sample(const struct pf_event *ev, const struct pf_sample *s)
 	if (st & PERF_SAMPLE_RAW) {
 		f_u64("raw_size", s->raw_size);
 		f_bytes("raw", s->raw, s->raw_size > 64 ? 64 : s->raw_size);
+		print_tp_fields(ev, s);
 	}
 	if (st & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT))
 		f_hex("weight", s->weight);
@@ -1081,6 +1218,7 @@ static void print_event(const struct pf_event *ev)
 		f_u64("clockid", (uint64_t)(int64_t)a->clockid);
 	f_u64("attr_size", ev->attr_size);
 	f_list("ids", ev->ids, ev->n_ids, 0);
+	print_desc(ev->index);
 	obj_end();
 }
 
@@ -1515,8 +1653,10 @@ int main(int argc, char **argv)
 					 fname, sec.index, sec.offset,
 					 rc == -EPROTONOSUPPORT ? "unsupported (unknown attr fields set)" : "malformed");
 				error_line(msg);
-			} else if (show_hdr) {
-				print_event(&evs.ev[evs.n - 1]);
+			} else {
+				desc_add(evs.ev[evs.n - 1].index, &sec);
+				if (show_hdr)
+					print_event(&evs.ev[evs.n - 1]);
 			}
 			break;
 		case PF_SEC_RECORDS:
@@ -1566,6 +1706,7 @@ int main(int argc, char **argv)
 	if (!n_errors && !have_end)
 		fprintf(stderr, "pfdump: %s: incomplete recording (no END section)\n", fname);
 	pf_events_free(&evs);
+	descs_free();
 	pf_reader_close(r);
 	free(ents);
 	free(pids);

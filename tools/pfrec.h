@@ -4,11 +4,14 @@
  *   pfrec.c        options, the recording session, the drain loop, summary
  *   pfrec/sys.c    event names, perf_event_open, ring buffers, /proc, META
  *   pfrec/elf.c    build-ids read from ELF notes (files and memory images)
+ *   pfrec/pmu.c    event specs resolved against sysfs and tracefs (pmu.h)
+ *   pfrec/events.c the EVENT section's description of an event, --dry-run
  */
 #ifndef PFREC_H
 #define PFREC_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <linux/perf_event.h>
@@ -78,6 +81,21 @@ struct pfrec_meta_in {
 };
 int pfrec_meta_build(struct pf_buf *b, const struct pfrec_meta_in *in);
 /* ELF e_machine of the build target. */
+
+/* ---- events described (pfrec/events.c) ---- */
+
+struct pmu_event;
+struct pmu_attr;
+/* Appends the description of `ev` (format/pfile.md 4.2.1: spec, text, pmu,
+ * group_leader, group_members, scale, unit, tracepoint, tp_format, in the
+ * key/value layout) to an EVENT payload; leader_index is the EVENT index of
+ * its group's leader (its own when alone), nr_members the group's size on a
+ * leader. Reads the tracepoint's format file. @return 0, or -errno with one
+ * line in err (errlen bytes). */
+int pfrec_event_desc(struct pf_buf *b, const struct pmu_event *ev, int leader_index, int nr_members,
+		     char *err, size_t errlen);
+/* One --dry-run line: "event N: NAME pmu=... type=... config=0x..." */
+void pfrec_event_print(FILE *f, int idx, const struct pmu_event *ev, const struct pmu_attr *pa);
 
 /* ---- ELF build-ids (pfrec/elf.c) ---- */
 
