@@ -226,6 +226,7 @@ static const char *section_name(uint16_t t)
 	case PF_SEC_END: return "END";
 	case PF_SEC_DSO_IMAGE: return "DSO_IMAGE";
 	case PF_SEC_THREADS: return "THREADS";
+	case PF_SEC_COUNTS: return "COUNTS";
 	case PF_SEC_STRINGS: return "STRINGS";
 	case PF_SEC_FRAMES: return "FRAMES";
 	case PF_SEC_STACKS: return "STACKS";
@@ -540,20 +541,26 @@ static void rstr(struct rd *r, const char **s, size_t *len)
 /* ------------------------------------------------------------------------ */
 
 struct evdesc {
+	char name[128];     /* the EVENT's name */
+	int present;
 	const uint8_t *kv;  /* the key/value description (a copy), kv_len bytes */
 	size_t kv_len;
 	struct pfd_tp tp;   /* tp_format parsed */
 	int has_tp;
 	char tpname[128];   /* "sched:sched_switch" */
 };
+/* The COUNTS section (format/pfile.md 4.9), kept for --stats. */
+static uint8_t *counts_kv;
+static size_t counts_len;
 static struct evdesc *descs; /* by EVENT index */
 static uint32_t ndescs;
 
-static void desc_add(uint32_t index, const struct pf_section *sec)
+static void desc_add(const struct pf_event *ev, const struct pf_section *sec)
 {
 	size_t len;
+	uint32_t index = ev->index;
 	const uint8_t *kv = pfd_event_desc(sec->data, sec->size, &len);
-	if (!kv || index > 1u << 20)
+	if (index > 1u << 20)
 		return;
 	if (index >= ndescs) {
 		struct evdesc *n = realloc(descs, (index + 1) * sizeof(*n));
@@ -564,6 +571,10 @@ static void desc_add(uint32_t index, const struct pf_section *sec)
 		ndescs = index + 1;
 	}
 	struct evdesc *d = &descs[index];
+	snprintf(d->name, sizeof(d->name), "%s", ev->name);
+	d->present = 1;
+	if (!kv)
+		return;
 	uint8_t *copy = malloc(len);
 	if (!copy)
 		return;
@@ -590,6 +601,8 @@ static void descs_free(void)
 	free(descs);
 	descs = NULL;
 	ndescs = 0;
+	free(counts_kv);
+	counts_kv = NULL;
 }
 
 /* The description's keys on an "event" line; tp_format as its byte count. */
@@ -606,6 +619,69 @@ static void print_desc(uint32_t index)
 			f_u64("tp_format_bytes", vl);
 		else
 			f_str(kb, v, vl);
+	}
+}
+
+
+static void counts_keep(const struct pf_section *sec)
+{
+	free(counts_kv);
+	counts_kv = malloc(sec->size ? sec->size : 1);
+	counts_len = counts_kv ? sec->size : 0;
+	if (counts_kv)
+		memcpy(counts_kv, sec->data, sec->size);
+}
+
+/* A description key's value as a string (empty when absent). */
+static void desc_get(uint32_t index, const char *key, char *out, size_t size)
+{
+	out[0] = 0;
+	if (index < ndescs && descs[index].kv)
+		pf_kv_get(descs[index].kv, descs[index].kv_len, key, out, size);
+}
+
+/* One "count" line per event: value, times enabled and running, the value
+ * scaled when it was multiplexed, and the PMU's scale and unit applied. */
+static void print_counts(void)
+{
+	if (!counts_kv)
+		return;
+	for (uint32_t i = 0; i < ndescs; i++) {
+		char k[48], v[32], e[32], r[32];
+		snprintf(k, sizeof(k), "%u.value", i);
+		if (pf_kv_get(counts_kv, counts_len, k, v, sizeof(v)) < 0)
+			continue;
+		snprintf(k, sizeof(k), "%u.time_enabled_ns", i);
+		if (pf_kv_get(counts_kv, counts_len, k, e, sizeof(e)) < 0)
+			e[0] = 0;
+		snprintf(k, sizeof(k), "%u.time_running_ns", i);
+		if (pf_kv_get(counts_kv, counts_len, k, r, sizeof(r)) < 0)
+			r[0] = 0;
+		uint64_t val = strtoull(v, NULL, 10), ena = strtoull(e, NULL, 10), run = strtoull(r, NULL, 10);
+		obj_begin("count");
+		f_u64("event", i);
+		if (i < ndescs && descs[i].present)
+			f_cstr("name", descs[i].name);
+		f_u64("value", val);
+		f_u64("time_enabled_ns", ena);
+		f_u64("time_running_ns", run);
+		double scaled = (double)val;
+		if (run && run < ena) {
+			scaled = (double)val * ((double)ena / (double)run);
+			key("scaled");
+			fprintf(out, "%.0f", scaled);
+			key("running_share");
+			fprintf(out, "%.4f", (double)run / (double)ena);
+		}
+		char sc[64], unit[64];
+		desc_get(i, "scale", sc, sizeof(sc));
+		desc_get(i, "unit", unit, sizeof(unit));
+		if (sc[0] || unit[0]) {
+			key("in_unit");
+			fprintf(out, "%.6g", scaled * (sc[0] ? strtod(sc, NULL) : 1.0));
+			f_cstr("unit", unit);
+		}
+		obj_end();
 	}
 }
 
@@ -1528,6 +1604,9 @@ static void print_stats(int truncated)
 		}
 	}
 	pid_cap = 0; /* entries were compacted */
+	if (counts_kv && !json)
+		fprintf(out, "counts at the end:\n");
+	print_counts();
 	if (!json)
 		fprintf(out, "sections: %" PRIu64 "\n  %-10s %6s %14s %14s %7s\n", file_sections, "type", "count",
 			"raw bytes", "stored bytes", "ratio");
@@ -1654,13 +1733,18 @@ int main(int argc, char **argv)
 					 rc == -EPROTONOSUPPORT ? "unsupported (unknown attr fields set)" : "malformed");
 				error_line(msg);
 			} else {
-				desc_add(evs.ev[evs.n - 1].index, &sec);
+				desc_add(&evs.ev[evs.n - 1], &sec);
 				if (show_hdr)
 					print_event(&evs.ev[evs.n - 1]);
 			}
 			break;
 		case PF_SEC_RECORDS:
 			do_records(&sec, &evs);
+			break;
+		case PF_SEC_COUNTS:
+			counts_keep(&sec);
+			if (show_hdr)
+				print_counts();
 			break;
 		case PF_SEC_THREADS:
 			do_threads(&sec, show_hdr && mode == M_DUMP);

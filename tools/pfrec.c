@@ -85,6 +85,7 @@ struct opts {
 	int default_event;          /* no -e: cycles, which may fall back to cpu-clock */
 	int list; const char *list_pattern; /* --list [PATTERN] */
 	int dry_run;                /* --dry-run: print the attrs, open nothing */
+	int count_only;             /* --count-only: count, never sample */
 	unsigned freq; int freq_given;
 	uint64_t period;
 	int callchain;
@@ -133,6 +134,7 @@ struct rec {
 	int clock_id;                    /* -1: perf's default clock */
 	char fallback[256];
 	int kernel_build_ids;
+	struct pfrec_count counts[MAX_EVENTS]; /* read at the end */
 	int extra_fields;                /* an event samples READ or RAW */
 	int no_inherit_read;             /* the kernel refused inherit with PERF_SAMPLE_READ */
 	int forced_user_only;            /* perf_event_paranoid made pfrec drop kernel samples */
@@ -321,6 +323,8 @@ static void usage(FILE *f)
 		"                             a PATTERN after it keeps what matches\n"
 		"      --dry-run              print the attr of each event and exit (opens\n"
 		"                             nothing)\n"
+		"      --count-only           count the events without sampling them (as perf\n"
+		"                             stat): the counts go into the file and the summary\n"
 		"  -F, --freq=HZ              samples per second (default %d)\n"
 		"  -c, --count=PERIOD         one sample every PERIOD events (1 to 2^63-1)\n"
 		"                             instead of -F\n"
@@ -481,7 +485,7 @@ static void resolve_events(struct opts *o)
 
 static void parse_args(struct opts *o, int argc, char **argv)
 {
-	enum { OPT_DURATION = 256, OPT_CALL_GRAPH, OPT_NO_TRANSFORM, OPT_FLUSH_INTERVAL, OPT_FSYNC, OPT_LIST, OPT_DRY_RUN };
+	enum { OPT_DURATION = 256, OPT_CALL_GRAPH, OPT_NO_TRANSFORM, OPT_FLUSH_INTERVAL, OPT_FSYNC, OPT_LIST, OPT_DRY_RUN, OPT_COUNT_ONLY };
 	static const struct option lo[] = {
 		{"pid", required_argument, 0, 'p'},
 		{"tid", required_argument, 0, 't'},
@@ -491,6 +495,7 @@ static void parse_args(struct opts *o, int argc, char **argv)
 		{"event", required_argument, 0, 'e'},
 		{"list", no_argument, 0, OPT_LIST},
 		{"dry-run", no_argument, 0, OPT_DRY_RUN},
+		{"count-only", no_argument, 0, OPT_COUNT_ONLY},
 		{"freq", required_argument, 0, 'F'},
 		{"count", required_argument, 0, 'c'},
 		{"call-graph", required_argument, 0, OPT_CALL_GRAPH},
@@ -548,6 +553,9 @@ static void parse_args(struct opts *o, int argc, char **argv)
 			break;
 		case OPT_DRY_RUN:
 			o->dry_run = 1;
+			break;
+		case OPT_COUNT_ONLY:
+			o->count_only = 1;
 			break;
 		case 'F': {
 			errno = 0;
@@ -1333,7 +1341,10 @@ static void attr_init(struct rec *R, int e)
 	/* the size that covers config3 only when it is used: kernels before
 	 * 6.3 refuse a larger attr whose extra bytes are not zero anyway */
 	a->size = PMU_CONFIG3(&R->pa[e]) ? (uint32_t)sizeof(R->pa[e]) : (uint32_t)sizeof(*a);
-	if (s->flags & PMU_EV_NO_SAMPLE) {
+	if (R->o.count_only) {
+		a->sample_period = 0; /* counts only: side-band records still come */
+		a->freq = 0;
+	} else if (s->flags & PMU_EV_NO_SAMPLE) {
 		/* a member of a sample-read group: counts, read by its leader */
 	} else if (s->flags & (PMU_EV_PERIOD | PMU_EV_FREQ)) {
 		/* period= or freq= of this event */
@@ -1354,7 +1365,9 @@ static void attr_init(struct rec *R, int e)
 		a->sample_regs_user = regs_user_mask();
 		a->sample_stack_user = R->o.stack_bytes;
 	}
-	a->read_format |= PERF_FORMAT_ID;
+	/* the counts read at the end: how long each was enabled and counting
+	 * (less when multiplexed) */
+	a->read_format |= PERF_FORMAT_ID | PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
 	/* a group member starts enabled: it counts while its leader does */
 	a->disabled = s->leader == e;
 	a->sample_id_all = 1;
@@ -1880,6 +1893,58 @@ static void write_end(struct rec *R)
 	pf_buf_free(&b);
 }
 
+/* Each event's total count (COUNTS, format/pfile.md 4.9): one read per fd,
+ * of the leader's fd for groups read together. Following a task, an event
+ * has one fd per CPU, each enabled while the task runs anywhere and running
+ * while it runs on that CPU: the task's enabled time is the largest of its
+ * fds', its running time their sum (less only when multiplexed). With -a,
+ * both are sums over the CPUs. */
+static void write_counts(struct rec *R)
+{
+	struct pfrec_count_ids ids = {R->ids, R->nids, R->o.nev};
+	struct pfrec_count task[MAX_EVENTS], one[MAX_EVENTS];
+	for (int t = 0; t < R->ntasks; t++) {
+		memset(task, 0, sizeof(task));
+		for (int e = 0; e < R->o.nev; e++) {
+			const struct perf_event_attr *a = &R->pa[e].attr;
+			if (!R->slot_fd[e] || ((a->read_format & PERF_FORMAT_GROUP) && R->o.evs.ev[e].leader != e))
+				continue;
+			for (int c = 0; c < R->ncpus; c++) {
+				int fd = R->slot_fd[e][t * R->ncpus + c];
+				if (fd < 0)
+					continue;
+				memset(one, 0, sizeof(one));
+				int rc = pfrec_count_read(fd, a->read_format, &ids, one);
+				if (rc < 0) {
+					verbose("%s: cannot read its count: %s", R->evname[e], strerror(-rc));
+					continue;
+				}
+				for (int k = 0; k < R->o.nev; k++) {
+					if (!one[k].nr_read)
+						continue;
+					task[k].value += one[k].value;
+					task[k].running_ns += one[k].running_ns;
+					if (R->tasks[t] == -1)
+						task[k].enabled_ns += one[k].enabled_ns;
+					else if (one[k].enabled_ns > task[k].enabled_ns)
+						task[k].enabled_ns = one[k].enabled_ns;
+					task[k].nr_read += one[k].nr_read;
+				}
+			}
+		}
+		for (int k = 0; k < R->o.nev; k++) {
+			R->counts[k].value += task[k].value;
+			R->counts[k].enabled_ns += task[k].enabled_ns;
+			R->counts[k].running_ns += task[k].running_ns;
+			R->counts[k].nr_read += task[k].nr_read;
+		}
+	}
+	struct pf_buf b = {0};
+	if (pfrec_counts_encode(&b, R->counts, R->o.nev) == 0 && b.len)
+		put_section(R, PF_SEC_COUNTS, &b);
+	pf_buf_free(&b);
+}
+
 static void summary(struct rec *R)
 {
 	if (R->o.quiet)
@@ -1889,6 +1954,22 @@ static void summary(struct rec *R)
 	fprintf(stderr, "%s: %llu samples, %llu lost, %llu bytes written to %s (%.1f bytes/sample)\n", prog,
 		(unsigned long long)R->samples, (unsigned long long)R->lost, (unsigned long long)bytes,
 		R->outname, per);
+	for (int e = 0; e < R->o.nev; e++) {
+		const struct pfrec_count *c = &R->counts[e];
+		const struct pmu_event *pe = &R->o.evs.ev[e];
+		if (!c->nr_read)
+			continue;
+		char val[64], scaled[96] = "";
+		if (pe->scale != 1.0 || pe->unit[0])
+			snprintf(val, sizeof(val), "%.6g %s", pfrec_count_scaled(c) * pe->scale, pe->unit);
+		else
+			snprintf(val, sizeof(val), "%.0f", pfrec_count_scaled(c));
+		if (c->running_ns < c->enabled_ns)
+			snprintf(scaled, sizeof(scaled), " (scaled from %.1f%% of the time%s)",
+				 c->enabled_ns ? 100.0 * (double)c->running_ns / (double)c->enabled_ns : 0.0,
+				 c->running_ns ? "" : ": never counted");
+		fprintf(stderr, "%s: %s: %s%s\n", prog, R->evname[e], val, scaled);
+	}
 	uint64_t all = R->samples + R->lost;
 	if (all && R->lost * 100 > all)
 		fprintf(stderr, "%s: warning: %.1f%% of the samples were lost: use a larger -m or a lower -F\n", prog,
@@ -2262,6 +2343,8 @@ int main(int argc, char **argv)
 	enable_all(R, 0);
 	drain_all(R);
 	flush_pending(R);
+	if (!R->werr)
+		write_counts(R);
 	if (!R->werr)
 		write_end(R);
 	if (!R->werr)

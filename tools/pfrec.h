@@ -97,6 +97,30 @@ int pfrec_event_desc(struct pf_buf *b, const struct pmu_event *ev, int leader_in
 /* One --dry-run line: "event N: NAME pmu=... type=... config=0x..." */
 void pfrec_event_print(FILE *f, int idx, const struct pmu_event *ev, const struct pmu_attr *pa);
 
+/* ---- counts at the end (pfrec/counts.c) ---- */
+
+struct pfrec_count {
+	uint64_t value;          /* events, summed over the event's fds */
+	uint64_t enabled_ns;     /* PERF_FORMAT_TOTAL_TIME_ENABLED, summed */
+	uint64_t running_ns;     /* PERF_FORMAT_TOTAL_TIME_RUNNING, summed (less: multiplexed) */
+	uint32_t nr_read;        /* fds (or group reads) that gave it a value */
+};
+/* The sample ids of each event, to find the event of a value. */
+struct pfrec_count_ids {
+	uint64_t *const *ids;
+	const uint32_t *nids;
+	int nev;
+};
+/* Reads one event fd opened with `read_format` (ID required; GROUP reads
+ * every member) and adds its values to out[event]. @return 0, -errno from
+ * read(2), or -EIO for a short or id-less read. */
+int pfrec_count_read(int fd, uint64_t read_format, const struct pfrec_count_ids *ids, struct pfrec_count *out);
+/* Appends the COUNTS payload (format/pfile.md 4.9): N.value,
+ * N.time_enabled_ns, N.time_running_ns for each event N read. @return 0 or -ENOMEM. */
+int pfrec_counts_encode(struct pf_buf *b, const struct pfrec_count *c, int nev);
+/* value x enabled / running when the event was multiplexed, else value. */
+double pfrec_count_scaled(const struct pfrec_count *c);
+
 /* ---- ELF build-ids (pfrec/elf.c) ---- */
 
 /* Reads the NT_GNU_BUILD_ID note of an ELF file (program headers first,
