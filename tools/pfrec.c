@@ -2179,7 +2179,7 @@ int main(int argc, char **argv)
 	parse_args(&R->o, argc, argv);
 
 	/* the rate the kernel allows */
-	if (!R->o.period) {
+	if (!R->o.period && !R->o.count_only) {
 		char buf[32];
 		if (pfrec_read_line("/proc/sys/kernel/perf_event_max_sample_rate", buf, sizeof(buf)) > 0) {
 			unsigned max = (unsigned)strtoul(buf, NULL, 10);
