@@ -173,6 +173,11 @@ $(FUZZ_O)/fuzz_evspec: tests/fuzz/fuzz_evspec.c tests/fuzz/fuzz.h tools/pfrec/pm
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ tests/fuzz/fuzz_evspec.c tools/pfrec/pmu.c
 
+# pfdump's EVENT descriptions and tracepoint format files
+$(FUZZ_O)/fuzz_tpformat: tests/fuzz/fuzz_tpformat.c tests/fuzz/fuzz.h tools/pfdump/tracepoint.c tools/pfdump/tracepoint.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ tests/fuzz/fuzz_tpformat.c tools/pfdump/tracepoint.c
+
 .PHONY: fuzz fuzz-build fuzz-corpus
 fuzz-build: $(FUZZ_BINS)
 

@@ -26,7 +26,7 @@ if [ -e "$out/.done" ] && [ "$out/.done" -nt "$0" ]; then
 	exit 0
 fi
 rm -rf "$out"
-mkdir -p "$out"/{reader,profile,transform,folded,evspec}
+mkdir -p "$out"/{reader,profile,transform,folded,evspec,tpformat}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 W="$B/tests/pftest-writer"
@@ -116,8 +116,17 @@ done <specs.txt
 { printf '\x0c'; awk '{print $2}' specs.txt | head -40; } >"$out/evspec/multi-intel"
 { printf '\x0e'; awk '{print $2}' specs.txt | tail -40; } >"$out/evspec/multi-hybrid"
 
+# --- tracepoint formats (tpformat: u16 LE text length, the format file, raw data) --
+n=0
+for f in "$OLDPWD"/tests/fixtures/tracefs/events/*/*/format; do
+	len=$(stat -c %s "$f")
+	{ printf "\\x$(printf %02x $((len & 255)))\\x$(printf %02x $((len >> 8)))"; cat "$f"; head -c 96 /dev/zero; } \
+		>"$out/tpformat/format-$n"
+	n=$((n + 1))
+done
+
 find "$out" -type f -size 0 -delete
 touch "$out/.done"
-for t in reader profile transform folded evspec; do
+for t in reader profile transform folded evspec tpformat; do
 	echo "make-corpus: $t: $(find "$out/$t" -type f | wc -l) seeds"
 done

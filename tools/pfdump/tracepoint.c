@@ -87,6 +87,10 @@ static int parse_decl(const char *decl, size_t dl, struct pfd_tp_field *f)
 		nbeg--;
 	if (nbeg == nend || nend - nbeg >= sizeof(f->name))
 		return -1;
+	for (size_t i = nbeg; i < nend; i++) /* a C identifier, as the kernel writes them */
+		if (!(decl[i] == '_' || (decl[i] >= '0' && decl[i] <= '9') || (decl[i] >= 'a' && decl[i] <= 'z') ||
+		      (decl[i] >= 'A' && decl[i] <= 'Z')))
+			return -1;
 	memcpy(f->name, decl + nbeg, nend - nbeg);
 	f->name[nend - nbeg] = 0;
 	const char *type = decl;
