@@ -278,7 +278,7 @@ EOF
 	assert_success
 	cat >"$p/run.sh" <<'EOS'
 i=0
-for ev in armv8_pmuv3/cpu_cycles/ armv8_pmuv3/event=0x11/ r11 '{armv8_pmuv3/cpu_cycles/,cpu-clock}:S'; do
+for ev in armv8_pmuv3/cpu_cycles/u armv8_pmuv3/event=0x11/u r11:u '{armv8_pmuv3/cpu_cycles/,cpu-clock}:uS'; do
 	./pfrec -g -F 500 -e "$ev" -o "$OUT/e$i.pf" -- ./arm_stack 300 >"$OUT/e$i.log" 2>&1
 	echo $? >"$OUT/e$i.rc"
 	i=$((i + 1))
@@ -306,6 +306,8 @@ EOS
 	local type
 	type=$(pfdump --json "$out/e0.pf" | jq -r 'select(.type=="event") | .attr_type')
 	[ "$type" -ge 6 ]
+	run pfdump --header "$out/e0.pf"
+	assert_output --partial "exclude_kernel"
 	run pfdump --json "$out/e1.pf"
 	assert_line --partial '"attr_type":'"$type"',"config":"0x11"'
 	run pfdump --json "$out/e2.pf"
@@ -329,7 +331,7 @@ EOS
 		echo "cycles per ns: ${rates[*]}" >&2
 		false
 	}
-	# the cycle samples fall in the workload's loop
+	# the user-space cycle samples (:u) fall in the workload's loop
 	aarch64-linux-gnu-nm -n "$p/arm_stack" >"$BATS_TEST_TMPDIR/nm"
 	pfdump --json "$out/e0.pf" | user_stacks "$BATS_TEST_TMPDIR/nm" >"$BATS_TEST_TMPDIR/e0.stacks"
 	run awk '{ total += $1 } /;main;work;(path_a;|path_b;)?(path_b2;)?spin$/ { hit += $1 }
