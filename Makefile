@@ -154,6 +154,11 @@ $(O)/tests/%: tests/c/%.c $(COMMON_A) $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(COMMON_A) $(LIB_A) $(ALL_LDFLAGS) $(CORE_LIBS)
 
+# pfrec's event parser on its own (tests/pmu.bats)
+$(O)/tests/pmu-test: tests/c/pmu-test.c tools/pfrec/pmu.c tools/pfrec/pmu.h Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ tests/c/pmu-test.c tools/pfrec/pmu.c $(ALL_LDFLAGS)
+
 deps:
 	@scripts/install-deps
 
@@ -178,6 +183,16 @@ $(FUZZ_O)/obj/%.o: %.c $(HDRS) Makefile
 
 $(FUZZ_O)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_LIB_OBJ)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB_OBJ) $(CORE_LIBS) -lm
+
+# the event-spec parser of pfrec, against the fake sysfs trees of tests/fixtures/
+$(FUZZ_O)/fuzz_evspec: tests/fuzz/fuzz_evspec.c tests/fuzz/fuzz.h tools/pfrec/pmu.c tools/pfrec/pmu.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ tests/fuzz/fuzz_evspec.c tools/pfrec/pmu.c
+
+# pfdump's EVENT descriptions and tracepoint format files
+$(FUZZ_O)/fuzz_tpformat: tests/fuzz/fuzz_tpformat.c tests/fuzz/fuzz.h tools/pfdump/tracepoint.c tools/pfdump/tracepoint.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ tests/fuzz/fuzz_tpformat.c tools/pfdump/tracepoint.c
 
 .PHONY: fuzz fuzz-build fuzz-corpus
 fuzz-build: $(FUZZ_BINS)

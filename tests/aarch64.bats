@@ -263,3 +263,90 @@ EOF
 	[ "$output" = ok ] || sed 's/^/dwarf: /' <<<"$folded" >&2
 	assert_output ok
 }
+
+# issue 16: the board's PMUv3 through sysfs (armv8_pmuv3: type, events/cpu_cycles
+# = event=0x11, format event=config:0-15), the same event spelt three ways,
+# and a group led by the cycle counter that reads cpu-clock.
+@test "aarch64 board: armv8_pmuv3/cpu_cycles/, armv8_pmuv3/event=0x11/ and r11 count alike; a {cycles,cpu-clock}:S group" {
+	skip_vm_unless_possible
+	[ -x "$XBUILD/bin/pfrec" ] || skip "no cross-built $XBUILD/bin/pfrec (the cross build test failed)"
+	local p=$BATS_TEST_TMPDIR/payload out=$BATS_TEST_TMPDIR/out
+	mkdir -p "$p"
+	cp "$XBUILD/bin/pfrec" "$p/"
+	run "$XCC" -std=gnu11 -static -O2 -g -fno-omit-frame-pointer \
+		-o "$p/arm_stack" "$PFTOOLS_SRC/tests/workloads/arm_stack.c"
+	assert_success
+	cat >"$p/run.sh" <<'EOS'
+i=0
+for ev in armv8_pmuv3/cpu_cycles/u armv8_pmuv3/event=0x11/u r11:u '{armv8_pmuv3/cpu_cycles/,cpu-clock}:uS'; do
+	./pfrec -g -F 500 -e "$ev" -o "$OUT/e$i.pf" -- ./arm_stack 300 >"$OUT/e$i.log" 2>&1
+	echo $? >"$OUT/e$i.rc"
+	i=$((i + 1))
+done
+i=0
+for ev in armv8_pmuv3/cpu_cycles/ armv8_pmuv3/event=0x11/ r11; do
+	./pfrec --count-only -e "$ev" -o "$OUT/c$i.pf" -- ./arm_stack 300 >"$OUT/c$i.log" 2>&1
+	echo $? >"$OUT/c$i.rc"
+	i=$((i + 1))
+done
+./pfrec --list armv8 >"$OUT/list.txt" 2>&1
+exit 0
+EOS
+	run_vm "$p" "$out"
+	local i
+	for i in 0 1 2 3; do
+		run cat "$out/e$i.rc"
+		[ "$output" = 0 ] || sed "s/^/e$i.log: /" "$out/e$i.log" >&2
+		assert_output 0
+	done
+	run cat "$out/list.txt"
+	assert_line --regexp '^  armv8_pmuv3/cpu_cycles/ +event=0x0*11 +config=0x11'
+	# one attr: the PMU's type (from the guest's sysfs) and config 0x11; the raw
+	# code keeps PERF_TYPE_RAW (4), which the kernel gives to the CPU PMU
+	local type
+	type=$(pfdump --json "$out/e0.pf" | jq -r 'select(.type=="event") | .attr_type')
+	[ "$type" -ge 6 ]
+	run pfdump --header "$out/e0.pf"
+	assert_output --partial "exclude_kernel"
+	run pfdump --json "$out/e1.pf"
+	assert_line --partial '"attr_type":'"$type"',"config":"0x11"'
+	run pfdump --json "$out/e2.pf"
+	assert_line --partial '"attr_type":4,"config":"0x11"'
+	# counted alone (--count-only), the three count at one rate: cycles per
+	# nanosecond enabled within 5% of each other (the workload runs for about
+	# 300 ms of CPU time, a little more or less each time)
+	local rates=() r
+	for i in 0 1 2; do
+		run cat "$out/c$i.rc"
+		[ "$output" = 0 ] || sed "s/^/c$i.log: /" "$out/c$i.log" >&2
+		assert_output 0
+		r=$(pfdump --stats --json "$out/c$i.pf" |
+			jq -r 'select(.type=="count" and .event==0) | select(.value > 0) | .value / .time_enabled_ns')
+		[ -n "$r" ]
+		rates+=("$r")
+	done
+	awk -v a="${rates[0]}" -v b="${rates[1]}" -v c="${rates[2]}" 'BEGIN {
+		lo = a; hi = a; if (b < lo) lo = b; if (c < lo) lo = c; if (b > hi) hi = b; if (c > hi) hi = c
+		exit !(hi <= lo * 1.05) }' || {
+		echo "cycles per ns: ${rates[*]}" >&2
+		false
+	}
+	# the user-space cycle samples (:u) fall in the workload's loop
+	aarch64-linux-gnu-nm -n "$p/arm_stack" >"$BATS_TEST_TMPDIR/nm"
+	pfdump --json "$out/e0.pf" | user_stacks "$BATS_TEST_TMPDIR/nm" >"$BATS_TEST_TMPDIR/e0.stacks"
+	run awk '{ total += $1 } /;main;work;(path_a;|path_b;)?(path_b2;)?spin$/ { hit += $1 }
+		END { print (total > 0 && hit * 2 > total) ? "most" : "only " hit + 0 " of " total + 0 }' "$BATS_TEST_TMPDIR/e0.stacks"
+	assert_output "most"
+	# the group: each cycle sample carries both counts (nr 2, ids of both events)
+	local ids
+	ids=$(pfdump --json "$out/e3.pf" | jq -r 'select(.type=="event") | .ids | join(",")' | paste -sd,)
+	run bash -c "pfdump --json '$out/e3.pf' | jq -r 'select(.record==\"SAMPLE\") | \"\(.event) \(.read[0]) \(.read[4]) \(.read[6]) \(.read[5])\"' | sort -u -k1,2 | cut -d' ' -f1,2"
+	assert_output "armv8_pmuv3/cpu_cycles/ 2"
+	run bash -c "pfdump --json '$out/e3.pf' | jq -r 'select(.record==\"SAMPLE\") | \"\(.read[4]) \(.read[6]) \(.read[5])\"'"
+	[ "${#lines[@]}" -ge 10 ]
+	local a b c bad=0
+	while read -r a b c; do
+		[[ ",$ids," == *",$a,"* && ",$ids," == *",$b,"* && $c -gt 0 ]] || bad=1
+	done <<<"$output"
+	[ "$bad" -eq 0 ]
+}

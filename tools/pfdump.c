@@ -14,6 +14,7 @@
 
 #include <pfile/build.h>   /* pf_comms: the thread-name timeline (fork, exec, rename) */
 #include <pfile/records.h>
+#include "pfdump/tracepoint.h"
 
 #include "cli.h"
 #include "folded.h"          /* pf_strtab: the thread names, interned */
@@ -189,6 +190,7 @@ static const char *section_name(uint16_t t)
 	case PF_SEC_END: return "END";
 	case PF_SEC_DSO_IMAGE: return "DSO_IMAGE";
 	case PF_SEC_THREADS: return "THREADS";
+	case PF_SEC_COUNTS: return "COUNTS";
 	case PF_SEC_STRINGS: return "STRINGS";
 	case PF_SEC_FRAMES: return "FRAMES";
 	case PF_SEC_STACKS: return "STACKS";
@@ -498,6 +500,216 @@ static void rstr(struct rd *r, const char **s, size_t *len)
 	r->off = r->n;
 }
 
+/* ------------------------------------------------------------------------ */
+/* Event descriptions (format/pfile.md 4.2.1) and tracepoint fields          */
+/* ------------------------------------------------------------------------ */
+
+struct evdesc {
+	char name[128];     /* the EVENT's name */
+	int present;
+	const uint8_t *kv;  /* the key/value description (a copy), kv_len bytes */
+	size_t kv_len;
+	struct pfd_tp tp;   /* tp_format parsed */
+	int has_tp;
+	char tpname[128];   /* "sched:sched_switch" */
+};
+/* The COUNTS section (format/pfile.md 4.9), kept for --stats. */
+static uint8_t *counts_kv;
+static size_t counts_len;
+static struct evdesc *descs; /* by EVENT index */
+static uint32_t ndescs;
+
+static void desc_add(const struct pf_event *ev, const struct pf_section *sec)
+{
+	size_t len;
+	uint32_t index = ev->index;
+	const uint8_t *kv = pfd_event_desc(sec->data, sec->size, &len);
+	if (index > 1u << 20)
+		return;
+	if (index >= ndescs) {
+		struct evdesc *n = realloc(descs, (index + 1) * sizeof(*n));
+		if (!n)
+			return;
+		memset(n + ndescs, 0, (index + 1 - ndescs) * sizeof(*n));
+		descs = n;
+		ndescs = index + 1;
+	}
+	struct evdesc *d = &descs[index];
+	snprintf(d->name, sizeof(d->name), "%s", ev->name);
+	d->present = 1;
+	if (!kv)
+		return;
+	uint8_t *copy = malloc(len);
+	if (!copy)
+		return;
+	memcpy(copy, kv, len);
+	d->kv = copy;
+	d->kv_len = len;
+	size_t pos = 0, kl, vl;
+	const char *k, *v;
+	while (pf_kv_next(d->kv, d->kv_len, &pos, &k, &kl, &v, &vl) > 0) {
+		if (kl == 9 && !memcmp(k, "tp_format", 9) && !d->has_tp)
+			d->has_tp = pfd_tp_parse(v, vl, &d->tp) == 0;
+		else if (kl == 10 && !memcmp(k, "tracepoint", 10))
+			snprintf(d->tpname, sizeof(d->tpname), "%.*s", (int)(vl < 127 ? vl : 127), v);
+	}
+}
+
+static void descs_free(void)
+{
+	for (uint32_t i = 0; i < ndescs; i++) {
+		free((void *)descs[i].kv);
+		if (descs[i].has_tp)
+			pfd_tp_free(&descs[i].tp);
+	}
+	free(descs);
+	descs = NULL;
+	ndescs = 0;
+	free(counts_kv);
+	counts_kv = NULL;
+}
+
+/* The description's keys on an "event" line; tp_format as its byte count. */
+static void print_desc(uint32_t index)
+{
+	if (index >= ndescs || !descs[index].kv)
+		return;
+	size_t pos = 0, kl, vl;
+	const char *k, *v;
+	char kb[64];
+	while (pf_kv_next(descs[index].kv, descs[index].kv_len, &pos, &k, &kl, &v, &vl) > 0) {
+		snprintf(kb, sizeof(kb), "%.*s", (int)(kl < 63 ? kl : 63), k);
+		if (!strcmp(kb, "tp_format"))
+			f_u64("tp_format_bytes", vl);
+		else
+			f_str(kb, v, vl);
+	}
+}
+
+
+static void counts_keep(const struct pf_section *sec)
+{
+	free(counts_kv);
+	counts_kv = malloc(sec->size ? sec->size : 1);
+	counts_len = counts_kv ? sec->size : 0;
+	if (counts_kv)
+		memcpy(counts_kv, sec->data, sec->size);
+}
+
+/* A description key's value as a string (empty when absent). */
+static void desc_get(uint32_t index, const char *key, char *out, size_t size)
+{
+	out[0] = 0;
+	if (index < ndescs && descs[index].kv)
+		pf_kv_get(descs[index].kv, descs[index].kv_len, key, out, size);
+}
+
+/* One "count" line per event: value, times enabled and running, the value
+ * scaled when it was multiplexed, and the PMU's scale and unit applied. */
+static void print_counts(void)
+{
+	if (!counts_kv)
+		return;
+	for (uint32_t i = 0; i < ndescs; i++) {
+		char k[48], v[32], e[32], r[32];
+		snprintf(k, sizeof(k), "%u.value", i);
+		if (pf_kv_get(counts_kv, counts_len, k, v, sizeof(v)) < 0)
+			continue;
+		snprintf(k, sizeof(k), "%u.time_enabled_ns", i);
+		if (pf_kv_get(counts_kv, counts_len, k, e, sizeof(e)) < 0)
+			e[0] = 0;
+		snprintf(k, sizeof(k), "%u.time_running_ns", i);
+		if (pf_kv_get(counts_kv, counts_len, k, r, sizeof(r)) < 0)
+			r[0] = 0;
+		uint64_t val = strtoull(v, NULL, 10), ena = strtoull(e, NULL, 10), run = strtoull(r, NULL, 10);
+		obj_begin("count");
+		f_u64("event", i);
+		if (i < ndescs && descs[i].present)
+			f_cstr("name", descs[i].name);
+		f_u64("value", val);
+		f_u64("time_enabled_ns", ena);
+		f_u64("time_running_ns", run);
+		double scaled = (double)val;
+		if (run && run < ena) {
+			scaled = (double)val * ((double)ena / (double)run);
+			key("scaled");
+			fprintf(out, "%.0f", scaled);
+			key("running_share");
+			fprintf(out, "%.4f", (double)run / (double)ena);
+		}
+		char sc[64], unit[64];
+		desc_get(i, "scale", sc, sizeof(sc));
+		desc_get(i, "unit", unit, sizeof(unit));
+		if (sc[0] || unit[0]) {
+			key("in_unit");
+			fprintf(out, "%.6g", scaled * (sc[0] ? strtod(sc, NULL) : 1.0));
+			f_cstr("unit", unit);
+		}
+		obj_end();
+	}
+}
+
+static int tp_first;
+
+static void tp_field(void *ctx, const char *name, enum pfd_tp_kind kind, int64_t sv, uint64_t u, const char *str,
+		     size_t len)
+{
+	(void)ctx;
+	if (json) {
+		fprintf(out, "%s", tp_first ? "" : ",");
+		json_str(name, strlen(name));
+		putc(':', out);
+	} else {
+		fprintf(out, " %s=", name);
+	}
+	tp_first = 0;
+	switch (kind) {
+	case PFD_TP_SIGNED:
+		fprintf(out, "%" PRId64, sv);
+		break;
+	case PFD_TP_UNSIGNED:
+		fprintf(out, "%" PRIu64, u);
+		break;
+	case PFD_TP_POINTER:
+		fprintf(out, json ? "\"0x%" PRIx64 "\"" : "0x%" PRIx64, u);
+		break;
+	case PFD_TP_STRING:
+		if (json)
+			json_str(str, len);
+		else
+			text_str(str, len);
+		break;
+	case PFD_TP_BYTES:
+		if (json)
+			putc('"', out);
+		for (size_t i = 0; i < len; i++)
+			fprintf(out, "%02x", (unsigned char)str[i]);
+		if (json)
+			putc('"', out);
+		else if (!len)
+			putc('-', out);
+		break;
+	}
+}
+
+/* A tracepoint sample's raw data, field by field, after "tracepoint=NAME". */
+static void print_tp_fields(const struct pf_event *ev, const struct pf_sample *s)
+{
+	if (ev->index >= ndescs || !descs[ev->index].has_tp || !s->raw)
+		return;
+	const struct evdesc *d = &descs[ev->index];
+	if (d->tpname[0])
+		f_cstr("tracepoint", d->tpname);
+	if (json)
+		fputs(",\"fields\":{", out);
+	tp_first = 1;
+	int rc = pfd_tp_decode(&d->tp, s->raw, s->raw_size, tp_field, NULL);
+	if (json)
+		putc('}', out);
+	if (rc < 0)
+		f_cstr("fields_error", "a field runs past the raw data");
+}
+
 static void print_sample(const struct pf_event *ev, const struct pf_sample *s)
 {
 	uint64_t st = s->present;
@@ -516,6 +728,7 @@ static void print_sample(const struct pf_event *ev, const struct pf_sample *s)
 	if (st & PERF_SAMPLE_RAW) {
 		f_u64("raw_size", s->raw_size);
 		f_bytes("raw", s->raw, s->raw_size > 64 ? 64 : s->raw_size);
+		print_tp_fields(ev, s);
 	}
 	if (st & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT))
 		f_hex("weight", s->weight);
@@ -1045,6 +1258,7 @@ static void print_event(const struct pf_event *ev)
 		f_u64("clockid", (uint64_t)(int64_t)a->clockid);
 	f_u64("attr_size", ev->attr_size);
 	f_list("ids", ev->ids, ev->n_ids, 0);
+	print_desc(ev->index);
 	obj_end();
 }
 
@@ -1354,6 +1568,9 @@ static void print_stats(int truncated)
 		}
 	}
 	pid_cap = 0; /* entries were compacted */
+	if (counts_kv && !json)
+		fprintf(out, "counts at the end:\n");
+	print_counts();
 	if (!json)
 		fprintf(out, "sections: %" PRIu64 "\n  %-10s %6s %14s %14s %7s\n", file_sections, "type", "count",
 			"raw bytes", "stored bytes", "ratio");
@@ -1483,12 +1700,19 @@ int main(int argc, char **argv)
 					 fname, sec.index, sec.offset,
 					 rc == -EPROTONOSUPPORT ? "unsupported (unknown attr fields set)" : "malformed");
 				error_line(msg);
-			} else if (show_hdr) {
-				print_event(pf_events_get(evs, pf_events_count(evs) - 1));
+			} else {
+				desc_add(pf_events_get(evs, pf_events_count(evs) - 1), &sec);
+				if (show_hdr)
+					print_event(pf_events_get(evs, pf_events_count(evs) - 1));
 			}
 			break;
 		case PF_SEC_RECORDS:
 			do_records(&sec, evs);
+			break;
+		case PF_SEC_COUNTS:
+			counts_keep(&sec);
+			if (show_hdr)
+				print_counts();
 			break;
 		case PF_SEC_THREADS:
 			do_threads(&sec, show_hdr && mode == M_DUMP);
@@ -1534,6 +1758,7 @@ int main(int argc, char **argv)
 	if (!n_errors && !have_end)
 		fprintf(stderr, "pfdump: %s: incomplete recording (no END section)\n", fname);
 	pf_events_delete(evs);
+	descs_free();
 	pf_reader_close(r);
 	free(ents);
 	free(pids);

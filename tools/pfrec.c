@@ -32,8 +32,9 @@
 
 #include "cli.h"
 #include "pfrec.h"
+#include "pfrec/pmu.h"
 
-#define MAX_EVENTS 8
+#define MAX_EVENTS 64
 #define DEFAULT_FREQ 4000
 #define DEFAULT_PAGES 128
 #define DEFAULT_ZSTD_LEVEL 6
@@ -80,8 +81,12 @@ struct opts {
 	int all_cpus;
 	const char *cpu_list;
 	double duration_s;
-	struct pfrec_evspec ev[MAX_EVENTS]; int nev;
+	const char **specs; int nspecs; /* the -e arguments as typed */
+	struct pmu_events evs; int nev; /* what they resolve to (pfrec/pmu.c) */
 	int default_event;          /* no -e: cycles, which may fall back to cpu-clock */
+	int list; const char *list_pattern; /* --list [PATTERN] */
+	int dry_run;                /* --dry-run: print the attrs, open nothing */
+	int count_only;             /* --count-only: count, never sample */
 	unsigned freq; int freq_given;
 	uint64_t period;
 	int callchain;
@@ -121,14 +126,19 @@ struct rec {
 	struct opts o;
 	int ncpus; int *cpus;
 	pid_t *tasks; int ntasks;       /* -1 alone for -a */
-	struct perf_event_attr attr[MAX_EVENTS];
-	char evname[MAX_EVENTS][64];
+	struct pmu_attr pa[MAX_EVENTS];  /* attr as opened (config3 beside it on old headers) */
+	char evname[MAX_EVENTS][128];
 	uint64_t *ids[MAX_EVENTS]; uint32_t nids[MAX_EVENTS];
+	int *slot_fd[MAX_EVENTS];        /* fd of each event per task x CPU, -1: none */
 	struct evfd *fds; int nfds, capfds;
 	struct pfrec_ring *rings;        /* one per cpus[] entry */
 	int clock_id;                    /* -1: perf's default clock */
 	char fallback[256];
 	int kernel_build_ids;
+	struct pfrec_count counts[MAX_EVENTS]; /* read at the end */
+	int extra_fields;                /* an event samples READ or RAW */
+	int no_inherit_read;             /* the kernel refused inherit with PERF_SAMPLE_READ */
+	int forced_user_only;            /* perf_event_paranoid made pfrec drop kernel samples */
 
 	pf_writer *w; int outfd; const char *outname; int out_regular;
 	uint64_t good_bytes; int werr;
@@ -302,9 +312,20 @@ static void usage(FILE *f)
 		"  -a, --all-cpus             record every process on every CPU\n"
 		"  -C, --cpu=CPU-LIST         only these CPUs (e.g. 0-3,6)\n"
 		"      --duration=SEC         stop after SEC seconds\n"
-		"  -e, --event=NAME[:u|:k]    event to sample (default cycles, which falls back\n"
-		"                             to cpu-clock where the hardware has none; a named\n"
-		"                             event never does); may be given up to %d times\n"
+		"  -e, --event=SPEC           events to sample: a generic name (cycles, cpu-clock\n"
+		"                             ...), PMU/TERM=VALUE,.../, a PMU's event NAME,\n"
+		"                             rHEX, SUBSYS:TRACEPOINT, a {group}, with modifiers\n"
+		"                             :u :k :h :G :H :p :pp :ppp :S :D; comma-separated\n"
+		"                             or repeated, %d events at most (default cycles,\n"
+		"                             which falls back to cpu-clock where the hardware\n"
+		"                             has none; a named event never does)\n"
+		"      --list                 list the generic events, each PMU's events with\n"
+		"                             their encoding, and the tracepoints, then exit;\n"
+		"                             a PATTERN after it keeps what matches\n"
+		"      --dry-run              print the attr of each event and exit (opens\n"
+		"                             nothing)\n"
+		"      --count-only           count the events without sampling them (as perf\n"
+		"                             stat): the counts go into the file and the summary\n"
 		"  -F, --freq=HZ              samples per second (default %d)\n"
 		"  -c, --count=PERIOD         one sample every PERIOD events (1 to 2^63-1)\n"
 		"                             instead of -F\n"
@@ -332,11 +353,12 @@ static void usage(FILE *f)
 		"  -h, --help                 show this help and exit\n"
 		"  -V, --version              show the version and exit\n"
 		"\n"
-		"Events: %s.\n"
+		"Environment: PFREC_SYSFS_ROOT, PFREC_TRACEFS_ROOT replace\n"
+		"/sys/bus/event_source/devices and the tracefs mount (for testing).\n"
 		"Exit status: the command's (128+N if killed by signal N; 127 if it cannot\n"
 		"be run), else 0; 1 on errors, 2 on usage errors.\n",
 		MAX_EVENTS, DEFAULT_FREQ, DWARF_DEFAULT_STACK, DWARF_MAX_STACK, DEFAULT_PAGES, DWARF_DEFAULT_PAGES,
-		FLUSH_FILE_MS / 1000.0, FLUSH_STREAM_MS / 1000.0, pfrec_event_names());
+		FLUSH_FILE_MS / 1000.0, FLUSH_STREAM_MS / 1000.0);
 }
 
 #define usage_error(...) pf_cli_usage_exit(prog, __VA_ARGS__)
@@ -393,9 +415,68 @@ static void parse_call_graph(struct opts *o, const char *arg)
 	}
 }
 
+/* pfrec --list [PATTERN]: @return the exit status. */
+static int list_events(const char *pattern)
+{
+	struct pmu_model *m;
+	char err[512];
+	if (pmu_model_open(&m, NULL, err, sizeof(err)) < 0) {
+		errmsg("%s", err);
+		return 1;
+	}
+	int n = pmu_list(m, pattern, stdout);
+	pmu_model_close(m);
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		errmsg("standard output: %s", strerror(errno));
+		return 1;
+	}
+	if (n < 0) {
+		errmsg("--list: %s", strerror(-n));
+		return 1;
+	}
+	if (n == 0 && pattern) {
+		errmsg("--list %s: nothing matches", pattern);
+		return 1;
+	}
+	return 0;
+}
+
+/* The -e arguments resolved against this machine's sysfs and tracefs (or
+ * PFREC_SYSFS_ROOT, PFREC_TRACEFS_ROOT): a spec that does not resolve is a
+ * usage error of one line that names it and the fault. No -e: cycles. */
+static void resolve_events(struct opts *o)
+{
+	struct pmu_model *m;
+	char err[512];
+	if (pmu_model_open(&m, NULL, err, sizeof(err)) < 0) {
+		errmsg("%s", err);
+		exit(1);
+	}
+	if (o->nspecs == 0) {
+		o->default_event = 1;
+		if (pmu_parse(m, "cycles", &o->evs, err, sizeof(err)) < 0) {
+			errmsg("cycles: %s", err);
+			exit(1);
+		}
+	}
+	for (int i = 0; i < o->nspecs; i++) {
+		int rc = pmu_parse(m, o->specs[i], &o->evs, err, sizeof(err));
+		if (rc < 0) {
+			errmsg("-e %s", err);
+			exit(rc == -ENOMEM || rc == -EIO || rc == -EACCES ? 1 : 2);
+		}
+	}
+	pmu_model_close(m);
+	if (o->evs.n > MAX_EVENTS) {
+		errmsg("-e: %d events, at most %d", o->evs.n, MAX_EVENTS);
+		exit(2);
+	}
+	o->nev = o->evs.n;
+}
+
 static void parse_args(struct opts *o, int argc, char **argv)
 {
-	enum { OPT_DURATION = 256, OPT_CALL_GRAPH, OPT_NO_TRANSFORM, OPT_FLUSH_INTERVAL, OPT_FSYNC };
+	enum { OPT_DURATION = 256, OPT_CALL_GRAPH, OPT_NO_TRANSFORM, OPT_FLUSH_INTERVAL, OPT_FSYNC, OPT_LIST, OPT_DRY_RUN, OPT_COUNT_ONLY };
 	static const struct option lo[] = {
 		{"pid", required_argument, 0, 'p'},
 		{"tid", required_argument, 0, 't'},
@@ -403,6 +484,9 @@ static void parse_args(struct opts *o, int argc, char **argv)
 		{"cpu", required_argument, 0, 'C'},
 		{"duration", required_argument, 0, OPT_DURATION},
 		{"event", required_argument, 0, 'e'},
+		{"list", no_argument, 0, OPT_LIST},
+		{"dry-run", no_argument, 0, OPT_DRY_RUN},
+		{"count-only", no_argument, 0, OPT_COUNT_ONLY},
 		{"freq", required_argument, 0, 'F'},
 		{"count", required_argument, 0, 'c'},
 		{"call-graph", required_argument, 0, OPT_CALL_GRAPH},
@@ -448,22 +532,22 @@ static void parse_args(struct opts *o, int argc, char **argv)
 				usage_error("--duration %s: not a positive number of seconds", optarg);
 			break;
 		case 'e': {
-			char *copy = strdup(optarg), *save = NULL;
-			if (!copy)
+			const char **n = realloc(o->specs, (size_t)(o->nspecs + 1) * sizeof(*n));
+			if (!n)
 				exit(1);
-			for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-				if (o->nev == MAX_EVENTS)
-					usage_error("-e: at most %d events", MAX_EVENTS);
-				int rc = pfrec_event_parse(t, &o->ev[o->nev]);
-				if (rc == -EINVAL)
-					usage_error("-e %s: unknown modifier (use :u or :k)", t);
-				if (rc < 0)
-					usage_error("-e %s: unknown event (known: %s)", t, pfrec_event_names());
-				o->nev++;
-			}
-			free(copy);
+			o->specs = n;
+			o->specs[o->nspecs++] = optarg;
 			break;
 		}
+		case OPT_LIST:
+			o->list = 1;
+			break;
+		case OPT_DRY_RUN:
+			o->dry_run = 1;
+			break;
+		case OPT_COUNT_ONLY:
+			o->count_only = 1;
+			break;
 		case 'F': {
 			errno = 0;
 			unsigned long v = strtoul(optarg, &end, 10);
@@ -566,18 +650,19 @@ static void parse_args(struct opts *o, int argc, char **argv)
 	}
 	o->cmd_argc = argc - optind;
 	o->cmd_argv = argv + optind;
+	if (o->list) {
+		if (o->cmd_argc > 1)
+			usage_error("--list takes one pattern at most");
+		exit(list_events(o->cmd_argc ? o->cmd_argv[0] : NULL));
+	}
+	resolve_events(o);
 	int modes = (o->npids > 0) + (o->ntids > 0) + (o->all_cpus > 0);
 	if (modes > 1)
 		usage_error("-p, -t and -a exclude each other");
 	if (o->cmd_argc > 0 && (o->npids || o->ntids))
 		usage_error("give either a command or -p/-t, not both");
-	if (modes == 0 && o->cmd_argc == 0)
+	if (modes == 0 && o->cmd_argc == 0 && !o->dry_run)
 		usage_error("nothing to record: give a command, -p PID, -t TID or -a");
-	if (o->nev == 0) {
-		pfrec_event_parse("cycles", &o->ev[0]);
-		o->nev = 1;
-		o->default_event = 1;
-	}
 	if (o->dwarf && !o->pages_given) {
 		/* DWARF_DEFAULT_PAGES for 8 KiB at the default rate; more for
 		 * larger stacks or rates (-c: as the default rate), up to 4096 */
@@ -958,7 +1043,7 @@ static void note_record(struct rec *R, const uint8_t *rec)
 	 * ID_TRAILER_BYTES for every event); records are 8-byte aligned in the
 	 * ring and in R->tmp */
 	if (!R->id_ev.attr.sample_id_all)
-		R->id_ev.attr = R->attr[0];
+		R->id_ev.attr = R->pa[0].attr;
 	const struct pf_event *ev = &R->id_ev;
 	const struct perf_event_header *hp = (const struct perf_event_header *)(const void *)rec;
 	switch (h.type) {
@@ -1019,6 +1104,15 @@ static void scrub_stack(const struct rec *R, uint8_t *rec, size_t size)
 	memcpy(&h, rec, sizeof(h));
 	if (h.type != PERF_RECORD_SAMPLE)
 		return;
+	if (R->extra_fields) {
+		/* READ or RAW sit between PERIOD and the stack copy: those events'
+		 * samples keep their stale bytes (they only compress less) */
+		uint64_t id = ld64(rec + 8);
+		for (int e = 0; e < R->o.nev; e++)
+			for (uint32_t i = 0; i < R->nids[e]; i++)
+				if (R->ids[e][i] == id && (R->pa[e].attr.sample_type & (PERF_SAMPLE_READ | PERF_SAMPLE_RAW)))
+					return;
+	}
 	size_t pos = 8 + 48;
 	uint64_t nr = ld64(rec + pos);
 	if (nr > (size - pos - 8) / 8)
@@ -1027,7 +1121,7 @@ static void scrub_stack(const struct rec *R, uint8_t *rec, size_t size)
 	if (pos + 8 > size)
 		return;
 	if (ld64(rec + pos) != PERF_SAMPLE_REGS_ABI_NONE)
-		pos += 8 * (size_t)__builtin_popcountll(R->attr[0].sample_regs_user);
+		pos += 8 * (size_t)__builtin_popcountll(R->pa[0].attr.sample_regs_user);
 	pos += 8;
 	if (pos + 8 > size)
 		return;
@@ -1133,7 +1227,7 @@ static void open_error(struct rec *R, int err, int ev, pid_t pid, int cpu)
 		break;
 	case ENOENT:
 	case EOPNOTSUPP:
-		if (R->attr[ev].type == PERF_TYPE_HARDWARE || R->attr[ev].type == PERF_TYPE_HW_CACHE)
+		if (R->pa[ev].attr.type == PERF_TYPE_HARDWARE || R->pa[ev].attr.type == PERF_TYPE_HW_CACHE)
 			errmsg("%s: event not supported on this machine (no hardware PMU here?): "
 			       "try -e cpu-clock", R->evname[ev]);
 		else
@@ -1142,6 +1236,15 @@ static void open_error(struct rec *R, int err, int ev, pid_t pid, int cpu)
 	case ENODEV:
 		errmsg("CPU %d: no such CPU online", cpu);
 		break;
+	case EINVAL:
+		if (R->pa[ev].attr.type >= PERF_TYPE_MAX && (R->pa[ev].attr.sample_period || R->pa[ev].attr.freq) &&
+		    !strchr(R->o.evs.ev[ev].spec, '{')) {
+			/* msr, power, uncore: PMUs that count but cannot sample */
+			errmsg("%s: cannot open the event: %s (if its PMU cannot sample, read it in a group: "
+			       "-e '{cpu-clock,%s}:S')", what, strerror(err), R->evname[ev]);
+			break;
+		}
+		/* fall through */
 	default:
 		errmsg("%s: cannot open the event: %s", what, strerror(err));
 		break;
@@ -1204,19 +1307,30 @@ static int meta_call_graph(struct pf_buf *b, const struct opts *o)
 
 static void attr_init(struct rec *R, int e)
 {
-	struct perf_event_attr *a = &R->attr[e];
-	const struct pfrec_evspec *s = &R->o.ev[e];
-	memset(a, 0, sizeof(*a));
-	a->size = sizeof(*a);
-	a->type = s->type;
-	a->config = s->config;
-	if (R->o.period) {
+	struct perf_event_attr *a = &R->pa[e].attr;
+	const struct pmu_event *s = &R->o.evs.ev[e];
+	/* what the spec decides (pfrec/pmu.h): type, config words, exclude
+	 * bits, precise_ip, pinned, period=/freq=, RAW, READ and GROUP */
+	R->pa[e] = s->pa;
+	/* the size that covers config3 only when it is used: kernels before
+	 * 6.3 refuse a larger attr whose extra bytes are not zero anyway */
+	a->size = PMU_CONFIG3(&R->pa[e]) ? (uint32_t)sizeof(R->pa[e]) : (uint32_t)sizeof(*a);
+	if (R->o.count_only) {
+		a->sample_period = 0; /* counts only: side-band records still come */
+		a->freq = 0;
+	} else if (s->flags & PMU_EV_NO_SAMPLE) {
+		/* a member of a sample-read group: counts, read by its leader */
+	} else if (s->flags & (PMU_EV_PERIOD | PMU_EV_FREQ)) {
+		/* period= or freq= of this event */
+	} else if (R->o.period) {
 		a->sample_period = R->o.period;
+	} else if ((s->flags & PMU_EV_TRACEPOINT) && !R->o.freq_given) {
+		a->sample_period = 1; /* every hit of a tracepoint, as perf record */
 	} else {
 		a->freq = 1;
 		a->sample_freq = R->o.freq;
 	}
-	a->sample_type = SAMPLE_TYPE_BASE | (R->o.callchain ? PERF_SAMPLE_CALLCHAIN : 0);
+	a->sample_type |= SAMPLE_TYPE_BASE | (R->o.callchain ? PERF_SAMPLE_CALLCHAIN : 0);
 	if (R->o.dwarf) {
 		/* the kernel part of the chain from the kernel; the user part is
 		 * unwound by pfsym from the registers and the stack copy */
@@ -1225,15 +1339,17 @@ static void attr_init(struct rec *R, int e)
 		a->sample_regs_user = regs_user_mask();
 		a->sample_stack_user = R->o.stack_bytes;
 	}
-	a->read_format = PERF_FORMAT_ID;
-	a->disabled = 1;
+	/* the counts read at the end: how long each was enabled and counting
+	 * (less when multiplexed) */
+	a->read_format |= PERF_FORMAT_ID | PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+	/* a group member starts enabled: it counts while its leader does */
+	a->disabled = s->leader == e;
 	a->sample_id_all = 1;
-	a->exclude_user = s->mod_kernel_only;
-	a->exclude_kernel = s->mod_user_only;
-	a->exclude_hv = s->mod_user_only;
 	int cmd = R->o.cmd_argc > 0;
 	a->inherit = !R->o.all_cpus && !R->o.ntids;
-	a->enable_on_exec = cmd && !R->o.all_cpus;
+	a->enable_on_exec = cmd && !R->o.all_cpus && s->leader == e;
+	if ((a->sample_type & PERF_SAMPLE_READ) && R->no_inherit_read)
+		a->inherit = 0; /* as the group's leader (open_first) */
 	a->use_clockid = 1;
 	a->clockid = CLOCK_MONOTONIC;
 	a->watermark = 1;
@@ -1247,22 +1363,30 @@ static void attr_init(struct rec *R, int e)
 		a->task = 1;
 		a->build_id = 1;
 	}
-	snprintf(R->evname[e], sizeof(R->evname[e]), "%.63s", s->name);
+	snprintf(R->evname[e], sizeof(R->evname[e]), "%.127s", s->name);
 }
 
 /* Opens event `e` for the first time, adapting the attr to what the kernel
  * and the permissions allow. @return fd or -errno. */
-static int open_first(struct rec *R, int e, pid_t pid, int cpu)
+static int open_first(struct rec *R, int e, pid_t pid, int cpu, int group_fd)
 {
-	struct perf_event_attr *a = &R->attr[e];
+	struct perf_event_attr *a = &R->pa[e].attr;
 	for (;;) {
-		int fd = pfrec_perf_event_open(a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		int fd = pfrec_perf_event_open(a, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
 		if (fd >= 0)
 			return fd;
 		int err = errno;
 		verbose("perf_event_open(%s, pid %d, cpu %d): %s", R->evname[e], (int)pid, cpu, strerror(err));
 		if ((err == EINVAL || err == E2BIG) && a->build_id) {
 			a->build_id = 0; /* before 5.12: read build-ids from the files */
+			continue;
+		}
+		if (err == EINVAL && a->inherit && (a->sample_type & PERF_SAMPLE_READ)) {
+			/* before Linux 6.12 sample-read events cannot be inherited */
+			a->inherit = 0;
+			R->no_inherit_read = 1;
+			notice("%s: this kernel cannot follow new threads with sample-read (:S): "
+			       "recording the started ones only", R->evname[e]);
 			continue;
 		}
 		if ((err == EINVAL || err == E2BIG) && a->use_clockid) {
@@ -1282,10 +1406,11 @@ static int open_first(struct rec *R, int e, pid_t pid, int cpu)
 			snprintf(R->evname[e], sizeof(R->evname[e]), "cpu-clock");
 			continue;
 		}
-		if ((err == EACCES || err == EPERM) && !a->exclude_kernel && !R->o.ev[e].mod_kernel_only &&
+		if ((err == EACCES || err == EPERM) && !a->exclude_kernel && !(R->o.evs.ev[e].mods & PMU_MOD_KERNEL) &&
 		    pid != -1) {
 			a->exclude_kernel = 1;
 			a->exclude_hv = 1;
+			R->forced_user_only = 1;
 			notice("kernel samples not allowed (/proc/sys/kernel/perf_event_paranoid is %d): "
 			       "recording user space only", pfrec_paranoid());
 			continue;
@@ -1360,25 +1485,41 @@ static int open_events(struct rec *R)
 		return -1;
 	for (int e = 0; e < R->o.nev; e++) {
 		attr_init(R, e);
-		if (e > 0) { /* the same clock and privilege level as the first */
-			R->attr[e].use_clockid = R->attr[0].use_clockid;
-			R->attr[e].clockid = R->attr[0].clockid;
-			if (R->attr[0].exclude_kernel) {
-				R->attr[e].exclude_kernel = 1;
-				R->attr[e].exclude_hv = 1;
+		if (R->pa[e].attr.sample_type & (PERF_SAMPLE_READ | PERF_SAMPLE_RAW))
+			R->extra_fields = 1;
+		if (e > 0) { /* the same clock as the first, and its forced privilege level */
+			R->pa[e].attr.use_clockid = R->pa[0].attr.use_clockid;
+			R->pa[e].attr.clockid = R->pa[0].attr.clockid;
+			if (R->forced_user_only) {
+				R->pa[e].attr.exclude_kernel = 1;
+				R->pa[e].attr.exclude_hv = 1;
 			}
 		}
-		int first = 1;
+		int first = 1, leader = R->o.evs.ev[e].leader;
+		R->slot_fd[e] = malloc((size_t)R->ntasks * (size_t)R->ncpus * sizeof(int));
+		if (!R->slot_fd[e]) {
+			errmsg("out of memory");
+			return -1;
+		}
+		for (int i = 0; i < R->ntasks * R->ncpus; i++)
+			R->slot_fd[e][i] = -1;
 		for (int t = 0; t < R->ntasks; t++) {
 			pid_t pid = R->tasks[t];
 			int opened_on_task = 0;
 			for (int c = 0; c < R->ncpus; c++) {
 				int cpu = R->cpus[c];
-				int fd;
+				int fd, group_fd = -1;
+				if (leader != e) {
+					/* a group member opens beside its leader's fd of this
+					 * task and CPU (none: that thread had ended) */
+					group_fd = R->slot_fd[leader][t * R->ncpus + c];
+					if (group_fd < 0)
+						continue;
+				}
 				if (first) {
-					fd = open_first(R, e, pid, cpu);
+					fd = open_first(R, e, pid, cpu, group_fd);
 				} else {
-					fd = pfrec_perf_event_open(&R->attr[e], pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+					fd = pfrec_perf_event_open(&R->pa[e].attr, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
 					if (fd < 0)
 						fd = -errno;
 				}
@@ -1392,6 +1533,7 @@ static int open_events(struct rec *R)
 				}
 				first = 0;
 				opened_on_task = 1;
+				R->slot_fd[e][t * R->ncpus + c] = fd;
 				if (add_fd(R, fd, e) < 0) {
 					close(fd);
 					errmsg("out of memory");
@@ -1412,11 +1554,11 @@ static int open_events(struct rec *R)
 			}
 		}
 		verbose("opened %s (%s clock, %s) on %d task(s) x %d CPU(s)", R->evname[e],
-			R->attr[e].use_clockid ? "monotonic" : "perf", R->attr[e].exclude_kernel ? "user only" : "user+kernel",
+			R->pa[e].attr.use_clockid ? "monotonic" : "perf", R->pa[e].attr.exclude_kernel ? "user only" : "user+kernel",
 			R->ntasks, R->ncpus);
 	}
-	R->clock_id = R->attr[0].use_clockid ? (int)R->attr[0].clockid : -1;
-	R->kernel_build_ids = R->attr[0].build_id;
+	R->clock_id = R->pa[0].attr.use_clockid ? (int)R->pa[0].attr.clockid : -1;
+	R->kernel_build_ids = R->pa[0].attr.build_id;
 	return 0;
 }
 
@@ -1725,6 +1867,58 @@ static void write_end(struct rec *R)
 	pf_buf_free(&b);
 }
 
+/* Each event's total count (COUNTS, format/pfile.md 4.9): one read per fd,
+ * of the leader's fd for groups read together. Following a task, an event
+ * has one fd per CPU, each enabled while the task runs anywhere and running
+ * while it runs on that CPU: the task's enabled time is the largest of its
+ * fds', its running time their sum (less only when multiplexed). With -a,
+ * both are sums over the CPUs. */
+static void write_counts(struct rec *R)
+{
+	struct pfrec_count_ids ids = {R->ids, R->nids, R->o.nev};
+	struct pfrec_count task[MAX_EVENTS], one[MAX_EVENTS];
+	for (int t = 0; t < R->ntasks; t++) {
+		memset(task, 0, sizeof(task));
+		for (int e = 0; e < R->o.nev; e++) {
+			const struct perf_event_attr *a = &R->pa[e].attr;
+			if (!R->slot_fd[e] || ((a->read_format & PERF_FORMAT_GROUP) && R->o.evs.ev[e].leader != e))
+				continue;
+			for (int c = 0; c < R->ncpus; c++) {
+				int fd = R->slot_fd[e][t * R->ncpus + c];
+				if (fd < 0)
+					continue;
+				memset(one, 0, sizeof(one));
+				int rc = pfrec_count_read(fd, a->read_format, &ids, one);
+				if (rc < 0) {
+					verbose("%s: cannot read its count: %s", R->evname[e], strerror(-rc));
+					continue;
+				}
+				for (int k = 0; k < R->o.nev; k++) {
+					if (!one[k].nr_read)
+						continue;
+					task[k].value += one[k].value;
+					task[k].running_ns += one[k].running_ns;
+					if (R->tasks[t] == -1)
+						task[k].enabled_ns += one[k].enabled_ns;
+					else if (one[k].enabled_ns > task[k].enabled_ns)
+						task[k].enabled_ns = one[k].enabled_ns;
+					task[k].nr_read += one[k].nr_read;
+				}
+			}
+		}
+		for (int k = 0; k < R->o.nev; k++) {
+			R->counts[k].value += task[k].value;
+			R->counts[k].enabled_ns += task[k].enabled_ns;
+			R->counts[k].running_ns += task[k].running_ns;
+			R->counts[k].nr_read += task[k].nr_read;
+		}
+	}
+	struct pf_buf b = {0};
+	if (pfrec_counts_encode(&b, R->counts, R->o.nev) == 0 && b.len)
+		put_section(R, PF_SEC_COUNTS, &b);
+	pf_buf_free(&b);
+}
+
 static void summary(struct rec *R)
 {
 	if (R->o.quiet)
@@ -1734,6 +1928,22 @@ static void summary(struct rec *R)
 	fprintf(stderr, "%s: %llu samples, %llu lost, %llu bytes written to %s (%.1f bytes/sample)\n", prog,
 		(unsigned long long)R->samples, (unsigned long long)R->lost, (unsigned long long)bytes,
 		R->outname, per);
+	for (int e = 0; e < R->o.nev; e++) {
+		const struct pfrec_count *c = &R->counts[e];
+		const struct pmu_event *pe = &R->o.evs.ev[e];
+		if (!c->nr_read)
+			continue;
+		char val[64], scaled[96] = "";
+		if (pe->scale != 1.0 || pe->unit[0])
+			snprintf(val, sizeof(val), "%.6g %s", pfrec_count_scaled(c) * pe->scale, pe->unit);
+		else
+			snprintf(val, sizeof(val), "%.0f", pfrec_count_scaled(c));
+		if (c->running_ns < c->enabled_ns)
+			snprintf(scaled, sizeof(scaled), " (scaled from %.1f%% of the time%s)",
+				 c->enabled_ns ? 100.0 * (double)c->running_ns / (double)c->enabled_ns : 0.0,
+				 c->running_ns ? "" : ": never counted");
+		fprintf(stderr, "%s: %s: %s%s\n", prog, R->evname[e], val, scaled);
+	}
 	uint64_t all = R->samples + R->lost;
 	if (all && R->lost * 100 > all)
 		fprintf(stderr, "%s: warning: %.1f%% of the samples were lost: use a larger -m or a lower -F\n", prog,
@@ -1761,7 +1971,7 @@ static int write_header_sections(struct rec *R)
 	mi.anchor_real_ns = rt;
 	mi.start_time_ns = R->clock_id >= 0 ? pfrec_now_ns(R->clock_id) : 0;
 	mi.event_fallback = R->fallback[0] ? R->fallback : NULL;
-	mi.exclude_kernel = R->attr[0].exclude_kernel;
+	mi.exclude_kernel = R->pa[0].attr.exclude_kernel;
 	if (pfrec_meta_build(&b, &mi) < 0 || meta_call_graph(&b, &R->o) < 0) {
 		errmsg("out of memory");
 		return -1;
@@ -1769,8 +1979,16 @@ static int write_header_sections(struct rec *R)
 	put_section(R, PF_SEC_META, &b);
 	for (int e = 0; e < R->o.nev; e++) {
 		b.len = 0;
-		if (pf_event_encode(&b, &R->attr[e], sizeof(R->attr[e]), R->ids[e], R->nids[e], R->evname[e]) < 0) {
+		if (pf_event_encode(&b, &R->pa[e].attr, R->pa[e].attr.size, R->ids[e], R->nids[e], R->evname[e]) < 0) {
 			errmsg("out of memory");
+			pf_buf_free(&b);
+			return -1;
+		}
+		/* after the name: the spec, PMU, group, tracepoint format */
+		const struct pmu_event *pe = &R->o.evs.ev[e];
+		char err[512];
+		if (pfrec_event_desc(&b, pe, pe->leader, pe->nr_members, err, sizeof(err)) < 0) {
+			errmsg("%s", err);
 			pf_buf_free(&b);
 			return -1;
 		}
@@ -1935,7 +2153,7 @@ int main(int argc, char **argv)
 	parse_args(&R->o, argc, argv);
 
 	/* the rate the kernel allows */
-	if (!R->o.period) {
+	if (!R->o.period && !R->o.count_only) {
 		char buf[32];
 		if (pfrec_read_line("/proc/sys/kernel/perf_event_max_sample_rate", buf, sizeof(buf)) > 0) {
 			unsigned max = (unsigned)strtoul(buf, NULL, 10);
@@ -1949,6 +2167,16 @@ int main(int argc, char **argv)
 				R->o.freq = max;
 			}
 		}
+	}
+
+	if (R->o.dry_run) { /* the attrs as they would be opened (before any fallback) */
+		for (int e = 0; e < R->o.nev; e++) {
+			attr_init(R, e);
+			pfrec_event_print(stdout, e, &R->o.evs.ev[e], &R->pa[e]);
+		}
+		pmu_events_free(&R->o.evs);
+		free(R->o.specs);
+		return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
 	}
 
 	/* CPUs */
@@ -2090,6 +2318,8 @@ int main(int argc, char **argv)
 	drain_all(R);
 	flush_pending(R);
 	if (!R->werr)
+		write_counts(R);
+	if (!R->werr)
 		write_end(R);
 	if (!R->werr)
 		note_write(R, pf_writer_flush(R->w));
@@ -2127,8 +2357,12 @@ int main(int argc, char **argv)
 		pfrec_ring_unmap(&R->rings[i]);
 	for (int i = 0; i < R->nfds; i++)
 		close(R->fds[i].fd);
-	for (int e = 0; e < R->o.nev; e++)
+	for (int e = 0; e < R->o.nev; e++) {
 		free(R->ids[e]);
+		free(R->slot_fd[e]);
+	}
+	pmu_events_free(&R->o.evs);
+	free(R->o.specs);
 	free(R->fds);
 	free(R->rings);
 	free(R->cpus);

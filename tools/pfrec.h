@@ -4,11 +4,14 @@
  *   pfrec.c        options, the recording session, the drain loop, summary
  *   pfrec/sys.c    event names, perf_event_open, ring buffers, /proc, META
  *   pfrec/elf.c    build-ids read from ELF notes (files and memory images)
+ *   pfrec/pmu.c    event specs resolved against sysfs and tracefs (pmu.h)
+ *   pfrec/events.c the EVENT section's description of an event, --dry-run
  */
 #ifndef PFREC_H
 #define PFREC_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <linux/perf_event.h>
@@ -18,20 +21,7 @@
 
 #include "buildid.h"
 
-/* ---- events (pfrec/sys.c) ---- */
-
-struct pfrec_evspec {
-	char name[64];      /* the generic name, without modifiers */
-	uint32_t type;      /* PERF_TYPE_* */
-	uint64_t config;
-	int mod_user_only;  /* ":u" */
-	int mod_kernel_only;/* ":k" */
-};
-
-/* Parses "NAME[:u|:k]". @return 0, -ENOENT (unknown name), -EINVAL (bad modifier). */
-int pfrec_event_parse(const char *text, struct pfrec_evspec *out);
-/* Comma-separated list of the known names, for --help and errors. */
-const char *pfrec_event_names(void);
+/* ---- perf_event_open and rings (pfrec/sys.c) ---- */
 
 /* The perf_event_open(2) system call. */
 int pfrec_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd,
@@ -81,5 +71,53 @@ struct pfrec_meta_in {
 };
 int pfrec_meta_build(struct pf_buf *b, const struct pfrec_meta_in *in);
 /* ELF e_machine of the build target. */
+
+/* ---- events described (pfrec/events.c) ---- */
+
+struct pmu_event;
+struct pmu_attr;
+/* Appends the description of `ev` (format/pfile.md 4.2.1: spec, text, pmu,
+ * group_leader, group_members, scale, unit, tracepoint, tp_format, in the
+ * key/value layout) to an EVENT payload; leader_index is the EVENT index of
+ * its group's leader (its own when alone), nr_members the group's size on a
+ * leader. Reads the tracepoint's format file. @return 0, or -errno with one
+ * line in err (errlen bytes). */
+int pfrec_event_desc(struct pf_buf *b, const struct pmu_event *ev, int leader_index, int nr_members,
+		     char *err, size_t errlen);
+/* One --dry-run line: "event N: NAME pmu=... type=... config=0x..." */
+void pfrec_event_print(FILE *f, int idx, const struct pmu_event *ev, const struct pmu_attr *pa);
+
+/* ---- counts at the end (pfrec/counts.c) ---- */
+
+struct pfrec_count {
+	uint64_t value;          /* events, summed over the event's fds */
+	uint64_t enabled_ns;     /* PERF_FORMAT_TOTAL_TIME_ENABLED, summed */
+	uint64_t running_ns;     /* PERF_FORMAT_TOTAL_TIME_RUNNING, summed (less: multiplexed) */
+	uint32_t nr_read;        /* fds (or group reads) that gave it a value */
+};
+/* The sample ids of each event, to find the event of a value. */
+struct pfrec_count_ids {
+	uint64_t *const *ids;
+	const uint32_t *nids;
+	int nev;
+};
+/* Reads one event fd opened with `read_format` (ID required; GROUP reads
+ * every member) and adds its values to out[event]. @return 0, -errno from
+ * read(2), or -EIO for a short or id-less read. */
+int pfrec_count_read(int fd, uint64_t read_format, const struct pfrec_count_ids *ids, struct pfrec_count *out);
+/* Appends the COUNTS payload (format/pfile.md 4.9): N.value,
+ * N.time_enabled_ns, N.time_running_ns for each event N read. @return 0 or -ENOMEM. */
+int pfrec_counts_encode(struct pf_buf *b, const struct pfrec_count *c, int nev);
+/* value x enabled / running when the event was multiplexed, else value. */
+double pfrec_count_scaled(const struct pfrec_count *c);
+
+/* ---- ELF build-ids (pfrec/elf.c) ---- */
+
+/* Reads the NT_GNU_BUILD_ID note of an ELF file (program headers first,
+ * then section headers). @return the build-id size (1..64), 0 if none or
+ * not ELF, or -errno if the file cannot be read. */
+int pfrec_elf_build_id_fd(int fd, uint8_t out[64]);
+/* The same over an ELF image in memory (e.g. the vDSO), `size` bytes. */
+int pfrec_elf_build_id_mem(const void *image, size_t size, uint8_t out[64]);
 
 #endif

@@ -118,6 +118,7 @@ enum pf_section_type {
 	PF_SEC_END = 0x0006,       /* totals; its presence = complete recording */
 	PF_SEC_DSO_IMAGE = 0x0007, /* a file's bytes, e.g. the [vdso] image */
 	PF_SEC_THREADS = 0x0008,   /* pid, tid, comm of threads alive at start */
+	PF_SEC_COUNTS = 0x0009,    /* each event's total count at the end (key/value) */
 
 	/* resolved profile: format/profile.md, encoders/decoders in profile.h */
 	PF_SEC_STRINGS = 0x0100,   /* resolved profile: string table chunk */

@@ -26,7 +26,7 @@ if [ -e "$out/.done" ] && [ "$out/.done" -nt "$0" ]; then
 	exit 0
 fi
 rm -rf "$out"
-mkdir -p "$out"/{reader,profile,transform,folded}
+mkdir -p "$out"/{reader,profile,transform,folded,evspec,tpformat}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 W="$B/tests/pftest-writer"
@@ -100,8 +100,33 @@ done
 [ -e g.sym.pf ] && [ -e threads.sym.pf ] &&
 	"$B/bin/pfdiff" --folded g.sym.pf threads.sym.pf > "$out/folded/diff.folded" 2>/dev/null || true
 cp "$OLDPWD"/tests/fixtures/*.folded "$out/folded/"
+
+# --- event specs -------------------------------------------------------------------
+# (evspec: an option byte whose bits 0-1 pick the fake sysfs tree, then the
+# spec) every spec that tests/pmu.bats checks or refuses, on its own tree and
+# as several -e arguments (bit 2) with listing (bit 3)
+n=0
+grep -hoE "^[[:space:]]*(check|refuse) (intel|amd|hybrid|arm) '[^']*'" "$OLDPWD/tests/pmu.bats" |
+	sed -E "s/^[[:space:]]*(check|refuse) ([a-z]+) '(.*)'$/\2 \3/" >specs.txt
+while read -r tree spec; do
+	case $tree in intel) b=0 ;; amd) b=1 ;; hybrid) b=2 ;; *) b=3 ;; esac
+	{ printf "\\x0$b"; printf '%s' "$spec"; } >"$out/evspec/spec-$n"
+	n=$((n + 1))
+done <specs.txt
+{ printf '\x0c'; awk '{print $2}' specs.txt | head -40; } >"$out/evspec/multi-intel"
+{ printf '\x0e'; awk '{print $2}' specs.txt | tail -40; } >"$out/evspec/multi-hybrid"
+
+# --- tracepoint formats (tpformat: u16 LE text length, the format file, raw data) --
+n=0
+for f in "$OLDPWD"/tests/fixtures/tracefs/events/*/*/format; do
+	len=$(stat -c %s "$f")
+	{ printf "\\x$(printf %02x $((len & 255)))\\x$(printf %02x $((len >> 8)))"; cat "$f"; head -c 96 /dev/zero; } \
+		>"$out/tpformat/format-$n"
+	n=$((n + 1))
+done
+
 find "$out" -type f -size 0 -delete
 touch "$out/.done"
-for t in reader profile transform folded; do
+for t in reader profile transform folded evspec tpformat; do
 	echo "make-corpus: $t: $(find "$out/$t" -type f | wc -l) seeds"
 done

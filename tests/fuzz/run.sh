@@ -40,9 +40,12 @@ for t in "$@"; do
 	fi
 	max_len=131072
 	[ "$t" = folded ] && max_len=16384
+	[ "$t" = evspec ] && max_len=8192
+	dict=()
+	[ -e "tests/fuzz/$t.dict" ] && dict=(-dict="tests/fuzz/$t.dict")
 	# shellcheck disable=SC2086
 	"${nice_cmd[@]}" "$bin" -max_total_time="$secs" -max_len=$max_len -timeout=30 -rss_limit_mb=2048 \
-		-print_final_stats=1 -artifact_prefix="$dir/artifacts/$t/" ${FUZZ_ARGS:-} \
+		-print_final_stats=1 -artifact_prefix="$dir/artifacts/$t/" "${dict[@]}" ${FUZZ_ARGS:-} \
 		"$dir/corpus/$t" "$dir/seeds/$t" >>"$log" 2>&1
 	rc=$?
 	done_line=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -1)

@@ -1,9 +1,6 @@
 /*
- * pfrec/sys.c - event names, perf_event_open(2), ring buffers, /proc reads
- * and the META section of pfrec.
- *
- * Event names are perf's generic ones (include/uapi/linux/perf_event.h:
- * PERF_COUNT_HW_*, PERF_COUNT_SW_*).
+ * pfrec/sys.c - perf_event_open(2), ring buffers, /proc reads and the META
+ * section of pfrec. Event specs are parsed in pfrec/pmu.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,71 +15,6 @@
 #include <sys/utsname.h>
 
 #include "pfrec.h"
-
-struct evname {
-	const char *name;
-	uint32_t type;
-	uint64_t config;
-};
-
-static const struct evname evnames[] = {
-	{"cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES},
-	{"cpu-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES},
-	{"instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS},
-	{"cache-references", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES},
-	{"cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES},
-	{"branch-instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS},
-	{"branches", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS},
-	{"branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES},
-	{"bus-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BUS_CYCLES},
-	{"stalled-cycles-frontend", PERF_TYPE_HARDWARE, PERF_COUNT_HW_STALLED_CYCLES_FRONTEND},
-	{"stalled-cycles-backend", PERF_TYPE_HARDWARE, PERF_COUNT_HW_STALLED_CYCLES_BACKEND},
-	{"ref-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_REF_CPU_CYCLES},
-	{"cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK},
-	{"task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK},
-	{"page-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS},
-	{"faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS},
-	{"minor-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN},
-	{"major-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ},
-	{"context-switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES},
-	{"cs", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES},
-	{"cpu-migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS},
-	{"migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS},
-	{"alignment-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_ALIGNMENT_FAULTS},
-	{"emulation-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_EMULATION_FAULTS},
-};
-
-int pfrec_event_parse(const char *text, struct pfrec_evspec *out)
-{
-	memset(out, 0, sizeof(*out));
-	const char *colon = strchr(text, ':');
-	size_t n = colon ? (size_t)(colon - text) : strlen(text);
-	if (colon) {
-		if (strcmp(colon + 1, "u") == 0)
-			out->mod_user_only = 1;
-		else if (strcmp(colon + 1, "k") == 0)
-			out->mod_kernel_only = 1;
-		else
-			return -EINVAL;
-	}
-	for (size_t i = 0; i < sizeof(evnames) / sizeof(evnames[0]); i++) {
-		if (strlen(evnames[i].name) == n && strncmp(evnames[i].name, text, n) == 0) {
-			snprintf(out->name, sizeof(out->name), "%s", evnames[i].name);
-			out->type = evnames[i].type;
-			out->config = evnames[i].config;
-			return 0;
-		}
-	}
-	return -ENOENT;
-}
-
-const char *pfrec_event_names(void)
-{
-	return "cycles, instructions, cache-references, cache-misses, branches, branch-misses, "
-	       "bus-cycles, stalled-cycles-frontend, stalled-cycles-backend, ref-cycles, "
-	       "cpu-clock, task-clock, page-faults, minor-faults, major-faults, context-switches, "
-	       "cpu-migrations, alignment-faults, emulation-faults";
-}
 
 int pfrec_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd,
 			  unsigned long flags)

@@ -1,0 +1,288 @@
+#!/usr/bin/env bats
+# pfrec's -e with the event parser (issue 16): --dry-run attrs against the
+# fake sysfs and tracefs trees of tests/fixtures (configs worked out by hand
+# from their format files, as in pmu.bats), --list, errors; then real
+# recordings on this machine: sample-read groups, msr/tsc/ read by a
+# cpu-clock leader, tracepoints whose raw fields pfdump decodes from the
+# format file stored in the recording, off-CPU stacks through pfsym and
+# pffold. (This machine has no hardware PMU: cycles, cpu/..., r... are
+# checked through --dry-run only.)
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+FX="$PFTOOLS_SRC/tests/fixtures"
+
+setup_file() {
+	W=$BATS_FILE_TMPDIR
+	build_workload ev_sleep "$W/ev_sleep" -g -O1 -fno-omit-frame-pointer
+	build_workload rec_spin "$W/rec_spin" -g -O1 -fno-omit-frame-pointer
+	if [ "$(uname -m)" = x86_64 ]; then
+		build_workload ev_tsc "$W/ev_tsc" -O1
+	fi
+}
+
+setup() {
+	W=$BATS_FILE_TMPDIR
+	cd "$BATS_TEST_TMPDIR"
+}
+
+# json FILE JQ-FILTER: pfdump --json FILE filtered by jq (raw output).
+json() {
+	pfdump --json "$1" | jq -r "$2"
+}
+
+# jsons FILE JQ-FILTER: the same over the array of all the objects.
+jsons() {
+	pfdump --json "$1" | jq -rs "$2"
+}
+
+# fake TREE ARGS...: pfrec ARGS on the fake sysfs tree TREE and the fake tracefs.
+fake() {
+	local tree=$1
+	shift
+	PFREC_SYSFS_ROOT="$FX/sysfs/$tree" PFREC_TRACEFS_ROOT="$FX/tracefs" pfrec "$@"
+}
+
+# The part of a --dry-run line that the spec decides.
+attr() { # TYPE CONFIG [CONFIG1 [EXCLUDE [PRECISE]]]
+	echo "type=$1 config=$2 config1=${3:-0x0} config2=0x0 config3=0x0 exclude=${4:--} precise_ip=${5:-0} pinned=0"
+}
+
+@test "--dry-run: the LLC-miss and branch-miss encodings of the sysfs article, raw codes, modifiers" {
+	# event=0x2e -> bits 0-7, umask=0x41 -> bits 8-15: 0x4100 | 0x2e = 0x412e
+	run fake intel --dry-run -e cpu/event=0x2e,umask=0x41/ -e cpu/cache-misses/ -e r412e
+	refute_sanitizer
+	assert_success
+	assert_line --index 0 "event 0: cpu/event=0x2e,umask=0x41/ pmu=cpu $(attr 4 0x412e) leader=0 freq=4000 sample_type=IP|TID|TIME|CPU|PERIOD|IDENTIFIER read_format=TOTAL_TIME_ENABLED|TOTAL_TIME_RUNNING|ID spec=cpu/event=0x2e,umask=0x41/"
+	assert_line --index 1 --partial "event 1: cpu/cache-misses/ pmu=cpu $(attr 4 0x412e) leader=1 "
+	assert_line --index 2 --partial "event 2: r412e pmu=cpu $(attr 4 0x412e) leader=2 "
+	# branch-misses = event=0xc5,umask=0x01,cmask=0x01: 0xc5 | 0x01 << 8 | 0x01 << 24 = 0x10001c5;
+	# cmask=2 on top of the named event: 0x20001c5; :u excludes kernel and hypervisor; pp = 2
+	run fake intel --dry-run -e 'cpu/event=0xc5,umask=0x01,cmask=0x01/,cpu/branch-misses/' -e 'cpu/branch-misses,cmask=2/upp'
+	assert_success
+	assert_line --index 0 --partial "pmu=cpu $(attr 4 0x10001c5) leader=0 "
+	assert_line --index 1 --partial "pmu=cpu $(attr 4 0x10001c5) leader=1 "
+	assert_line --index 2 --partial "pmu=cpu $(attr 4 0x20001c5 0x0 kh 2) leader=2 "
+	# a config1 field: ldlat=config1:0-15 (30 = 0x1e); mem-loads = event=0xcd,umask=0x1
+	run fake intel --dry-run -e 'cpu/mem-loads,ldlat=30/'
+	assert_success
+	assert_line --index 0 --partial "pmu=cpu $(attr 4 0x1cd 0x1e) "
+	# AMD: event=config:0-7,32-35: 0x1c2 spreads 0xc2 into bits 0-7 and 0x1 into bit 32
+	run fake amd --dry-run -e 'cpu/event=0x1c2/'
+	assert_success
+	assert_line --index 0 --partial "pmu=cpu $(attr 4 0x1000000c2) "
+	# the board's PMUv3 (type 8): the three spellings of cpu_cycles give
+	# config 0x11; a raw code keeps PERF_TYPE_RAW (4), which the kernel
+	# gives to the CPU PMU
+	run fake arm --dry-run -e armv8_pmuv3/cpu_cycles/ -e armv8_pmuv3/event=0x11/ -e r11
+	assert_success
+	assert_line --index 0 --partial "pmu=armv8_pmuv3_0 $(attr 8 0x11) "
+	assert_line --index 1 --partial "pmu=armv8_pmuv3_0 $(attr 8 0x11) "
+	assert_line --index 2 --partial "pmu=armv8_pmuv3_0 $(attr 4 0x11) "
+	# scale and unit of a sysfs event
+	run fake intel --dry-run -e power/energy-pkg/
+	assert_success
+	assert_line --index 0 --regexp "pmu=power type=11 config=0x2 .* scale=2.3283064365386963e-10 unit=Joules spec=power/energy-pkg/$"
+}
+
+@test "--dry-run: groups, sample-read, tracepoints, periods; no command needed" {
+	run fake intel --dry-run -e '{cycles,instructions}:S' -e sched:sched_switch
+	assert_success
+	# PERF_TYPE_HARDWARE 0: cycles 0, instructions 1; the member counts (period 0)
+	assert_line --index 0 "event 0: cycles pmu=cpu $(attr 0 0x0) leader=0 freq=4000 sample_type=IP|TID|TIME|READ|CPU|PERIOD|IDENTIFIER read_format=TOTAL_TIME_ENABLED|TOTAL_TIME_RUNNING|ID|GROUP spec={cycles,instructions}:S"
+	assert_line --index 1 "event 1: instructions pmu=cpu $(attr 0 0x1) leader=0 period=0 sample_type=IP|TID|TIME|READ|CPU|PERIOD|IDENTIFIER read_format=TOTAL_TIME_ENABLED|TOTAL_TIME_RUNNING|ID|GROUP spec={cycles,instructions}:S"
+	# a tracepoint: PERF_TYPE_TRACEPOINT 2, config = its tracefs id, every hit sampled, RAW kept
+	local id
+	id=$(cat "$FX/tracefs/events/sched/sched_switch/id")
+	assert_line --index 2 "event 2: sched:sched_switch pmu=tracepoint $(attr 2 "$(printf '0x%x' "$id")") leader=2 period=1 sample_type=IP|TID|TIME|CPU|PERIOD|RAW|IDENTIFIER read_format=TOTAL_TIME_ENABLED|TOTAL_TIME_RUNNING|ID spec=sched:sched_switch"
+	# -c and -F apply to tracepoints too; period= to its event only
+	run fake intel --dry-run -c 1000 -e sched:sched_switch -e cpu-clock
+	assert_line --index 0 --partial " period=1000 "
+	assert_line --index 1 --partial " period=1000 "
+	run fake intel --dry-run -F 99 -e sched:sched_switch -e 'cpu-clock/period=5000/'
+	assert_line --index 0 --partial " freq=99 "
+	assert_line --index 1 --partial " period=5000 "
+	# -g adds CALLCHAIN to every event
+	run fake intel --dry-run -g -e '{cpu-clock,task-clock}:S'
+	assert_line --index 0 --partial "sample_type=IP|TID|TIME|READ|CALLCHAIN|CPU|PERIOD|IDENTIFIER read_format=TOTAL_TIME_ENABLED|TOTAL_TIME_RUNNING|ID|GROUP"
+	# no -e: cycles
+	run fake intel --dry-run
+	assert_output --partial "event 0: cycles pmu=cpu $(attr 0 0x0) "
+}
+
+@test "errors: one line naming the spec and the fault, exit 2, nothing written" {
+	run fake intel -o e.pf -e cpu/umask=0x100/ -- true
+	assert_failure 2
+	assert_output "pfrec: -e cpu/umask=0x100/: umask=0x100 does not fit in umask (config:8-15: 8 bits, at most 0xff)"
+	[ ! -e e.pf ]
+	run fake intel -o e.pf -e sched:nope -- true
+	assert_failure 2
+	assert_output "pfrec: -e sched:nope: no tracepoint 'nope' in subsystem sched (no $FX/tracefs/events/sched/nope/id)"
+	run fake intel -o e.pf -e 'cpu-clock,foo/event=1/' -- true
+	assert_failure 2
+	assert_output --regexp "^pfrec: -e foo/event=1/: unknown PMU 'foo' "
+	[ "${#lines[@]}" -eq 1 ]
+	run fake intel -o e.pf -e 'cpu/nope=1/' -- true
+	assert_failure 2
+	assert_output --regexp "^pfrec: -e cpu/nope=1/: .*nope"
+	[ "${#lines[@]}" -eq 1 ]
+	run fake intel -o e.pf -e 'cpu/event=0xc5/ppp' -- true
+	assert_failure 2
+	assert_output --regexp "^pfrec: -e cpu/event=0xc5/ppp: .*precise"
+	[ "${#lines[@]}" -eq 1 ]
+	run fake intel -o e.pf -e 'cpu-clock:x' -- true
+	assert_failure 2
+	[ "${#lines[@]}" -eq 1 ]
+	[ ! -e e.pf ]
+}
+
+@test "--list: generic events, PMU events with their encoding, a pattern" {
+	run fake intel --list
+	assert_success
+	assert_line --partial "cpu-clock"
+	assert_line --regexp '^  cpu/branch-misses/ +event=0xc5,umask=0x01,cmask=0x01 +config=0x10001c5'
+	run fake intel --list tsc
+	assert_success
+	assert_line --regexp '^  msr/tsc/ '
+	refute_line --partial "branch-misses"
+	run fake intel --list no-such-thing-anywhere
+	assert_failure 1
+	assert_output "pfrec: --list no-such-thing-anywhere: nothing matches"
+}
+
+@test "a sample-read group: every sample of the leader carries both counts" {
+	run pfrec -q -o g.pf -e '{cpu-clock,task-clock}:S' -- "$W/rec_spin" 200
+	refute_sanitizer
+	assert_success
+	run json g.pf 'select(.type=="event") | [.index, .name, .spec, .group_leader] | @tsv'
+	assert_output "$(printf '0\tcpu-clock\t{cpu-clock,task-clock}:S\t0\n1\ttask-clock\t{cpu-clock,task-clock}:S\t0')"
+	local id0 id1
+	id0=$(json g.pf 'select(.type=="event" and .index==0) | .ids | join(",")')
+	id1=$(json g.pf 'select(.type=="event" and .index==1) | .ids | join(",")')
+	# read (PERF_FORMAT_GROUP|TOTAL_TIME_ENABLED|TOTAL_TIME_RUNNING|ID): nr,
+	# enabled, running, then value and id of each member
+	run json g.pf 'select(.record=="SAMPLE") | .event'
+	[ "${#lines[@]}" -ge 20 ] # 4000 Hz of the CPU time of a 200 ms spin
+	run json g.pf 'select(.record=="SAMPLE") | select(.event!="cpu-clock" or .read[0]!=2) | .time'
+	assert_output ""
+	run json g.pf 'select(.record=="SAMPLE") | "\(.read[4]) \(.read[6])"'
+	local a b bad=0
+	while read -r a b; do
+		[[ ",$id0," == *",$a,"* && ",$id1," == *",$b,"* ]] || bad=1
+	done <<<"$output"
+	[ "$bad" -eq 0 ]
+	# both count nanoseconds on the CPU: task-clock within 5% of cpu-clock at the last sample
+	run jsons g.pf '[.[] | select(.record=="SAMPLE")] | last | "\(.read[3]) \(.read[5])"'
+	read -r a b <<<"$output"
+	[ "$a" -gt 20000000 ] # 20 ms of CPU time at least (a loaded machine)
+	[ $((b * 100)) -ge $((a * 95)) ] && [ $((b * 100)) -le $((a * 105)) ]
+}
+
+@test "msr/tsc/ read at every cpu-clock sample counts the TSC's ticks per nanosecond" {
+	[ "$(uname -m)" = x86_64 ] || skip "x86 only"
+	[ -e /sys/bus/event_source/devices/msr/events/tsc ] || skip "no msr PMU with tsc here"
+	run pfrec --dry-run -e msr/tsc/
+	assert_success
+	assert_output --partial "pmu=msr type=$(cat /sys/bus/event_source/devices/msr/type) config=0x0 "
+	# msr cannot sample: alone it is refused by the kernel, with the event named
+	run pfrec -q -o m.pf -e msr/tsc/ -- true
+	assert_failure 1
+	assert_output --regexp "^pfrec: msr/tsc/ on pid [0-9]+: cannot open the event: Invalid argument \(if its PMU cannot sample, read it in a group: -e '\{cpu-clock,msr/tsc/\}:S'\)$"
+	pfrec -q -o t.pf -e '{cpu-clock,msr/tsc/}:S' -- "$W/ev_tsc" 400 >ratio.txt
+	# the workload's own rdtsc per CLOCK_MONOTONIC ns against the counts'
+	# tsc per cpu-clock ns between the first and the last sample
+	run jsons t.pf '[.[] | select(.record=="SAMPLE")] | "\((last.read[5] - first.read[5]) / (last.read[3] - first.read[3]))"'
+	local mine theirs
+	theirs=$output
+	mine=$(sed -n 's/^tsc_per_ns //p' ratio.txt)
+	awk -v a="$mine" -v b="$theirs" 'BEGIN { d = a / b; exit !(d > 0.95 && d < 1.05) }' || {
+		echo "rdtsc: $mine per ns, msr/tsc/: $theirs per cpu-clock ns" >&2
+		false
+	}
+}
+
+# tracefs: mounted, or mounted in a private mount namespace (root)
+tracefs_ns() {
+	NS=()
+	if [ ! -d /sys/kernel/tracing/events ] && [ ! -d /sys/kernel/debug/tracing/events ]; then
+		command -v unshare >/dev/null && [ "$(id -u)" = 0 ] || skip "tracefs not mounted (and not root to mount it)"
+		NS=(unshare -m sh -c 'mount -t tracefs nodev /sys/kernel/tracing && exec "$@"' sh)
+	fi
+}
+
+@test "tracepoints: sched:sched_switch -g and syscalls:sys_enter_openat, fields decoded from the stored format" {
+	tracefs_ns
+	[ "$(id -u)" = 0 ] || skip "raw tracepoint data needs root or perf_event_paranoid -1"
+	run "${NS[@]}" pfrec -q -g -o tp.pf -e sched:sched_switch,syscalls:sys_enter_openat -- "$W/ev_sleep" 20 /etc/hostname
+	refute_sanitizer
+	assert_success
+	assert_output "slept 20"
+	# the format file is stored with each event
+	run json tp.pf 'select(.type=="event") | [.name, .pmu, .tracepoint, .tp_format_bytes > 200] | @tsv'
+	assert_output "$(printf 'sched:sched_switch\ttracepoint\tsched:sched_switch\ttrue\nsyscalls:sys_enter_openat\ttracepoint\tsyscalls:sys_enter_openat\ttrue')"
+	local pid
+	pid=$(json tp.pf 'select(.record=="COMM" and .comm=="ev_sleep") | .pid' | head -1)
+	[ -n "$pid" ]
+	# every nap switches ev_sleep out: at least 20 switches whose prev_pid is
+	# the sample's pid and prev_comm its name
+	run json tp.pf "select(.record==\"SAMPLE\" and .event==\"sched:sched_switch\" and .pid==$pid) | \"\(.fields.prev_pid) \(.fields.prev_comm)\"" 
+	[ "${#lines[@]}" -ge 20 ]
+	run sort -u <<<"$output"
+	assert_output "$pid ev_sleep"
+	# openat's syscall number from the kernel's header; one call per nap
+	# (the loader's own opens come before, from the same pid)
+	local nr
+	nr=$(printf '#include <sys/syscall.h>\nSYS_openat\n' | gcc -E -P - | tail -1)
+	run json tp.pf "select(.record==\"SAMPLE\" and .event==\"syscalls:sys_enter_openat\" and .pid==$pid) | .fields.__syscall_nr"
+	[ "${#lines[@]}" -ge 20 ]
+	run sort -u <<<"$output"
+	assert_output "$nr"
+	# the text form names the fields too
+	run bash -c "pfdump tp.pf | grep -m1 ' SAMPLE event=sched:sched_switch '"
+	assert_output --regexp " tracepoint=sched:sched_switch prev_comm=[^ ]+ prev_pid=[0-9]+ prev_prio=-?[0-9]+ prev_state=[0-9]+ next_comm=[^ ]+ next_pid=[0-9]+ next_prio=-?[0-9]+"
+	# off-CPU stacks: pfsym + pffold put the switches under main's sleep
+	pfsym -q -o tp.sym.pf tp.pf
+	run pffold -e sched:sched_switch --comm=ev_sleep tp.sym.pf
+	assert_success
+	assert_line --regexp "^ev_sleep;([^ ]*;)?main;[^ ]*nanosleep[^ ]* ([2-9][0-9]|[1-9][0-9][0-9]+)$"
+}
+
+@test "--count-only: counts without samples, in the file, the summary and pfdump --stats" {
+	[ "$(uname -m)" = x86_64 ] || skip "x86 only (rdtsc)"
+	[ -e /sys/bus/event_source/devices/msr/events/tsc ] || skip "no msr PMU with tsc here"
+	run pfrec --dry-run --count-only -e msr/tsc/
+	assert_output --partial " period=0 "
+	pfrec --count-only -o c.pf -e msr/tsc/,cpu-clock,task-clock -- "$W/ev_tsc" 300 >ratio.txt 2>err.txt
+	run cat err.txt
+	assert_line --index 0 --regexp "^pfrec: 0 samples, 0 lost, [0-9]+ bytes written to c.pf "
+	# the summary's counts are the file's
+	local e name v
+	for e in 0 1 2; do
+		name=$(json c.pf "select(.type==\"event\" and .index==$e) | .name")
+		v=$(pfdump --stats --json c.pf | jq -r "select(.type==\"count\" and .event==$e) | .value")
+		[ -n "$v" ] && [ "$v" -gt 0 ]
+		assert_line "pfrec: $name: $v"
+	done
+	run json c.pf 'select(.record=="SAMPLE") | .time'
+	assert_output ""
+	# the TSC's ticks per cpu-clock ns is the workload's rdtsc rate (5%);
+	# cpu-clock and task-clock both count the task's time on a CPU (5%)
+	run pfdump --stats --json c.pf
+	local tsc cpu task mine
+	tsc=$(jq -r 'select(.type=="count" and .event==0) | .value' <<<"$output")
+	cpu=$(jq -r 'select(.type=="count" and .event==1) | .value' <<<"$output")
+	task=$(jq -r 'select(.type=="count" and .event==2) | .value' <<<"$output")
+	mine=$(sed -n 's/^tsc_per_ns //p' ratio.txt)
+	awk -v a="$mine" -v t="$tsc" -v c="$cpu" -v k="$task" 'BEGIN { d = a / (t / c); r = k / c;
+		exit !(d > 0.95 && d < 1.05 && r > 0.95 && r < 1.05) }' || {
+		echo "rdtsc $mine per ns; tsc $tsc, cpu-clock $cpu, task-clock $task" >&2
+		false
+	}
+	run pfdump --stats c.pf
+	assert_line "counts at the end:"
+	assert_line --regexp "^count event=0 name=msr/tsc/ value=$tsc time_enabled_ns=[0-9]+ time_running_ns=[0-9]+$"
+	# a sampling run prints its counts too
+	run pfrec -o s.pf -e cpu-clock -- "$W/rec_spin" 50
+	assert_line --regexp "^pfrec: cpu-clock: [0-9]+$"
+}
