@@ -94,7 +94,7 @@ endif
 ALL_CFLAGS  += $(CORE_CFLAGS)
 
 # Tools: tools/NAME.c plus tools/NAME/*.c (headers in tools/). Tools that read ELF/DWARF link libelf (and libdw, see SYM_LIBS).
-TOOLS       := pfdump pfrec pfsym pffold pfdiff pfflame
+TOOLS       := pfdump pfrec pfsym pffold pfdiff pfflame pfimport
 TOOLS_PRESENT := $(foreach t,$(TOOLS),$(if $(wildcard tools/$(t).c),$(t)))
 DW_TOOLS    := pfsym
 EXTRA_LIBS_pfdiff := -lm

@@ -10,7 +10,7 @@ setup_file() {
 }
 
 @test "make install puts every tool, its man page and completions in place" {
-	for t in pfrec pfdump pfsym pffold pfdiff pfflame; do
+	for t in pfrec pfdump pfsym pffold pfdiff pfflame pfimport; do
 		[ -x "$STAGE/usr/local/bin/$t" ]
 		[ -f "$STAGE/usr/local/share/man/man1/$t.1" ]
 		[ -f "$STAGE/usr/local/share/bash-completion/completions/$t" ]
@@ -19,6 +19,7 @@ setup_file() {
 	[ -f "$STAGE/usr/local/lib/libpfile.a" ]
 	[ -L "$STAGE/usr/local/lib/libpfile.so" ]
 	[ -f "$STAGE/usr/local/include/pfile.h" ]
+	[ -f "$STAGE/usr/local/include/perfdata.h" ]
 }
 
 @test "man pages render without warnings" {
