@@ -19,7 +19,6 @@ setup_file() {
 	[ -f "$STAGE/usr/local/lib/libpfile.a" ]
 	[ -L "$STAGE/usr/local/lib/libpfile.so" ]
 	[ -f "$STAGE/usr/local/include/pfile.h" ]
-	[ -f "$STAGE/usr/local/include/perfdata.h" ]
 }
 
 @test "man pages render without warnings" {

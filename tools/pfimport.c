@@ -2,7 +2,7 @@
  * pfimport - a perf.data file (perf record's output) as a .pf recording.
  *
  * Option parsing and messages only: the reader is pf_perfdata_*() in
- * libpfile/perfdata.c, the conversion pf_import() in libpfile/perfimport.c.
+ * tools/pfimport/perfdata.c, the conversion pf_import() in tools/pfimport/import.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -214,16 +214,13 @@ int main(int argc, char **argv)
 	char msg[600];
 	rc = pf_import(pd, fd, &io, &st, msg, sizeof msg);
 	free(cmd);
-	int status = 0;
-	if (st.output_error) {
+	int status = 0, close_err = 0;
+	if (st.output_error)
 		pf_out_error(PROG, out, st.output_error);
+	if (st.output_error || rc < 0)
 		status = 1;
-	} else if (rc < 0) {
-		fprintf(stderr, PROG ": %s\n", msg[0] ? msg : strerror(-rc));
-		status = 1;
-	}
 	if (!to_stdout && close(fd) != 0 && !status) {
-		pf_out_error(PROG, out, errno);
+		close_err = errno;
 		status = 1;
 	}
 	if (!cx.quiet && !st.output_error) {
@@ -237,6 +234,12 @@ int main(int argc, char **argv)
 		if (verbose)
 			print_dropped(&st);
 	}
+	/* the fault of the input last: the summary above counts what was
+	 * intact before it */
+	if (!st.output_error && rc < 0)
+		fprintf(stderr, PROG ": %s\n", msg[0] ? msg : strerror(-rc));
+	if (close_err)
+		pf_out_error(PROG, out, close_err);
 	pf_perfdata_close(pd);
 	return status;
 }

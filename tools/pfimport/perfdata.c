@@ -406,8 +406,8 @@ static int z_next(pf_perfdata *pd, struct pf_pd_item *it)
 			uint16_t sz = pf_pd_load16(pd, p + 6);
 			if (sz < 8)
 				return fail(pd, -EBADMSG, pd->zrec_off,
-					    "compressed data: a record of %u bytes (%s): damaged", sz,
-					    type_str(type, tmp, sizeof tmp));
+					    "compressed data: a %s record of %u bytes: damaged",
+					    type_str(type, tmp, sizeof tmp), sz);
 			if (sz <= avail) {
 				if (type < 64) {
 					if (sz & 7)
@@ -509,8 +509,8 @@ static int stream_next(pf_perfdata *pd, struct pf_pd_item *it)
 		uint32_t type = pf_pd_load32(pd, p);
 		uint16_t sz = pf_pd_load16(pd, p + 6);
 		if (sz < 8)
-			return fail(pd, -EBADMSG, off, "a record of %u bytes (%s): damaged", sz,
-				    type_str(type, tmp, sizeof tmp));
+			return fail(pd, -EBADMSG, off, "a %s record of %u bytes: damaged",
+				    type_str(type, tmp, sizeof tmp), sz);
 		if (type < 64 && (sz & 7))
 			return fail(pd, -EBADMSG, off, "a %s record of %u bytes, not a multiple of 8: damaged",
 				    type_str(type, tmp, sizeof tmp), sz);

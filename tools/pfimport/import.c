@@ -1,5 +1,5 @@
 /*
- * perfimport.c - perf.data to .pf (pf_import(), perfdata.h).
+ * import.c - perf.data to .pf (pf_import(), perfdata.h).
  *
  * Reads the items of a pf_perfdata reader and writes them through libpfile's
  * writer: META from the features, one EVENT per attr, the kernel records

@@ -1,9 +1,9 @@
 /*
- * perfdata.h - libpfile: reading perf.data, the file `perf record` writes,
- * and importing it as a `.pf` recording.
+ * perfdata.h - pfimport: reading perf.data, the file `perf record` writes,
+ * and importing it as a `.pf` recording (built on libpfile's public API).
  *
- * This header is the manual of the perf.data reader (libpfile/perfdata.c)
- * and of the importer (libpfile/perfimport.c) that pfimport(1) drives. Read
+ * This header is the manual of the perf.data reader (tools/pfimport/perfdata.c)
+ * and of the importer (tools/pfimport/import.c) that pfimport(1) drives. Read
  * it top to bottom, after pfile.h.
  *
  * Sources followed (facts and layouts, not code): the kernel tree's
@@ -318,7 +318,7 @@ int pf_pd_build_id_next(const pf_perfdata *pd, const uint8_t *data, size_t size,
 			struct pf_pd_build_id *e);
 
 /* ------------------------------------------------------------------------ */
-/* Import: perf.data to .pf (libpfile/perfimport.c)                          */
+/* Import: perf.data to .pf (tools/pfimport/import.c)                          */
 /* ------------------------------------------------------------------------ */
 
 /* The features pf_import() reads; give them as pf_perfdata_opts.features. */
