@@ -94,12 +94,13 @@ endif
 ALL_CFLAGS  += $(CORE_CFLAGS)
 
 # Tools: tools/NAME.c plus tools/NAME/*.c (headers in tools/). Tools that read ELF/DWARF link libelf (and libdw, see SYM_LIBS).
-TOOLS       := pfdump pfrec pfsym pffold pfdiff pfflame pfimport
+TOOLS       := pfdump pfrec pfsym pffold pfdiff pfflame pfimport pfscript
 TOOLS_PRESENT := $(foreach t,$(TOOLS),$(if $(wildcard tools/$(t).c),$(t)))
 DW_TOOLS    := pfsym
 EXTRA_LIBS_pfdiff := -lm
 EXTRA_LIBS_pfflame := -lm
 EXTRA_LIBS_pfsym := -liberty
+EXTRA_LIBS_pfscript := $(shell $(PKG_CONFIG) $(PCSTATIC) --libs libelf 2>/dev/null)
 
 LIB_SRC     := $(wildcard libpfile/*.c)
 LIB_OBJ     := $(LIB_SRC:%.c=$(O)/obj/%.o)
