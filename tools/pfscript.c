@@ -50,6 +50,8 @@ struct ctx {
 	struct pf_prof prof;
 	struct pf_events evs;
 	struct pf_symoff *so;
+	char **fcache; /* frame texts by 2 * frame id + (caller ? 1 : 0) */
+	size_t n_fcache;
 	struct pf_prof_sample *keep; /* the samples, printed at the end */
 	size_t n_keep, cap_keep;
 	int opened; /* the input could be opened */
@@ -174,6 +176,78 @@ static void frame_text(struct ctx *c, const struct pf_prof_frame *f, int ret, st
 	}
 }
 
+/* One frame's text (a JSON object, or a "\t...\n" line) to `o`. */
+static void write_frame(struct ctx *c, FILE *o, const struct pf_prof_frame *f, int ret, unsigned fl)
+{
+	struct frame_text t;
+	frame_text(c, f, ret, &t);
+	if (c->json) {
+		const char *fs = "";
+		putc('{', o);
+		if (fl & F_IP) {
+			fprintf(o, "\"ip\":\"0x%" PRIx64 "\"", t.addr);
+			fs = ",";
+		}
+		if (fl & F_SYM) {
+			fprintf(o, "%s\"sym\":", fs);
+			json_str(o, t.sym ? t.sym : "[unknown]");
+			if (t.has_off)
+				fprintf(o, ",\"symoff\":%" PRIu64, t.off);
+			fs = ",";
+		}
+		if (fl & F_DSO) {
+			fprintf(o, "%s\"dso\":", fs);
+			json_str(o, t.dso);
+		}
+		putc('}', o);
+		return;
+	}
+	putc('\t', o);
+	if (fl & F_IP)
+		fprintf(o, "%16" PRIx64, t.addr);
+	if (fl & F_SYM) {
+		fprintf(o, " %s", t.sym ? t.sym : "[unknown]");
+		if (t.has_off)
+			fprintf(o, "+0x%" PRIx64, t.off);
+	}
+	if (fl & F_DSO)
+		fprintf(o, " (%s)", t.dso);
+	putc('\n', o);
+}
+
+/* The text of frame `fid` (as a caller: `ret`), made once: frames repeat
+ * in every sample that passes through them. NULL when out of memory. The
+ * frame fields are the same for every sample (only cpu varies). */
+static const char *frame_cached(struct ctx *c, uint32_t fid, int ret, unsigned fl)
+{
+	size_t i = 2 * (size_t)fid + (ret ? 1 : 0);
+	if (i >= c->n_fcache) {
+		size_t n = 2 * (size_t)c->prof.n_frames;
+		if (n <= i)
+			n = i + 1;
+		char **nc = realloc(c->fcache, n * sizeof(*nc));
+		if (!nc)
+			return NULL;
+		memset(nc + c->n_fcache, 0, (n - c->n_fcache) * sizeof(*nc));
+		c->fcache = nc;
+		c->n_fcache = n;
+	}
+	if (!c->fcache[i]) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&buf, &len);
+		if (!m)
+			return NULL;
+		write_frame(c, m, &c->prof.frames[fid], ret, fl);
+		if (fclose(m) != 0) {
+			free(buf);
+			return NULL;
+		}
+		c->fcache[i] = buf;
+	}
+	return c->fcache[i];
+}
+
 static int print_sample(struct ctx *c, const struct pf_prof_sample *s)
 {
 	FILE *o = c->out;
@@ -202,24 +276,16 @@ static int print_sample(struct ctx *c, const struct pf_prof_sample *s)
 			int first = 1, prev = -1;
 			for (uint32_t st = s->stack; st != PF_PROF_NONE && st < c->prof.n_stacks;
 			     st = c->prof.stacks[st].parent) {
-				struct frame_text t;
-				const struct pf_prof_frame *f = &c->prof.frames[c->prof.stacks[st].frame];
-				int k = (f->flags & PF_FRAME_KERNEL) != 0;
-				frame_text(c, f, prev == k, &t);
+				uint32_t fid = c->prof.stacks[st].frame;
+				int k = (c->prof.frames[fid].flags & PF_FRAME_KERNEL) != 0;
+				const char *t = frame_cached(c, fid, prev == k, fl);
+				if (!t)
+					return -ENOMEM;
 				prev = k;
-				fputs(first ? "{" : ",{", o);
+				if (!first)
+					putc(',', o);
 				first = 0;
-				const char *fs = "";
-				if (fl & F_IP) { fprintf(o, "\"ip\":\"0x%" PRIx64 "\"", t.addr); fs = ","; }
-				if (fl & F_SYM) {
-					fprintf(o, "%s\"sym\":", fs);
-					json_str(o, t.sym ? t.sym : "[unknown]");
-					if (t.has_off)
-						fprintf(o, ",\"symoff\":%" PRIu64, t.off);
-					fs = ",";
-				}
-				if (fl & F_DSO) { fprintf(o, "%s\"dso\":", fs); json_str(o, t.dso); }
-				putc('}', o);
+				fputs(t, o);
 			}
 			putc(']', o);
 		}
@@ -257,25 +323,16 @@ static int print_sample(struct ctx *c, const struct pf_prof_sample *s)
 			int prev = -1;
 			for (uint32_t st = s->stack; st != PF_PROF_NONE && st < c->prof.n_stacks;
 			     st = c->prof.stacks[st].parent) {
-				struct frame_text t;
-				const struct pf_prof_frame *f = &c->prof.frames[c->prof.stacks[st].frame];
-				int k = (f->flags & PF_FRAME_KERNEL) != 0;
+				uint32_t fid = c->prof.stacks[st].frame;
+				int k = (c->prof.frames[fid].flags & PF_FRAME_KERNEL) != 0;
 				/* the first frame of each part (kernel, user) is where the
 				 * sample was taken or the kernel was entered; the others
 				 * are return addresses */
-				frame_text(c, f, prev == k, &t);
+				const char *t = frame_cached(c, fid, prev == k, fl);
+				if (!t)
+					return -ENOMEM;
 				prev = k;
-				putc('\t', o);
-				if (fl & F_IP)
-					fprintf(o, "%16" PRIx64, t.addr);
-				if (fl & F_SYM) {
-					fprintf(o, " %s", t.sym ? t.sym : "[unknown]");
-					if (t.has_off)
-						fprintf(o, "+0x%" PRIx64, t.off);
-				}
-				if (fl & F_DSO)
-					fprintf(o, " (%s)", t.dso);
-				putc('\n', o);
+				fputs(t, o);
 			}
 			putc('\n', o);
 		}
@@ -541,6 +598,9 @@ int main(int argc, char **argv)
 			strcmp(c.in, "-") ? c.in : "<stdin>", c.printed, c.lost);
 	pf_symoff_free(c.so);
 	free(c.keep);
+	for (size_t i = 0; i < c.n_fcache; i++)
+		free(c.fcache[i]);
+	free(c.fcache);
 	pf_events_free(&c.evs);
 	pf_prof_free(&c.prof);
 	return status;
