@@ -142,8 +142,9 @@ for l in open(sys.argv[1]):
 @test "an unsymbolized recording: frames '[unknown] (dso+0xOFF)' at the offsets pffold --addrs gives" {
 	run -0 --separate-stderr pfscript r.pf
 	echo "$output" | grep -qE $'^\t *[0-9a-f]+ \\[unknown\\] \\(.*/threads\\+0x[0-9a-f]+\\)$'
+	# (pffold writes [vdso+0xOFF], pfscript ([vdso]+0xOFF): brackets left out)
 	echo "$output" | awk '/^\t/ && /\+0x[0-9a-f]+\)$/ { d = $NF; gsub(/[()]/, "", d); n = split(d, p, "/"); print p[n] }' |
-		sort -u >pf.txt
+		tr -d '[]' | sort -u >pf.txt
 	pffold -q --addrs r.pf | tr ';' '\n' | sed -n 's/^\[\(.*+0x[0-9a-f]*\)\]\( [0-9]*\)\?$/\1/p' | grep -v '^kernel+' | sort -u >fold.txt
 	[ "$(wc -l <pf.txt)" -gt 3 ]
 	diff fold.txt pf.txt

@@ -397,10 +397,16 @@ static int print_all(struct ctx *c)
 
 static int run(struct ctx *c, int *damaged)
 {
-	pf_reader *r;
+	pf_reader *r = NULL;
 	int rc = pf_reader_open(&r, c->in);
 	if (rc < 0) {
-		fprintf(stderr, PROG ": %s: %s\n", strcmp(c->in, "-") ? c->in : "<stdin>", strerror(-rc));
+		/* the reader is set on most errors, for its message: closed too */
+		const char *m = r ? pf_reader_errmsg(r) : NULL;
+		if (m && *m)
+			fprintf(stderr, PROG ": %s\n", m);
+		else
+			fprintf(stderr, PROG ": %s: %s\n", strcmp(c->in, "-") ? c->in : "<stdin>", strerror(-rc));
+		pf_reader_close(r);
 		return 1;
 	}
 	c->opened = 1;
@@ -445,7 +451,12 @@ static int run(struct ctx *c, int *damaged)
 			pf_events_free(&c->evs);
 			memset(&c->evs, 0, sizeof c->evs);
 			if ((rc = pf_reader_open(&r, c->in)) < 0) {
-				fprintf(stderr, PROG ": %s: %s\n", c->in, strerror(-rc));
+				const char *m = r ? pf_reader_errmsg(r) : NULL;
+				if (m && *m)
+					fprintf(stderr, PROG ": %s\n", m);
+				else
+					fprintf(stderr, PROG ": %s: %s\n", c->in, strerror(-rc));
+				pf_reader_close(r);
 				pf_prof_builder_free(b);
 				return 1;
 			}
