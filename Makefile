@@ -99,12 +99,13 @@ endif
 ALL_CFLAGS  += $(CORE_CFLAGS)
 
 # Tools: tools/NAME.c plus tools/NAME/*.c, with tools/common/ (not installed).
-TOOLS       := pfdump pfrec pfsym pffold pfdiff pfflame
+TOOLS       := pfdump pfrec pfsym pffold pfdiff pfflame pfimport pfscript
 TOOLS_PRESENT := $(foreach t,$(TOOLS),$(if $(wildcard tools/$(t).c),$(t)))
 SYM_TOOLS   := pfsym
 EXTRA_LIBS_pfdiff := -lm
 EXTRA_LIBS_pfflame := -lm
 EXTRA_LIBS_pfsym := -liberty
+EXTRA_LIBS_pfscript := $(shell $(PKG_CONFIG) $(PCSTATIC) --libs libelf 2>/dev/null)
 
 # libpfile: the format (libzstd, libxxhash). Its symbols are the pf_ ones
 # (libpfile/libpfile.map); internal functions that cross its files are

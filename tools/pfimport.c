@@ -1,0 +1,246 @@
+/*
+ * pfimport - a perf.data file (perf record's output) as a .pf recording.
+ *
+ * Option parsing and messages only: the reader is pf_perfdata_*() in
+ * tools/pfimport/perfdata.c, the conversion pf_import() in tools/pfimport/import.c.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "perfdata.h"
+
+#define PROG "pfimport"
+#define DEFAULT_LEVEL 3
+
+static void usage(FILE *f)
+{
+	fputs("Usage: pfimport [OPTIONS] [PERF.DATA|-]\n"
+	      "Read a perf.data file (perf record's output, file or pipe mode, compressed\n"
+	      "with -z or not, of any byte order) and write it as a .pf recording that\n"
+	      "pfdump, pfsym, pffold and pfdiff read: META from perf's header features,\n"
+	      "one EVENT per event with its ids and name, every kernel record byte for\n"
+	      "byte, perf's build-ids, and END with the totals. PERF.DATA defaults to\n"
+	      "perf.data; - reads standard input (perf record -o - | pfimport -).\n"
+	      "\n"
+	      "Options:\n"
+	      "  -o, --output=FILE     write to FILE ('-' = standard output, the default;\n"
+	      "                        never a terminal)\n"
+	      "  -z, --compress=LEVEL  zstd level 1-19, 0 stores uncompressed (default 3)\n"
+	      "      --no-transform    store records as they are, without the columnar\n"
+	      "                        transform (larger files that pf format 1.0 readers\n"
+	      "                        can read)\n"
+	      "  -q, --quiet           no notices and no summary\n"
+	      "  -v, --verbose         also count perf's own records that were not imported\n"
+	      "  -h, --help            show this help and exit\n"
+	      "  -V, --version         show the version and exit\n"
+	      "\n"
+	      "A damaged or truncated perf.data gives every intact record, then one line\n"
+	      "naming the offset of the damage (also with --quiet), and exit status 1; the\n"
+	      "output then has no END section (an incomplete recording). What pfimport does\n"
+	      "not know (a feature, a record type) is skipped with a notice.\n"
+	      "\n"
+	      "Exit status: 0 ok, 1 error (including a damaged input), 2 usage.\n",
+	      f);
+}
+
+struct ctx {
+	int quiet;
+};
+
+static void on_notice(void *arg, const char *msg)
+{
+	const struct ctx *c = arg;
+	if (!c->quiet)
+		fprintf(stderr, PROG ": %s\n", msg);
+}
+
+/* argv joined by spaces, for META pfimport_cmdline. */
+static char *join_args(int argc, char **argv)
+{
+	size_t n = 1;
+	for (int i = 0; i < argc; i++)
+		n += strlen(argv[i]) + 1;
+	char *s = malloc(n);
+	if (!s)
+		return NULL;
+	char *p = s;
+	for (int i = 0; i < argc; i++) {
+		size_t l = strlen(argv[i]);
+		if (i)
+			*p++ = ' ';
+		memcpy(p, argv[i], l);
+		p += l;
+	}
+	*p = 0;
+	return s;
+}
+
+static void print_dropped(const struct pf_import_stats *st)
+{
+	char line[1024];
+	size_t n = 0;
+	for (uint32_t k = 0; k < 32; k++) {
+		if (!st->perf_records[k])
+			continue;
+		const char *nm = pf_pd_record_name(64 + k);
+		char tmp[32];
+		if (!nm) {
+			snprintf(tmp, sizeof tmp, "type %u", 64 + k);
+			nm = tmp;
+		}
+		n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%llu %s", n ? ", " : "",
+				      (unsigned long long)st->perf_records[k], nm);
+		if (n >= sizeof(line))
+			break;
+	}
+	if (st->perf_records_other && n < sizeof(line))
+		n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%llu of types 96 and up", n ? ", " : "",
+				      (unsigned long long)st->perf_records_other);
+	if (n)
+		fprintf(stderr, PROG ": perf's own records read (used or left out, none copied): %s\n", line);
+	if (st->compressed)
+		fprintf(stderr, PROG ": %llu COMPRESSED records decompressed\n", (unsigned long long)st->compressed);
+	if (st->lost_counters)
+		fprintf(stderr, PROG ": %llu LOST_SAMPLES records of perf's lost-sample counters left out (the LOST "
+			"records count those samples)\n", (unsigned long long)st->lost_counters);
+}
+
+int main(int argc, char **argv)
+{
+	enum { O_NOTX = 256 };
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "compress", required_argument, NULL, 'z' },
+		{ "no-transform", no_argument, NULL, O_NOTX },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *in = "perf.data", *out = "-";
+	int level = DEFAULT_LEVEL, no_tx = 0, verbose = 0, c;
+	struct ctx cx = { 0 };
+	pf_out_ignore_sigpipe();
+	while ((c = getopt_long(argc, argv, "o:z:qvhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			out = optarg;
+			break;
+		case 'z': {
+			char *e;
+			errno = 0;
+			long v = strtol(optarg, &e, 10);
+			if (errno || *e || e == optarg || v < 0 || v > 19) {
+				fprintf(stderr, PROG ": --compress: '%s' is not a level from 0 to 19\n", optarg);
+				fprintf(stderr, "Try '" PROG " --help' for more information.\n");
+				return 2;
+			}
+			level = (int)v;
+			break;
+		}
+		case O_NOTX:
+			no_tx = 1;
+			break;
+		case 'q':
+			cx.quiet = 1;
+			break;
+		case 'v':
+			verbose = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			return pf_cli_version(PROG);
+		default:
+			fprintf(stderr, "Try '" PROG " --help' for more information.\n");
+			return 2;
+		}
+	}
+	if (optind < argc)
+		in = argv[optind++];
+	if (optind < argc) {
+		fprintf(stderr, PROG ": unexpected argument '%s'\nTry '" PROG " --help' for more information.\n",
+			argv[optind]);
+		return 2;
+	}
+	int to_stdout = strcmp(out, "-") == 0;
+	if (to_stdout && isatty(1)) {
+		fprintf(stderr, PROG ": refusing to write binary data to a terminal (use -o FILE or a pipe)\n");
+		return 1;
+	}
+
+	struct pf_perfdata_opts po = PF_PERFDATA_OPTS_INIT;
+	po.features = PF_IMPORT_FEATURES;
+	po.notice = on_notice;
+	po.notice_arg = &cx;
+	pf_perfdata *pd;
+	int rc = pf_perfdata_open(&pd, in, &po);
+	if (rc < 0) {
+		const char *m = pd ? pf_perfdata_errmsg(pd) : "";
+		if (*m)
+			fprintf(stderr, PROG ": %s\n", m);
+		else
+			fprintf(stderr, PROG ": %s: %s\n", in, strerror(-rc));
+		pf_perfdata_close(pd);
+		return 1;
+	}
+	int fd = 1;
+	if (!to_stdout) {
+		fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			fprintf(stderr, PROG ": %s: %s\n", out, strerror(errno));
+			pf_perfdata_close(pd);
+			return 1;
+		}
+	}
+	char *cmd = join_args(argc, argv);
+	struct pf_import_opts io = PF_IMPORT_OPTS_INIT;
+	io.zstd_level = level == 0 ? -1 : level;
+	io.transform = no_tx ? PF_TRANSFORM_NONE : PF_TRANSFORM_COLUMNS;
+	io.cmdline = cmd;
+	char tool_version[64];
+	snprintf(tool_version, sizeof tool_version, PROG " (pftools) %s", pf_version());
+	io.tool_version = tool_version;
+	io.notice = on_notice;
+	io.notice_arg = &cx;
+	struct pf_import_stats st;
+	char msg[600];
+	rc = pf_import(pd, fd, &io, &st, msg, sizeof msg);
+	free(cmd);
+	int status = 0, close_err = 0;
+	if (st.output_error)
+		pf_out_error(PROG, out, st.output_error);
+	if (st.output_error || rc < 0)
+		status = 1;
+	if (!to_stdout && close(fd) != 0 && !status) {
+		close_err = errno;
+		status = 1;
+	}
+	if (!cx.quiet && !st.output_error) {
+		const char *iname = strcmp(in, "-") == 0 ? "<stdin>" : in;
+		double per = st.samples ? (double)st.bytes_out / (double)st.samples : 0;
+		fprintf(stderr,
+			PROG ": %s: %llu samples, %llu lost, %llu records, %llu bytes written to %s (%.1f bytes/sample)%s\n",
+			iname, (unsigned long long)st.samples, (unsigned long long)st.lost_samples,
+			(unsigned long long)st.records, (unsigned long long)st.bytes_out, to_stdout ? "<stdout>" : out, per,
+			st.complete ? "" : ", incomplete (no END)");
+		if (verbose)
+			print_dropped(&st);
+	}
+	/* the fault of the input last: the summary above counts what was
+	 * intact before it */
+	if (!st.output_error && rc < 0)
+		fprintf(stderr, PROG ": %s\n", msg[0] ? msg : strerror(-rc));
+	if (close_err)
+		pf_out_error(PROG, out, close_err);
+	pf_perfdata_close(pd);
+	return status;
+}

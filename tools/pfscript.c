@@ -1,0 +1,621 @@
+/*
+ * pfscript - one block per sample in the text layout of `perf script`
+ * (callchain form), or JSON Lines, from a .pf file.
+ *
+ * The samples and frames come from the resolved profile that pfsym adds
+ * (pf_prof_load_section() and pf_prof_samples_next(), profile.h); an
+ * unsymbolized recording goes through pf_prof_builder with no symbolizer,
+ * its frames then DSO + offset. Symbol offsets ("sym+0x1f") come from the
+ * symbol tables of the DSOs (tools/pfscript/symoff.c).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "pfscript.h"
+#include "profile.h"
+
+#define PROG "pfscript"
+
+enum {
+	F_COMM = 1u << 0,
+	F_PID = 1u << 1,
+	F_TID = 1u << 2,
+	F_CPU = 1u << 3,
+	F_TIME = 1u << 4,
+	F_PERIOD = 1u << 5,
+	F_EVENT = 1u << 6,
+	F_IP = 1u << 7,
+	F_SYM = 1u << 8,
+	F_DSO = 1u << 9,
+};
+static const struct { const char *name; unsigned bit; } field_names[] = {
+	{ "comm", F_COMM }, { "pid", F_PID }, { "tid", F_TID }, { "cpu", F_CPU }, { "time", F_TIME },
+	{ "period", F_PERIOD }, { "event", F_EVENT }, { "ip", F_IP }, { "sym", F_SYM }, { "dso", F_DSO },
+};
+/* perf script's default for a sampled event, with [cpu] where the event
+ * recorded the CPU (PERF_SAMPLE_CPU) */
+#define F_DEFAULT (F_COMM | F_TID | F_TIME | F_PERIOD | F_EVENT | F_IP | F_SYM | F_DSO)
+
+struct ctx {
+	FILE *out;
+	unsigned fields;
+	int fields_given; /* -F: exactly these; else the default plus cpu per event */
+	int json, offsets, ns;
+	struct pf_prof *prof;
+	struct pf_events *evs;
+	struct pf_symoff *so;
+	char **fcache; /* frame texts by 2 * frame id + (caller ? 1 : 0) */
+	size_t n_fcache;
+	struct pf_prof_sample *keep; /* the samples, printed at the end */
+	size_t n_keep, cap_keep;
+	int opened; /* the input could be opened */
+	const char *in;
+	uint64_t printed, lost;
+	int werr; /* errno of a failed write */
+};
+
+static void usage(FILE *f)
+{
+	fputs("Usage: pfscript [OPTIONS] [IN.pf|-]\n"
+	      "Write every sample of a symbolized .pf file (pfsym's output) as `perf script`\n"
+	      "prints a callchain: one line 'comm tid time: period event:' and one line\n"
+	      "'\\tADDR sym+0xOFF (dso)' per frame, leaf first, then an empty line. The\n"
+	      "output reads unchanged into stackcollapse-perf.pl, inferno-collapse-perf,\n"
+	      "speedscope, the Firefox Profiler and hotspot. An unsymbolized file gives\n"
+	      "'[unknown] (dso+0xOFF)' frames.\n"
+	      "\n"
+	      "Options:\n"
+	      "  -o, --output=FILE       write to FILE instead of standard output\n"
+	      "  -F, --fields=LIST       the fields to print, comma-separated, from comm, pid,\n"
+	      "                          tid, cpu, time, period, event, ip, sym, dso (default:\n"
+	      "                          comm,tid,time,period,event,ip,sym,dso, plus cpu when\n"
+	      "                          the event recorded it); ip, sym and dso are the\n"
+	      "                          frame lines\n"
+	      "      --no-offsets        'sym' without '+0xOFF'\n"
+	      "      --ns                times with nanoseconds (9 decimals; default 6)\n"
+	      "  -j, --json              JSON Lines: one object per sample with the same\n"
+	      "                          fields, frames in an array, leaf first\n"
+	      "  -q, --quiet             no summary on standard error\n"
+	      "  -h, --help              show this help and exit\n"
+	      "  -V, --version           show the version and exit\n"
+	      "\n"
+	      "Samples come in time order, as perf script prints them (a recording holds\n"
+	      "each CPU's samples in runs): pfscript keeps 40 bytes per sample to sort them.\n"
+	      "ADDR is the frame's offset in its file, as perf prints it (a caller's at its\n"
+	      "return address), the kernel's address for kernel frames. Lost samples are counted in\n"
+	      "the summary, not printed.\n"
+	      "\n"
+	      "Exit status: 0 ok, 1 error (including a damaged input), 2 usage.\n",
+	      f);
+}
+
+static int parse_fields(const char *s, unsigned *out)
+{
+	unsigned f = 0;
+	while (*s) {
+		const char *e = strchr(s, ',');
+		size_t n = e ? (size_t)(e - s) : strlen(s);
+		size_t i;
+		for (i = 0; i < sizeof(field_names) / sizeof(field_names[0]); i++)
+			if (strlen(field_names[i].name) == n && !strncmp(field_names[i].name, s, n))
+				break;
+		if (i == sizeof(field_names) / sizeof(field_names[0]))
+			return -1;
+		f |= field_names[i].bit;
+		s += n + (e ? 1 : 0);
+	}
+	*out = f;
+	return f ? 0 : -1;
+}
+
+/* JSON string: quotes, backslash and control characters escaped. */
+static void json_str(FILE *o, const char *s)
+{
+	putc('"', o);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(o, "\\%c", *p);
+		else if (*p < 0x20)
+			fprintf(o, "\\u%04x", *p);
+		else
+			putc(*p, o);
+	}
+	putc('"', o);
+}
+
+static const char *str(const struct ctx *c, uint32_t id)
+{
+	const char *s = id == PF_PROF_NONE ? NULL : pf_prof_str_get(c->prof, id, NULL);
+	return s;
+}
+
+/* One frame's parts: its address, symbol name (NULL: unknown), offset in
+ * the symbol (has_off), the DSO text. */
+struct frame_text {
+	uint64_t addr;
+	const char *sym;
+	int has_off;
+	uint64_t off;
+	char dso[4096];
+};
+
+/* `ret`: the frame is a caller's, looked up (pf_prof_builder) at its return
+ * address minus one, which perf script prints as it is: add the one back. */
+static void frame_text(struct ctx *c, const struct pf_prof_frame *f, int ret, struct frame_text *t)
+{
+	const char *dso = str(c, f->dso);
+	/* perf script prints a DSO's frame at its offset in the file (the
+	 * address in the mapping plus the mapping's file offset), the kernel's
+	 * at its address: pfsym's file_off is both */
+	t->addr = f->file_off;
+	int adj = ret && !(f->flags & (PF_FRAME_UNKNOWN | PF_FRAME_TRUNCATED));
+	t->addr += (uint64_t)adj;
+	t->sym = str(c, f->name);
+	t->has_off = 0;
+	if (f->flags & PF_FRAME_KERNEL) {
+		snprintf(t->dso, sizeof t->dso, "%s", dso ? dso : "[kernel.kallsyms]");
+	} else if (f->flags & (PF_FRAME_UNKNOWN | PF_FRAME_TRUNCATED) || !dso) {
+		snprintf(t->dso, sizeof t->dso, "[unknown]");
+		t->sym = (f->flags & PF_FRAME_TRUNCATED) ? "[truncated]" : NULL;
+	} else if (!t->sym) {
+		snprintf(t->dso, sizeof t->dso, "%s+0x%" PRIx64, dso, f->file_off);
+	} else {
+		snprintf(t->dso, sizeof t->dso, "%s", dso);
+		if (c->offsets && (f->flags & PF_FRAME_HAS_ADDR) &&
+		    pf_symoff_user(c->so, dso, f->addr, &t->off) == 0) {
+			/* the symbol that holds the address pfsym looked up */
+			t->off += (uint64_t)adj;
+			t->has_off = 1;
+		}
+	}
+}
+
+/* One frame's text (a JSON object, or a "\t...\n" line) to `o`. */
+static void write_frame(struct ctx *c, FILE *o, const struct pf_prof_frame *f, int ret, unsigned fl)
+{
+	struct frame_text t;
+	frame_text(c, f, ret, &t);
+	if (c->json) {
+		const char *fs = "";
+		putc('{', o);
+		if (fl & F_IP) {
+			fprintf(o, "\"ip\":\"0x%" PRIx64 "\"", t.addr);
+			fs = ",";
+		}
+		if (fl & F_SYM) {
+			fprintf(o, "%s\"sym\":", fs);
+			json_str(o, t.sym ? t.sym : "[unknown]");
+			if (t.has_off)
+				fprintf(o, ",\"symoff\":%" PRIu64, t.off);
+			fs = ",";
+		}
+		if (fl & F_DSO) {
+			fprintf(o, "%s\"dso\":", fs);
+			json_str(o, t.dso);
+		}
+		putc('}', o);
+		return;
+	}
+	putc('\t', o);
+	if (fl & F_IP)
+		fprintf(o, "%16" PRIx64, t.addr);
+	if (fl & F_SYM) {
+		fprintf(o, " %s", t.sym ? t.sym : "[unknown]");
+		if (t.has_off)
+			fprintf(o, "+0x%" PRIx64, t.off);
+	}
+	if (fl & F_DSO)
+		fprintf(o, " (%s)", t.dso);
+	putc('\n', o);
+}
+
+/* The text of frame `fid` (as a caller: `ret`), made once: frames repeat
+ * in every sample that passes through them. NULL when out of memory. The
+ * frame fields are the same for every sample (only cpu varies). */
+static const char *frame_cached(struct ctx *c, uint32_t fid, int ret, unsigned fl)
+{
+	size_t i = 2 * (size_t)fid + (ret ? 1 : 0);
+	if (i >= c->n_fcache) {
+		size_t n = 2 * (size_t)pf_prof_n_frames(c->prof);
+		if (n <= i)
+			n = i + 1;
+		char **nc = realloc(c->fcache, n * sizeof(*nc));
+		if (!nc)
+			return NULL;
+		memset(nc + c->n_fcache, 0, (n - c->n_fcache) * sizeof(*nc));
+		c->fcache = nc;
+		c->n_fcache = n;
+	}
+	if (!c->fcache[i]) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&buf, &len);
+		if (!m)
+			return NULL;
+		write_frame(c, m, pf_prof_frame_get(c->prof, fid), ret, fl);
+		if (fclose(m) != 0) {
+			free(buf);
+			return NULL;
+		}
+		c->fcache[i] = buf;
+	}
+	return c->fcache[i];
+}
+
+static int print_sample(struct ctx *c, const struct pf_prof_sample *s)
+{
+	FILE *o = c->out;
+	const struct pf_event *ev = s->event < pf_events_count(c->evs) ? pf_events_get(c->evs, s->event) : NULL;
+	unsigned fl = c->fields;
+	if (!c->fields_given && ev && (ev->attr.sample_type & PERF_SAMPLE_CPU))
+		fl |= F_CPU;
+	const char *comm = str(c, s->comm);
+	if (!comm)
+		comm = ":-1";
+	const char *evname = ev && ev->name[0] ? ev->name : "event";
+	uint64_t sec = s->time / 1000000000u, nsec = s->time % 1000000000u;
+	if (c->json) {
+		const char *sep = "{";
+#define SEP() (fputs(sep, o), sep = ",")
+		if (fl & F_COMM) { SEP(); fputs("\"comm\":", o); json_str(o, comm); }
+		if (fl & F_PID) { SEP(); fprintf(o, "\"pid\":%" PRIu32, s->pid); }
+		if (fl & F_TID) { SEP(); fprintf(o, "\"tid\":%" PRIu32, s->tid); }
+		if (fl & F_CPU) { SEP(); fprintf(o, "\"cpu\":%" PRIu32, s->cpu); }
+		if (fl & F_TIME) { SEP(); fprintf(o, "\"time\":%" PRIu64, s->time); }
+		if (fl & F_PERIOD) { SEP(); fprintf(o, "\"period\":%" PRIu64, s->period); }
+		if (fl & F_EVENT) { SEP(); fputs("\"event\":", o); json_str(o, evname); }
+		if (fl & (F_IP | F_SYM | F_DSO)) {
+			SEP();
+			fputs("\"frames\":[", o);
+			int first = 1, prev = -1;
+			for (uint32_t st = s->stack; st != PF_PROF_NONE && st < pf_prof_n_stacks(c->prof);
+			     st = pf_prof_stack_get(c->prof, st)->parent) {
+				uint32_t fid = pf_prof_stack_get(c->prof, st)->frame;
+				int k = (pf_prof_frame_get(c->prof, fid)->flags & PF_FRAME_KERNEL) != 0;
+				const char *t = frame_cached(c, fid, prev == k, fl);
+				if (!t)
+					return -ENOMEM;
+				prev = k;
+				if (!first)
+					putc(',', o);
+				first = 0;
+				fputs(t, o);
+			}
+			putc(']', o);
+		}
+		if (sep[0] == '{')
+			putc('{', o);
+		fputs("}\n", o);
+#undef SEP
+	} else {
+		/* the layout of perf script (tools/perf/builtin-script.c): the comm
+		 * unpadded before a callchain, else in 16 columns; pid/tid in 5;
+		 * [cpu] in 3 digits; seconds.micro(nano)seconds; period in 10 */
+		int chain = (fl & (F_IP | F_SYM | F_DSO)) != 0;
+		if (fl & F_COMM)
+			fprintf(o, chain ? "%s " : "%16s ", comm);
+		if ((fl & F_PID) && (fl & F_TID))
+			fprintf(o, "%5" PRIu32 "/%-5" PRIu32 " ", s->pid, s->tid);
+		else if (fl & F_PID)
+			fprintf(o, "%5" PRIu32 " ", s->pid);
+		else if (fl & F_TID)
+			fprintf(o, "%5" PRIu32 " ", s->tid);
+		if (fl & F_CPU)
+			fprintf(o, "[%03" PRIu32 "] ", s->cpu);
+		if (fl & F_TIME) {
+			if (c->ns)
+				fprintf(o, "%5" PRIu64 ".%09" PRIu64 ": ", sec, nsec);
+			else
+				fprintf(o, "%5" PRIu64 ".%06" PRIu64 ": ", sec, nsec / 1000);
+		}
+		if (fl & F_PERIOD)
+			fprintf(o, "%10" PRIu64 " ", s->period);
+		if (fl & F_EVENT)
+			fprintf(o, "%s: ", evname);
+		putc('\n', o);
+		if (chain) {
+			int prev = -1;
+			for (uint32_t st = s->stack; st != PF_PROF_NONE && st < pf_prof_n_stacks(c->prof);
+			     st = pf_prof_stack_get(c->prof, st)->parent) {
+				uint32_t fid = pf_prof_stack_get(c->prof, st)->frame;
+				int k = (pf_prof_frame_get(c->prof, fid)->flags & PF_FRAME_KERNEL) != 0;
+				/* the first frame of each part (kernel, user) is where the
+				 * sample was taken or the kernel was entered; the others
+				 * are return addresses */
+				const char *t = frame_cached(c, fid, prev == k, fl);
+				if (!t)
+					return -ENOMEM;
+				prev = k;
+				fputs(t, o);
+			}
+			putc('\n', o);
+		}
+	}
+	c->printed++;
+	if (ferror(o)) {
+		c->werr = pf_out_flush(o);
+		return -(c->werr ? c->werr : EIO);
+	}
+	return 0;
+}
+
+/* Samples are kept (40 bytes each) and printed in time order at the end, as
+ * perf script orders them: a recording holds each CPU's samples in runs. */
+static int on_sample(void *arg, const struct pf_prof_sample *s)
+{
+	struct ctx *c = arg;
+	if (s->flags & PF_SAMPLE_LOST) {
+		c->lost += s->period;
+		return 0;
+	}
+	if (c->n_keep == c->cap_keep) {
+		size_t cap = c->cap_keep ? 2 * c->cap_keep : 4096;
+		struct pf_prof_sample *k = realloc(c->keep, cap * sizeof(*k));
+		if (!k)
+			return -ENOMEM;
+		c->keep = k;
+		c->cap_keep = cap;
+	}
+	c->keep[c->n_keep++] = *s;
+	return 0;
+}
+
+/* Sorting: indexes into c->keep by (time, index), so that samples of one
+ * time keep their file order. */
+static const struct pf_prof_sample *sort_keep;
+
+static int cmp_idx(const void *a, const void *b)
+{
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	uint64_t ti = sort_keep[i].time, tj = sort_keep[j].time;
+	if (ti != tj)
+		return ti < tj ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
+static int print_all(struct ctx *c)
+{
+	size_t *idx = malloc((c->n_keep ? c->n_keep : 1) * sizeof(*idx));
+	if (!idx)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->n_keep; i++)
+		idx[i] = i;
+	sort_keep = c->keep;
+	qsort(idx, c->n_keep, sizeof(*idx), cmp_idx);
+	int rc = 0;
+	for (size_t i = 0; i < c->n_keep && rc == 0; i++)
+		rc = print_sample(c, &c->keep[idx[i]]);
+	free(idx);
+	return rc;
+}
+
+static int run(struct ctx *c, int *damaged)
+{
+	pf_reader *r = NULL;
+	int rc = pf_reader_open(&r, c->in);
+	if (rc < 0) {
+		/* the reader is set on most errors, for its message: closed too */
+		const char *m = r ? pf_reader_errmsg(r) : NULL;
+		if (m && *m)
+			fprintf(stderr, PROG ": %s\n", m);
+		else
+			fprintf(stderr, PROG ": %s: %s\n", strcmp(c->in, "-") ? c->in : "<stdin>", strerror(-rc));
+		pf_reader_close(r);
+		return 1;
+	}
+	c->opened = 1;
+	pf_prof_builder *b = NULL;
+	int resolved = -1; /* unknown until SYMINFO or RECORDS comes */
+	char msg[512];
+	struct pf_section sec;
+	for (;;) {
+		rc = pf_reader_next(r, &sec);
+		if (rc == 0)
+			break;
+		if (rc < 0) {
+			fprintf(stderr, PROG ": %s\n", pf_reader_errmsg(r));
+			*damaged = 1;
+			if (!pf_reader_can_continue(r))
+				break;
+			continue;
+		}
+		if (sec.type == PF_SEC_EVENT) {
+			if ((rc = pf_events_add(c->evs, &sec)) < 0)
+				goto bad;
+		}
+		if (resolved < 0 && sec.type == PF_SEC_SYMINFO)
+			resolved = 1;
+		if (resolved < 0 && sec.type == PF_SEC_RECORDS) {
+			resolved = 0;
+			struct pf_prof_builder_opts bo = { 0 };
+			bo.sz = sizeof bo;
+			bo.on_sample = on_sample;
+			bo.sample_ctx = c;
+			if ((rc = pf_prof_builder_new(&b, c->prof, &bo)) < 0)
+				goto bad;
+			/* the sections before it: EVENT, META, MAPS, THREADS, BUILDID
+			 * were read already; the builder needs them: reread */
+			pf_reader_close(r);
+			if (strcmp(c->in, "-") == 0) {
+				fprintf(stderr, PROG ": <stdin>: not symbolized (no SYMINFO before the records): "
+						"run pfsym first, or give the file by name\n");
+				pf_prof_builder_free(b);
+				return 1;
+			}
+			pf_events_delete(c->evs);
+			if ((rc = pf_events_new(&c->evs)) < 0) {
+				c->evs = NULL;
+				pf_prof_builder_free(b);
+				fprintf(stderr, PROG ": %s\n", strerror(-rc));
+				return 1;
+			}
+			if ((rc = pf_reader_open(&r, c->in)) < 0) {
+				const char *m = r ? pf_reader_errmsg(r) : NULL;
+				if (m && *m)
+					fprintf(stderr, PROG ": %s\n", m);
+				else
+					fprintf(stderr, PROG ": %s: %s\n", c->in, strerror(-rc));
+				pf_reader_close(r);
+				pf_prof_builder_free(b);
+				return 1;
+			}
+			continue;
+		}
+		if (resolved == 1) {
+			if (sec.type == PF_SEC_STRINGS || sec.type == PF_SEC_FRAMES || sec.type == PF_SEC_STACKS) {
+				if ((rc = pf_prof_load_section(c->prof, &sec, msg, sizeof msg)) < 0) {
+					fprintf(stderr, PROG ": %s: %s\n", c->in, msg);
+					*damaged = 1;
+				}
+			} else if (sec.type == PF_SEC_SAMPLES) {
+				size_t pos = 0;
+				struct pf_prof_sample s;
+				while ((rc = pf_prof_samples_next(sec.data, sec.raw_size, &pos, &s)) > 0) {
+					if (s.stack != PF_PROF_NONE && s.stack >= pf_prof_n_stacks(c->prof)) {
+						fprintf(stderr, PROG ": %s: section %" PRIu64 " at offset %" PRIu64
+								": a sample refers to stack %" PRIu32 ", not defined: damaged\n",
+							c->in, sec.index, sec.offset, s.stack);
+						*damaged = 1;
+						break;
+					}
+					if ((rc = on_sample(c, &s)) < 0)
+						goto bad;
+				}
+				if (rc < 0) {
+					fprintf(stderr, PROG ": %s: section %" PRIu64 " at offset %" PRIu64
+							": SAMPLES damaged\n", c->in, sec.index, sec.offset);
+					*damaged = 1;
+				}
+			}
+		} else if (b) {
+			rc = pf_prof_builder_section(b, &sec);
+			if (rc == -EBADMSG) {
+				fprintf(stderr, PROG ": %s\n", pf_prof_builder_errmsg(b));
+				*damaged = 1;
+			} else if (rc < 0) {
+				goto bad;
+			}
+		}
+	}
+	if (b && (rc = pf_prof_builder_finish(b)) < 0 && rc != -EBADMSG)
+		goto bad;
+	if ((rc = print_all(c)) < 0)
+		goto bad;
+	pf_prof_builder_free(b);
+	pf_reader_close(r);
+	return 0;
+bad:
+	if (c->werr)
+		pf_out_error(PROG, "-", c->werr);
+	else if (b && pf_prof_builder_errmsg(b) && *pf_prof_builder_errmsg(b))
+		fprintf(stderr, PROG ": %s\n", pf_prof_builder_errmsg(b));
+	else
+		fprintf(stderr, PROG ": %s: %s\n", c->in, strerror(-rc));
+	pf_prof_builder_free(b);
+	pf_reader_close(r);
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	enum { O_NOOFF = 256, O_NS };
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "fields", required_argument, NULL, 'F' },
+		{ "no-offsets", no_argument, NULL, O_NOOFF },
+		{ "ns", no_argument, NULL, O_NS },
+		{ "json", no_argument, NULL, 'j' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct ctx c;
+	memset(&c, 0, sizeof c);
+	c.fields = F_DEFAULT;
+	c.offsets = 1;
+	c.in = "-";
+	const char *out = "-";
+	int quiet = 0, opt;
+	pf_out_ignore_sigpipe();
+	while ((opt = getopt_long(argc, argv, "o:F:jqhV", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'o':
+			out = optarg;
+			break;
+		case 'F':
+			if (parse_fields(optarg, &c.fields) < 0) {
+				fprintf(stderr, PROG ": --fields: '%s' is not a list of comm, pid, tid, cpu, time, "
+						"period, event, ip, sym, dso\n", optarg);
+				return 2;
+			}
+			c.fields_given = 1;
+			break;
+		case O_NOOFF:
+			c.offsets = 0;
+			break;
+		case O_NS:
+			c.ns = 1;
+			break;
+		case 'j':
+			c.json = 1;
+			break;
+		case 'q':
+			quiet = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			return pf_cli_version(PROG);
+		default:
+			fprintf(stderr, "Try '" PROG " --help' for more information.\n");
+			return 2;
+		}
+	}
+	if (optind < argc)
+		c.in = argv[optind++];
+	if (optind < argc) {
+		fprintf(stderr, PROG ": unexpected argument '%s'\nTry '" PROG " --help' for more information.\n",
+			argv[optind]);
+		return 2;
+	}
+	c.out = stdout;
+	if (strcmp(out, "-") != 0 && !(c.out = fopen(out, "w"))) {
+		fprintf(stderr, PROG ": %s: %s\n", out, strerror(errno));
+		return 1;
+	}
+	c.so = pf_symoff_new();
+	if (!c.so || pf_prof_new(&c.prof) < 0 || pf_events_new(&c.evs) < 0) {
+		fprintf(stderr, PROG ": %s\n", strerror(ENOMEM));
+		return 1;
+	}
+	int damaged = 0;
+	int status = run(&c, &damaged);
+	if (damaged)
+		status = 1;
+	int e = c.werr ? 0 : pf_out_flush(c.out);
+	if (c.out != stdout && fclose(c.out) != 0 && !e && !c.werr)
+		e = errno;
+	if (e) {
+		pf_out_error(PROG, out, e);
+		status = 1;
+	}
+	if (!quiet && !c.werr && !e && c.opened)
+		fprintf(stderr, PROG ": %s: %" PRIu64 " samples, %" PRIu64 " lost\n",
+			strcmp(c.in, "-") ? c.in : "<stdin>", c.printed, c.lost);
+	pf_symoff_free(c.so);
+	free(c.keep);
+	for (size_t i = 0; i < c.n_fcache; i++)
+		free(c.fcache[i]);
+	free(c.fcache);
+	pf_events_delete(c.evs);
+	pf_prof_delete(c.prof);
+	return status;
+}
