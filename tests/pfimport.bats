@@ -437,14 +437,19 @@ o, n = struct.unpack("<QQ", open(sys.argv[1], "rb").read()[40:56]); print(o, o +
 	done
 }
 
-@test "a real perf.data truncated at 60 offsets: every whole record kept" {
+@test "a real perf.data truncated at 15 offsets: every whole record kept" {
 	need_perf
 	local size data_off
 	size=$(stat -c %s t.data)
 	data_off=$(python3 -c 'import struct,sys; print(struct.unpack("<Q", open(sys.argv[1],"rb").read()[40:48])[0])' t.data)
 	local bad=0
-	for ((i = 0; i < 60; i++)); do
-		local c=$((data_off + (size - data_off) * i / 60 + i))
+	# 15 cuts spread over the data section (every offset of a synthetic
+	# file is cut in the test above; a cut here costs a python run). The
+	# counter is not named i: bats' run sets a global i (bats_any_in in
+	# bats-core 1.8), which made this loop endless.
+	local cut_n
+	for ((cut_n = 0; cut_n < 15; cut_n++)); do
+		local c=$((data_off + (size - data_off) * cut_n / 15 + cut_n))
 		cut_file t.data $c cut.data
 		run --separate-stderr pfimport cut.data -o cut.pf
 		local exp got
