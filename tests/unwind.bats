@@ -126,7 +126,13 @@ share() {
 	assert_output --partial "record with a larger --call-graph dwarf,BYTES"
 	run pffold short.sym.pf
 	assert_line --regexp '^unw_main;lib_work;lib_spin [1-9][0-9]*$'
-	refute_output --regexp "(^|;)main;run_lib"
+	# 64 bytes hold lib_work's and run_lib's return addresses when a sample
+	# lands in lib_work itself (small frames): main;run_lib;lib_work is then
+	# a true, rare stack (seen once in a loaded run). No stack reaches the
+	# program's entry, and main is reached by at most 1% of the samples.
+	refute_output --regexp "(__libc_start_call_main|_start);main;run_lib"
+	run awk '{ all += $NF; if ($0 ~ /(^|;)main;run_lib/) hit += $NF } END { print (hit * 100 <= all) ? "cut" : hit " of " all " reach main" }' <<<"$output"
+	assert_output cut
 }
 
 @test "no .eh_frame: .debug_frame from a separate debug file (--debug-dir), else 'no_cfi'" {
