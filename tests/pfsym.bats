@@ -359,7 +359,10 @@ plt_check_irel() {
 	pfsym -q cxx.pf -o cxx.sym
 	pffold cxx.sym >cxx.folded
 	# gcc names its clones as it sees fit: compare without the suffixes
-	run main_stacks < <(sed 's/ \[clone [^]]*\]//g' cxx.folded)
+	# a sample on mix's first instruction, before it pushes its frame
+	# pointer, skips its caller (main;mix): a real frame-pointer artifact,
+	# left out as main_stacks does for the C workloads' leaves (fresh machine)
+	run main_stacks < <(sed 's/ \[clone [^]]*\]//g' cxx.folded | grep -vE '(^|;)main;ns::\(anonymous namespace\)::mix\(long, int\) [0-9]+$')
 	assert_output 'main;ns::run(long);ns::(anonymous namespace)::mix(long, int)
 main;ns::run(long);ns::Worker<3>::operator()(int)
 main;ns::run(long);ns::Worker<3>::spin(long)'
