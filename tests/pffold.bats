@@ -271,6 +271,12 @@ cut_setup() {
 @test "a symbolized file cut short: the samples its resolved profile lacks fold from the raw records, each once" {
 	cd "$BATS_TEST_TMPDIR"
 	cut_setup
+	# A sample whose chain reached the kernel's 127 entries (a frame-pointer
+	# chain through libc that loops, seen once in CI) adds a true warning
+	# when the raw records are folded; it is not what this test is about.
+	no_depth_warning() {
+		stderr=$(grep -v '^pffold: warning: [0-9]* samples have call chains cut by a depth limit' <<<"$stderr" || true)
+	}
 	local closing
 	closing=$(awk '$2 == "SYMINFO" { o = $1 } END { print o }' sections)
 	# cuts: before any SAMPLES, inside each SAMPLES section, inside the closing SYMINFO
@@ -296,6 +302,7 @@ cut_setup() {
 		run --separate-stderr pffold --tid cut.pf
 		assert_failure 1
 		refute_sanitizer
+		no_depth_warning
 		[[ "$stderr" =~ ^$want_err$ ]] || { echo "cut at ${cuts[$k]}: $stderr" >&2; false; }
 		[ "$(wc -l <<<"$stderr")" -eq $((lacks ? 2 : 1)) ]
 		assert_equal "$(roots <<<"$output")" "$(cat run.roots)"
@@ -307,6 +314,7 @@ cut_setup() {
 		run --separate-stderr bash -c "cat cut.pf | pffold --tid"
 		assert_failure 1
 		assert_equal "$output" "$first"
+		no_depth_warning
 		[[ "$stderr" =~ ^${want_err//cut.pf/-}$ ]]
 	done
 	# a file that is whole folds from its resolved profile alone, without a word
