@@ -247,12 +247,14 @@ roots() {
 # run.roots, the per-thread totals of the raw records folded alone.
 cut_setup() {
 	build_workload rec_spin spin -O2 -g -fno-omit-frame-pointer
-	# over 4096 samples (two SAMPLES sections) in one RECORDS section: the
-	# spin is wall time, so a loaded machine may need a longer one
+	# over 4096 samples (two SAMPLES sections) in one RECORDS section: 600
+	# ms of the spin's CPU time (REC_SPIN_CPU), 6,000 samples at 100 us
+	# however loaded the machine (a wall-time spin gave too few, or a
+	# longer one too many for one RECORDS section)
 	local ms
-	for ms in 1000 2000 4000; do
+	for ms in 600 800 1000; do
 		# one RECORDS section: no flush timer (pfrec --flush-interval 0)
-		pfrec -q -g -e cpu-clock -c 100000 --flush-interval 0 -o run.pf -- ./spin $ms >/dev/null
+		REC_SPIN_CPU=1 pfrec -q -g -e cpu-clock -c 100000 --flush-interval 0 -o run.pf -- ./spin $ms >/dev/null
 		pfsym -q run.pf -o sym.pf
 		[ "$(pfdump -H sym.pf | awk '$3 == "RECORDS" { r = 1; n = 0 } $3 == "SAMPLES" && r { n++ } END { print n + 0 }')" -lt 2 ] || break
 	done
