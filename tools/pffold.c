@@ -2,7 +2,7 @@
  * pffold - folded stacks ("comm;root;...;leaf COUNT") from a .pf file.
  *
  * Option parsing and output only: the folding is pf_fold_*() in
- * libpfile/profile.c.
+ * libpfile/fold.c.
  */
 #include <errno.h>
 #include <getopt.h>
