@@ -186,7 +186,10 @@ check() {
 	rm unused/libunused.so
 	run --separate-stderr pfsym unused.pf -o unused2.sym
 	assert_success
-	[[ "$stderr" != *libunused* ]]
+	# (unless a sample fell in it: its constructors run at start-up, and a
+	# page fault on its first page is a kernel sample with a user frame there)
+	[[ "$stderr" != *libunused* ]] || pffold -q --dso unused1.sym | grep -q '\[libunused\.so\]'
+	[[ "$stderr" != *libunused* ]] || skip "a sample fell in libunused.so: it is needed after all"
 	[[ "$stderr" == *"100.0% of"* ]] || [[ "$stderr" == *"99."*"% of"* ]]
 	run -0 cmp <(pffold unused1.sym) <(pffold unused2.sym)
 }
@@ -382,8 +385,12 @@ main;ns::run(long);ns::Worker<3>::spin(long)'
 
 @test "the resolved profile is zstd in a file, uncompressed into a pipe, as --help says" {
 	pfsym -q pie.pf -o zfile.sym
-	run -0 bash -c "pfdump zfile.sym | grep -E ' (STRINGS|FRAMES|STACKS|SAMPLES) ' | awk '{print \$NF}' | sort -u"
-	assert_output "zstd"
+	# (the samples of each RECORDS section go out after it: a small chunk's
+	# table section of a few new names is stored as it is when zstd would
+	# not make it smaller)
+	run -0 bash -c "pfdump zfile.sym | grep -E ' (STRINGS|FRAMES|STACKS|SAMPLES) ' | awk '\$NF != \"zstd\" && \$10 > 256'"
+	assert_output ""
+	pfdump zfile.sym | grep -qE ' SAMPLES .* zstd$'
 	pfsym -q pie.pf | cat >pipe.sym
 	run -0 bash -c "pfdump pipe.sym | grep -E ' (STRINGS|FRAMES|STACKS|SAMPLES) ' | awk '{print \$NF}' | sort -u"
 	assert_output "none"

@@ -25,6 +25,7 @@
 /* samples per SAMPLES section: 160 KiB, which the next stage of a pipeline
  * folds while this one goes on */
 #define CHUNK_SAMPLES 4096
+#define CHUNK_NS 1000000000ull /* 1 s of sample time */
 #define TABLE_CHUNK_BYTES (4u << 20)
 
 static void usage(FILE *f)
@@ -76,6 +77,7 @@ struct state {
 	struct pf_prof prof;
 	struct pf_buf samples, bs, bf, bk;
 	uint32_t n_pending;
+	uint64_t chunk_t0; /* time of the chunk's first sample */
 	int werr;
 };
 
@@ -111,7 +113,13 @@ static int on_sample(void *ctx, const struct pf_prof_sample *s)
 	struct state *st = ctx;
 	if (pf_prof_samples_add(&st->samples, s))
 		return -ENOMEM;
-	if (++st->n_pending >= CHUNK_SAMPLES)
+	if (!st->n_pending++)
+		st->chunk_t0 = s->time;
+	/* a chunk also ends after CHUNK_NS of the samples' own time, so that
+	 * a reader of a slow stream (pffold --every) sees the samples resolved
+	 * within about that; from the samples alone, never from how the input
+	 * arrived: the same output from a file and a pipe */
+	if (st->n_pending >= CHUNK_SAMPLES || (s->time > st->chunk_t0 && s->time - st->chunk_t0 >= CHUNK_NS))
 		return flush_chunk(st);
 	return 0;
 }
