@@ -50,6 +50,12 @@ void pfi_fold_damagef(pf_fold *f, const char *fmt, ...)
 	va_end(ap);
 }
 
+static uint64_t ent_hash(const struct fold_ent *e)
+{
+	return mix64(((uint64_t)e->node << 32 | e->comm) ^
+		     mix64((uint64_t)e->pid << 32 | e->tid) ^ mix64((uint64_t)e->cpu << 32 | e->event));
+}
+
 static int ent_grow(pf_fold *f)
 {
 	uint32_t cap = f->cap_ent ? f->cap_ent * 2 : 4096;
@@ -60,8 +66,7 @@ static int ent_grow(pf_fold *f)
 		struct fold_ent *e = &f->ent[i];
 		if (!e->used)
 			continue;
-		uint64_t h = mix64(((uint64_t)e->node << 32 | e->comm) ^ mix64((uint64_t)e->pid << 32 | e->tid));
-		uint32_t k = (uint32_t)h & (cap - 1);
+		uint32_t k = (uint32_t)ent_hash(e) & (cap - 1);
 		while (n[k].used)
 			k = (k + 1) & (cap - 1);
 		n[k] = *e;
@@ -78,7 +83,9 @@ static int event_keep(pf_fold *f, uint16_t idx)
 		return (f->ev_keep[idx >> 3] >> (idx & 7)) & 1;
 	const struct pf_events *evs = f->ev_src;
 	int keep;
-	if (!evs || !evs->n) {
+	if (f->o.flags & PF_FOLD_ALL_EVENTS) {
+		keep = 1;
+	} else if (!evs || !evs->n) {
 		keep = idx == 0;
 	} else {
 		/* the name to keep is looked up at each call, never kept: the
@@ -135,6 +142,15 @@ static uint64_t w_add(pf_fold *f, uint64_t a, uint64_t b)
 }
 
 static int64_t stack_dnode(pf_fold *f, uint32_t stack);
+static int leaf_keep(pf_fold *f, uint32_t node);
+
+static int in_list(const uint32_t *v, size_t n, uint32_t x)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == x)
+			return 1;
+	return 0;
+}
 
 int pfi_fold_sample(void *ctx, const struct pf_prof_sample *s)
 {
@@ -185,16 +201,24 @@ int pfi_fold_sample(void *ctx, const struct pf_prof_sample *s)
 		if (i == f->o.n_pids)
 			return 0;
 	}
+	if (f->o.n_tids && !in_list(f->o.tids, f->o.n_tids, s->tid))
+		return 0;
+	if (f->o.n_cpus && !in_list(f->o.cpus, f->o.n_cpus, s->cpu))
+		return 0;
 	if (!comm_keep(f, s->comm))
 		return 0;
 	uint64_t w = f->o.weight == PF_FOLD_PERIOD ? s->period : 1;
-	f->period_sum += (double)s->period;
-	f->period_n++;
 	uint32_t comm = (f->o.flags & PF_FOLD_NO_COMM) ? NONE : s->comm;
 	uint32_t pid = (f->o.flags & (PF_FOLD_PID | PF_FOLD_TID)) ? s->pid : 0;
 	uint32_t tid = (f->o.flags & PF_FOLD_TID) ? s->tid : 0;
+	uint32_t cpu = (f->o.flags & PF_FOLD_CPU) ? s->cpu : 0;
+	uint32_t event = (f->o.flags & PF_FOLD_ALL_EVENTS) ? s->event : 0;
+	/* a sample the leaf filters drop is never remembered here */
 	struct fold_memo *mm = &f->memo[s->stack & 255];
-	if (mm->k < f->cap_ent && mm->stack == s->stack && mm->comm == comm && mm->pid == pid && mm->tid == tid) {
+	if (mm->k < f->cap_ent && mm->stack == s->stack && mm->comm == comm && mm->pid == pid && mm->tid == tid &&
+	    mm->cpu == cpu && mm->event == event) {
+		f->period_sum += (double)s->period;
+		f->period_n++;
 		f->ent[mm->k].w = w_add(f, f->ent[mm->k].w, w);
 		f->total = w_add(f, f->total, w);
 		f->samples++;
@@ -205,16 +229,17 @@ int pfi_fold_sample(void *ctx, const struct pf_prof_sample *s)
 	int64_t node = stack_dnode(f, s->stack);
 	if (node < 0)
 		return (int)node;
-	struct fold_ent key = { (uint32_t)node, (f->o.flags & PF_FOLD_NO_COMM) ? NONE : s->comm,
-				(f->o.flags & (PF_FOLD_PID | PF_FOLD_TID)) ? s->pid : 0,
-				(f->o.flags & PF_FOLD_TID) ? s->tid : 0, 0, 1 };
+	if ((f->o.dso || f->have_sym_re) && !leaf_keep(f, (uint32_t)node))
+		return 0;
+	f->period_sum += (double)s->period;
+	f->period_n++;
+	struct fold_ent key = { (uint32_t)node, comm, pid, tid, cpu, event, 0, 1 };
 	if ((f->n_ent + 1) * 2 > f->cap_ent) {
 		if (ent_grow(f) < 0)
 			return -ENOMEM;
 		memset(f->memo, 0xff, sizeof(f->memo)); /* slots moved */
 	}
-	uint64_t h = mix64(((uint64_t)key.node << 32 | key.comm) ^ mix64((uint64_t)key.pid << 32 | key.tid));
-	uint32_t mask = f->cap_ent - 1, k = (uint32_t)h & mask;
+	uint32_t mask = f->cap_ent - 1, k = (uint32_t)ent_hash(&key) & mask;
 	for (;;) {
 		struct fold_ent *e = &f->ent[k];
 		if (!e->used) {
@@ -222,11 +247,12 @@ int pfi_fold_sample(void *ctx, const struct pf_prof_sample *s)
 			f->n_ent++;
 			break;
 		}
-		if (e->node == key.node && e->comm == key.comm && e->pid == key.pid && e->tid == key.tid)
+		if (e->node == key.node && e->comm == key.comm && e->pid == key.pid && e->tid == key.tid &&
+		    e->cpu == key.cpu && e->event == key.event)
 			break;
 		k = (k + 1) & mask;
 	}
-	*mm = (struct fold_memo){ s->stack, comm, pid, tid, k };
+	*mm = (struct fold_memo){ s->stack, comm, pid, tid, cpu, event, k };
 	f->ent[k].w = w_add(f, f->ent[k].w, w);
 	f->total = w_add(f, f->total, w);
 	f->samples++;
@@ -337,16 +363,51 @@ static int64_t frame_display(pf_fold *f, uint32_t frame)
 	return id;
 }
 
+/* The display string id of a frame's DSO name (file name without the
+ * directory; "[kernel]" for kernel frames), or NONE when it has none. */
+static int64_t frame_dso(pf_fold *f, const struct pf_prof_frame *fr)
+{
+	if (fr->flags & PF_FRAME_KERNEL)
+		return pf_prof_str(&f->disp, "[kernel]", 8);
+	if (fr->dso == NONE)
+		return NONE;
+	const char *bn = base_name(pf_prof_str_get(&f->prof, fr->dso, NULL));
+	return pf_prof_str(&f->disp, bn, strlen(bn));
+}
+
+/* Whether samples with this leaf display node pass the dso and sym
+ * filters; memoised per node. */
+static int leaf_keep(pf_fold *f, uint32_t node)
+{
+	if (node == NONE)
+		return 0;
+	struct dnode *d = &f->dn[node];
+	if (!d->leaf) {
+		int keep = 1;
+		if (f->o.dso) {
+			const char *ds = d->dso != NONE ? pf_prof_str_get(&f->disp, d->dso, NULL) : "";
+			keep = strcmp(ds, f->o.dso) == 0;
+		}
+		if (keep && f->have_sym_re)
+			keep = regexec(&f->sym_re, pf_prof_str_get(&f->disp, d->disp, NULL), 0, NULL, 0) == 0;
+		d->leaf = keep ? 1 : 2;
+	}
+	return d->leaf == 1;
+}
+
 /* A display node: one frame of a folded line (its display string) under the
  * display node of its caller. Stacks whose frames read the same fold into
  * one node, so samples aggregate by what the line will say as they arrive
  * and the end of the input only formats the distinct lines. */
-static uint64_t dn_key_hash(uint32_t disp, uint32_t parent, uint32_t kanon)
+static uint64_t dn_key_hash(uint32_t disp, uint32_t parent, uint32_t kanon, uint32_t dso)
 {
-	return mix64(((uint64_t)disp << 32 | parent) ^ ((uint64_t)kanon << 63));
+	return mix64(((uint64_t)disp << 32 | parent) ^ ((uint64_t)kanon << 63) ^ mix64(dso));
 }
 
-static int64_t dn_intern(pf_fold *f, uint32_t disp, uint32_t parent, uint32_t kanon)
+/* Nodes are keyed by their DSO too (for pf_fold_node() and the dso
+ * filter): two frames of one name in two DSOs make two nodes, whose lines
+ * read the same and are merged by pfi_fold_build_lines(). */
+static int64_t dn_intern(pf_fold *f, uint32_t disp, uint32_t parent, uint32_t kanon, uint32_t dso)
 {
 	if ((f->n_dn + 1) * 2 > f->dn_hash_cap) {
 		uint32_t cap = f->dn_hash_cap ? f->dn_hash_cap * 2 : 1024;
@@ -355,7 +416,7 @@ static int64_t dn_intern(pf_fold *f, uint32_t disp, uint32_t parent, uint32_t ka
 			return -ENOMEM;
 		for (uint32_t i = 0; i < f->n_dn; i++) {
 			const struct dnode *d = &f->dn[i];
-			uint32_t k = (uint32_t)dn_key_hash(d->disp, d->parent, d->kanon) & (cap - 1);
+			uint32_t k = (uint32_t)dn_key_hash(d->disp, d->parent, d->kanon, d->dso) & (cap - 1);
 			while (h[k])
 				k = (k + 1) & (cap - 1);
 			h[k] = i + 1;
@@ -364,10 +425,10 @@ static int64_t dn_intern(pf_fold *f, uint32_t disp, uint32_t parent, uint32_t ka
 		f->dn_hash = h;
 		f->dn_hash_cap = cap;
 	}
-	uint32_t mask = f->dn_hash_cap - 1, k = (uint32_t)dn_key_hash(disp, parent, kanon) & mask;
+	uint32_t mask = f->dn_hash_cap - 1, k = (uint32_t)dn_key_hash(disp, parent, kanon, dso) & mask;
 	for (; f->dn_hash[k]; k = (k + 1) & mask) {
 		const struct dnode *d = &f->dn[f->dn_hash[k] - 1];
-		if (d->disp == disp && d->parent == parent && d->kanon == kanon)
+		if (d->disp == disp && d->parent == parent && d->kanon == kanon && d->dso == dso)
 			return f->dn_hash[k] - 1;
 	}
 	if (f->n_dn == f->cap_dn) {
@@ -378,7 +439,7 @@ static int64_t dn_intern(pf_fold *f, uint32_t disp, uint32_t parent, uint32_t ka
 		f->dn = n;
 		f->cap_dn = cap;
 	}
-	f->dn[f->n_dn] = (struct dnode){ disp, parent, kanon, parent != NONE ? f->dn[parent].trunc : 0 };
+	f->dn[f->n_dn] = (struct dnode){ disp, parent, kanon, parent != NONE ? f->dn[parent].trunc : 0, dso, 0 };
 	f->dn_hash[k] = f->n_dn + 1;
 	return f->n_dn++;
 }
@@ -430,7 +491,10 @@ static int64_t stack_dnode(pf_fold *f, uint32_t stack)
 		const struct pf_prof_frame *pf = &f->prof.frames[fr];
 		uint32_t kanon = (pf->flags & PF_FRAME_KERNEL) && pf->name == NONE && !(f->o.flags & PF_FOLD_ADDRS);
 		if (!(kanon && top != NONE && f->dn[top].kanon && f->dn[top].disp == (uint32_t)d)) {
-			int64_t id = dn_intern(f, (uint32_t)d, top, kanon);
+			int64_t dso = frame_dso(f, pf);
+			if (dso < 0)
+				return dso;
+			int64_t id = dn_intern(f, (uint32_t)d, top, kanon, (uint32_t)dso);
 			if (id < 0)
 				return id;
 			if (top == NONE && (pf->flags & PF_FRAME_TRUNCATED)) {
@@ -614,12 +678,25 @@ int pfi_fold_samples(pf_fold *f, const uint8_t *data, size_t size)
 int pf_fold_open(pf_fold **out, const char *path, const struct pf_fold_opts *o)
 {
 	*out = NULL;
-	if (!o || o->sz < sizeof(*o))
+	/* callers built with 0.1's options (up to time_end_ns) keep working */
+	size_t min = offsetof(struct pf_fold_opts, time_end_ns) + sizeof(o->time_end_ns);
+	if (!o || o->sz < min)
 		return -EINVAL;
 	pf_fold *f = calloc(1, sizeof(*f));
 	if (!f)
 		return -ENOMEM;
-	f->o = *o;
+	memcpy(&f->o, o, o->sz < sizeof(*o) ? o->sz : sizeof(*o));
+	if (f->o.sym) {
+		int rc = regcomp(&f->sym_re, f->o.sym, REG_EXTENDED | REG_NOSUB);
+		if (rc) {
+			char why[128];
+			regerror(rc, &f->sym_re, why, sizeof(why));
+			snprintf(f->errmsg, sizeof(f->errmsg), "bad regular expression '%s': %s", f->o.sym, why);
+			*out = f;
+			return -EINVAL;
+		}
+		f->have_sym_re = 1;
+	}
 	f->in_fd = f->spool_fd = -1;
 	memset(f->memo, 0xff, sizeof(f->memo)); /* k out of range: empty */
 	f->ev_src = &f->evs;
@@ -785,10 +862,47 @@ out:
 size_t pf_fold_top_self(pf_fold *f, struct pf_fold_top *out, size_t n) { return fold_top(f, out, n, 0); }
 size_t pf_fold_top_total(pf_fold *f, struct pf_fold_top *out, size_t n) { return fold_top(f, out, n, 1); }
 
+int pf_fold_entry_next(const pf_fold *f, size_t *pos, struct pf_fold_entry *e)
+{
+	for (; *pos < f->cap_ent; (*pos)++) {
+		const struct fold_ent *x = &f->ent[*pos];
+		if (!x->used)
+			continue;
+		(*pos)++;
+		const char *c = x->comm != NONE ? pf_prof_str_get(&f->prof, x->comm, NULL) : NULL;
+		const char *ev = f->o.event ? f->o.event : "";
+		const struct pf_events *evs = f->ev_src;
+		if (evs)
+			for (uint32_t i = 0; i < evs->n; i++)
+				if ((f->o.flags & PF_FOLD_ALL_EVENTS)
+					    ? evs->ev[i].index == x->event
+					    : (f->ev_keep[evs->ev[i].index >> 3] >> (evs->ev[i].index & 7)) & 1) {
+					ev = evs->ev[i].name;
+					break;
+				}
+		*e = (struct pf_fold_entry){ x->node, x->pid, x->tid, x->cpu, c ? c : "", ev, x->w };
+		return 1;
+	}
+	return 0;
+}
+
+int pf_fold_node(const pf_fold *f, uint32_t node, struct pf_fold_node *n)
+{
+	if (node >= f->n_dn)
+		return -EINVAL;
+	const struct dnode *d = &f->dn[node];
+	n->parent = d->parent;
+	n->name = pf_prof_str_get(&f->disp, d->disp, NULL);
+	n->dso = d->dso != NONE ? pf_prof_str_get(&f->disp, d->dso, NULL) : "";
+	return 0;
+}
+
 void pf_fold_close(pf_fold *f)
 {
 	if (!f)
 		return;
+	if (f->have_sym_re)
+		regfree(&f->sym_re);
 	pf_prof_builder_free(f->b);
 	pf_events_free(&f->evs);
 	pf_prof_free(&f->prof);

@@ -6,13 +6,16 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "folded.h"
 #include "cli.h"
+#include "folded.h"
+#include "pffold/live.h"
+#include "pffold/views.h"
 #include <pfile/fold.h>
 
 #define PROG "pffold"
@@ -46,8 +49,26 @@ static void usage(FILE *f)
 	      "      --pid-filter=PID[,PID...]  only these processes\n"
 	      "      --time=START,END    only samples from START to END seconds after the\n"
 	      "                          first sample (either may be empty; START < END)\n"
+	      "      --tid-filter=TID[,TID...]  only these threads\n"
+	      "      --cpu=CPU[,CPU...]  only samples taken on these CPUs\n"
+	      "      --dso-filter=NAME   only samples whose leaf frame is in DSO NAME (file name\n"
+	      "                          without directory, [kernel], [vdso])\n"
+	      "      --sym=REGEX         only samples whose leaf frame's name matches REGEX\n"
+	      "                          (POSIX extended)\n"
 	      "      --top=N             instead of folded stacks, print the N functions with\n"
 	      "                          the most self and total weight, with their shares\n"
+	      "  -s, --sort=KEYS         instead of folded stacks, perf report's table: one row\n"
+	      "                          per distinct KEYS (comma-separated: comm, pid, tid,\n"
+	      "                          dso, sym, cpu, event), total and self shares; with\n"
+	      "                          --top=N, the first N rows\n"
+	      "      --callers=NAME      the call paths that lead into function NAME, with\n"
+	      "                          their shares\n"
+	      "      --callees=NAME      where the time of function NAME goes: its callee paths\n"
+	      "      --every=SECS        with a table (--top, --sort, --callers, --callees): redraw\n"
+	      "                          it every SECS seconds from what has arrived on the input\n"
+	      "                          (a stream: pfrec -o - | pfsym | pffold --top=20 --every=2);\n"
+	      "                          clears a terminal, else appends blocks; the final table\n"
+	      "                          when the input ends\n"
 	      "  -q, --quiet             no warnings on standard error\n"
 	      "  -h, --help              show this help and exit\n"
 	      "  -V, --version           show the version and exit\n"
@@ -61,7 +82,8 @@ static void usage(FILE *f)
 	      "A damaged input still folds: every intact sample is written, each problem\n"
 	      "is reported on standard error (also with --quiet) and the exit status is 1.\n"
 	      "\n"
-	      "A selection (--event, --comm, --pid-filter, --time) that keeps no sample is an\n"
+	      "A selection (--event, --comm, --pid-filter, --tid-filter, --cpu, --dso-filter,\n"
+	      "--sym, --time) that keeps no sample is an\n"
 	      "error (one line on standard error, also with --quiet).\n"
 	      "\n"
 	      "Exit status: 0 ok, 1 error (including a damaged input), 2 usage.\n",
@@ -123,9 +145,121 @@ static void print_lines(const char *w)
 	}
 }
 
-int main(int argc, char **argv)
+/* A comma-separated list of at most 256 numbers up to UINT32_MAX.
+ * @return the count, or -1. */
+static long parse_list(const char *arg, uint32_t *v)
 {
-	enum { O_PID = 256, O_TID, O_NOCOMM, O_KERNEL, O_DSO, O_ADDRS, O_COMM, O_PIDF, O_TIME, O_TOP };
+	size_t n = 0;
+	const char *s = arg;
+	char *e;
+	for (;;) {
+		errno = 0;
+		unsigned long x = strtoul(s, &e, 10);
+		if (errno || e == s || x > UINT32_MAX || (*e && *e != ',') || n == 256 || *s == '-' || *s == '+')
+			return -1;
+		v[n++] = (uint32_t)x;
+		if (!*e)
+			return (long)n;
+		s = e + 1;
+	}
+}
+
+struct args {
+	struct pf_fold_opts o;
+	char sel[512]; /* the selection options given, for the empty-selection error */
+	uint32_t pids[256], tids[256], cpus[256];
+	const char *out, *in;
+	long top;
+	struct view_keys keys;
+	int sort;
+	const char *calls; /* --callers/--callees NAME */
+	int callees;
+	int quiet;
+	unsigned every_ms; /* --every: redraw period, 0 = none */
+};
+
+enum { O_PID = 256, O_TID, O_NOCOMM, O_KERNEL, O_DSO, O_ADDRS, O_COMM, O_PIDF, O_TIME, O_TOP,
+       O_TIDF, O_CPU, O_DSOF, O_SYM, O_CALLERS, O_CALLEES, O_EVERY };
+
+/* The options of the filters, views and redraws (parse_args()'s rest).
+ * @return -1 when handled, -2 when not an option of these, else the exit
+ * status of a usage error. */
+static int parse_view_opt(int c, struct args *a)
+{
+	struct pf_fold_opts *o = &a->o;
+	char err[160];
+	long n;
+	switch (c) {
+	case O_TIDF:
+		if ((n = parse_list(optarg, a->tids)) < 0)
+			return pf_cli_usage(PROG, "--tid-filter: bad list '%s' (at most 256 tids)", optarg);
+		o->tids = a->tids;
+		o->n_tids = (size_t)n;
+		sel_add(a->sel, sizeof(a->sel), "--tid-filter", optarg);
+		break;
+	case O_CPU:
+		if ((n = parse_list(optarg, a->cpus)) < 0)
+			return pf_cli_usage(PROG, "--cpu: bad list '%s' (at most 256 CPU numbers)", optarg);
+		o->cpus = a->cpus;
+		o->n_cpus = (size_t)n;
+		sel_add(a->sel, sizeof(a->sel), "--cpu", optarg);
+		break;
+	case O_DSOF:
+		if (!*optarg)
+			return pf_cli_usage(PROG, "--dso-filter: empty name");
+		o->dso = optarg;
+		sel_add(a->sel, sizeof(a->sel), "--dso-filter", optarg);
+		break;
+	case O_SYM: {
+		regex_t re;
+		int rc = regcomp(&re, optarg, REG_EXTENDED | REG_NOSUB);
+		if (rc) {
+			regerror(rc, &re, err, sizeof(err));
+			return pf_cli_usage(PROG, "--sym: bad regular expression '%s': %s", optarg, err);
+		}
+		regfree(&re);
+		o->sym = optarg;
+		sel_add(a->sel, sizeof(a->sel), "--sym", optarg);
+		break;
+	}
+	case O_TOP: {
+		char *e;
+		errno = 0;
+		a->top = strtol(optarg, &e, 10);
+		if (errno || *e || a->top < 1 || a->top > 100000)
+			return pf_cli_usage(PROG, "--top: '%s' is not a number from 1 to 100000", optarg);
+		break;
+	}
+	case 's':
+		if (view_keys_parse(optarg, &a->keys, err, sizeof(err)) < 0)
+			return pf_cli_usage(PROG, "--sort: %s", err);
+		a->sort = 1;
+		break;
+	case O_CALLERS:
+	case O_CALLEES:
+		if (!*optarg)
+			return pf_cli_usage(PROG, "--%s: empty function name", c == O_CALLERS ? "callers" : "callees");
+		a->calls = optarg;
+		a->callees = c == O_CALLEES;
+		break;
+	case O_EVERY: {
+		char *e;
+		errno = 0;
+		double v = strtod(optarg, &e);
+		if (errno || *e || !(v >= 0.1 && v <= 3600))
+			return pf_cli_usage(PROG, "--every: '%s' is not a number of seconds from 0.1 to 3600", optarg);
+		a->every_ms = (unsigned)(v * 1000 + 0.5);
+		break;
+	}
+	default:
+		return -2;
+	}
+	return -1;
+}
+
+/* @return -1 to go on, else the exit status. */
+static int parse_args(int argc, char **argv, struct args *a)
+{
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "pid", no_argument, NULL, O_PID },
@@ -138,130 +272,166 @@ int main(int argc, char **argv)
 		{ "event", required_argument, NULL, 'e' },
 		{ "comm", required_argument, NULL, O_COMM },
 		{ "pid-filter", required_argument, NULL, O_PIDF },
+		{ "tid-filter", required_argument, NULL, O_TIDF },
+		{ "cpu", required_argument, NULL, O_CPU },
+		{ "dso-filter", required_argument, NULL, O_DSOF },
+		{ "sym", required_argument, NULL, O_SYM },
 		{ "time", required_argument, NULL, O_TIME },
 		{ "top", required_argument, NULL, O_TOP },
+		{ "sort", required_argument, NULL, 's' },
+		{ "callers", required_argument, NULL, O_CALLERS },
+		{ "callees", required_argument, NULL, O_CALLEES },
+		{ "every", required_argument, NULL, O_EVERY },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct pf_fold_opts o = PF_FOLD_OPTS_INIT;
-	char sel[512] = ""; /* the selection options given, for the empty-selection error */
-	uint32_t pids[256];
-	size_t n_pids = 0;
-	const char *out = "-", *in = "-";
-	long top = -1;
-	int quiet = 0, c;
-	/* a closed output pipe is a write error (EPIPE), reported in one line */
-	pf_out_ignore_sigpipe();
-	while ((c = getopt_long(argc, argv, "o:w:e:qhV", longopts, NULL)) != -1) {
+	struct pf_fold_opts *o = &a->o;
+	long n;
+	int c;
+	while ((c = getopt_long(argc, argv, "o:w:e:s:qhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
-			out = optarg;
+			a->out = optarg;
 			break;
 		case O_PID:
-			o.flags |= PF_FOLD_PID;
+			o->flags |= PF_FOLD_PID;
 			break;
 		case O_TID:
-			o.flags |= PF_FOLD_TID;
+			o->flags |= PF_FOLD_TID;
 			break;
 		case O_NOCOMM:
-			o.flags |= PF_FOLD_NO_COMM;
+			o->flags |= PF_FOLD_NO_COMM;
 			break;
 		case 'w':
 			if (strcmp(optarg, "samples") == 0)
-				o.weight = PF_FOLD_SAMPLES;
+				o->weight = PF_FOLD_SAMPLES;
 			else if (strcmp(optarg, "period") == 0)
-				o.weight = PF_FOLD_PERIOD;
-			else {
-				fprintf(stderr, PROG ": --weight: '%s' is not 'samples' or 'period'\n", optarg);
-				return 2;
-			}
+				o->weight = PF_FOLD_PERIOD;
+			else
+				return pf_cli_usage(PROG, "--weight: '%s' is not 'samples' or 'period'", optarg);
 			break;
 		case O_KERNEL:
-			o.flags |= PF_FOLD_KERNEL;
+			o->flags |= PF_FOLD_KERNEL;
 			break;
 		case O_DSO:
-			o.flags |= PF_FOLD_DSO;
+			o->flags |= PF_FOLD_DSO;
 			break;
 		case O_ADDRS:
-			o.flags |= PF_FOLD_ADDRS;
+			o->flags |= PF_FOLD_ADDRS;
 			break;
 		case 'e':
-			o.event = optarg;
-			sel_add(sel, sizeof(sel), "--event", optarg);
+			o->event = optarg;
+			sel_add(a->sel, sizeof(a->sel), "--event", optarg);
 			break;
 		case O_COMM:
-			o.comm = optarg;
-			sel_add(sel, sizeof(sel), "--comm", optarg);
+			o->comm = optarg;
+			sel_add(a->sel, sizeof(a->sel), "--comm", optarg);
 			break;
-		case O_PIDF: {
-			sel_add(sel, sizeof(sel), "--pid-filter", optarg);
-			char *s = optarg, *e;
-			for (;;) {
-				errno = 0;
-				unsigned long v = strtoul(s, &e, 10);
-				if (errno || e == s || v > UINT32_MAX || (*e && *e != ',') || n_pids == 256) {
-					fprintf(stderr, PROG ": --pid-filter: bad list '%s' (at most 256 pids)\n", optarg);
-					return 2;
-				}
-				pids[n_pids++] = (uint32_t)v;
-				if (!*e)
-					break;
-				s = e + 1;
-			}
+		case O_PIDF:
+			if ((n = parse_list(optarg, a->pids)) < 0)
+				return pf_cli_usage(PROG, "--pid-filter: bad list '%s' (at most 256 pids)", optarg);
+			o->pids = a->pids;
+			o->n_pids = (size_t)n;
+			sel_add(a->sel, sizeof(a->sel), "--pid-filter", optarg);
 			break;
-		}
 		case O_TIME: {
-			sel_add(sel, sizeof(sel), "--time", optarg);
+			sel_add(a->sel, sizeof(a->sel), "--time", optarg);
 			const char *comma = strchr(optarg, ',');
-			o.use_time = 1;
-			o.time_start_ns = 0;
-			o.time_end_ns = UINT64_MAX;
-			if (!comma || parse_secs(optarg, comma, &o.time_start_ns) ||
-			    parse_secs(comma + 1, comma + strlen(comma), &o.time_end_ns)) {
-				fprintf(stderr, PROG ": --time: expected START,END in seconds, got '%s'\n", optarg);
-				return 2;
-			}
-			if (o.time_start_ns >= o.time_end_ns) {
-				fprintf(stderr, PROG ": --time: START must be before END, got '%s'\n", optarg);
-				return 2;
-			}
-			break;
-		}
-		case O_TOP: {
-			char *e;
-			errno = 0;
-			top = strtol(optarg, &e, 10);
-			if (errno || *e || top < 1 || top > 100000) {
-				fprintf(stderr, PROG ": --top: '%s' is not a number from 1 to 100000\n", optarg);
-				return 2;
-			}
+			o->use_time = 1;
+			o->time_start_ns = 0;
+			o->time_end_ns = UINT64_MAX;
+			if (!comma || parse_secs(optarg, comma, &o->time_start_ns) ||
+			    parse_secs(comma + 1, comma + strlen(comma), &o->time_end_ns))
+				return pf_cli_usage(PROG, "--time: expected START,END in seconds, got '%s'", optarg);
+			if (o->time_start_ns >= o->time_end_ns)
+				return pf_cli_usage(PROG, "--time: START must be before END, got '%s'", optarg);
 			break;
 		}
 		case 'q':
-			quiet = 1;
+			a->quiet = 1;
 			break;
 		case 'h':
 			usage(stdout);
 			return 0;
 		case 'V':
 			return pf_cli_version(PROG);
-		default:
-			return pf_cli_try_help(PROG);
+		default: {
+			int st = parse_view_opt(c, a);
+			if (st == -2)
+				return pf_cli_try_help(PROG);
+			if (st >= 0)
+				return st;
+		}
 		}
 	}
 	if (optind < argc)
-		in = argv[optind++];
-	if (optind < argc) {
+		a->in = argv[optind++];
+	if (optind < argc)
 		return pf_cli_usage(PROG, "unexpected argument '%s'", argv[optind]);
-	}
-	o.pids = n_pids ? pids : NULL;
-	o.n_pids = n_pids;
+	if (a->sort + !!a->calls > 1)
+		return pf_cli_usage(PROG, "--sort, --callers and --callees are separate views: give one");
+	if (a->sort)
+		o->flags |= a->keys.fold_flags;
+	if (a->every_ms && !a->sort && !a->calls && a->top < 1)
+		return pf_cli_usage(PROG, "--every redraws a table: give --top=N, --sort or --callers/--callees");
+	return -1;
+}
 
+/* The output: a view, the top-N functions or the folded lines.
+ * @return 0, or a write error (errno value) for the message. */
+static int write_output(pf_fold *f, const struct args *a, FILE *of)
+{
+	struct view_opts vo = { a->top > 0 ? (size_t)a->top : 0, a->o.weight == PF_FOLD_PERIOD };
+	if (a->sort || a->calls) {
+		int rc = a->sort ? view_sort(f, &a->keys, &vo, of) : view_calls(f, a->calls, a->callees, &vo, of);
+		if (rc == -ENOENT) {
+			fprintf(stderr, PROG ": %s: no stack holds a function named '%s'\n", a->in, a->calls);
+			return -1;
+		}
+		return rc < 0 ? -rc : 0;
+	}
+	if (a->top > 0) {
+		print_top(f, (size_t)a->top, of);
+		return 0;
+	}
+	if (a->o.weight == PF_FOLD_PERIOD && pf_fold_count(f)) {
+		/* the counts are periods: say so, and how many make a sample */
+		struct pf_folded_unit u = { PF_FOLDED_WEIGHT_PERIOD, "", 0 };
+		double mp = pf_fold_mean_period(f);
+		snprintf(u.unit, sizeof u.unit, "%s", pf_fold_unit(f));
+		u.period = mp >= 1 ? (uint64_t)(mp + 0.5) : 0;
+		char line[128];
+		if (pf_folded_unit_format(line, sizeof line, &u) > 0)
+			fputs(line, of);
+	}
+	fflush(of);
+	int rc = pf_fold_write(f, fileno(of));
+	return rc < 0 ? -rc : 0;
+}
+
+static int fold_and_write(const struct args *a, const char *path, FILE *of, int live);
+
+/* live_follow()'s redraw: the view of what has arrived. */
+static void redraw(void *arg, const char *path, FILE *of)
+{
+	fold_and_write(arg, path, of, 1);
+}
+
+/* Folds `path` and writes the output chosen. live: a redraw of a stream
+ * still arriving (its last section may be partial): no messages.
+ * @return the exit status. */
+static int fold_and_write(const struct args *a, const char *path, FILE *of, int live)
+{
 	pf_fold *f;
-	int rc = pf_fold_open(&f, in, &o);
-	if (!quiet && f)
+	int rc = pf_fold_open(&f, path, &a->o);
+	if (live) {
+		int st = rc < 0 ? 1 : write_output(f, a, of) ? 1 : 0;
+		pf_fold_close(f);
+		return st;
+	}
+	if (!a->quiet && f)
 		print_lines(pf_fold_warnings(f));
 	/* damage is an error, also with --quiet: what was intact is still
 	 * folded and written, and the exit status is 1 */
@@ -273,48 +443,57 @@ int main(int argc, char **argv)
 		if (m && *m)
 			fprintf(stderr, PROG ": %s\n", m);
 		else
-			fprintf(stderr, PROG ": %s: %s\n", in, strerror(-rc));
+			fprintf(stderr, PROG ": %s: %s\n", a->in, strerror(-rc));
 		pf_fold_close(f);
 		return 1;
 	}
 	/* a selection that keeps no sample is an error, not an empty profile */
-	if (sel[0] && pf_fold_samples(f) == 0) {
-		fprintf(stderr, PROG ": %s: no sample matches %s\n", in, sel);
+	if (a->sel[0] && pf_fold_samples(f) == 0) {
+		fprintf(stderr, PROG ": %s: no sample matches %s\n", a->in, a->sel);
 		status = 1;
 	}
+	int werr = write_output(f, a, of);
+	if (werr < 0)
+		status = 1;
+	else if (werr > 0) {
+		pf_out_error(PROG, a->out, werr);
+		status = 1;
+	}
+	pf_fold_close(f);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct args a = { .o = PF_FOLD_OPTS_INIT, .out = "-", .in = "-", .top = -1 };
+	/* a closed output pipe is a write error (EPIPE), reported in one line */
+	pf_out_ignore_sigpipe();
+	int st = parse_args(argc, argv, &a);
+	if (st >= 0)
+		return st;
 	FILE *of = stdout;
-	if (strcmp(out, "-") != 0 && !(of = fopen(out, "w"))) {
-		fprintf(stderr, PROG ": %s: %s\n", out, strerror(errno));
-		pf_fold_close(f);
+	if (strcmp(a.out, "-") != 0 && !(of = fopen(a.out, "w"))) {
+		fprintf(stderr, PROG ": %s: %s\n", a.out, strerror(errno));
 		return 1;
 	}
-	if (top > 0) {
-		print_top(f, (size_t)top, of);
+	int status;
+	if (a.every_ms) {
+		/* the stream is kept in a memory file, folded again at each redraw */
+		char path[64];
+		int fd = live_follow(PROG, a.in, a.every_ms, of, path, sizeof(path), redraw, &a);
+		if (fd < 0)
+			return 1;
+		status = fold_and_write(&a, path, of, 0);
+		close(fd);
 	} else {
-		if (o.weight == PF_FOLD_PERIOD && pf_fold_count(f)) {
-			/* the counts are periods: say so, and how many make a sample */
-			struct pf_folded_unit u = { PF_FOLDED_WEIGHT_PERIOD, "", 0 };
-			double mp = pf_fold_mean_period(f);
-			snprintf(u.unit, sizeof u.unit, "%s", pf_fold_unit(f));
-			u.period = mp >= 1 ? (uint64_t)(mp + 0.5) : 0;
-			char line[128];
-			if (pf_folded_unit_format(line, sizeof line, &u) > 0)
-				fputs(line, of);
-		}
-		fflush(of);
-		rc = pf_fold_write(f, fileno(of));
-		if (rc < 0) {
-			pf_out_error(PROG, out, -rc);
-			status = 1;
-		}
+		status = fold_and_write(&a, a.in, of, 0);
 	}
 	int e = pf_out_flush(of);
 	if (of != stdout && fclose(of) != 0 && !e)
 		e = errno;
-	if (e && rc >= 0) {
-		pf_out_error(PROG, out, e);
+	if (e && status == 0) {
+		pf_out_error(PROG, a.out, e);
 		status = 1;
 	}
-	pf_fold_close(f);
 	return status;
 }

@@ -28,6 +28,9 @@ enum pf_fold_weight { PF_FOLD_SAMPLES = 0, PF_FOLD_PERIOD = 1 };
 #define PF_FOLD_KERNEL  0x08u /* kernel frames get the suffix "_[k]" */
 #define PF_FOLD_DSO     0x10u /* frames get " [libfoo.so]" (basename of the DSO) */
 #define PF_FOLD_ADDRS   0x20u /* unresolved frames "[libfoo.so+0x1234]", not "[libfoo.so]" */
+#define PF_FOLD_CPU     0x40u /* entries (pf_fold_entry_next()) keyed by CPU too; lines unchanged */
+#define PF_FOLD_ALL_EVENTS 0x80u /* fold the samples of every event (`event` ignored), entries
+                                    keyed by event; lines sum them (mind the units with periods) */
 
 struct pf_fold_opts {
 	size_t sz;               /* sizeof(struct pf_fold_opts) */
@@ -40,8 +43,18 @@ struct pf_fold_opts {
 	int use_time;            /* keep only samples in [time_start_ns, time_end_ns) */
 	uint64_t time_start_ns;  /* ns since the first sample of the file */
 	uint64_t time_end_ns;
+	/* since 0.2 (a caller built with 0.1's smaller struct gets no filter): */
+	const uint32_t *tids;    /* keep only these threads; NULL = all */
+	size_t n_tids;
+	const uint32_t *cpus;    /* keep only samples taken on these CPUs; NULL = all */
+	size_t n_cpus;
+	const char *dso;         /* keep only samples whose leaf frame is in this DSO (its
+	                            file name without the directory, "[kernel]", "[vdso]") */
+	const char *sym;         /* keep only samples whose leaf frame's name (as the folded
+	                            line shows it) matches this POSIX extended regular
+	                            expression (regcomp(3) REG_EXTENDED|REG_NOSUB) */
 };
-#define PF_FOLD_OPTS_INIT { sizeof(struct pf_fold_opts), 0, 0, NULL, NULL, NULL, 0, 0, 0, 0 }
+#define PF_FOLD_OPTS_INIT { sizeof(struct pf_fold_opts), 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, NULL }
 
 typedef struct pf_fold pf_fold;
 
@@ -120,6 +133,32 @@ const char *pf_fold_errmsg(const pf_fold *f);
 struct pf_fold_top { const char *name; uint64_t weight; };
 size_t pf_fold_top_self(pf_fold *f, struct pf_fold_top *out, size_t n);
 size_t pf_fold_top_total(pf_fold *f, struct pf_fold_top *out, size_t n);
+
+/* The folded entries, one per distinct (stack, comm, pid, tid, cpu, event)
+ * after the selection; pid and tid are 0 unless PF_FOLD_PID/PF_FOLD_TID,
+ * cpu unless PF_FOLD_CPU, event is the folded event unless
+ * PF_FOLD_ALL_EVENTS. For views that the folded lines cannot give (perf
+ * report's sort keys, callers and callees). Strings are owned by f. */
+struct pf_fold_entry {
+	uint32_t node;     /* leaf display node (pf_fold_node()), or PF_PROF_NONE: no frames */
+	uint32_t pid, tid, cpu;
+	const char *comm;  /* "" when unknown or PF_FOLD_NO_COMM */
+	const char *event; /* the event's name */
+	uint64_t weight;   /* samples, or the sum of periods (opts.weight) */
+};
+/* Iterates the entries: *pos starts at 0. @return 1 and *e filled, or 0 at
+ * the end. The order is unspecified but the same for the same input. */
+int pf_fold_entry_next(const pf_fold *f, size_t *pos, struct pf_fold_entry *e);
+
+/* A display node: one frame of a folded line under its caller's node. */
+struct pf_fold_node {
+	uint32_t parent;  /* the caller's node, or PF_PROF_NONE at the root */
+	const char *name; /* as the folded line shows it (escaped), owned by f */
+	const char *dso;  /* the frame's DSO file name without directory, "[kernel]"
+	                     for a kernel frame, "" when in no mapping */
+};
+/* @return 0 and *n filled, or -EINVAL for a node that does not exist. */
+int pf_fold_node(const pf_fold *f, uint32_t node, struct pf_fold_node *n);
 
 void pf_fold_close(pf_fold *f);
 

@@ -7,6 +7,7 @@
 #ifndef PFILE_INTERNAL_FOLD_H
 #define PFILE_INTERNAL_FOLD_H
 #include <stdint.h>
+#include <regex.h>
 #include <sys/types.h>
 
 #include "advanced.h"
@@ -20,6 +21,7 @@
 
 struct fold_ent {
 	uint32_t node, comm, pid, tid; /* node: display node (stack_dnode()) */
+	uint32_t cpu, event;           /* 0 unless PF_FOLD_CPU / PF_FOLD_ALL_EVENTS */
 	uint64_t w;
 	uint32_t used;
 };
@@ -28,6 +30,8 @@ struct dnode {
 	uint32_t disp, parent; /* display string id; caller's node or NONE */
 	uint32_t kanon;        /* a kernel frame without a name */
 	uint32_t trunc;        /* under a "[truncated]" root (a cut chain) */
+	uint32_t dso;          /* display string id of the frame's DSO name, or NONE */
+	uint8_t leaf;          /* as a leaf, for the dso/sym filters: 0 unknown, 1 keep, 2 drop */
 };
 
 struct line {
@@ -50,7 +54,9 @@ struct pf_fold {
 	uint32_t n_ent, cap_ent;
 	/* the entry a (stack, comm, pid, tid) went to, by stack id: most
 	 * samples repeat a recent one (cleared when ent grows) */
-	struct fold_memo { uint32_t stack, comm, pid, tid, k; } memo[256];
+	struct fold_memo { uint32_t stack, comm, pid, tid, cpu, event, k; } memo[256];
+	regex_t sym_re;            /* opts.sym, compiled */
+	int have_sym_re;
 	uint8_t *comm_keep;        /* per comm string id: 0 unknown, 1 keep, 2 drop */
 	uint32_t comm_keep_cap;
 	uint64_t total, samples, lost, lost_period_samples;

@@ -20,6 +20,8 @@
  *   raw-many N OUT N samples of process "gen" (pid 100) in /opt/gen.bin, the
  *                  three stacks of "raw" in turn, 1 us apart: the first N/2
  *                  in one RECORDS section, the rest in a second one.
+ *   views OUT      a resolved profile of known stacks, threads, CPUs and two
+ *                  events for pffold's views (gen_views() lists them).
  *   raw-lost OUT   a raw recording of process "gen" whose every sample was
  *                  lost: a COMM, an MMAP2 and a LOST record of 500 samples.
  *   resolved-lost N OUT        N samples, then LOST entries of 5 and 2^64-1
@@ -375,6 +377,64 @@ static void gen_names(pf_writer *w)
 	pf_prof_free(&p);
 }
 
+/* A resolved profile for pffold's views (tests/views.bats), root first:
+ *   4x app 10/10 cpu 0  main;compute;libc_memcpy   (libc_memcpy in libc.so.6)
+ *   3x app 10/10 cpu 1  main;compute
+ *   2x worker 10/11 cpu 1  main;helper;compute;libc_memcpy
+ *   1x app 10/10 cpu 0  main;compute;compute;do_syscall   (a kernel frame)
+ * all of event "cpu-clock" (period 1000), and 2x app 10/10 cpu 0
+ * main;compute of event "task-clock" (period 5000). main, helper and
+ * compute are in /usr/bin/app. */
+static uint32_t views_stack(struct pf_prof *p, const char *const *path, int n)
+{
+	uint32_t parent = PF_PROF_NONE;
+	for (int i = 0; i < n; i++) {
+		const char *name = path[i];
+		int kernel = strcmp(name, "do_syscall") == 0;
+		const char *dso = kernel ? NULL : strcmp(name, "libc_memcpy") == 0 ? "/lib/libc.so.6" : "/usr/bin/app";
+		struct pf_prof_frame f = { (uint32_t)pf_prof_str(p, name, strlen(name)),
+					   dso ? (uint32_t)pf_prof_str(p, dso, strlen(dso)) : PF_PROF_NONE,
+					   0x1000u + (uint64_t)(name[0] + name[1]) * 16, 0, kernel ? PF_FRAME_KERNEL : 0,
+					   PF_PROF_NONE, 0 };
+		parent = (uint32_t)pf_prof_stack(p, parent, (uint32_t)pf_prof_frame(p, &f));
+	}
+	return parent;
+}
+
+static void gen_views(pf_writer *w)
+{
+	struct pf_prof p;
+	pf_prof_init(&p);
+	struct pf_buf b = { 0 };
+	pf_kv_add(&b, "pfsym.version", "pfsym-gen");
+	pf_writer_section(w, PF_SEC_SYMINFO, 0, b.data, b.len);
+	event(w, "cpu-clock", PERF_COUNT_SW_CPU_CLOCK, 1);
+	event(w, "task-clock", PERF_COUNT_SW_TASK_CLOCK, 2);
+	static const char *const s1[] = { "main", "compute", "libc_memcpy" };
+	static const char *const s3[] = { "main", "helper", "compute", "libc_memcpy" };
+	static const char *const s4[] = { "main", "compute", "compute", "do_syscall" };
+	uint32_t st1 = views_stack(&p, s1, 3), st2 = views_stack(&p, s1, 2), st3 = views_stack(&p, s3, 4),
+		 st4 = views_stack(&p, s4, 4);
+	uint32_t app = (uint32_t)pf_prof_str(&p, "app", 3), worker = (uint32_t)pf_prof_str(&p, "worker", 6);
+	write_tables(w, &p, D_NONE);
+	static const struct { int n; uint32_t tid, cpu; int stack; uint16_t event; } rows[] = {
+		{ 4, 10, 0, 1, 0 }, { 3, 10, 1, 2, 0 }, { 2, 11, 1, 3, 0 }, { 1, 10, 0, 4, 0 }, { 2, 10, 0, 2, 1 },
+	};
+	uint32_t stacks[] = { 0, st1, st2, st3, st4 };
+	pf_prof_samples_begin(&b);
+	uint64_t t = 1000000000ull;
+	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++)
+		for (int i = 0; i < rows[r].n; i++) {
+			struct pf_prof_sample s = { t++, rows[r].event ? 5000 : 1000, 10, rows[r].tid, rows[r].cpu,
+						    stacks[rows[r].stack], rows[r].tid == 11 ? worker : app,
+						    rows[r].event, 0 };
+			pf_prof_samples_add(&b, &s);
+		}
+	pf_writer_section(w, PF_SEC_SAMPLES, 0, b.data, b.len);
+	pf_buf_free(&b);
+	pf_prof_free(&p);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3)
@@ -402,6 +462,8 @@ int main(int argc, char **argv)
 		gen_resolved(w, strtoull(argv[2], NULL, 10), D_STACKCOUNT);
 	else if (strcmp(argv[1], "names") == 0)
 		gen_names(w);
+	else if (strcmp(argv[1], "views") == 0)
+		gen_views(w);
 	else if (strcmp(argv[1], "resolved-lost") == 0 && argc == 4)
 		gen_resolved(w, strtoull(argv[2], NULL, 10), D_LOST);
 	else if (strcmp(argv[1], "paths") == 0 && argc >= 4)

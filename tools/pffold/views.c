@@ -1,0 +1,416 @@
+/*
+ * views.c - pffold's perf-report views from the folding engine's entries
+ * (pf_fold_entry_next(), pf_fold_node()): a table sorted by keys
+ * (--sort comm,dso,sym,...), and the callers or callees of one function.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "views.h"
+
+static const struct {
+	const char *name, *title;
+	enum view_key key;
+	unsigned flags; /* what the engine must key its entries by */
+} key_table[] = {
+	{ "comm", "Command", K_COMM, 0 },
+	{ "pid", "Pid", K_PID, PF_FOLD_PID },
+	{ "tid", "Tid", K_TID, PF_FOLD_TID },
+	{ "dso", "Shared Object", K_DSO, 0 },
+	{ "sym", "Symbol", K_SYM, 0 },
+	{ "cpu", "CPU", K_CPU, PF_FOLD_CPU },
+	{ "event", "Event", K_EVENT, PF_FOLD_ALL_EVENTS },
+};
+#define N_KEYS (sizeof(key_table) / sizeof(key_table[0]))
+
+int view_keys_parse(const char *spec, struct view_keys *k, char *err, size_t errsz)
+{
+	memset(k, 0, sizeof(*k));
+	const char *s = spec;
+	while (*s) {
+		const char *e = strchr(s, ',');
+		size_t n = e ? (size_t)(e - s) : strlen(s);
+		size_t i;
+		for (i = 0; i < N_KEYS; i++)
+			if (strlen(key_table[i].name) == n && strncmp(s, key_table[i].name, n) == 0)
+				break;
+		if (i == N_KEYS) {
+			snprintf(err, errsz, "unknown key '%.*s' (comm, pid, tid, dso, sym, cpu, event)", (int)n, s);
+			return -1;
+		}
+		for (size_t j = 0; j < k->n; j++)
+			if (k->key[j] == key_table[i].key) {
+				snprintf(err, errsz, "key '%s' given twice", key_table[i].name);
+				return -1;
+			}
+		k->key[k->n++] = key_table[i].key;
+		k->fold_flags |= key_table[i].flags;
+		if (key_table[i].key == K_DSO || key_table[i].key == K_SYM)
+			k->per_frame = 1;
+		if (!e)
+			break;
+		s = e + 1;
+		if (!*s) {
+			snprintf(err, errsz, "empty key at the end of '%s'", spec);
+			return -1;
+		}
+	}
+	if (!k->n) {
+		snprintf(err, errsz, "no key given");
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- aggregation by text key ---- */
+
+struct agg_item {
+	char *key;
+	uint64_t self, total;
+};
+
+struct agg {
+	struct agg_item *v;
+	size_t n, cap;
+};
+
+static int agg_add(struct agg *a, const char *key, uint64_t self, uint64_t total)
+{
+	if (a->n == a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 1024;
+		struct agg_item *v = realloc(a->v, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		a->v = v;
+		a->cap = cap;
+	}
+	char *k = strdup(key);
+	if (!k)
+		return -ENOMEM;
+	a->v[a->n++] = (struct agg_item){ k, self, total };
+	return 0;
+}
+
+static int by_key(const void *x, const void *y)
+{
+	return strcmp(((const struct agg_item *)x)->key, ((const struct agg_item *)y)->key);
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return b > UINT64_MAX - a ? UINT64_MAX : a + b;
+}
+
+/* Sums the items of equal keys. */
+static void agg_merge(struct agg *a)
+{
+	qsort(a->v, a->n, sizeof(*a->v), by_key);
+	size_t m = 0;
+	for (size_t i = 0; i < a->n; i++) {
+		if (m && strcmp(a->v[m - 1].key, a->v[i].key) == 0) {
+			a->v[m - 1].self = sat_add(a->v[m - 1].self, a->v[i].self);
+			a->v[m - 1].total = sat_add(a->v[m - 1].total, a->v[i].total);
+			free(a->v[i].key);
+		} else {
+			a->v[m++] = a->v[i];
+		}
+	}
+	a->n = m;
+}
+
+/* Largest total first, then largest self, then the key. */
+static int by_weight(const void *x, const void *y)
+{
+	const struct agg_item *a = x, *b = y;
+	if (a->total != b->total)
+		return a->total > b->total ? -1 : 1;
+	if (a->self != b->self)
+		return a->self > b->self ? -1 : 1;
+	return strcmp(a->key, b->key);
+}
+
+static void agg_free(struct agg *a)
+{
+	for (size_t i = 0; i < a->n; i++)
+		free(a->v[i].key);
+	free(a->v);
+}
+
+/* ---- stacks ---- */
+
+struct frames {
+	struct pf_fold_node *v; /* root first */
+	size_t n, cap;
+};
+
+static int frames_of(const pf_fold *f, uint32_t node, struct frames *fr)
+{
+	fr->n = 0;
+	for (uint32_t d = node; d != PF_PROF_NONE;) {
+		if (fr->n == fr->cap) {
+			size_t cap = fr->cap ? fr->cap * 2 : 256;
+			struct pf_fold_node *v = realloc(fr->v, cap * sizeof(*v));
+			if (!v)
+				return -ENOMEM;
+			fr->v = v;
+			fr->cap = cap;
+		}
+		if (pf_fold_node(f, d, &fr->v[fr->n]) < 0)
+			return -EINVAL;
+		d = fr->v[fr->n++].parent;
+	}
+	for (size_t i = 0; i < fr->n / 2; i++) {
+		struct pf_fold_node t = fr->v[i];
+		fr->v[i] = fr->v[fr->n - 1 - i];
+		fr->v[fr->n - 1 - i] = t;
+	}
+	return 0;
+}
+
+/* The key text of an entry for one frame (NULL: no frame): the fields
+ * joined by tabs (names are escaped: they hold no tab). */
+static int key_text(const struct view_keys *k, const struct pf_fold_entry *e, const struct pf_fold_node *fr,
+		    char *buf, size_t size)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < k->n; i++) {
+		char num[24], comm[256];
+		const char *v = num;
+		switch (k->key[i]) {
+		case K_COMM: {
+			/* a thread name is the process's to choose: no control
+			 * bytes (a tab would split the key) in the table */
+			size_t j = 0;
+			for (const char *c = e->comm; *c && j < sizeof(comm) - 1; c++)
+				comm[j++] = (unsigned char)*c < 0x20 || *c == 0x7f ? '?' : *c;
+			comm[j] = 0;
+			v = j ? comm : "[unknown]";
+			break;
+		}
+		case K_PID:
+			snprintf(num, sizeof(num), "%u", e->pid);
+			break;
+		case K_TID:
+			snprintf(num, sizeof(num), "%u", e->tid);
+			break;
+		case K_CPU:
+			snprintf(num, sizeof(num), "%u", e->cpu);
+			break;
+		case K_EVENT:
+			v = e->event;
+			break;
+		case K_DSO:
+			v = fr ? (fr->dso[0] ? fr->dso : "[unknown]") : "[none]";
+			break;
+		case K_SYM:
+			v = fr ? fr->name : "[none]";
+			break;
+		}
+		int w = snprintf(buf + n, size - n, "%s%s", i ? "\t" : "", v);
+		if (w < 0 || (size_t)w >= size - n)
+			return -ENAMETOOLONG;
+		n += (size_t)w;
+	}
+	return 0;
+}
+
+static int by_str(const void *x, const void *y)
+{
+	return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+/* Adds one entry to the sort view: self under its leaf's key, total once
+ * under each distinct key of its frames. */
+static int sort_entry(const pf_fold *f, const struct view_keys *k, const struct pf_fold_entry *e, struct frames *fr,
+		      struct agg *a)
+{
+	char buf[8192];
+	int rc = frames_of(f, e->node, fr);
+	if (rc < 0)
+		return rc;
+	if (!k->per_frame || !fr->n) {
+		if ((rc = key_text(k, e, fr->n ? &fr->v[fr->n - 1] : NULL, buf, sizeof(buf))) < 0)
+			return rc;
+		return agg_add(a, buf, e->weight, e->weight);
+	}
+	if ((rc = key_text(k, e, &fr->v[fr->n - 1], buf, sizeof(buf))) < 0 || (rc = agg_add(a, buf, e->weight, 0)) < 0)
+		return rc;
+	char **keys = calloc(fr->n, sizeof(*keys));
+	if (!keys)
+		return -ENOMEM;
+	for (size_t i = 0; i < fr->n && rc == 0; i++) {
+		if ((rc = key_text(k, e, &fr->v[i], buf, sizeof(buf))) == 0 && !(keys[i] = strdup(buf)))
+			rc = -ENOMEM;
+	}
+	if (rc == 0) {
+		qsort(keys, fr->n, sizeof(*keys), by_str);
+		for (size_t i = 0; i < fr->n && rc == 0; i++)
+			if (i == 0 || strcmp(keys[i], keys[i - 1]) != 0)
+				rc = agg_add(a, keys[i], 0, e->weight);
+	}
+	for (size_t i = 0; i < fr->n; i++)
+		free(keys[i]);
+	free(keys);
+	return rc;
+}
+
+static double pct(uint64_t w, uint64_t total)
+{
+	return total ? 100.0 * (double)w / (double)total : 0.0;
+}
+
+/* The first line: what the shares are of. Lost samples are in the total,
+ * as the [lost] line of folded stacks, and said so. */
+static void weight_line(FILE *out, const pf_fold *f, const struct view_opts *vo)
+{
+	unsigned long long total = pf_fold_total(f), n = pf_fold_samples(f), lost = pf_fold_lost(f);
+	fprintf(out, "# %llu samples", n);
+	if (lost)
+		fprintf(out, " + %llu lost", lost);
+	if (vo->period)
+		fprintf(out, ", %llu %s of period%s", total, pf_fold_unit(f),
+			lost ? " (the lost at the mean period)" : "");
+	if (lost)
+		fprintf(out, ": shares include the lost");
+	fputc('\n', out);
+}
+
+int view_sort(const pf_fold *f, const struct view_keys *k, const struct view_opts *vo, FILE *out)
+{
+	struct agg a = { 0 };
+	struct frames fr = { 0 };
+	struct pf_fold_entry e;
+	size_t pos = 0;
+	int rc = 0;
+	while (rc == 0 && pf_fold_entry_next(f, &pos, &e))
+		rc = sort_entry(f, k, &e, &fr, &a);
+	free(fr.v);
+	if (rc < 0) {
+		agg_free(&a);
+		return rc;
+	}
+	agg_merge(&a);
+	qsort(a.v, a.n, sizeof(*a.v), by_weight);
+	size_t rows = vo->top && vo->top < a.n ? vo->top : a.n;
+	/* column widths over the rows printed */
+	size_t width[VIEW_MAX_KEYS] = { 0 };
+	for (size_t c = 0; c < k->n; c++)
+		for (size_t i = 0; i < N_KEYS; i++)
+			if (key_table[i].key == k->key[c])
+				width[c] = strlen(key_table[i].title);
+	for (size_t r = 0; r < rows; r++) {
+		const char *s = a.v[r].key;
+		for (size_t c = 0; c < k->n; c++) {
+			size_t n = strcspn(s, "\t");
+			if (n > width[c])
+				width[c] = n;
+			s += n + (s[n] ? 1 : 0);
+		}
+	}
+	weight_line(out, f, vo);
+	fprintf(out, "# %8s %8s", "Total", "Self");
+	for (size_t c = 0; c < k->n; c++)
+		for (size_t i = 0; i < N_KEYS; i++)
+			if (key_table[i].key == k->key[c])
+				fprintf(out, "  %-*s", c + 1 < k->n ? (int)width[c] : 0, key_table[i].title);
+	fputc('\n', out);
+	uint64_t total = pf_fold_total(f);
+	for (size_t r = 0; r < rows; r++) {
+		fprintf(out, "  %7.2f%% %7.2f%%", pct(a.v[r].total, total), pct(a.v[r].self, total));
+		const char *s = a.v[r].key;
+		for (size_t c = 0; c < k->n; c++) {
+			size_t n = strcspn(s, "\t");
+			if (c + 1 < k->n)
+				fprintf(out, "  %-*.*s", (int)width[c], (int)n, s);
+			else
+				fprintf(out, "  %.*s", (int)n, s);
+			s += n + (s[n] ? 1 : 0);
+		}
+		fputc('\n', out);
+	}
+	agg_free(&a);
+	return 0;
+}
+
+/* ---- callers and callees ---- */
+
+/* Appends frames [from, to) joined by ';' to buf; "" when empty. */
+static int path_text(const struct frames *fr, size_t from, size_t to, char **buf, size_t *cap)
+{
+	size_t n = 0;
+	for (size_t i = from; i < to; i++) {
+		size_t l = strlen(fr->v[i].name);
+		if (n + l + 2 > *cap) {
+			size_t c = (*cap ? *cap * 2 : 4096);
+			while (c < n + l + 2)
+				c *= 2;
+			char *b = realloc(*buf, c);
+			if (!b)
+				return -ENOMEM;
+			*buf = b;
+			*cap = c;
+		}
+		if (i > from)
+			(*buf)[n++] = ';';
+		memcpy(*buf + n, fr->v[i].name, l);
+		n += l;
+	}
+	if (!*buf && !(*buf = malloc(*cap = 64)))
+		return -ENOMEM;
+	(*buf)[n] = 0;
+	return 0;
+}
+
+int view_calls(const pf_fold *f, const char *name, int callees, const struct view_opts *vo, FILE *out)
+{
+	struct agg a = { 0 };
+	struct frames fr = { 0 };
+	struct pf_fold_entry e;
+	size_t pos = 0, cap = 0;
+	char *buf = NULL;
+	uint64_t in_name = 0, self = 0;
+	int rc = 0;
+	while (rc == 0 && pf_fold_entry_next(f, &pos, &e)) {
+		if ((rc = frames_of(f, e.node, &fr)) < 0)
+			break;
+		/* the outermost frame of that name: recursion counts once */
+		size_t i;
+		for (i = 0; i < fr.n; i++)
+			if (strcmp(fr.v[i].name, name) == 0)
+				break;
+		if (i == fr.n)
+			continue;
+		in_name = sat_add(in_name, e.weight);
+		if (i == fr.n - 1)
+			self = sat_add(self, e.weight);
+		rc = callees ? path_text(&fr, i + 1, fr.n, &buf, &cap) : path_text(&fr, 0, i, &buf, &cap);
+		if (rc == 0)
+			rc = agg_add(&a, buf[0] ? buf : (callees ? "[self]" : "[root]"), e.weight, e.weight);
+	}
+	free(fr.v);
+	free(buf);
+	if (rc < 0) {
+		agg_free(&a);
+		return rc;
+	}
+	if (!in_name) {
+		agg_free(&a);
+		return -ENOENT;
+	}
+	agg_merge(&a);
+	qsort(a.v, a.n, sizeof(*a.v), by_weight);
+	uint64_t total = pf_fold_total(f);
+	weight_line(out, f, vo);
+	fprintf(out, "# %s: %.2f%% total, %.2f%% self; %s, outermost call (recursion counted once)\n", name,
+		pct(in_name, total), pct(self, total),
+		callees ? "where its time goes (NAME;callee;...)" : "the paths that lead into it (root;...;caller)");
+	fprintf(out, "# %8s %8s  %s\n", "Total", "Of it", callees ? "Callees" : "Callers");
+	size_t rows = vo->top && vo->top < a.n ? vo->top : a.n;
+	for (size_t r = 0; r < rows; r++)
+		fprintf(out, "  %7.2f%% %7.2f%%  %s\n", pct(a.v[r].total, total), pct(a.v[r].total, in_name),
+			a.v[r].key);
+	agg_free(&a);
+	return 0;
+}
