@@ -88,7 +88,7 @@ int main(int argc, char **argv)
 		pp_input_free(&pi);
 		return 1;
 	}
-	int rc = pp_write(&pi, fd, 6);
+	int rc = pp_write(&pi, fd, 9);
 	if (!rc && fd != 1 && close(fd) < 0)
 		rc = -errno;
 	else if (fd != 1 && rc)
