@@ -61,6 +61,7 @@ struct pp_input {
 	uint64_t first_time, last_time; /* ns, perf clock, of the samples */
 	int have_time;
 	uint64_t duration_ns;    /* END's, 0 if none */
+	uint64_t end_lost;       /* END's lost_samples, 0 if none */
 	int have_anchor;         /* META clock anchors */
 	uint64_t anchor_mono_ns, anchor_real_ns;
 	int resolved;            /* 1 symbolized, -1 raw, 0 not known yet */

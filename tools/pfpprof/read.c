@@ -345,8 +345,10 @@ static int section(struct pp_input *in, const struct pf_section *s)
 	case PF_SEC_SAMPLES: rc = read_samples(in, s); break;
 	case PF_SEC_END: {
 		struct pf_end e;
-		if (pf_end_decode(s->data, s->size, &e) == 0)
+		if (pf_end_decode(s->data, s->size, &e) == 0) {
 			in->duration_ns = e.duration_ns;
+			in->end_lost = e.lost_samples;
+		}
 		break;
 	}
 	}
@@ -404,6 +406,13 @@ int pp_read(struct pp_input *in, const char *name)
 			name);
 		return -1;
 	}
+	/* lost samples the END section counts but no LOST entry of the
+	 * resolved profile carries (a SAMPLES section lost) still count */
+	uint64_t lost = 0;
+	for (uint32_t g = 0; g < in->n_groups; g++)
+		lost += in->groups[g].lost;
+	if (in->end_lost > lost && in->n_groups)
+		in->groups[0].lost += in->end_lost - lost;
 	if (in->bad_refs)
 		report(in, "%s: %llu samples refer to stacks or strings that no intact section defines (left out)",
 		       name, (unsigned long long)in->bad_refs);
