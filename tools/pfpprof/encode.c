@@ -409,7 +409,8 @@ static void order_mappings(struct enc *e)
 		m[i] = e->pb.mapping[old];
 		m[i]->id = i + 1;
 	}
-	memcpy(e->pb.mapping, m, n * sizeof *m);
+	if (n) /* no Mapping: pb.mapping is NULL */
+		memcpy(e->pb.mapping, m, n * sizeof *m);
 	for (size_t i = 0; i < e->pb.n_location; i++)
 		if (e->pb.location[i]->mapping_id)
 			e->pb.location[i]->mapping_id = new_id[e->pb.location[i]->mapping_id - 1];
