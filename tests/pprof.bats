@@ -241,6 +241,26 @@ pffold_top() {
 	diff -u pffold.folded pprof.folded
 }
 
+@test "a file cut in the middle: the samples of every intact SAMPLES section, no more" {
+	"$PFTOOLS_BUILD/tests/pfsym-gen" raw-many 100000 many.pf
+	pfsym -q many.pf > many.sym.pf 2>/dev/null || true
+	cut=$(( $(stat -c %s many.sym.pf) / 2 ))
+	head -c "$cut" many.sym.pf > half.pf
+	# the SAMPLES sections that end before the cut, by their headers: a
+	# payload of a u32 count, a u32 entry size and 40-byte entries
+	expected=$(pfdump many.sym.pf 2>/dev/null | awk -v cut="$cut" '
+		/^section [0-9]+ SAMPLES at offset/ { off = $6 + 0; st = $8; raw = $10; if (off + 32 + st <= cut) n += (raw - 8) / 40 }
+		END { print n }')
+	[ "$expected" -gt 0 ]
+	[ "$expected" -lt 100000 ]
+	run --separate-stderr pfpprof -o half.pb.gz half.pf
+	assert_failure 1
+	[[ "$stderr" == "pfpprof: half.pf: section "*"truncated"* ]]
+	run awk '/^Samples:/ { s = 1; next } /^Locations/ { s = 0 } s && /^ +[0-9]+ +[0-9]+:/ { a += $1 } END { print a }' \
+		<(pp -raw half.pb.gz)
+	assert_output "$expected"
+}
+
 @test "pipelines: pfsym | pfpprof | pprof" {
 	pfsym -q v1.pf | pfpprof | cat > piped.pb.gz
 	pfpprof -o file.pb.gz v1.sym.pf
