@@ -169,6 +169,21 @@ pffold_top() {
 	diff -u <(sort pfdiff.rank) <(sort pprof.rank)
 }
 
+@test "a counter event: page-faults, one sample per fault: EVENT/count" {
+	pfrec -q -g -e page-faults -c 1 -o faults.pf -- ./model_v1 5 >/dev/null
+	pfsym -q faults.pf > faults.sym.pf
+	pfpprof -o faults.pb.gz faults.sym.pf
+	pp -raw faults.pb.gz > raw.txt
+	grep -q '^samples/count\[dflt\] page-faults/count$' raw.txt
+	grep -q '^PeriodType: page-faults count$' raw.txt
+	grep -q '^Period: 1$' raw.txt
+	pp -traces faults.pb.gz | traces_folded > pprof.folded
+	diff -u <(pffold -q faults.sym.pf | LC_ALL=C sort) pprof.folded
+	# -c 1: the period sum is the sample count
+	run awk '/^Samples:/ { s = 1; next } /^Locations/ { s = 0 } s && /^ +[0-9]+ +[0-9]+:/ { a += $1; b += $2 } END { print (a == b && a > 0) }' raw.txt
+	assert_output 1
+}
+
 @test "hand-built recording: exact sample types, samples, locations, mappings and lost samples" {
 	pfpprof gen.sym.pf > gen.pb.gz
 	pp -raw gen.pb.gz > raw.txt
