@@ -50,7 +50,7 @@ struct pp_input {
 	const char *name;        /* as given ("-" for stdin) */
 	struct pf_prof *prof;    /* the resolved profile's tables */
 	struct pf_events *evs;
-	uint16_t ev_group[1024]; /* EVENT index -> group; UINT16_MAX unknown */
+	uint16_t ev_group[8192]; /* EVENT index -> group (an EVENT per CPU and event) */
 	struct pp_group groups[PP_MAX_GROUPS];
 	uint32_t n_groups;
 	struct pp_agg *agg;      /* open-addressing table, in insertion order via `order` */

@@ -354,7 +354,7 @@ static int section(struct pp_input *in, const struct pf_section *s)
 	}
 	if (rc == -ENOMEM || rc == -E2BIG) {
 		fprintf(stderr, "pfpprof: %s: %s\n", in->name,
-			rc == -E2BIG ? "more than 64 event names or 1024 EVENT sections" : strerror(ENOMEM));
+			rc == -E2BIG ? "more than 64 event names or 8192 EVENT sections" : strerror(ENOMEM));
 		return -1;
 	}
 	return 0;
