@@ -102,6 +102,17 @@ pffold_top() {
 	assert_failure 2
 }
 
+@test "make names the package when protobuf-c or zlib is missing" {
+	# a pkg-config that knows neither libprotobuf-c nor zlib
+	printf '#!/bin/sh\ncase "$*" in *libprotobuf-c*|*zlib*) exit 1;; esac\nexec pkg-config "$@"\n' > pc
+	chmod +x pc
+	run make -C "$PFTOOLS_SRC" --no-print-directory -s O="$BATS_TEST_TMPDIR/b" PKG_CONFIG="$PWD/pc" \
+		"$BATS_TEST_TMPDIR/b/bin/pfpprof"
+	assert_failure
+	assert_line "pftools: protobuf-c/protobuf-c.h (libprotobuf-c.pc) not found: install Debian's libprotobuf-c-dev (scripts/install-deps)"
+	[ ! -e "$BATS_TEST_TMPDIR/b/bin/pfpprof" ]
+}
+
 @test "real recording: pprof -traces gives pffold's stacks and counts exactly" {
 	pfpprof -o v1.pb.gz v1.sym.pf
 	# gzip, as pprof and the profile stores expect
