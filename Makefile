@@ -99,13 +99,17 @@ endif
 ALL_CFLAGS  += $(CORE_CFLAGS)
 
 # Tools: tools/NAME.c plus tools/NAME/*.c, with tools/common/ (not installed).
-TOOLS       := pfdump pfrec pfsym pffold pfdiff pfflame pfimport pfscript
+TOOLS       := pfdump pfrec pfsym pffold pfdiff pfflame pfimport pfscript pfpprof
 TOOLS_PRESENT := $(foreach t,$(TOOLS),$(if $(wildcard tools/$(t).c),$(t)))
 SYM_TOOLS   := pfsym
 EXTRA_LIBS_pfdiff := -lm
 EXTRA_LIBS_pfflame := -lm
 EXTRA_LIBS_pfsym := -liberty
 EXTRA_LIBS_pfscript := $(shell $(PKG_CONFIG) $(PCSTATIC) --libs libelf 2>/dev/null)
+# pfpprof: protobuf-c encodes the messages that protoc-c generates from
+# tools/pfpprof/profile.proto into $(O)/gen/; zlib writes the gzip stream.
+PC_PPROF    := libprotobuf-c zlib
+EXTRA_LIBS_pfpprof := $(shell $(PKG_CONFIG) $(PCSTATIC) --libs $(PC_PPROF) 2>/dev/null)
 
 # libpfile: the format (libzstd, libxxhash). Its symbols are the pf_ ones
 # (libpfile/libpfile.map); internal functions that cross its files are
@@ -154,6 +158,27 @@ $(foreach t,$(TOOLS_PRESENT),$(eval $(call tool_rule,$(t))))
 $(O)/tests/%: tests/c/%.c $(COMMON_A) $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(COMMON_A) $(LIB_A) $(ALL_LDFLAGS) $(CORE_LIBS)
+
+# pfpprof's generated encoder. A missing protobuf-c or zlib stops the build
+# with the package to install (scripts/install-deps installs both).
+PPROF_GEN   := $(O)/gen/profile.pb-c.c $(O)/gen/profile.pb-c.h
+.PHONY: pprof-deps
+pprof-deps:
+	@command -v protoc-c >/dev/null 2>&1 || { echo "pftools: protoc-c not found: install Debian's protobuf-c-compiler (scripts/install-deps)" >&2; exit 1; }
+	@$(PKG_CONFIG) --exists libprotobuf-c || { echo "pftools: protobuf-c/protobuf-c.h (libprotobuf-c.pc) not found: install Debian's libprotobuf-c-dev (scripts/install-deps)" >&2; exit 1; }
+	@$(PKG_CONFIG) --exists zlib || { echo "pftools: zlib.h (zlib.pc) not found: install Debian's zlib1g-dev (scripts/install-deps)" >&2; exit 1; }
+
+$(PPROF_GEN) &: tools/pfpprof/profile.proto | pprof-deps
+	@mkdir -p $(O)/gen
+	protoc-c --proto_path=tools/pfpprof --c_out=$(O)/gen tools/pfpprof/profile.proto
+
+$(O)/obj/gen/profile.pb-c.o: $(O)/gen/profile.pb-c.c $(O)/gen/profile.pb-c.h | pprof-deps
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(shell $(PKG_CONFIG) --cflags $(PC_PPROF) 2>/dev/null) -I$(O)/gen -c -o $@ $<
+
+$(patsubst %.c,$(O)/obj/%.o,tools/pfpprof.c $(wildcard tools/pfpprof/*.c)): $(O)/gen/profile.pb-c.h | pprof-deps
+$(patsubst %.c,$(O)/obj/%.o,tools/pfpprof.c $(wildcard tools/pfpprof/*.c)): ALL_CFLAGS += -I$(O)/gen $(shell $(PKG_CONFIG) --cflags $(PC_PPROF) 2>/dev/null)
+$(O)/bin/pfpprof: $(O)/obj/gen/profile.pb-c.o
 
 # pfrec's event parser on its own (tests/pmu.bats)
 $(O)/tests/pmu-test: tests/c/pmu-test.c tools/pfrec/pmu.c tools/pfrec/pmu.h Makefile

@@ -5,7 +5,7 @@
 load helpers
 bats_require_minimum_version 1.5.0
 
-TOOLS="pfdump pfrec pfsym pffold pfdiff pfflame pfimport pfscript"
+TOOLS="pfdump pfrec pfsym pffold pfdiff pfflame pfimport pfscript pfpprof"
 
 setup() {
 	cd "$BATS_TEST_TMPDIR"

@@ -10,7 +10,7 @@ setup_file() {
 }
 
 @test "make install puts every tool, its man page and completions in place" {
-	for t in pfrec pfdump pfsym pffold pfdiff pfflame pfimport pfscript; do
+	for t in pfrec pfdump pfsym pffold pfdiff pfflame pfimport pfscript pfpprof; do
 		[ -x "$STAGE/usr/local/bin/$t" ]
 		[ -f "$STAGE/usr/local/share/man/man1/$t.1" ]
 		[ -f "$STAGE/usr/local/share/bash-completion/completions/$t" ]

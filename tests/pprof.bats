@@ -1,0 +1,294 @@
+#!/usr/bin/env bats
+# pfpprof: pprof's profile.proto from a symbolized recording, read back by
+# the real pprof client (built offline from Debian's sources in setup_file):
+# its -top, -traces and -raw views against pffold on the same file, exactly;
+# -diff_base against pfdiff; a hand-built recording with known mappings,
+# events and lost samples; bad inputs.
+load helpers
+bats_require_minimum_version 1.5.0
+
+# pprof_build: the pprof client, built once into the build directory.
+pprof_build() {
+	PPROF="$PFTOOLS_BUILD/pprof-client/pprof"
+	[ -x "$PPROF" ] && return 0
+	local src=/usr/share/gocode/src/github.com/google/pprof
+	command -v go >/dev/null || { echo "go (golang-go) missing"; return 1; }
+	[ -d "$src" ] || { echo "$src (golang-github-google-pprof-dev) missing"; return 1; }
+	mkdir -p "$PFTOOLS_BUILD/pprof-client"
+	GOPATH=/usr/share/gocode GO111MODULE=off GOFLAGS= GOCACHE="$PFTOOLS_BUILD/pprof-client/cache" \
+		go build -o "$PPROF.tmp" github.com/google/pprof >&2 || return 1
+	mv "$PPROF.tmp" "$PPROF"
+}
+
+setup_file() {
+	cd "$BATS_FILE_TMPDIR"
+	if ! why=$(pprof_build); then
+		echo "# pprof client not built: $why" >&3
+		export PPROF_MISSING="$why"
+		return 0
+	fi
+	export PPROF="$PFTOOLS_BUILD/pprof-client/pprof"
+	# a real recording: diff_model (main -> run_model -> forward -> matmul,
+	# activation; -> normalize), and a second run whose activation does 3x
+	# the work
+	build_workload diff_model model_v1 -O0 -fno-omit-frame-pointer
+	build_workload diff_model model_v2 -O0 -fno-omit-frame-pointer -DSLOW=3
+	pfrec -q -g -e cpu-clock -o v1.pf -- ./model_v1 150 >/dev/null
+	pfrec -q -g -e cpu-clock -o v2.pf -- ./model_v2 150 >/dev/null
+	pfsym -q v1.pf > v1.sym.pf
+	pfsym -q v2.pf > v2.sym.pf
+	# hand-built: /opt/gen.bin at 0x400000 (file offset 0x1000), 10
+	# cpu-clock and 2 task-clock samples of period 1000, 7 lost (pfsym-gen)
+	"$PFTOOLS_BUILD/tests/pfsym-gen" raw gen.pf
+	pfsym -q gen.pf > gen.sym.pf 2>/dev/null || true
+}
+
+setup() {
+	cd "$BATS_FILE_TMPDIR"
+	[ -z "${PPROF_MISSING:-}" ] || skip "pprof client: $PPROF_MISSING"
+}
+
+pp() {
+	"$PPROF" -symbolize=none "$@"
+}
+
+# traces_folded: pprof -traces on stdin as folded stacks (comm;root;...;leaf
+# COUNT, summed over pid and tid, stacks of weight 0 left out, spaces of comm as '_' and a run of unnamed
+# kernel frames as one [kernel], as pffold shows them), sorted.
+traces_folded() {
+	awk '
+	function flush() {
+		if (n) {
+			s = comm
+			for (i = n; i >= 1; i--)
+				if (!(f[i] == "[kernel]" && i < n && f[i + 1] == "[kernel]"))
+					s = s (s == "" ? "" : ";") f[i]
+			w[s] += cnt
+		}
+		n = 0; comm = ""; incount = 0
+	}
+	/^-----------\+/ { flush(); inb = 1; next }
+	!inb { next }
+	!incount && /^ *[a-z]+: / { k = $1; sub(/:$/, "", k); v = $0; sub(/^ *[a-z]+: +/, "", v); if (k == "comm") { gsub(/ /, "_", v); comm = v } next }
+	!incount && /^ *[0-9]+   / { incount = 1; cnt = $1; v = $0; sub(/^ *[0-9]+   /, "", v); f[++n] = v; next }
+	incount { v = $0; sub(/^ +/, "", v); f[++n] = v }
+	END { flush(); for (s in w) if (w[s]) print s, w[s] }' | LC_ALL=C sort
+}
+
+# top_table: pprof -top on stdin as "name flat cum" lines, sorted by name.
+top_table() {
+	awk 'h { name = $6; for (i = 7; i <= NF; i++) name = name " " $i; print name "\t" $1 "\t" $4 } /^ *flat  flat%/ { h = 1 }' |
+		LC_ALL=C sort
+}
+
+# pffold_top FILE: pffold's --top lists as "name self total", sorted.
+pffold_top() {
+	pffold -q --top 100000 "$1" | awk '
+	/^Top .* self share/ { k = "s"; next } /^Top .* total share/ { k = "t"; next }
+	NF >= 3 { name = $3; for (i = 4; i <= NF; i++) name = name " " $i; if (k == "s") s[name] = $2; else t[name] = $2 }
+	END { for (n in t) print n "\t" (n in s ? s[n] : 0) "\t" t[n] }' | LC_ALL=C sort
+}
+
+@test "pfpprof --help, --version and usage errors" {
+	run pfpprof --help
+	assert_success
+	assert_line --index 0 "Usage: pfpprof [OPTIONS] [IN.pf|-]"
+	run pfpprof --version
+	assert_success
+	assert_output --regexp '^pfpprof \(pftools\) [0-9]'
+	run pfpprof --bogus
+	assert_failure 2
+	run pfpprof a.pf b.pf
+	assert_failure 2
+}
+
+@test "make names the package when protobuf-c or zlib is missing" {
+	# a pkg-config that knows neither libprotobuf-c nor zlib
+	printf '#!/bin/sh\ncase "$*" in *libprotobuf-c*|*zlib*) exit 1;; esac\nexec pkg-config "$@"\n' > pc
+	chmod +x pc
+	run make -C "$PFTOOLS_SRC" --no-print-directory -s O="$BATS_TEST_TMPDIR/b" PKG_CONFIG="$PWD/pc" \
+		"$BATS_TEST_TMPDIR/b/bin/pfpprof"
+	assert_failure
+	assert_line "pftools: protobuf-c/protobuf-c.h (libprotobuf-c.pc) not found: install Debian's libprotobuf-c-dev (scripts/install-deps)"
+	[ ! -e "$BATS_TEST_TMPDIR/b/bin/pfpprof" ]
+}
+
+@test "real recording: pprof -traces gives pffold's stacks and counts exactly" {
+	pfpprof -o v1.pb.gz v1.sym.pf
+	# gzip, as pprof and the profile stores expect
+	run gzip -t v1.pb.gz
+	assert_success
+	pp -traces v1.pb.gz | traces_folded > pprof.folded
+	pffold v1.sym.pf | LC_ALL=C sort > pffold.folded
+	[ "$(wc -l < pffold.folded)" -gt 3 ]
+	grep -q ';run_model;forward;activation ' pffold.folded
+	diff -u pffold.folded pprof.folded
+}
+
+@test "real recording: pprof -top gives pffold's self and total per function exactly" {
+	pfpprof v1.sym.pf > v1.pb.gz
+	pp -top -nodecount=100000 -nodefraction=0 -edgefraction=0 v1.pb.gz | top_table > pprof.top
+	pffold_top v1.sym.pf > pffold.top
+	grep -q '^activation	' pffold.top
+	# functions that pffold lists with a weight (pprof also lists those of
+	# weight 0 nowhere): the same names, flat = self, cum = total
+	diff -u pffold.top <(grep -v '^\[lost\]	' pprof.top)
+}
+
+@test "real recording: pprof -raw holds pffold's totals, the labels and the workload's mapping" {
+	pfpprof -o v1.pb.gz - < v1.sym.pf
+	pp -raw v1.pb.gz > raw.txt
+	total=$(pffold v1.sym.pf | awk '{ s += $NF } END { print s }')
+	period=$(pffold -q --weight=period v1.sym.pf | awk '!/^#/ { s += $NF } END { print s }')
+	# sample values: samples/count and cpu/nanoseconds, summed
+	run awk '/^Samples:/ { s = 1; next } /^Locations/ { s = 0 } s && /^ +[0-9]+ +[0-9]+:/ { a += $1; b += $2 + 0 } END { print a, b }' raw.txt
+	assert_output "$total $period"
+	grep -q '^samples/count\[dflt\] cpu/nanoseconds$' raw.txt
+	grep -q '^PeriodType: cpu nanoseconds$' raw.txt
+	# pfrec -F 4000 (its default): a fixed 250000 ns hrtimer period
+	grep -q '^Period: 250000$' raw.txt
+	grep -q 'comm:\[model_v1\]' raw.txt
+	pid=$(pfdump v1.pf 2>/dev/null | awk '/ COMM / { sub(/.*pid=/, ""); print $1 + 0; exit }')
+	grep -q "pid:\[$pid id\] tid:\[$pid id\]" raw.txt
+	# the workload's Mapping: first (the main program for pprof), with the
+	# build-id readelf reads and the range of its MMAP2 record
+	bid=$(readelf -n model_v1 | awk '/Build ID/ { print $3 }')
+	mm=$(pfdump v1.pf 2>/dev/null | grep -m1 "MMAP2 .*filename=$BATS_FILE_TMPDIR/model_v1\$")
+	addr=$(sed 's/.* addr=\(0x[0-9a-f]*\).*/\1/' <<< "$mm")
+	len=$(sed 's/.* len=\(0x[0-9a-f]*\).*/\1/' <<< "$mm")
+	off=$(sed 's/.* pgoff=\(0x[0-9a-f]*\).*/\1/' <<< "$mm")
+	run sed -n '/^Mappings/{n;p;q}' raw.txt
+	assert_output "1: $addr/$(printf '0x%x' $((addr + len)))/$off $BATS_FILE_TMPDIR/model_v1 $bid [FN]"
+}
+
+@test "pprof -diff_base of two runs ranks the changes as pfdiff does" {
+	pfpprof v1.sym.pf > v1.pb.gz
+	pfpprof v2.sym.pf > v2.pb.gz
+	# pfdiff: functions whose self share changed significantly, largest first
+	pfdiff v1.sym.pf v2.sym.pf | tail -n +5 | awk '$11 == "self" || $11 == "both" { d = $3 + 0; print (d < 0 ? -d : d) "\t" $NF "\t" (d < 0 ? "-" : "+") }' |
+		sort -t "$(printf '\t')" -k1,1gr | cut -f2,3 > pfdiff.rank
+	# pprof: the new run against the base scaled to its size (-normalize),
+	# flat differences, largest first, as many as pfdiff found
+	n=$(wc -l < pfdiff.rank)
+	[ "$n" -ge 3 ]
+	pp -top -normalize -nodecount=100000 -nodefraction=0 -diff_base=v1.pb.gz v2.pb.gz | top_table |
+		awk -F '\t' '{ d = $2 + 0; print (d < 0 ? -d : d) "\t" $1 "\t" (d < 0 ? "-" : "+") }' |
+		sort -t "$(printf '\t')" -k1,1gr | head -n "$n" | cut -f2,3 > pprof.rank
+	# activation, 3x slower, leads both; the same functions moved the same way
+	head -1 pfdiff.rank | grep -q '^activation	+$'
+	head -1 pprof.rank | grep -q '^activation	+$'
+	diff -u <(sort pfdiff.rank) <(sort pprof.rank)
+}
+
+@test "a counter event: page-faults, one sample per fault: EVENT/count" {
+	pfrec -q -g -e page-faults -c 1 -o faults.pf -- ./model_v1 5 >/dev/null
+	pfsym -q faults.pf > faults.sym.pf
+	pfpprof -o faults.pb.gz faults.sym.pf
+	pp -raw faults.pb.gz > raw.txt
+	grep -q '^samples/count\[dflt\] page-faults/count$' raw.txt
+	grep -q '^PeriodType: page-faults count$' raw.txt
+	grep -q '^Period: 1$' raw.txt
+	pp -traces faults.pb.gz | traces_folded > pprof.folded
+	diff -u <(pffold -q faults.sym.pf | LC_ALL=C sort) pprof.folded
+	# -c 1: the period sum is the sample count
+	run awk '/^Samples:/ { s = 1; next } /^Locations/ { s = 0 } s && /^ +[0-9]+ +[0-9]+:/ { a += $1; b += $2 } END { print (a == b && a > 0) }' raw.txt
+	assert_output 1
+}
+
+@test "hand-built recording: exact sample types, samples, locations, mappings and lost samples" {
+	pfpprof gen.sym.pf > gen.pb.gz
+	pp -raw gen.pb.gz > raw.txt
+	grep -q '^samples/count\[dflt\] cpu/nanoseconds task-clock-samples/count task-clock-cpu/nanoseconds$' raw.txt
+	grep -q '^Period: 1000$' raw.txt
+	# mappings: as the MMAP2 records of pfsym-gen raw say (no build-id)
+	run sed -n '/^Mappings/,$p' raw.txt
+	assert_line --index 1 --regexp '^1: 0x400000/0x410000/0x1000 /opt/gen.bin +$'
+	assert_line --index 2 --regexp '^2: 0x400000/0x410000/0x0 /opt/other.bin +$'
+	# the three stacks of pid 100's main thread (5 cpu-clock, 2 task-clock
+	# samples): leaf 0x401010, callers 0x402021 and 0x403031 looked up at
+	# the call (the byte before)
+	run awk '/^Samples:/ { s = 1 } /^Locations/ { s = 0; l = 1 } l' raw.txt
+	assert_line --regexp '^ +1: 0x401010 M=1 \[gen.bin\] :0 s=0$'
+	assert_line --regexp '^ +2: 0x402020 M=1 \[gen.bin\] :0 s=0$'
+	assert_line --regexp '^ +3: 0x403030 M=1 \[gen.bin\] :0 s=0$'
+	run awk '/^Samples:/ { s = 1; next } /^Locations/ { exit } s' raw.txt
+	assert_line --index 1 --regexp '^ +5 +5000 +2 +2000: 1 2 3 $'
+	assert_line --index 2 --regexp '^ +comm:\[gen\]$'
+	assert_line --index 3 --regexp '^ +pid:\[100 id\] tid:\[100 id\]$'
+	assert_line --regexp '^ +comm:\[gen worker\]$'
+	assert_line --regexp '^ +pid:\[100 id\] tid:\[101 id\]$'
+	# the LOST record of 7: a labelled sample, its weight 7 x the mean period
+	assert_line --regexp '^ +7 +7000 +0 +0: 7 $'
+	assert_line --regexp '^ +lost:\[LOST records\]$'
+	# and pprof's per-event views agree with pffold's
+	pp -traces gen.pb.gz | traces_folded > pprof.folded
+	diff -u <(pffold -q gen.sym.pf | LC_ALL=C sort) pprof.folded
+	pp -traces -sample_index=task-clock-samples gen.pb.gz | traces_folded | grep -v '^\[lost\]' > pprof.folded
+	diff -u <(pffold -q -e task-clock gen.sym.pf | grep -v '^\[lost\]' | LC_ALL=C sort) pprof.folded
+}
+
+@test "an unsymbolized recording is refused with what to do" {
+	run pfpprof -o x.pb.gz gen.pf
+	assert_failure 1
+	assert_output "pfpprof: gen.pf: not symbolized (no resolved profile before its first RECORDS section): run pfsym first, e.g. 'pfsym gen.pf | pfpprof -o OUT.pb.gz'"
+}
+
+@test "empty inputs: no bytes, a header only, a symbolized recording without samples" {
+	: > empty.pf
+	run pfpprof empty.pf
+	assert_failure 1
+	assert_output --partial "pfpprof: empty.pf"
+	head -c 32 gen.pf > header.pf
+	run pfpprof header.pf
+	assert_failure 1
+	assert_output "pfpprof: header.pf: holds no resolved profile (no section of pfsym's): run pfsym first"
+	# a recording of a program that exits before a sample
+	pfrec -q -g -e cpu-clock -F 1 -o none.pf -- /bin/true
+	pfsym -q none.pf > none.sym.pf
+	run --separate-stderr pfpprof -o none.pb.gz none.sym.pf
+	assert_success
+	assert_equal "$stderr" "pfpprof: none.sym.pf: no samples: the profile written is empty"
+	run pp -raw none.pb.gz
+	assert_success
+	assert_line 'samples/count[dflt] cpu/nanoseconds'
+}
+
+@test "a truncated input: every intact sample exported, an error, exit 1" {
+	size=$(stat -c %s v1.sym.pf)
+	head -c $((size - 100)) v1.sym.pf > cut.pf
+	run --separate-stderr pfpprof -o cut.pb.gz cut.pf
+	assert_failure 1
+	assert_equal "$(wc -l <<< "$stderr")" 1
+	[[ "$stderr" == "pfpprof: cut.pf: "* ]]
+	# what pffold folds of the cut file (its own error aside) is what pprof shows
+	pp -traces cut.pb.gz | traces_folded > pprof.folded
+	pffold -q cut.pf 2>/dev/null | LC_ALL=C sort > pffold.folded || true
+	[ "$(wc -l < pffold.folded)" -gt 3 ]
+	diff -u pffold.folded pprof.folded
+}
+
+@test "a file cut in the middle: the samples of every intact SAMPLES section, no more" {
+	"$PFTOOLS_BUILD/tests/pfsym-gen" raw-many 100000 many.pf
+	pfsym -q many.pf > many.sym.pf 2>/dev/null || true
+	cut=$(( $(stat -c %s many.sym.pf) / 2 ))
+	head -c "$cut" many.sym.pf > half.pf
+	# the SAMPLES sections that end before the cut, by their headers: a
+	# payload of a u32 count, a u32 entry size and 40-byte entries
+	expected=$(pfdump many.sym.pf 2>/dev/null | awk -v cut="$cut" '
+		/^section [0-9]+ SAMPLES at offset/ { off = $6 + 0; st = $8; raw = $10; if (off + 32 + st <= cut) n += (raw - 8) / 40 }
+		END { print n }')
+	[ "$expected" -gt 0 ]
+	[ "$expected" -lt 100000 ]
+	run --separate-stderr pfpprof -o half.pb.gz half.pf
+	assert_failure 1
+	[[ "$stderr" == "pfpprof: half.pf: section "*"truncated"* ]]
+	run awk '/^Samples:/ { s = 1; next } /^Locations/ { s = 0 } s && /^ +[0-9]+ +[0-9]+:/ { a += $1 } END { print a }' \
+		<(pp -raw half.pb.gz)
+	assert_output "$expected"
+}
+
+@test "pipelines: pfsym | pfpprof | pprof" {
+	pfsym -q v1.pf | pfpprof | cat > piped.pb.gz
+	pfpprof -o file.pb.gz v1.sym.pf
+	cmp piped.pb.gz file.pb.gz
+}

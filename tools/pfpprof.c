@@ -1,0 +1,101 @@
+/*
+ * pfpprof - a symbolized .pf as pprof's gzip-compressed profile.proto.
+ *
+ * Option parsing only: reading is tools/pfpprof/read.c, the encoding (with
+ * protobuf-c and zlib) tools/pfpprof/encode.c.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "pfpprof/pprof.h"
+
+#define PROG "pfpprof"
+
+static void usage(FILE *f)
+{
+	fputs("Usage: pfpprof [OPTIONS] [IN.pf|-]\n"
+	      "Write a symbolized recording (pfsym's output) as pprof's profile.proto,\n"
+	      "gzip-compressed, as pprof, Grafana Pyroscope, Parca and speedscope read it:\n"
+	      "    pfsym run.pf | pfpprof -o run.pb.gz && pprof -top run.pb.gz\n"
+	      "\n"
+	      "Options:\n"
+	      "  -o, --output=FILE       write to FILE instead of standard output ('-')\n"
+	      "  -h, --help              show this help and exit\n"
+	      "  -V, --version           show the version and exit\n"
+	      "\n"
+	      "Each event gives two sample types: its samples ('samples/count' for the\n"
+	      "first event) and their periods ('cpu/nanoseconds' for cpu-clock and\n"
+	      "task-clock, 'EVENT/count' for counters). Samples carry the labels comm,\n"
+	      "pid and tid; lost samples are one sample on the function '[lost]' with the\n"
+	      "label lost. Frames are named as pffold names them.\n"
+	      "\n"
+	      "A damaged or truncated input is still exported: every intact sample is\n"
+	      "written, each problem is reported on standard error and the exit status\n"
+	      "is 1. An unsymbolized recording is an error (run pfsym first).\n"
+	      "\n"
+	      "Exit status: 0 ok, 1 error (including a damaged input), 2 usage.\n",
+	      f);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *out = "-", *in = "-";
+	int c;
+	pf_out_ignore_sigpipe();
+	while ((c = getopt_long(argc, argv, "o:hV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			out = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			return pf_cli_version(PROG);
+		default:
+			return pf_cli_try_help(PROG);
+		}
+	}
+	if (optind < argc)
+		in = argv[optind++];
+	if (optind < argc)
+		return pf_cli_usage(PROG, "unexpected argument '%s'", argv[optind]);
+
+	struct pp_input pi;
+	if (pp_read(&pi, in) < 0) {
+		pp_input_free(&pi);
+		return 1;
+	}
+	uint64_t kept = 0;
+	for (uint32_t g = 0; g < pi.n_groups; g++)
+		kept += pi.groups[g].samples + pi.groups[g].lost;
+	if (!kept)
+		fprintf(stderr, PROG ": %s: no samples: the profile written is empty\n", in);
+	int fd = 1;
+	if (strcmp(out, "-") != 0 && (fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)) < 0) {
+		fprintf(stderr, PROG ": %s: %s\n", out, strerror(errno));
+		pp_input_free(&pi);
+		return 1;
+	}
+	int rc = pp_write(&pi, fd, 9);
+	if (!rc && fd != 1 && close(fd) < 0)
+		rc = -errno;
+	else if (fd != 1 && rc)
+		close(fd);
+	if (rc < 0)
+		pf_out_error(PROG, out, -rc);
+	int status = rc < 0 || pi.damaged ? 1 : 0;
+	pp_input_free(&pi);
+	return status;
+}
