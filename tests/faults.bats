@@ -191,8 +191,11 @@ samples() { pfdump --stats "$1" 2>/dev/null | awk '/^samples: / { print $2 }'; }
 	pfsym -q r.pf -o r.sym.pf
 	pffold r.sym.pf >r.folded
 	# the reader has closed the pipe before the tool writes: every write fails
-	for cmd in "pfdump r.pf" "pfdump --json r.pf" "pfdump --stats r.pf" "pfsym r.pf" "pffold r.sym.pf" \
-		"pffold --top 5 r.sym.pf" "pfdiff r.sym.pf r.sym.pf" "pfdiff --folded r.sym.pf r.sym.pf" \
+	# (pffold -q: a sample whose frame-pointer chain loops in libc's exit
+	# path reaches the depth limit, about one recording in four, and pffold
+	# warns about it; that true line is not what this test counts)
+	for cmd in "pfdump r.pf" "pfdump --json r.pf" "pfdump --stats r.pf" "pfsym r.pf" "pffold -q r.sym.pf" \
+		"pffold -q --top 5 r.sym.pf" "pfdiff r.sym.pf r.sym.pf" "pfdiff --folded r.sym.pf r.sym.pf" \
 		"pfflame r.folded" "pfrec -q -o - -- $W/rec_spin 0"; do
 		tool=${cmd%% *}
 		run bash -c "{ sleep 0.2; exec $cmd; } | (exec <&-; sleep 1); exit \${PIPESTATUS[0]}"
@@ -206,7 +209,7 @@ samples() { pfdump --stats "$1" 2>/dev/null | awk '/^samples: / { print $2 }'; }
 	assert_failure 1
 	assert_output "pfdump: <stdout>: Broken pipe (the reader closed the pipe before the end of the output)"
 	# an output that fits the pipe before its reader stops is not an error
-	run bash -c "pffold r.sym.pf | head -1 >/dev/null; exit \${PIPESTATUS[0]}"
+	run bash -c "pffold -q r.sym.pf | head -1 >/dev/null; exit \${PIPESTATUS[0]}"
 	assert_success
 	assert_output ""
 }
