@@ -1,0 +1,38 @@
+/*
+ * pfdump/counts.h - the COUNTS section (format/pfile.md 4.9) shown by
+ * pfdump: each event's count, each thread's (version 2, pfrec
+ * --per-thread) and the ratios of events that come in pairs
+ * (pfdump-private).
+ */
+#ifndef PFDUMP_COUNTS_H
+#define PFDUMP_COUNTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/perf_event.h>
+
+/* What pfdump knows of an EVENT, by index. */
+struct pfd_evinfo {
+	int present;
+	const char *name;                  /* the EVENT's name */
+	const struct perf_event_attr *attr; /* NULL when unknown */
+	const char *spec;                  /* description keys (4.2.1), "" when absent */
+	const char *pmu;
+	double scale;                      /* 1 when absent */
+	const char *unit;
+};
+
+/* Prints "count", "thread_count" and "ratio" objects for the COUNTS payload
+ * kv (len bytes, key/value layout of 4.1). */
+void pfd_counts_print(const uint8_t *kv, size_t len, const struct pfd_evinfo *ev, uint32_t nev);
+
+/* The derived ratio an event takes part in: perf's generic hardware
+ * events (PERF_TYPE_HARDWARE) or a PMU's sysfs event of the same name
+ * (spec "PMU/NAME/" with NAME cycles, cpu-cycles, instructions,
+ * cache-references, cache-misses, branches, branch-instructions,
+ * branch-misses). */
+enum pfd_kind { PFD_K_NONE, PFD_K_CYCLES, PFD_K_INSNS, PFD_K_CACHE_REFS, PFD_K_CACHE_MISSES, PFD_K_BRANCHES,
+		PFD_K_BRANCH_MISSES };
+enum pfd_kind pfd_event_kind(const struct pfd_evinfo *ev);
+
+#endif
