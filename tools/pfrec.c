@@ -1230,6 +1230,26 @@ static void perm_error(struct rec *R, const char *what)
 	errmsg("%s: permission denied (/proc/sys/kernel/perf_event_paranoid is %d; %s)", what, par, need);
 }
 
+/* An event with a precise level that the kernel refused: when it opens
+ * without one, the level was the fault (perf lets the kernel decide for a
+ * PMU without caps/max_precise, and so does pfrec). @return 1 if reported. */
+static int precise_refused(struct rec *R, int ev, pid_t pid, int cpu, int err)
+{
+	struct pmu_attr t = R->pa[ev];
+	unsigned level = t.attr.precise_ip;
+	t.attr.precise_ip = 0;
+	t.attr.disabled = 1;
+	int fd = pfrec_perf_event_open(&t.attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	close(fd);
+	const struct pmu_event *pe = &R->o.evs.ev[ev];
+	errmsg("-e %s: precise level %u (:%.*s) refused by the kernel (%s): PMU %s has no precise mode of that "
+	       "level%s", pe->spec, level, (int)level, "ppp", strerror(err), pe->pmu,
+	       (pe->flags & PMU_EV_PRECISE_UNCHECKED) ? " (it publishes no caps/max_precise)" : "");
+	return 1;
+}
+
 static void open_error(struct rec *R, int err, int ev, pid_t pid, int cpu)
 {
 	char what[128];
@@ -1237,6 +1257,8 @@ static void open_error(struct rec *R, int err, int ev, pid_t pid, int cpu)
 		snprintf(what, sizeof(what), "%.63s on pid %d", R->evname[ev], (int)pid);
 	else
 		snprintf(what, sizeof(what), "%.63s on CPU %d", R->evname[ev], cpu);
+	if (R->pa[ev].attr.precise_ip && (err == EINVAL || err == EOPNOTSUPP) && precise_refused(R, ev, pid, cpu, err))
+		return;
 	switch (err) {
 	case EACCES:
 	case EPERM:
@@ -1596,6 +1618,10 @@ static int open_events(struct rec *R)
 				}
 			}
 		}
+		if (R->o.evs.ev[e].flags & PMU_EV_PRECISE_UNCHECKED)
+			notice("-e %s: PMU %s publishes no caps/max_precise: precise level %u was left to the kernel, "
+			       "which accepted it (a PMU without a precise mode ignores it)", R->o.evs.ev[e].spec,
+			       R->o.evs.ev[e].pmu, (unsigned)R->pa[e].attr.precise_ip);
 		verbose("opened %s (%s clock, %s) on %d task(s) x %d CPU(s)", R->evname[e],
 			R->pa[e].attr.use_clockid ? "monotonic" : "perf", R->pa[e].attr.exclude_kernel ? "user only" : "user+kernel",
 			R->ntasks, R->ncpus);
