@@ -80,7 +80,7 @@ per_thread_check() {
 	assert_output --partial "--per-thread counts the threads of a command, -p or -t, not -a"
 	run pfrec --help
 	assert_output --partial "--per-thread"
-	grep -q 'per-thread' "$PFTOOLS_SRC/tools/pfrec.1"
+	grep -q 'per\\-thread' "$PFTOOLS_SRC/tools/pfrec.1"
 	grep -q -- '--per-thread' "$PFTOOLS_SRC/completions/bash/pfrec"
 	grep -q -- '--per-thread' "$PFTOOLS_SRC/completions/zsh/_pfrec"
 }
