@@ -286,3 +286,29 @@ tracefs_ns() {
 	run pfrec -o s.pf -e cpu-clock -- "$W/rec_spin" 50
 	assert_line --regexp "^pfrec: cpu-clock: [0-9]+$"
 }
+
+@test "config3: pfrec writes a 136-byte attr with it (Linux 6.3+), pfdump reads it back, whatever the system header" {
+	# a made-up PMU whose type is the software one (1), with a field in
+	# config3: the kernel (6.3+) opens it as task-clock (config 1) and
+	# ignores config3; the attr must still keep it (Debian 12's
+	# <linux/perf_event.h> ends before config3: pfrec wrote zeros there)
+	local fk=$BATS_TEST_TMPDIR/sysfs
+	mkdir -p "$fk/swx/format"
+	echo 1 >"$fk/swx/type"
+	echo 'config:0-63' >"$fk/swx/format/event"
+	echo 'config3:0-63' >"$fk/swx/format/ext"
+	PFREC_SYSFS_ROOT=$fk run pfrec --dry-run -e 'swx/event=0x1,ext=0x5/'
+	assert_output --partial " type=1 config=0x1 config1=0x0 config2=0x0 config3=0x5 "
+	[ "$(uname -r | awk -F. '{ print ($1 > 6 || ($1 == 6 && $2 >= 3)) }')" = 1 ] || skip "kernel before 6.3: no config3"
+	PFREC_SYSFS_ROOT=$fk pfrec -q -o c3.pf -e 'swx/event=0x1,ext=0x5/' -- "$W/rec_spin" 20
+	run pfdump -H c3.pf
+	refute_sanitizer
+	assert_success
+	assert_line --regexp "^  event 0 name=swx/event=0x1,ext=0x5/ attr_type=1 config=0x1 config3=0x5 .* attr_size=136 "
+	run json c3.pf 'select(.type=="event") | .config3'
+	assert_output '0x5'
+	# an event without config3 keeps the 128-byte attr of older kernels
+	pfrec -q -o c.pf -e cpu-clock -- "$W/rec_spin" 20
+	run pfdump -H c.pf
+	assert_line --regexp "^  event 0 name=cpu-clock attr_type=1 config=0x0 freq=[0-9]+ .* attr_size=128 "
+}

@@ -1232,6 +1232,12 @@ static void print_event(const struct pf_event *ev)
 	}
 	f_u64("attr_type", a->type);
 	f_hex("config", a->config);
+	if (a->config1)
+		f_hex("config1", a->config1);
+	if (a->config2)
+		f_hex("config2", a->config2);
+	if (ev->config3)
+		f_hex("config3", ev->config3);
 	if (a->freq)
 		f_u64("freq", a->sample_freq);
 	else

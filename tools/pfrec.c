@@ -2074,7 +2074,9 @@ static int write_header_sections(struct rec *R)
 	put_section(R, PF_SEC_META, &b);
 	for (int e = 0; e < R->o.nev; e++) {
 		b.len = 0;
-		if (pf_event_encode(&b, &R->pa[e].attr, R->pa[e].attr.size, R->ids[e], R->nids[e], R->evname[e]) < 0) {
+		/* attr.size covers config3 when it is used, from the pmu_attr
+		 * that holds it whatever this system's header has */
+		if (pf_event_encode_bytes(&b, &R->pa[e], R->pa[e].attr.size, R->ids[e], R->nids[e], R->evname[e]) < 0) {
 			errmsg("out of memory");
 			pf_buf_free(&b);
 			return -1;
