@@ -312,3 +312,46 @@ tracefs_ns() {
 	run pfdump -H c.pf
 	assert_line --regexp "^  event 0 name=cpu-clock attr_type=1 config=0x0 freq=[0-9]+ .* attr_size=128 "
 }
+
+@test "pffold, pfdiff and pfscript -e select the samples of an event by its name as typed" {
+	pfrec -q -o two.pf -e cpu-clock -e task-clock:u -- "$W/rec_spin" 100
+	pfsym -q -o two.sym.pf two.pf
+	# the samples of each event, counted by pfdump (the EVENT's name on each record)
+	local n0 n1
+	n0=$(pfdump --json two.pf | jq -r 'select(.record=="SAMPLE" and .event=="cpu-clock") | .time' | wc -l)
+	n1=$(pfdump --json two.pf | jq -r 'select(.record=="SAMPLE" and .event=="task-clock:u") | .time' | wc -l)
+	[ "$n0" -gt 50 ] && [ "$n1" -gt 50 ]
+	# pffold: folded counts add up to each event's samples
+	[ "$(pffold -e cpu-clock two.sym.pf | awk '{ s += $NF } END { print s }')" -eq "$n0" ]
+	[ "$(pffold -e task-clock:u two.sym.pf | awk '{ s += $NF } END { print s }')" -eq "$n1" ]
+	run pffold -e task-clock two.sym.pf
+	assert_failure 1
+	assert_output --partial "no event named 'task-clock'"
+	# pfscript: only that event's samples, each headed by its name
+	run --separate-stderr pfscript -e task-clock:u two.sym.pf
+	assert_success
+	[ "$(grep -c ' task-clock:u: *$' <<<"$output")" -eq "$n1" ]
+	refute_output --partial 'cpu-clock:'
+	run --separate-stderr pfscript two.sym.pf
+	[ "$(grep -c ' cpu-clock: *$' <<<"$output")" -eq "$n0" ]
+	[ "$(grep -c ' task-clock:u: *$' <<<"$output")" -eq "$n1" ]
+	run --separate-stderr pfscript -e nope two.sym.pf
+	assert_failure 1
+	assert_equal "$stderr" "pfscript: two.sym.pf: no event named 'nope'"
+	# pfdiff: the header counts the chosen event's samples in each input
+	run --separate-stderr pfdiff -e task-clock:u two.sym.pf two.sym.pf
+	assert_success
+	assert_line --index 0 "# base: 1 run, $n1 samples; new: 1 run, $n1 samples"
+	run --separate-stderr pfdiff -e cpu-clock two.sym.pf two.sym.pf
+	assert_line --index 0 "# base: 1 run, $n0 samples; new: 1 run, $n0 samples"
+	run --separate-stderr pfdiff -e nope two.sym.pf two.sym.pf
+	assert_failure 1
+	assert_equal "$stderr" "pfdiff: two.sym.pf: no event named 'nope'"
+	# a group's leader by its own text, not the group's spec
+	pfrec -q -o g.pf -e '{task-clock,cpu-clock}:S' -- "$W/rec_spin" 50
+	local ng
+	ng=$(pfdump --json g.pf | jq -r 'select(.record=="SAMPLE" and .event=="task-clock") | .time' | wc -l)
+	[ "$ng" -gt 20 ]
+	[ "$(pffold -e task-clock g.pf | awk '{ s += $NF } END { print s }')" -eq "$ng" ]
+	[ "$(pfscript -e task-clock g.pf 2>/dev/null | grep -c ' task-clock: *$')" -eq "$ng" ]
+}
