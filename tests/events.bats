@@ -355,3 +355,18 @@ tracefs_ns() {
 	[ "$(pffold -e task-clock g.pf | awk '{ s += $NF } END { print s }')" -eq "$ng" ]
 	[ "$(pfscript -e task-clock g.pf 2>/dev/null | grep -c ' task-clock: *$')" -eq "$ng" ]
 }
+
+@test ":ppp on a PMU without caps/max_precise: left to the kernel, with one line naming the event" {
+	# cpu-clock (software) publishes no precise mode: the kernel accepts and ignores it
+	run --separate-stderr pfrec -o p.pf -e cpu-clock:ppp -- "$W/rec_spin" 20
+	assert_success
+	assert_equal "${stderr%%$'\n'*}" "pfrec: -e cpu-clock:ppp: PMU software publishes no caps/max_precise: precise level 3 was left to the kernel, which accepted it (a PMU without a precise mode ignores it)"
+	run pfdump -H p.pf
+	assert_line --partial "precise_ip=3"
+	# quiet: no notice; a PMU with caps/max_precise (the fake cpu: 2) refuses :ppp itself
+	run --separate-stderr pfrec -q -o p.pf -e cpu-clock:p -- "$W/rec_spin" 20
+	assert_equal "$stderr" ""
+	run fake intel --dry-run -e cpu/event=0xc0/ppp
+	assert_failure 2
+	assert_output "pfrec: -e cpu/event=0xc0/ppp: precise level 3 (:ppp) is more than PMU cpu offers (caps/max_precise 2)"
+}
