@@ -150,3 +150,26 @@ per_thread_check() {
 	run pfdump --stats u.pf
 	assert_line "ratio name=cache_miss_rate value=0.1250 percent=12.50 numerator_event=0 denominator_event=1 numerator=1 denominator=8 scaled=0"
 }
+
+@test "pfrec's summary and pfdump show a ratio of real counts: a made-up PMU whose instructions and cycles are task-clock and cpu-clock" {
+	# type 1 (software): events/instructions = task-clock, events/cycles = cpu-clock
+	local fk=$BATS_TEST_TMPDIR/sysfs
+	mkdir -p "$fk/swx/format" "$fk/swx/events"
+	echo 1 >"$fk/swx/type"
+	echo 'config:0-63' >"$fk/swx/format/event"
+	echo 'event=0x1' >"$fk/swx/events/instructions"
+	echo 'event=0x0' >"$fk/swx/events/cycles"
+	PFREC_SYSFS_ROOT=$fk pfrec --count-only -o r.pf -e swx/instructions/ -e swx/cycles/ -- "$W/ev_threads" 20 >/dev/null 2>err.txt
+	local i c want
+	i=$(sed -n 's|^pfrec: swx/instructions/: ||p' err.txt)
+	c=$(sed -n 's|^pfrec: swx/cycles/: ||p' err.txt)
+	[ "$i" -gt 0 ] && [ "$c" -gt 0 ]
+	want=$(awk -v i="$i" -v c="$c" 'BEGIN { printf "%.4f", i / c }')
+	grep -qx "pfrec: instructions per cycle: $want (swx/instructions/ / swx/cycles/)" err.txt
+	run pfdump --stats r.pf
+	assert_line "ratio name=insn_per_cycle value=$want numerator_event=0 denominator_event=1 numerator=$i denominator=$c scaled=0"
+	# the privilege filters differ: no ratio
+	PFREC_SYSFS_ROOT=$fk pfrec --count-only -o r2.pf -e swx/instructions/u -e swx/cycles/ -- "$W/ev_threads" 10 >/dev/null 2>err2.txt
+	run cat err2.txt
+	refute_output --partial "per cycle"
+}

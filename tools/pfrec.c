@@ -2039,6 +2039,7 @@ static void summary(struct rec *R)
 		if (R->o.per_thread)
 			pfrec_threads_print(stderr, prog, &R->threads, e, pe->scale, pe->unit);
 	}
+	pfrec_ratios_print(stderr, prog, R->counts, &R->o.evs, R->pa, R->o.nev);
 	uint64_t all = R->samples + R->lost;
 	if (all && R->lost * 100 > all)
 		fprintf(stderr, "%s: warning: %.1f%% of the samples were lost: use a larger -m or a lower -F\n", prog,

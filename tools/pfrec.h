@@ -159,6 +159,14 @@ void pfrec_threads_print(FILE *f, const char *prog, const struct pfrec_threads *
 			 const char *unit);
 void pfrec_threads_free(struct pfrec_threads *T);
 
+struct pmu_events;
+/* The summary's lines of the ratios perf stat shows (tools/common/ratios.h)
+ * for each pair of counted events of one PMU and privilege filter:
+ * "PROG: instructions per cycle: 1.5000 (instructions / cycles)", miss
+ * rates in percent, ", scaled" when a count was scaled for multiplexing. */
+void pfrec_ratios_print(FILE *f, const char *prog, const struct pfrec_count *c, const struct pmu_events *evs,
+			const struct pmu_attr *pa, int nev);
+
 /* ---- ELF build-ids (pfrec/elf.c) ---- */
 
 /* Reads the NT_GNU_BUILD_ID note of an ELF file (program headers first,

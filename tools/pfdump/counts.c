@@ -13,6 +13,7 @@
 
 #include <pfile/pfile.h>
 
+#include "ratios.h"
 #include "pfdump/counts.h"
 #include "pfdump/out.h"
 
@@ -50,9 +51,7 @@ static struct cval count_of(const uint8_t *kv, size_t len, uint32_t e)
  * event was on a counter for only part of the time it was enabled. */
 static double scaled(const struct cval *c)
 {
-	if (c->running_ns && c->running_ns < c->enabled_ns)
-		return (double)c->value * ((double)c->enabled_ns / (double)c->running_ns);
-	return (double)c->value;
+	return pf_ratio_scaled(c->value, c->enabled_ns, c->running_ns);
 }
 
 static int multiplexed(const struct cval *c)
@@ -120,86 +119,43 @@ static void print_threads(const uint8_t *kv, size_t len, const struct pfd_evinfo
 	}
 }
 
-static const char *const kind_names[][3] = {
-	[PFD_K_CYCLES] = {"cycles", "cpu-cycles", NULL},
-	[PFD_K_INSNS] = {"instructions", NULL, NULL},
-	[PFD_K_CACHE_REFS] = {"cache-references", NULL, NULL},
-	[PFD_K_CACHE_MISSES] = {"cache-misses", NULL, NULL},
-	[PFD_K_BRANCHES] = {"branches", "branch-instructions", NULL},
-	[PFD_K_BRANCH_MISSES] = {"branch-misses", NULL, NULL},
-};
-
-enum pfd_kind pfd_event_kind(const struct pfd_evinfo *ev)
+/* The event's kind for the ratios, from its attr and the spec's text. */
+static enum pf_ratio_kind kind_of(const struct pfd_evinfo *ev)
 {
-	if (!ev->present || !ev->attr)
-		return PFD_K_NONE;
-	if (ev->attr->type == PERF_TYPE_HARDWARE) {
-		switch (ev->attr->config & 0xffffffffu) { /* the PMU type of a hybrid CPU sits above */
-		case PERF_COUNT_HW_CPU_CYCLES: return PFD_K_CYCLES;
-		case PERF_COUNT_HW_INSTRUCTIONS: return PFD_K_INSNS;
-		case PERF_COUNT_HW_CACHE_REFERENCES: return PFD_K_CACHE_REFS;
-		case PERF_COUNT_HW_CACHE_MISSES: return PFD_K_CACHE_MISSES;
-		case PERF_COUNT_HW_BRANCH_INSTRUCTIONS: return PFD_K_BRANCHES;
-		case PERF_COUNT_HW_BRANCH_MISSES: return PFD_K_BRANCH_MISSES;
-		default: return PFD_K_NONE;
-		}
-	}
-	/* PMU/NAME/ or PMU/NAME/MODIFIERS: a sysfs event named as perf's */
-	const char *s = ev->spec, *a = strchr(s, '/'), *b = a ? strchr(a + 1, '/') : NULL;
-	if (!b || strchr(b + 1, '/'))
-		return PFD_K_NONE;
-	size_t n = (size_t)(b - a - 1);
-	for (int k = PFD_K_CYCLES; k <= PFD_K_BRANCH_MISSES; k++)
-		for (int i = 0; i < 3 && kind_names[k][i]; i++)
-			if (strlen(kind_names[k][i]) == n && !memcmp(a + 1, kind_names[k][i], n))
-				return (enum pfd_kind)k;
-	return PFD_K_NONE;
+	return ev->present ? pf_ratio_kind(ev->attr, ev->spec) : PF_RK_NONE;
 }
 
 /* Two events count the same thing at the same places: the same PMU and
  * the same privilege filter (exclude bits). */
 static int same_scope(const struct pfd_evinfo *x, const struct pfd_evinfo *y)
 {
-	const struct perf_event_attr *a = x->attr, *b = y->attr;
-	return !strcmp(x->pmu, y->pmu) && a->exclude_user == b->exclude_user &&
-	       a->exclude_kernel == b->exclude_kernel && a->exclude_hv == b->exclude_hv &&
-	       a->exclude_idle == b->exclude_idle && a->exclude_host == b->exclude_host &&
-	       a->exclude_guest == b->exclude_guest;
+	return !strcmp(x->pmu, y->pmu) && pf_ratio_same_filter(x->attr, y->attr);
 }
-
-static const struct {
-	const char *name;
-	enum pfd_kind num, den;
-	int rate; /* a share: also shown in percent */
-} ratios[] = {
-	{"insn_per_cycle", PFD_K_INSNS, PFD_K_CYCLES, 0},
-	{"cache_miss_rate", PFD_K_CACHE_MISSES, PFD_K_CACHE_REFS, 1},
-	{"branch_miss_rate", PFD_K_BRANCH_MISSES, PFD_K_BRANCHES, 1},
-};
 
 /* One "ratio" per numerator event whose denominator event (the first of
  * the same scope) was counted. */
 static void print_ratios(const uint8_t *kv, size_t len, const struct pfd_evinfo *ev, uint32_t nev)
 {
-	for (size_t r = 0; r < sizeof(ratios) / sizeof(ratios[0]); r++) {
+	for (size_t r = 0; r < pf_ratio_ndefs; r++) {
+		const struct pf_ratio_def *rd = &pf_ratio_defs[r];
 		for (uint32_t i = 0; i < nev; i++) {
-			if (pfd_event_kind(&ev[i]) != ratios[r].num)
+			if (kind_of(&ev[i]) != rd->num)
 				continue;
 			struct cval n = count_of(kv, len, i);
 			if (!n.present)
 				continue;
 			for (uint32_t j = 0; j < nev; j++) {
-				if (pfd_event_kind(&ev[j]) != ratios[r].den || !same_scope(&ev[i], &ev[j]))
+				if (kind_of(&ev[j]) != rd->den || !same_scope(&ev[i], &ev[j]))
 					continue;
 				struct cval d = count_of(kv, len, j);
 				double nd = scaled(&n), dd = scaled(&d);
 				if (!d.present || dd <= 0 || (n.value && !n.running_ns) || (d.value && !d.running_ns))
 					continue;
 				pfd_obj_begin("ratio");
-				pfd_cstr("name", ratios[r].name);
+				pfd_cstr("name", rd->name);
 				pfd_key("value");
 				fprintf(pfd_file(), "%.4f", nd / dd);
-				if (ratios[r].rate) {
+				if (rd->rate) {
 					pfd_key("percent");
 					fprintf(pfd_file(), "%.2f", 100.0 * nd / dd);
 				}

@@ -26,13 +26,4 @@ struct pfd_evinfo {
  * kv (len bytes, key/value layout of 4.1). */
 void pfd_counts_print(const uint8_t *kv, size_t len, const struct pfd_evinfo *ev, uint32_t nev);
 
-/* The derived ratio an event takes part in: perf's generic hardware
- * events (PERF_TYPE_HARDWARE) or a PMU's sysfs event of the same name
- * (spec "PMU/NAME/" with NAME cycles, cpu-cycles, instructions,
- * cache-references, cache-misses, branches, branch-instructions,
- * branch-misses). */
-enum pfd_kind { PFD_K_NONE, PFD_K_CYCLES, PFD_K_INSNS, PFD_K_CACHE_REFS, PFD_K_CACHE_MISSES, PFD_K_BRANCHES,
-		PFD_K_BRANCH_MISSES };
-enum pfd_kind pfd_event_kind(const struct pfd_evinfo *ev);
-
 #endif

@@ -14,6 +14,7 @@
 
 #include "pfrec.h"
 #include "pfrec/pmu.h"
+#include "ratios.h"
 
 static int event_of(uint64_t id, const struct pfrec_count_ids *ids)
 {
@@ -380,4 +381,36 @@ void pfrec_threads_free(struct pfrec_threads *T)
 	free(T->rest);
 	free(T->gone);
 	memset(T, 0, sizeof(*T));
+}
+
+/* ---- derived ratios ---- */
+
+void pfrec_ratios_print(FILE *f, const char *prog, const struct pfrec_count *c, const struct pmu_events *evs,
+			const struct pmu_attr *pa, int nev)
+{
+	for (size_t r = 0; r < pf_ratio_ndefs; r++) {
+		const struct pf_ratio_def *rd = &pf_ratio_defs[r];
+		for (int i = 0; i < nev; i++) {
+			const struct pmu_event *ei = &evs->ev[i];
+			if (!c[i].nr_read || pf_ratio_kind(&pa[i].attr, ei->text) != rd->num)
+				continue;
+			for (int j = 0; j < nev; j++) {
+				const struct pmu_event *ej = &evs->ev[j];
+				if (!c[j].nr_read || pf_ratio_kind(&pa[j].attr, ej->text) != rd->den ||
+				    strcmp(ei->pmu, ej->pmu) || !pf_ratio_same_filter(&pa[i].attr, &pa[j].attr))
+					continue;
+				double n = pfrec_count_scaled(&c[i]), d = pfrec_count_scaled(&c[j]);
+				if (d <= 0 || (c[i].value && !c[i].running_ns) || (c[j].value && !c[j].running_ns))
+					continue;
+				int sc = c[i].running_ns < c[i].enabled_ns || c[j].running_ns < c[j].enabled_ns;
+				if (rd->rate)
+					fprintf(f, "%s: %s: %.2f%% (%s / %s%s)\n", prog, rd->what, 100.0 * n / d, ei->name,
+						ej->name, sc ? ", scaled" : "");
+				else
+					fprintf(f, "%s: %s: %.4f (%s / %s%s)\n", prog, rd->what, n / d, ei->name, ej->name,
+						sc ? ", scaled" : "");
+				break;
+			}
+		}
+	}
 }
