@@ -624,7 +624,7 @@ static void print_counts(void)
 	if (!counts_kv)
 		return;
 	struct pfd_evinfo *ev = calloc(ndescs ? ndescs : 1, sizeof(*ev));
-	char (*txt)[4][64] = calloc(ndescs ? ndescs : 1, sizeof(*txt));
+	char (*txt)[4][256] = calloc(ndescs ? ndescs : 1, sizeof(*txt));
 	if (!ev || !txt) {
 		free(ev);
 		free(txt);
