@@ -24,16 +24,21 @@ close() {
 	awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= b * 0.05 + 5000000) }'
 }
 
-# per_thread_check FILE OUT EVENT: each thread's count of EVENT (task-clock or
-# cpu-clock: ns) is its own CPU time as the workload read it (OUT), and the
-# threads' counts add up to the event's total exactly.
+# per_thread_check FILE OUT EVENT [ERR]: each thread's count of EVENT
+# (task-clock or cpu-clock: ns) is its own CPU time as the workload read it
+# (OUT), and the threads' counts add up to the event's total exactly. Where
+# pfrec's stderr (ERR) says the kernel is older than 6.12 (its contexts swap:
+# the counts per thread are approximate, as pfrec.1 says), only the sum.
 per_thread_check() {
-	local f=$1 o=$2 e=$3 tid ns got sum total
+	local f=$1 o=$2 e=$3 tid ns got sum total exact=1
+	if [ -n "${4:-}" ] && grep -q 'this kernel (before 6.12) swaps the events of threads' "$4"; then
+		exact=0
+	fi
 	run pfdump --stats --json "$f"
 	refute_sanitizer
 	local js=$output
 	[ "$(grep -c '^tid ' "$o")" -eq 3 ]
-	while read -r _ tid _ ns; do
+	while [ "$exact" = 1 ] && read -r _ tid _ ns; do
 		got=$(jq -r "select(.type==\"thread_count\" and .event==$e and .tid==$tid) | .value" <<<"$js")
 		[ -n "$got" ] || { echo "no count of thread $tid for event $e" >&2; return 1; }
 		close "$got" "$ns" || { echo "event $e, thread $tid: counted $got ns, its own clock $ns ns" >&2; return 1; }
@@ -51,8 +56,8 @@ per_thread_check() {
 @test "--per-thread: each thread's task-clock and cpu-clock is its own CPU time, sampling and --count-only" {
 	# 100, 200 and 300 ms of CPU in the main thread and two others
 	pfrec --per-thread -o s.pf -e task-clock -e cpu-clock -- "$W/ev_threads" 100 >out.txt 2>err.txt
-	per_thread_check s.pf out.txt 0
-	per_thread_check s.pf out.txt 1
+	per_thread_check s.pf out.txt 0 err.txt
+	per_thread_check s.pf out.txt 1 err.txt
 	# the summary prints the same counts under each event's line
 	local tid got
 	while read -r _ tid _ _; do
@@ -61,9 +66,9 @@ per_thread_check() {
 	done <out.txt
 	run pfdump --stats s.pf
 	assert_line --regexp "^thread_count event=0 name=task-clock pid=[0-9]+ tid=[0-9]+ value=[0-9]+ time_enabled_ns=[0-9]+ time_running_ns=[0-9]+$"
-	pfrec --per-thread --count-only -o c.pf -e '{task-clock,cpu-clock}' -- "$W/ev_threads" 100 >out2.txt 2>/dev/null
-	per_thread_check c.pf out2.txt 0
-	per_thread_check c.pf out2.txt 1
+	pfrec --per-thread --count-only -o c.pf -e '{task-clock,cpu-clock}' -- "$W/ev_threads" 100 >out2.txt 2>err2.txt
+	per_thread_check c.pf out2.txt 0 err2.txt
+	per_thread_check c.pf out2.txt 1 err2.txt
 	# without --per-thread: no thread counts, the totals still right
 	pfrec -o n.pf -e task-clock -- "$W/ev_threads" 50 >out3.txt 2>/dev/null
 	run pfdump --stats --json n.pf
