@@ -129,8 +129,9 @@ static inline int has_trailer(uint32_t type)
 /* EVENT payloads                                                            */
 /* ------------------------------------------------------------------------ */
 
-int pf_event_encode(struct pf_buf *out, const struct perf_event_attr *attr, uint32_t attr_size,
-		    const uint64_t *ids, uint32_t n_ids, const char *name)
+/* The payload; `have` bytes of attr are read, the rest of attr_size are zeros. */
+static int event_encode(struct pf_buf *out, const void *attr, uint32_t attr_size, size_t have, const uint64_t *ids,
+			uint32_t n_ids, const char *name)
 {
 	static const uint8_t zeros[64];
 	size_t name_len = name ? strlen(name) : 0;
@@ -143,7 +144,8 @@ int pf_event_encode(struct pf_buf *out, const struct perf_event_attr *attr, uint
 	if ((rc = pf_buf_put_le32(out, attr_size)) < 0 || (rc = pf_buf_put_le32(out, n_ids)) < 0 ||
 	    (rc = pf_buf_put_le16(out, (uint16_t)name_len)) < 0 || (rc = pf_buf_put_le16(out, 0)) < 0)
 		return rc;
-	size_t have = attr_size < sizeof(*attr) ? attr_size : sizeof(*attr);
+	if (have > attr_size)
+		have = attr_size;
 	if ((rc = pf_buf_put(out, attr, have)) < 0)
 		return rc;
 	for (size_t left = attr_size - have; left > 0;) {
@@ -157,6 +159,18 @@ int pf_event_encode(struct pf_buf *out, const struct perf_event_attr *attr, uint
 	if (name_len && (rc = pf_buf_put(out, name, name_len)) < 0)
 		return rc;
 	return 0;
+}
+
+int pf_event_encode(struct pf_buf *out, const struct perf_event_attr *attr, uint32_t attr_size,
+		    const uint64_t *ids, uint32_t n_ids, const char *name)
+{
+	return event_encode(out, attr, attr_size, sizeof(*attr), ids, n_ids, name);
+}
+
+int pf_event_encode_bytes(struct pf_buf *out, const void *attr, uint32_t attr_size, const uint64_t *ids,
+			  uint32_t n_ids, const char *name)
+{
+	return event_encode(out, attr, attr_size, attr_size, ids, n_ids, name);
 }
 
 /* Checks an EVENT payload's lengths; fills the header fields. */
@@ -276,11 +290,12 @@ int pf_events_add(struct pf_events *evs, const struct pf_section *sec)
 	if (rc < 0)
 		return rc;
 	const uint8_t *a = sec->data + EV_HDR_SIZE;
-	if (attr_size > sizeof(struct perf_event_attr)) {
-		for (size_t i = sizeof(struct perf_event_attr); i < attr_size; i++)
-			if (a[i])
-				return -EPROTONOSUPPORT;
-	}
+	/* fields past those this library knows (config3 is known even where
+	 * the system's struct ends before it) must be zero */
+	size_t known = sizeof(struct perf_event_attr) > ATTR_KNOWN_SIZE ? sizeof(struct perf_event_attr) : ATTR_KNOWN_SIZE;
+	for (size_t i = known; i < attr_size; i++)
+		if (a[i])
+			return -EPROTONOSUPPORT;
 	if (evs->n == evs->cap) {
 		uint32_t ncap = evs->cap ? evs->cap * 2 : 8;
 		struct pf_event *nev = realloc(evs->ev, ncap * sizeof(*nev));
@@ -293,6 +308,8 @@ int pf_events_add(struct pf_events *evs, const struct pf_section *sec)
 	memset(e, 0, sizeof(*e));
 	memcpy(&e->attr, a, attr_size < sizeof(e->attr) ? attr_size : sizeof(e->attr));
 	e->attr_size = attr_size;
+	if (attr_size >= ATTR_KNOWN_SIZE)
+		memcpy(&e->config3, a + ATTR_KNOWN_SIZE - 8, 8);
 	e->index = evs->n;
 	if (n_ids) {
 		e->ids = malloc((size_t)n_ids * 8);

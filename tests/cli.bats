@@ -92,3 +92,44 @@ opts_zsh() {
 	done
 	[ "$bad" -eq 0 ]
 }
+
+# pfrec_complete WORD...: what pfrec's bash completion offers for the words
+# given as bash splits them (':' breaks words), the last one being completed,
+# on the fake sysfs (Intel-like) and tracefs trees.
+pfrec_complete() {
+	local fx="$PFTOOLS_SRC/tests/fixtures" words
+	printf -v words '%q ' "$@"
+	PFREC_SYSFS_ROOT="$fx/sysfs/intel" PFREC_TRACEFS_ROOT="$fx/tracefs" bash -c "
+		source '$PFTOOLS_SRC/completions/bash/pfrec'
+		COMP_WORDS=(pfrec $words); COMP_CWORD=\$((\${#COMP_WORDS[@]} - 1)); _pfrec
+		printf '%s\n' \"\${COMPREPLY[@]}\"" | sort
+}
+
+@test "pfrec's -e completion: generic names, PMU and event names from sysfs, tracepoints from tracefs" {
+	# the fake trees: PMUs cpu, msr, ... with events; tracefs events/sched/{sched_switch,
+	# sched_wakeup}/id, events/irq/irq_handler_entry/id, and files (enable,
+	# header_page) that are not tracepoints
+	run pfrec_complete -e sch
+	assert_output $'sched:sched_switch\nsched:sched_wakeup'
+	run pfrec_complete -e i
+	assert_output $'instructions\nirq:irq_handler_entry'
+	run pfrec_complete -e cpu/branch-m
+	assert_output 'cpu/branch-misses/'
+	run pfrec_complete -e ms
+	assert_output $'msr/\nmsr/aperf/\nmsr/mperf/\nmsr/tsc/'
+	# after the ':' bash asks for the rest of the word only
+	run pfrec_complete -e sched : sched_w
+	assert_output 'sched_wakeup'
+	run pfrec_complete -e sched :
+	assert_output $':sched_switch\n:sched_wakeup'
+	run pfrec_complete -e nosuch : x
+	assert_output ''
+	# a tracefs root without events/: no tracepoints, PMUs still there
+	PFREC_TRACEFS_ROOT=$BATS_TEST_TMPDIR run bash -c "source '$PFTOOLS_SRC/completions/bash/pfrec'; COMP_WORDS=(pfrec -e s); COMP_CWORD=2; _pfrec; printf '%s\n' \"\${COMPREPLY[@]}\""
+	refute_output --partial 'sched:'
+	assert_line 'stalled-cycles-frontend'
+	if command -v zsh >/dev/null; then
+		zsh -n "$PFTOOLS_SRC/completions/zsh/_pfrec"
+	fi
+	grep -q 'PFREC_TRACEFS_ROOT' "$PFTOOLS_SRC/completions/zsh/_pfrec"
+}

@@ -286,3 +286,87 @@ tracefs_ns() {
 	run pfrec -o s.pf -e cpu-clock -- "$W/rec_spin" 50
 	assert_line --regexp "^pfrec: cpu-clock: [0-9]+$"
 }
+
+@test "config3: pfrec writes a 136-byte attr with it (Linux 6.3+), pfdump reads it back, whatever the system header" {
+	# a made-up PMU whose type is the software one (1), with a field in
+	# config3: the kernel (6.3+) opens it as task-clock (config 1) and
+	# ignores config3; the attr must still keep it (Debian 12's
+	# <linux/perf_event.h> ends before config3: pfrec wrote zeros there)
+	local fk=$BATS_TEST_TMPDIR/sysfs
+	mkdir -p "$fk/swx/format"
+	echo 1 >"$fk/swx/type"
+	echo 'config:0-63' >"$fk/swx/format/event"
+	echo 'config3:0-63' >"$fk/swx/format/ext"
+	PFREC_SYSFS_ROOT=$fk run pfrec --dry-run -e 'swx/event=0x1,ext=0x5/'
+	assert_output --partial " type=1 config=0x1 config1=0x0 config2=0x0 config3=0x5 "
+	[ "$(uname -r | awk -F. '{ print ($1 > 6 || ($1 == 6 && $2 >= 3)) }')" = 1 ] || skip "kernel before 6.3: no config3"
+	PFREC_SYSFS_ROOT=$fk pfrec -q -o c3.pf -e 'swx/event=0x1,ext=0x5/' -- "$W/rec_spin" 20
+	run pfdump -H c3.pf
+	refute_sanitizer
+	assert_success
+	assert_line --regexp "^  event 0 name=swx/event=0x1,ext=0x5/ attr_type=1 config=0x1 config3=0x5 .* attr_size=136 "
+	run json c3.pf 'select(.type=="event") | .config3'
+	assert_output '0x5'
+	# an event without config3 keeps the 128-byte attr of older kernels
+	pfrec -q -o c.pf -e cpu-clock -- "$W/rec_spin" 20
+	run pfdump -H c.pf
+	assert_line --regexp "^  event 0 name=cpu-clock attr_type=1 config=0x0 freq=[0-9]+ .* attr_size=128 "
+}
+
+@test "pffold, pfdiff and pfscript -e select the samples of an event by its name as typed" {
+	pfrec -q -o two.pf -e cpu-clock -e task-clock:u -- "$W/rec_spin" 100
+	pfsym -q -o two.sym.pf two.pf
+	# the samples of each event, counted by pfdump (the EVENT's name on each record)
+	local n0 n1
+	n0=$(pfdump --json two.pf | jq -r 'select(.record=="SAMPLE" and .event=="cpu-clock") | .time' | wc -l)
+	n1=$(pfdump --json two.pf | jq -r 'select(.record=="SAMPLE" and .event=="task-clock:u") | .time' | wc -l)
+	[ "$n0" -gt 50 ] && [ "$n1" -gt 50 ]
+	# pffold: folded counts add up to each event's samples
+	[ "$(pffold -e cpu-clock two.sym.pf | awk '{ s += $NF } END { print s }')" -eq "$n0" ]
+	[ "$(pffold -e task-clock:u two.sym.pf | awk '{ s += $NF } END { print s }')" -eq "$n1" ]
+	run pffold -e task-clock two.sym.pf
+	assert_failure 1
+	assert_output --partial "no event named 'task-clock'"
+	# pfscript: only that event's samples, each headed by its name
+	run --separate-stderr pfscript -e task-clock:u two.sym.pf
+	assert_success
+	[ "$(grep -c ' task-clock:u: *$' <<<"$output")" -eq "$n1" ]
+	refute_output --partial 'cpu-clock:'
+	run --separate-stderr pfscript two.sym.pf
+	[ "$(grep -c ' cpu-clock: *$' <<<"$output")" -eq "$n0" ]
+	[ "$(grep -c ' task-clock:u: *$' <<<"$output")" -eq "$n1" ]
+	run --separate-stderr pfscript -e nope two.sym.pf
+	assert_failure 1
+	assert_equal "$stderr" "pfscript: two.sym.pf: no event named 'nope'"
+	# pfdiff: the header counts the chosen event's samples in each input
+	run --separate-stderr pfdiff -e task-clock:u two.sym.pf two.sym.pf
+	assert_success
+	assert_line --index 0 "# base: 1 run, $n1 samples; new: 1 run, $n1 samples"
+	run --separate-stderr pfdiff -e cpu-clock two.sym.pf two.sym.pf
+	assert_line --index 0 "# base: 1 run, $n0 samples; new: 1 run, $n0 samples"
+	run --separate-stderr pfdiff -e nope two.sym.pf two.sym.pf
+	assert_failure 1
+	assert_equal "$stderr" "pfdiff: two.sym.pf: no event named 'nope'"
+	# a group's leader by its own text, not the group's spec
+	pfrec -q -o g.pf -e '{task-clock,cpu-clock}:S' -- "$W/rec_spin" 50
+	local ng
+	ng=$(pfdump --json g.pf | jq -r 'select(.record=="SAMPLE" and .event=="task-clock") | .time' | wc -l)
+	[ "$ng" -gt 20 ]
+	[ "$(pffold -e task-clock g.pf | awk '{ s += $NF } END { print s }')" -eq "$ng" ]
+	[ "$(pfscript -e task-clock g.pf 2>/dev/null | grep -c ' task-clock: *$')" -eq "$ng" ]
+}
+
+@test ":ppp on a PMU without caps/max_precise: left to the kernel, with one line naming the event" {
+	# cpu-clock (software) publishes no precise mode: the kernel accepts and ignores it
+	run --separate-stderr pfrec -o p.pf -e cpu-clock:ppp -- "$W/rec_spin" 20
+	assert_success
+	assert_equal "${stderr%%$'\n'*}" "pfrec: -e cpu-clock:ppp: PMU software publishes no caps/max_precise: precise level 3 was left to the kernel, which accepted it (a PMU without a precise mode ignores it)"
+	run pfdump -H p.pf
+	assert_line --partial "precise_ip=3"
+	# quiet: no notice; a PMU with caps/max_precise (the fake cpu: 2) refuses :ppp itself
+	run --separate-stderr pfrec -q -o p.pf -e cpu-clock:p -- "$W/rec_spin" 20
+	assert_equal "$stderr" ""
+	run fake intel --dry-run -e cpu/event=0xc0/ppp
+	assert_failure 2
+	assert_output "pfrec: -e cpu/event=0xc0/ppp: precise level 3 (:ppp) is more than PMU cpu offers (caps/max_precise 2)"
+}

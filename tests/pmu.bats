@@ -179,9 +179,11 @@ refuse() {
 	check intel 'cycles:D' 'pmu=cpu type=0 pinned=1 mods=D flags=generic'
 	check intel 'msr/tsc/uD' 'pmu=msr type=9 excl=kh pinned=1 mods=uD'
 	# the arm PMU has no caps/max_precise: the kernel decides about :ppp
-	check arm 'armv8_pmuv3/cpu_cycles/ppp' 'pmu=armv8_pmuv3_0 type=8 config=0x11 precise=3'
+	check arm 'armv8_pmuv3/cpu_cycles/ppp' 'pmu=armv8_pmuv3_0 type=8 config=0x11 precise=3 flags=precise_unchecked'
 	# software events have no precise mode in sysfs either
-	check intel 'cpu-clock:ppp' 'pmu=software type=1 precise=3 flags=generic'
+	check intel 'cpu-clock:ppp' 'pmu=software type=1 precise=3 flags=generic,precise_unchecked'
+	# and without p, nothing is left to the kernel
+	check arm 'armv8_pmuv3/cpu_cycles/' 'pmu=armv8_pmuv3_0 type=8 config=0x11'
 }
 
 @test "several events: -e a,b, commas inside /.../, -e a -e b" {

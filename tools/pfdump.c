@@ -14,6 +14,8 @@
 
 #include <pfile/build.h>   /* pf_comms: the thread-name timeline (fork, exec, rename) */
 #include <pfile/records.h>
+#include "pfdump/counts.h"
+#include "pfdump/out.h"
 #include "pfdump/tracepoint.h"
 
 #include "cli.h"
@@ -132,6 +134,14 @@ static void f_cstr(const char *k, const char *s)
 {
 	f_str(k, s, strlen(s));
 }
+
+/* pfdump/out.h, for pfdump's other files */
+FILE *pfd_file(void) { return out; }
+void pfd_obj_begin(const char *type) { obj_begin(type); }
+void pfd_obj_end(void) { obj_end(); }
+void pfd_key(const char *k) { key(k); }
+void pfd_u64(const char *k, uint64_t v) { f_u64(k, v); }
+void pfd_cstr(const char *k, const char *s) { f_cstr(k, s); }
 
 static void f_bytes(const char *k, const uint8_t *b, size_t n)
 {
@@ -512,6 +522,8 @@ struct evdesc {
 	struct pfd_tp tp;   /* tp_format parsed */
 	int has_tp;
 	char tpname[128];   /* "sched:sched_switch" */
+	struct perf_event_attr attr; /* as stored */
+	int has_attr;
 };
 /* The COUNTS section (format/pfile.md 4.9), kept for --stats. */
 static uint8_t *counts_kv;
@@ -537,6 +549,8 @@ static void desc_add(const struct pf_event *ev, const struct pf_section *sec)
 	struct evdesc *d = &descs[index];
 	snprintf(d->name, sizeof(d->name), "%s", ev->name);
 	d->present = 1;
+	d->attr = ev->attr;
+	d->has_attr = 1;
 	if (!kv)
 		return;
 	uint8_t *copy = malloc(len);
@@ -604,49 +618,34 @@ static void desc_get(uint32_t index, const char *key, char *out, size_t size)
 		pf_kv_get(descs[index].kv, descs[index].kv_len, key, out, size);
 }
 
-/* One "count" line per event: value, times enabled and running, the value
- * scaled when it was multiplexed, and the PMU's scale and unit applied. */
+/* The "count", "thread_count" and "ratio" objects (pfdump/counts.c). */
 static void print_counts(void)
 {
 	if (!counts_kv)
 		return;
-	for (uint32_t i = 0; i < ndescs; i++) {
-		char k[48], v[32], e[32], r[32];
-		snprintf(k, sizeof(k), "%u.value", i);
-		if (pf_kv_get(counts_kv, counts_len, k, v, sizeof(v)) < 0)
-			continue;
-		snprintf(k, sizeof(k), "%u.time_enabled_ns", i);
-		if (pf_kv_get(counts_kv, counts_len, k, e, sizeof(e)) < 0)
-			e[0] = 0;
-		snprintf(k, sizeof(k), "%u.time_running_ns", i);
-		if (pf_kv_get(counts_kv, counts_len, k, r, sizeof(r)) < 0)
-			r[0] = 0;
-		uint64_t val = strtoull(v, NULL, 10), ena = strtoull(e, NULL, 10), run = strtoull(r, NULL, 10);
-		obj_begin("count");
-		f_u64("event", i);
-		if (i < ndescs && descs[i].present)
-			f_cstr("name", descs[i].name);
-		f_u64("value", val);
-		f_u64("time_enabled_ns", ena);
-		f_u64("time_running_ns", run);
-		double scaled = (double)val;
-		if (run && run < ena) {
-			scaled = (double)val * ((double)ena / (double)run);
-			key("scaled");
-			fprintf(out, "%.0f", scaled);
-			key("running_share");
-			fprintf(out, "%.4f", (double)run / (double)ena);
-		}
-		char sc[64], unit[64];
-		desc_get(i, "scale", sc, sizeof(sc));
-		desc_get(i, "unit", unit, sizeof(unit));
-		if (sc[0] || unit[0]) {
-			key("in_unit");
-			fprintf(out, "%.6g", scaled * (sc[0] ? strtod(sc, NULL) : 1.0));
-			f_cstr("unit", unit);
-		}
-		obj_end();
+	struct pfd_evinfo *ev = calloc(ndescs ? ndescs : 1, sizeof(*ev));
+	char (*txt)[4][256] = calloc(ndescs ? ndescs : 1, sizeof(*txt));
+	if (!ev || !txt) {
+		free(ev);
+		free(txt);
+		return;
 	}
+	for (uint32_t i = 0; i < ndescs; i++) {
+		ev[i].present = descs[i].present;
+		ev[i].name = descs[i].name;
+		ev[i].attr = descs[i].has_attr ? &descs[i].attr : NULL;
+		desc_get(i, "spec", txt[i][0], sizeof(txt[i][0]));
+		desc_get(i, "pmu", txt[i][1], sizeof(txt[i][1]));
+		desc_get(i, "scale", txt[i][2], sizeof(txt[i][2]));
+		desc_get(i, "unit", txt[i][3], sizeof(txt[i][3]));
+		ev[i].spec = txt[i][0];
+		ev[i].pmu = txt[i][1];
+		ev[i].scale = txt[i][2][0] ? strtod(txt[i][2], NULL) : 1.0;
+		ev[i].unit = txt[i][3];
+	}
+	pfd_counts_print(counts_kv, counts_len, ev, ndescs);
+	free(ev);
+	free(txt);
 }
 
 static int tp_first;
@@ -1233,6 +1232,12 @@ static void print_event(const struct pf_event *ev)
 	}
 	f_u64("attr_type", a->type);
 	f_hex("config", a->config);
+	if (a->config1)
+		f_hex("config1", a->config1);
+	if (a->config2)
+		f_hex("config2", a->config2);
+	if (ev->config3)
+		f_hex("config3", ev->config3);
 	if (a->freq)
 		f_u64("freq", a->sample_freq);
 	else

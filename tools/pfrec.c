@@ -87,6 +87,7 @@ struct opts {
 	int list; const char *list_pattern; /* --list [PATTERN] */
 	int dry_run;                /* --dry-run: print the attrs, open nothing */
 	int count_only;             /* --count-only: count, never sample */
+	int per_thread;             /* --per-thread: counts per thread too (inherit_stat) */
 	unsigned freq; int freq_given;
 	uint64_t period;
 	int callchain;
@@ -136,8 +137,12 @@ struct rec {
 	char fallback[256];
 	int kernel_build_ids;
 	struct pfrec_count counts[MAX_EVENTS]; /* read at the end */
+	struct pfrec_threads threads;    /* --per-thread */
+	uint32_t *task_pid;              /* the process of each tasks[] entry (0: unknown) */
 	int extra_fields;                /* an event samples READ or RAW */
 	int no_inherit_read;             /* the kernel refused inherit with PERF_SAMPLE_READ */
+	int per_thread_read;             /* --per-thread added PERF_SAMPLE_READ to event 0 */
+	int no_per_thread_read;          /* ... and the kernel refused it */
 	int forced_user_only;            /* perf_event_paranoid made pfrec drop kernel samples */
 
 	pf_writer *w; int outfd; const char *outname; int out_regular;
@@ -326,6 +331,8 @@ static void usage(FILE *f)
 		"                             nothing)\n"
 		"      --count-only           count the events without sampling them (as perf\n"
 		"                             stat): the counts go into the file and the summary\n"
+		"      --per-thread           store and print the counts of each thread too\n"
+		"                             (not with -a)\n"
 		"  -F, --freq=HZ              samples per second (default %d)\n"
 		"  -c, --count=PERIOD         one sample every PERIOD events (1 to 2^63-1)\n"
 		"                             instead of -F\n"
@@ -476,7 +483,7 @@ static void resolve_events(struct opts *o)
 
 static void parse_args(struct opts *o, int argc, char **argv)
 {
-	enum { OPT_DURATION = 256, OPT_CALL_GRAPH, OPT_NO_TRANSFORM, OPT_FLUSH_INTERVAL, OPT_FSYNC, OPT_LIST, OPT_DRY_RUN, OPT_COUNT_ONLY };
+	enum { OPT_DURATION = 256, OPT_CALL_GRAPH, OPT_NO_TRANSFORM, OPT_FLUSH_INTERVAL, OPT_FSYNC, OPT_LIST, OPT_DRY_RUN, OPT_COUNT_ONLY, OPT_PER_THREAD };
 	static const struct option lo[] = {
 		{"pid", required_argument, 0, 'p'},
 		{"tid", required_argument, 0, 't'},
@@ -487,6 +494,7 @@ static void parse_args(struct opts *o, int argc, char **argv)
 		{"list", no_argument, 0, OPT_LIST},
 		{"dry-run", no_argument, 0, OPT_DRY_RUN},
 		{"count-only", no_argument, 0, OPT_COUNT_ONLY},
+		{"per-thread", no_argument, 0, OPT_PER_THREAD},
 		{"freq", required_argument, 0, 'F'},
 		{"count", required_argument, 0, 'c'},
 		{"call-graph", required_argument, 0, OPT_CALL_GRAPH},
@@ -547,6 +555,9 @@ static void parse_args(struct opts *o, int argc, char **argv)
 			break;
 		case OPT_COUNT_ONLY:
 			o->count_only = 1;
+			break;
+		case OPT_PER_THREAD:
+			o->per_thread = 1;
 			break;
 		case 'F': {
 			errno = 0;
@@ -659,6 +670,8 @@ static void parse_args(struct opts *o, int argc, char **argv)
 	int modes = (o->npids > 0) + (o->ntids > 0) + (o->all_cpus > 0);
 	if (modes > 1)
 		usage_error("-p, -t and -a exclude each other");
+	if (o->per_thread && o->all_cpus)
+		usage_error("--per-thread counts the threads of a command, -p or -t, not -a");
 	if (o->cmd_argc > 0 && (o->npids || o->ntids))
 		usage_error("give either a command or -p/-t, not both");
 	if (modes == 0 && o->cmd_argc == 0 && !o->dry_run)
@@ -1057,10 +1070,22 @@ static void note_record(struct rec *R, const uint8_t *rec)
 	case PERF_RECORD_THROTTLE:
 		R->throttles++;
 		break;
+	case PERF_RECORD_READ: {
+		struct pfrec_count_ids ids = {R->ids, R->nids, R->o.nev, R->pa};
+		if (R->o.per_thread && pfrec_threads_read_record(&R->threads, rec, size, ID_TRAILER_BYTES, &ids) < 0)
+			verbose("a thread's count (PERF_RECORD_READ of %zu bytes) was not understood", size);
+		break;
+	}
 	case PERF_RECORD_FORK: {
 		struct pf_task k;
 		if (pf_task_decode(ev, hp, &k) == 0 && k.pid != k.ppid)
 			new_process(R, k.pid, t);
+		break;
+	}
+	case PERF_RECORD_EXIT: {
+		struct pf_task k;
+		if (R->o.per_thread && pf_task_decode(ev, hp, &k) == 0 && pfrec_threads_exit(&R->threads, k.pid, k.tid) < 0)
+			verbose("out of memory: thread %u's exit is not counted", (unsigned)k.tid);
 		break;
 	}
 	case PERF_RECORD_COMM: {
@@ -1205,6 +1230,26 @@ static void perm_error(struct rec *R, const char *what)
 	errmsg("%s: permission denied (/proc/sys/kernel/perf_event_paranoid is %d; %s)", what, par, need);
 }
 
+/* An event with a precise level that the kernel refused: when it opens
+ * without one, the level was the fault (perf lets the kernel decide for a
+ * PMU without caps/max_precise, and so does pfrec). @return 1 if reported. */
+static int precise_refused(struct rec *R, int ev, pid_t pid, int cpu, int err)
+{
+	struct pmu_attr t = R->pa[ev];
+	unsigned level = t.attr.precise_ip;
+	t.attr.precise_ip = 0;
+	t.attr.disabled = 1;
+	int fd = pfrec_perf_event_open(&t.attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	close(fd);
+	const struct pmu_event *pe = &R->o.evs.ev[ev];
+	errmsg("-e %s: precise level %u (:%.*s) refused by the kernel (%s): PMU %s has no precise mode of that "
+	       "level%s", pe->spec, level, (int)level, "ppp", strerror(err), pe->pmu,
+	       (pe->flags & PMU_EV_PRECISE_UNCHECKED) ? " (it publishes no caps/max_precise)" : "");
+	return 1;
+}
+
 static void open_error(struct rec *R, int err, int ev, pid_t pid, int cpu)
 {
 	char what[128];
@@ -1212,6 +1257,8 @@ static void open_error(struct rec *R, int err, int ev, pid_t pid, int cpu)
 		snprintf(what, sizeof(what), "%.63s on pid %d", R->evname[ev], (int)pid);
 	else
 		snprintf(what, sizeof(what), "%.63s on CPU %d", R->evname[ev], cpu);
+	if (R->pa[ev].attr.precise_ip && (err == EINVAL || err == EOPNOTSUPP) && precise_refused(R, ev, pid, cpu, err))
+		return;
 	switch (err) {
 	case EACCES:
 	case EPERM:
@@ -1347,6 +1394,15 @@ static void attr_init(struct rec *R, int e)
 	a->sample_id_all = 1;
 	int cmd = R->o.cmd_argc > 0;
 	a->inherit = !R->o.all_cpus && !R->o.ntids;
+	/* a PERF_RECORD_READ with each inherited thread's count at its exit;
+	 * and an inherited PERF_SAMPLE_READ event, which keeps the kernel
+	 * from swapping the contexts of two threads at a context switch
+	 * (Linux 6.12+): swapped, the per-CPU counts of the threads mix */
+	a->inherit_stat = R->o.per_thread && a->inherit;
+	if (a->inherit_stat && e == 0 && !(a->sample_type & PERF_SAMPLE_READ) && !R->no_per_thread_read) {
+		a->sample_type |= PERF_SAMPLE_READ;
+		R->per_thread_read = 1;
+	}
 	a->enable_on_exec = cmd && !R->o.all_cpus && s->leader == e;
 	if ((a->sample_type & PERF_SAMPLE_READ) && R->no_inherit_read)
 		a->inherit = 0; /* as the group's leader (open_first) */
@@ -1379,6 +1435,15 @@ static int open_first(struct rec *R, int e, pid_t pid, int cpu, int group_fd)
 		verbose("perf_event_open(%s, pid %d, cpu %d): %s", R->evname[e], (int)pid, cpu, strerror(err));
 		if ((err == EINVAL || err == E2BIG) && a->build_id) {
 			a->build_id = 0; /* before 5.12: read build-ids from the files */
+			continue;
+		}
+		if (err == EINVAL && e == 0 && R->per_thread_read && (a->sample_type & PERF_SAMPLE_READ)) {
+			/* before Linux 6.12: per-thread counts with swapped contexts */
+			a->sample_type &= ~(uint64_t)PERF_SAMPLE_READ;
+			R->per_thread_read = 0;
+			R->no_per_thread_read = 1;
+			notice("%s: this kernel (before 6.12) swaps the events of threads at context switches: "
+			       "the counts per thread may be approximate", R->evname[e]);
 			continue;
 		}
 		if (err == EINVAL && a->inherit && (a->sample_type & PERF_SAMPLE_READ)) {
@@ -1553,6 +1618,10 @@ static int open_events(struct rec *R)
 				}
 			}
 		}
+		if (R->o.evs.ev[e].flags & PMU_EV_PRECISE_UNCHECKED)
+			notice("-e %s: PMU %s publishes no caps/max_precise: precise level %u was left to the kernel, "
+			       "which accepted it (a PMU without a precise mode ignores it)", R->o.evs.ev[e].spec,
+			       R->o.evs.ev[e].pmu, (unsigned)R->pa[e].attr.precise_ip);
 		verbose("opened %s (%s clock, %s) on %d task(s) x %d CPU(s)", R->evname[e],
 			R->pa[e].attr.use_clockid ? "monotonic" : "perf", R->pa[e].attr.exclude_kernel ? "user only" : "user+kernel",
 			R->ntasks, R->ncpus);
@@ -1588,6 +1657,25 @@ static int add_task(struct rec *R, pid_t t)
 		return -1;
 	R->tasks = n;
 	R->tasks[R->ntasks++] = t;
+	return 0;
+}
+
+/* The process (Tgid of /proc/TID/status) of each task, for --per-thread. */
+static int task_pids(struct rec *R)
+{
+	R->task_pid = calloc((size_t)R->ntasks, sizeof(*R->task_pid));
+	if (!R->task_pid) {
+		errmsg("out of memory");
+		return -1;
+	}
+	for (int t = 0; t < R->ntasks; t++) {
+		char path[64], *text = NULL, *p;
+		size_t len;
+		snprintf(path, sizeof(path), "/proc/%d/status", (int)R->tasks[t]);
+		if (pfrec_read_file(path, 1 << 16, &text, &len) == 0 && (p = strstr(text, "\nTgid:")))
+			R->task_pid[t] = (uint32_t)strtoul(p + 6, NULL, 10);
+		free(text);
+	}
 	return 0;
 }
 
@@ -1875,7 +1963,7 @@ static void write_end(struct rec *R)
  * both are sums over the CPUs. */
 static void write_counts(struct rec *R)
 {
-	struct pfrec_count_ids ids = {R->ids, R->nids, R->o.nev};
+	struct pfrec_count_ids ids = {R->ids, R->nids, R->o.nev, R->pa};
 	struct pfrec_count task[MAX_EVENTS], one[MAX_EVENTS];
 	for (int t = 0; t < R->ntasks; t++) {
 		memset(task, 0, sizeof(task));
@@ -1889,6 +1977,9 @@ static void write_counts(struct rec *R)
 					continue;
 				memset(one, 0, sizeof(one));
 				int rc = pfrec_count_read(fd, a->read_format, &ids, one);
+				if (rc == 0 && R->o.per_thread)
+					rc = pfrec_threads_fd(&R->threads, fd, a->read_format, &ids,
+							      R->task_pid ? R->task_pid[t] : 0, (uint32_t)R->tasks[t]);
 				if (rc < 0) {
 					verbose("%s: cannot read its count: %s", R->evname[e], strerror(-rc));
 					continue;
@@ -1914,6 +2005,8 @@ static void write_counts(struct rec *R)
 		}
 	}
 	struct pf_buf b = {0};
+	if (R->o.per_thread && (pfrec_threads_finish(&R->threads) < 0 || pfrec_threads_encode(&b, &R->threads) < 0))
+		errmsg("out of memory: the counts per thread are not stored");
 	if (pfrec_counts_encode(&b, R->counts, R->o.nev) == 0 && b.len)
 		put_section(R, PF_SEC_COUNTS, &b);
 	pf_buf_free(&b);
@@ -1943,7 +2036,10 @@ static void summary(struct rec *R)
 				 c->enabled_ns ? 100.0 * (double)c->running_ns / (double)c->enabled_ns : 0.0,
 				 c->running_ns ? "" : ": never counted");
 		fprintf(stderr, "%s: %s: %s%s\n", prog, R->evname[e], val, scaled);
+		if (R->o.per_thread)
+			pfrec_threads_print(stderr, prog, &R->threads, e, pe->scale, pe->unit);
 	}
+	pfrec_ratios_print(stderr, prog, R->counts, &R->o.evs, R->pa, R->o.nev);
 	uint64_t all = R->samples + R->lost;
 	if (all && R->lost * 100 > all)
 		fprintf(stderr, "%s: warning: %.1f%% of the samples were lost: use a larger -m or a lower -F\n", prog,
@@ -1979,7 +2075,9 @@ static int write_header_sections(struct rec *R)
 	put_section(R, PF_SEC_META, &b);
 	for (int e = 0; e < R->o.nev; e++) {
 		b.len = 0;
-		if (pf_event_encode(&b, &R->pa[e].attr, R->pa[e].attr.size, R->ids[e], R->nids[e], R->evname[e]) < 0) {
+		/* attr.size covers config3 when it is used, from the pmu_attr
+		 * that holds it whatever this system's header has */
+		if (pf_event_encode_bytes(&b, &R->pa[e], R->pa[e].attr.size, R->ids[e], R->nids[e], R->evname[e]) < 0) {
 			errmsg("out of memory");
 			pf_buf_free(&b);
 			return -1;
@@ -2270,6 +2368,8 @@ int main(int argc, char **argv)
 	}
 
 	int rc = 1;
+	if (R->o.per_thread && task_pids(R) < 0)
+		goto fail_early;
 	if (open_events(R) < 0)
 		goto fail_early;
 	if (open_output(R) < 0 || start_writer(R) < 0)
@@ -2367,6 +2467,8 @@ int main(int argc, char **argv)
 	free(R->rings);
 	free(R->cpus);
 	free(R->tasks);
+	free(R->task_pid);
+	pfrec_threads_free(&R->threads);
 	free(R->tmp);
 	free(R->o.pids);
 	free(R->o.tids);

@@ -100,6 +100,7 @@ struct pfrec_count_ids {
 	uint64_t *const *ids;
 	const uint32_t *nids;
 	int nev;
+	const struct pmu_attr *pa; /* the attr of each event (read_format), for PERF_RECORD_READ */
 };
 /* Reads one event fd opened with `read_format` (ID required; GROUP reads
  * every member) and adds its values to out[event]. @return 0, -errno from
@@ -110,6 +111,61 @@ int pfrec_count_read(int fd, uint64_t read_format, const struct pfrec_count_ids 
 int pfrec_counts_encode(struct pf_buf *b, const struct pfrec_count *c, int nev);
 /* value x enabled / running when the event was multiplexed, else value. */
 double pfrec_count_scaled(const struct pfrec_count *c);
+
+/* ---- per-thread counts, --per-thread (pfrec/counts.c) ----
+ *
+ * Following a task with inherit, the kernel gives an inherited thread's
+ * count to its parent event when the thread exits; with inherit_stat it
+ * also writes a PERF_RECORD_READ {pid, tid, read_format values,
+ * sample_id} into the ring at that moment (include/uapi/linux/perf_event.h;
+ * kernel/events/core.c, sync_child_event()). A thread's count is then the
+ * sum of its READ records; the followed task's own is its descriptors'
+ * read minus the READ records of their inherited threads (the kernel
+ * added exactly those). */
+struct pfrec_tcount {
+	int event;               /* EVENT index */
+	uint32_t pid, tid;
+	uint64_t id;             /* the parent event's id (exited entries) */
+	uint64_t value, enabled_ns, running_ns;
+	uint32_t nr_read;
+};
+struct pfrec_threads {
+	struct pfrec_tcount *exited; size_t nexited, capexited; /* one per READ value */
+	struct pfrec_tcount *rest; size_t nrest, caprest;       /* the followed tasks' own, per (event, tid) */
+	struct pfrec_tcount *gone; size_t ngone, capgone;       /* PERF_RECORD_EXIT: pid, tid */
+	struct pfrec_tcount *sum; size_t nsum, capsum;          /* per (event, tid) */
+};
+/* Notes a thread's PERF_RECORD_EXIT. @return 0 or -ENOMEM. */
+int pfrec_threads_exit(struct pfrec_threads *T, uint32_t pid, uint32_t tid);
+/* Keeps the values of one PERF_RECORD_READ of `size` bytes whose sample_id
+ * trailer is `trailer` bytes (its last u64 the identifier). @return 0,
+ * -EIO when malformed, -ENOENT for an unknown id, -ENOMEM. */
+int pfrec_threads_read_record(struct pfrec_threads *T, const uint8_t *rec, size_t size, size_t trailer,
+			      const struct pfrec_count_ids *ids);
+/* Reads one descriptor of the followed thread `tid` (process `pid`) and
+ * adds its own part (without the exited inherited threads). @return 0 or -errno. */
+int pfrec_threads_fd(struct pfrec_threads *T, int fd, uint64_t read_format, const struct pfrec_count_ids *ids,
+		     uint32_t pid, uint32_t tid);
+/* Adds the exited threads and the followed tasks' own counts into the sums,
+ * sorted by event and tid. A followed task's own count goes to the one
+ * exited thread that wrote no READ record when that thread is not the task
+ * (inherit_stat moved the task's events to it; see rest_owner()). @return 0 or -ENOMEM. */
+int pfrec_threads_finish(struct pfrec_threads *T);
+/* Appends version=2 and N.tid.TID.{pid,value,time_enabled_ns,time_running_ns}
+ * (format/pfile.md 4.9). @return 0 or -ENOMEM. */
+int pfrec_threads_encode(struct pf_buf *b, const struct pfrec_threads *T);
+/* The summary's lines of event `event`: "PROG:   tid T (pid P): VALUE". */
+void pfrec_threads_print(FILE *f, const char *prog, const struct pfrec_threads *T, int event, double scale,
+			 const char *unit);
+void pfrec_threads_free(struct pfrec_threads *T);
+
+struct pmu_events;
+/* The summary's lines of the ratios perf stat shows (tools/common/ratios.h)
+ * for each pair of counted events of one PMU and privilege filter:
+ * "PROG: instructions per cycle: 1.5000 (instructions / cycles)", miss
+ * rates in percent, ", scaled" when a count was scaled for multiplexing. */
+void pfrec_ratios_print(FILE *f, const char *prog, const struct pfrec_count *c, const struct pmu_events *evs,
+			const struct pmu_attr *pa, int nev);
 
 /* ---- ELF build-ids (pfrec/elf.c) ---- */
 

@@ -56,6 +56,7 @@ struct ctx {
 	size_t n_keep, cap_keep;
 	int opened; /* the input could be opened */
 	const char *in;
+	const char *event; /* -e: only the samples of the event of this name */
 	uint64_t printed, lost;
 	int werr; /* errno of a failed write */
 };
@@ -71,6 +72,9 @@ static void usage(FILE *f)
 	      "'[unknown] (dso+0xOFF)' frames.\n"
 	      "\n"
 	      "Options:\n"
+	      "  -e, --event=NAME        only the samples of event NAME (its name as given to\n"
+	      "                          pfrec -e: 'cpu-clock', 'cpu/event=0x3c/u'; default:\n"
+	      "                          every event's)\n"
 	      "  -o, --output=FILE       write to FILE instead of standard output\n"
 	      "  -F, --fields=LIST       the fields to print, comma-separated, from comm, pid,\n"
 	      "                          tid, cpu, time, period, event, ip, sym, dso (default:\n"
@@ -389,10 +393,27 @@ static int print_all(struct ctx *c)
 	sort_keep = c->keep;
 	qsort(idx, c->n_keep, sizeof(*idx), cmp_idx);
 	int rc = 0;
-	for (size_t i = 0; i < c->n_keep && rc == 0; i++)
-		rc = print_sample(c, &c->keep[idx[i]]);
+	for (size_t i = 0; i < c->n_keep && rc == 0; i++) {
+		const struct pf_prof_sample *s = &c->keep[idx[i]];
+		if (c->event) {
+			const struct pf_event *ev = s->event < pf_events_count(c->evs) ? pf_events_get(c->evs, s->event) : NULL;
+			if (!ev || strcmp(ev->name, c->event))
+				continue;
+		}
+		rc = print_sample(c, s);
+	}
 	free(idx);
 	return rc;
+}
+
+/* -e: the file has an event of that name (pffold's rule: the EVENT's name,
+ * which pfrec sets to the event as typed). */
+static int event_named(const struct ctx *c)
+{
+	for (size_t i = 0; i < pf_events_count(c->evs); i++)
+		if (!strcmp(pf_events_get(c->evs, i)->name, c->event))
+			return 1;
+	return 0;
 }
 
 static int run(struct ctx *c, int *damaged)
@@ -505,6 +526,13 @@ static int run(struct ctx *c, int *damaged)
 	}
 	if (b && (rc = pf_prof_builder_finish(b)) < 0 && rc != -EBADMSG)
 		goto bad;
+	if (c->event && !event_named(c)) {
+		fprintf(stderr, PROG ": %s: no event named '%s'\n", strcmp(c->in, "-") ? c->in : "<stdin>", c->event);
+		c->opened = 0; /* the error is the one line: no summary */
+		pf_prof_builder_free(b);
+		pf_reader_close(r);
+		return 1;
+	}
 	if ((rc = print_all(c)) < 0)
 		goto bad;
 	pf_prof_builder_free(b);
@@ -526,6 +554,7 @@ int main(int argc, char **argv)
 {
 	enum { O_NOOFF = 256, O_NS };
 	static const struct option longopts[] = {
+		{ "event", required_argument, NULL, 'e' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "fields", required_argument, NULL, 'F' },
 		{ "no-offsets", no_argument, NULL, O_NOOFF },
@@ -544,8 +573,11 @@ int main(int argc, char **argv)
 	const char *out = "-";
 	int quiet = 0, opt;
 	pf_out_ignore_sigpipe();
-	while ((opt = getopt_long(argc, argv, "o:F:jqhV", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "e:o:F:jqhV", longopts, NULL)) != -1) {
 		switch (opt) {
+		case 'e':
+			c.event = optarg;
+			break;
 		case 'o':
 			out = optarg;
 			break;

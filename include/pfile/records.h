@@ -37,8 +37,9 @@ extern "C" {
 /* ------------------------------------------------------------------------ */
 
 /* One event (an EVENT section decoded). `attr` is in host order and zero-filled
- * past the size stored in the file (or cut to this header's size: unknown
- * trailing fields must be zero for decoding to be exact, else -EPROTONOSUPPORT). */
+ * past the size stored in the file (or cut to this header's size: trailing
+ * fields beyond config3 (PERF_ATTR_SIZE_VER8, 136 bytes) must be zero for
+ * decoding to be exact, else -EPROTONOSUPPORT). */
 struct pf_event {
 	struct perf_event_attr attr;
 	uint32_t attr_size;     /* the size stored in the file */
@@ -46,6 +47,9 @@ struct pf_event {
 	uint32_t n_ids;
 	uint64_t *ids;          /* sample ids (PERF_FORMAT_ID / IDENTIFIER values), owned */
 	char name[128];         /* human name: "cpu-clock", "cycles" ... */
+	uint64_t config3;       /* attr bytes 128-135 (config3, Linux 6.3+), 0 when the
+				   file's attr is shorter; set also where this system's
+				   <linux/perf_event.h> has no config3 field (Linux < 6.3 headers) */
 };
 
 /* Encodes an EVENT payload (format/pfile.md 4.2): u32 attr_size, u32 n_ids,
@@ -54,6 +58,14 @@ struct pf_event {
  * machine's order), name bytes. @return 0 or -ENOMEM. */
 int pf_event_encode(struct pf_buf *out, const struct perf_event_attr *attr, uint32_t attr_size,
 		    const uint64_t *ids, uint32_t n_ids, const char *name);
+
+/* As pf_event_encode(), with the attr given as `attr_size` bytes at `attr`
+ * (all of them readable): for an attr longer than this system's struct
+ * perf_event_attr, such as one with config3 (136 bytes) built against Linux
+ * headers older than 6.3, whose fields past the struct pf_event_encode()
+ * would write as zeros. @return 0, -EINVAL (attr_size < 64, NULL pointers) or -ENOMEM. */
+int pf_event_encode_bytes(struct pf_buf *out, const void *attr, uint32_t attr_size, const uint64_t *ids,
+			  uint32_t n_ids, const char *name);
 
 /* Swaps an EVENT payload in place (the attr and ids) to host order.
  * @return 0, -EBADMSG (lengths run past the payload). */

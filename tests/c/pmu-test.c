@@ -74,7 +74,7 @@ static void print_event(const struct pmu_events *evs, int i)
 		const char *name;
 	} fb[] = {{PMU_EV_GENERIC, "generic"}, {PMU_EV_EXPANDED, "expanded"}, {PMU_EV_PERIOD, "period"},
 		  {PMU_EV_FREQ, "freq"}, {PMU_EV_NO_SAMPLE, "nosample"}, {PMU_EV_RAW, "raw"},
-		  {PMU_EV_TRACEPOINT, "tracepoint"}};
+		  {PMU_EV_TRACEPOINT, "tracepoint"}, {PMU_EV_PRECISE_UNCHECKED, "precise_unchecked"}};
 	for (size_t j = 0; j < sizeof(fb) / sizeof(fb[0]); j++)
 		if (e->flags & fb[j].bit)
 			add(flags, sizeof(flags), fb[j].name);

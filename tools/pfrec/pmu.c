@@ -1389,6 +1389,8 @@ static int apply_mods(struct ctx *c, struct proto *p, const struct mods *md)
 		return fail(c, -EOPNOTSUPP, "precise level %d (:%.*s) is more than PMU %s offers (caps/max_precise %d)",
 			    md->precise, md->precise, "ppp", p->desc->name, p->desc->max_precise);
 	a->precise_ip = (unsigned)md->precise & 3;
+	if (md->precise && !(p->desc && p->desc->max_precise >= 0))
+		p->flags |= PMU_EV_PRECISE_UNCHECKED;
 	return 0;
 }
 

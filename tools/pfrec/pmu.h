@@ -115,6 +115,9 @@ const char *pmu_model_tracefs_root(const struct pmu_model *m);
 				  never samples (sample_period stays 0) */
 #define PMU_EV_RAW       0x20u /* rHEX */
 #define PMU_EV_TRACEPOINT 0x40u
+#define PMU_EV_PRECISE_UNCHECKED 0x80u /* :p, :pp or :ppp on a PMU without
+			      caps/max_precise: the level is left to the kernel,
+			      as perf does (software PMUs accept and ignore it) */
 
 /* One event to open. attr holds what the spec decides: size, type,
  * config..config3, exclude_user/kernel/hv/host/guest, precise_ip, pinned,
