@@ -105,7 +105,6 @@ SYM_TOOLS   := pfsym
 EXTRA_LIBS_pfdiff := -lm
 EXTRA_LIBS_pfflame := -lm
 EXTRA_LIBS_pfsym := -liberty
-EXTRA_LIBS_pfscript := $(shell $(PKG_CONFIG) $(PCSTATIC) --libs libelf 2>/dev/null)
 
 # libpfile: the format (libzstd, libxxhash). Its symbols are the pf_ ones
 # (libpfile/libpfile.map); internal functions that cross its files are

@@ -5,8 +5,9 @@
  * The samples and frames come from the resolved profile that pfsym adds
  * (pf_prof_load_section() and pf_prof_samples_next(), profile.h); an
  * unsymbolized recording goes through pf_prof_builder with no symbolizer,
- * its frames then DSO + offset. Symbol offsets ("sym+0x1f") come from the
- * symbol tables of the DSOs (tools/pfscript/symoff.c).
+ * its frames then DSO + offset. Symbol offsets ("sym+0x1f") are those pfsym
+ * stored in each frame (PF_FRAME_HAS_SYMOFF, profile format 1.1): pfscript
+ * reads no ELF file.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -17,7 +18,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "pfscript.h"
 #include "profile.h"
 
 #define PROG "pfscript"
@@ -49,7 +49,7 @@ struct ctx {
 	int json, offsets, ns;
 	struct pf_prof *prof;
 	struct pf_events *evs;
-	struct pf_symoff *so;
+	int old_offsets; /* a named frame without an offset was seen (pfsym before 1.1) */
 	char **fcache; /* frame texts by 2 * frame id + (caller ? 1 : 0) */
 	size_t n_fcache;
 	struct pf_prof_sample *keep; /* the samples, printed at the end */
@@ -167,11 +167,12 @@ static void frame_text(struct ctx *c, const struct pf_prof_frame *f, int ret, st
 		snprintf(t->dso, sizeof t->dso, "%s+0x%" PRIx64, dso, f->file_off);
 	} else {
 		snprintf(t->dso, sizeof t->dso, "%s", dso);
-		if (c->offsets && (f->flags & PF_FRAME_HAS_ADDR) &&
-		    pf_symoff_user(c->so, dso, f->addr, &t->off) == 0) {
-			/* the symbol that holds the address pfsym looked up */
-			t->off += (uint64_t)adj;
+		if (c->offsets && (f->flags & PF_FRAME_HAS_SYMOFF)) {
+			/* pfsym's offset is that of the byte it looked up */
+			t->off = (uint64_t)f->sym_off + (uint64_t)adj;
 			t->has_off = 1;
+		} else if (c->offsets) {
+			c->old_offsets = 1;
 		}
 	}
 }
@@ -591,8 +592,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": %s: %s\n", out, strerror(errno));
 		return 1;
 	}
-	c.so = pf_symoff_new();
-	if (!c.so || pf_prof_new(&c.prof) < 0 || pf_events_new(&c.evs) < 0) {
+	if (pf_prof_new(&c.prof) < 0 || pf_events_new(&c.evs) < 0) {
 		fprintf(stderr, PROG ": %s\n", strerror(ENOMEM));
 		return 1;
 	}
@@ -607,10 +607,13 @@ int main(int argc, char **argv)
 		pf_out_error(PROG, out, e);
 		status = 1;
 	}
+	if (c.old_offsets && !c.werr && !e)
+		fprintf(stderr, PROG ": %s: symbolized by a pfsym older than profile format 1.1: frames "
+				"without +0xOFF (run pfsym again for offsets)\n",
+			strcmp(c.in, "-") ? c.in : "<stdin>");
 	if (!quiet && !c.werr && !e && c.opened)
 		fprintf(stderr, PROG ": %s: %" PRIu64 " samples, %" PRIu64 " lost\n",
 			strcmp(c.in, "-") ? c.in : "<stdin>", c.printed, c.lost);
-	pf_symoff_free(c.so);
 	free(c.keep);
 	for (size_t i = 0; i < c.n_fcache; i++)
 		free(c.fcache[i]);
