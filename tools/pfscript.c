@@ -13,6 +13,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -42,6 +43,12 @@ static const struct { const char *name; unsigned bit; } field_names[] = {
  * recorded the CPU (PERF_SAMPLE_CPU) */
 #define F_DEFAULT (F_COMM | F_TID | F_TIME | F_PERIOD | F_EVENT | F_IP | F_SYM | F_DSO)
 
+/* One frame's text, made once (frame_cached()). */
+struct ftext {
+	char *s; /* NULL until made */
+	size_t len;
+};
+
 struct ctx {
 	FILE *out;
 	unsigned fields;
@@ -50,8 +57,11 @@ struct ctx {
 	struct pf_prof *prof;
 	struct pf_events *evs;
 	int old_offsets; /* a named frame without an offset was seen (pfsym before 1.1) */
-	char **fcache; /* frame texts by 2 * frame id + (caller ? 1 : 0) */
+	struct ftext *fcache; /* frame texts by 2 * frame id + (caller ? 1 : 0) */
 	size_t n_fcache;
+	FILE *mem; /* frame_cached()'s memory stream over mem_buf, mem_len */
+	char *mem_buf;
+	size_t mem_len;
 	struct pf_prof_sample *keep; /* the samples, printed at the end */
 	size_t n_keep, cap_keep;
 	int opened; /* the input could be opened */
@@ -219,39 +229,144 @@ static void write_frame(struct ctx *c, FILE *o, const struct pf_prof_frame *f, i
 /* The text of frame `fid` (as a caller: `ret`), made once: frames repeat
  * in every sample that passes through them. NULL when out of memory. The
  * frame fields are the same for every sample (only cpu varies). */
-static const char *frame_cached(struct ctx *c, uint32_t fid, int ret, unsigned fl)
+static const struct ftext *frame_cached(struct ctx *c, uint32_t fid, int ret, unsigned fl)
 {
 	size_t i = 2 * (size_t)fid + (ret ? 1 : 0);
 	if (i >= c->n_fcache) {
 		size_t n = 2 * (size_t)pf_prof_n_frames(c->prof);
 		if (n <= i)
 			n = i + 1;
-		char **nc = realloc(c->fcache, n * sizeof(*nc));
+		struct ftext *nc = realloc(c->fcache, n * sizeof(*nc));
 		if (!nc)
 			return NULL;
 		memset(nc + c->n_fcache, 0, (n - c->n_fcache) * sizeof(*nc));
 		c->fcache = nc;
 		c->n_fcache = n;
 	}
-	if (!c->fcache[i]) {
-		char *buf = NULL;
-		size_t len = 0;
-		FILE *m = open_memstream(&buf, &len);
-		if (!m)
+	if (!c->fcache[i].s) {
+		/* one memory stream for all frames (a new one costs an 8 KiB
+		 * calloc, most of pfscript's instructions on many frames) */
+		if (!c->mem && !(c->mem = open_memstream(&c->mem_buf, &c->mem_len)))
 			return NULL;
-		write_frame(c, m, pf_prof_frame_get(c->prof, fid), ret, fl);
-		if (fclose(m) != 0) {
-			free(buf);
+		if (fseeko(c->mem, 0, SEEK_SET) != 0)
 			return NULL;
-		}
-		c->fcache[i] = buf;
+		write_frame(c, c->mem, pf_prof_frame_get(c->prof, fid), ret, fl);
+		if (fflush(c->mem) != 0 || !(c->fcache[i].s = malloc(c->mem_len + 1)))
+			return NULL;
+		memcpy(c->fcache[i].s, c->mem_buf, c->mem_len + 1);
+		c->fcache[i].len = c->mem_len;
 	}
-	return c->fcache[i];
+	return &c->fcache[i];
+}
+
+/* Decimal `v` at p, right-aligned in `width` columns filled with `pad`, as
+ * printf's %Nu and %0Nu. @return the end. p needs max(width, 20) bytes. */
+static char *put_u64(char *p, uint64_t v, int width, char pad)
+{
+	char d[20];
+	int n = 0;
+	do {
+		d[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	for (int k = n; k < width; k++)
+		*p++ = pad;
+	while (n > 0)
+		*p++ = d[--n];
+	return p;
+}
+
+/* As put_u64 with `%-Nu`: the number, then spaces up to `width` columns. */
+static char *put_u64_left(char *p, uint64_t v, int width)
+{
+	char *s = p;
+	p = put_u64(p, v, 0, ' ');
+	while (p - s < width)
+		*p++ = ' ';
+	return p;
+}
+
+/* The sample line of perf script (tools/perf/builtin-script.c): the comm
+ * unpadded before a callchain, else in 16 columns; pid/tid in 5; [cpu] in 3
+ * digits; seconds.micro(nano)seconds; period in 10. Made by hand: printf
+ * was a fifth of pfscript's time. */
+static void write_head(struct ctx *c, FILE *o, const struct pf_prof_sample *s, unsigned fl, int chain,
+		       const char *comm, const char *evname)
+{
+	char b[160], *p = b;
+	if (fl & F_COMM) {
+		size_t n = strlen(comm);
+		for (size_t k = n; !chain && k < 16; k++)
+			*p++ = ' ';
+		fwrite(b, 1, (size_t)(p - b), o);
+		fwrite(comm, 1, n, o);
+		p = b;
+		*p++ = ' ';
+	}
+	if ((fl & F_PID) && (fl & F_TID)) {
+		p = put_u64(p, s->pid, 5, ' ');
+		*p++ = '/';
+		p = put_u64_left(p, s->tid, 5);
+		*p++ = ' ';
+	} else if (fl & (F_PID | F_TID)) {
+		p = put_u64(p, (fl & F_PID) ? s->pid : s->tid, 5, ' ');
+		*p++ = ' ';
+	}
+	if (fl & F_CPU) {
+		*p++ = '[';
+		p = put_u64(p, s->cpu, 3, '0');
+		*p++ = ']';
+		*p++ = ' ';
+	}
+	if (fl & F_TIME) {
+		uint64_t sec = s->time / 1000000000u, nsec = s->time % 1000000000u;
+		p = put_u64(p, sec, 5, ' ');
+		*p++ = '.';
+		p = c->ns ? put_u64(p, nsec, 9, '0') : put_u64(p, nsec / 1000, 6, '0');
+		*p++ = ':';
+		*p++ = ' ';
+	}
+	if (fl & F_PERIOD) {
+		p = put_u64(p, s->period, 10, ' ');
+		*p++ = ' ';
+	}
+	fwrite(b, 1, (size_t)(p - b), o);
+	if (fl & F_EVENT) {
+		fputs(evname, o);
+		fputs(": ", o);
+	}
+	putc('\n', o);
+}
+
+/* The frames of leaf node `stack` (leaf first) to `o`, each text made once
+ * (frame_cached()). Whole stacks are not cached: on a VM the page faults of
+ * that memory cost more than the copying it saves. @return 0 or -ENOMEM. */
+static int write_stack(struct ctx *c, FILE *o, uint32_t stack, unsigned fl)
+{
+	int prev = -1, first = 1;
+	for (uint32_t st = stack; st != PF_PROF_NONE && st < pf_prof_n_stacks(c->prof);
+	     st = pf_prof_stack_get(c->prof, st)->parent) {
+		uint32_t fid = pf_prof_stack_get(c->prof, st)->frame;
+		int k = (pf_prof_frame_get(c->prof, fid)->flags & PF_FRAME_KERNEL) != 0;
+		/* the first frame of each part (kernel, user) is where the
+		 * sample was taken or the kernel was entered; the others
+		 * are return addresses */
+		const struct ftext *t = frame_cached(c, fid, prev == k, fl);
+		if (!t)
+			return -ENOMEM;
+		prev = k;
+		if (c->json && !first)
+			putc(',', o);
+		first = 0;
+		fwrite(t->s, 1, t->len, o);
+	}
+	return 0;
 }
 
 static int print_sample(struct ctx *c, const struct pf_prof_sample *s)
 {
 	FILE *o = c->out;
+	int rc;
 	const struct pf_event *ev = s->event < pf_events_count(c->evs) ? pf_events_get(c->evs, s->event) : NULL;
 	unsigned fl = c->fields;
 	if (!c->fields_given && ev && (ev->attr.sample_type & PERF_SAMPLE_CPU))
@@ -260,7 +375,6 @@ static int print_sample(struct ctx *c, const struct pf_prof_sample *s)
 	if (!comm)
 		comm = ":-1";
 	const char *evname = ev && ev->name[0] ? ev->name : "event";
-	uint64_t sec = s->time / 1000000000u, nsec = s->time % 1000000000u;
 	if (c->json) {
 		const char *sep = "{";
 #define SEP() (fputs(sep, o), sep = ",")
@@ -274,20 +388,8 @@ static int print_sample(struct ctx *c, const struct pf_prof_sample *s)
 		if (fl & (F_IP | F_SYM | F_DSO)) {
 			SEP();
 			fputs("\"frames\":[", o);
-			int first = 1, prev = -1;
-			for (uint32_t st = s->stack; st != PF_PROF_NONE && st < pf_prof_n_stacks(c->prof);
-			     st = pf_prof_stack_get(c->prof, st)->parent) {
-				uint32_t fid = pf_prof_stack_get(c->prof, st)->frame;
-				int k = (pf_prof_frame_get(c->prof, fid)->flags & PF_FRAME_KERNEL) != 0;
-				const char *t = frame_cached(c, fid, prev == k, fl);
-				if (!t)
-					return -ENOMEM;
-				prev = k;
-				if (!first)
-					putc(',', o);
-				first = 0;
-				fputs(t, o);
-			}
+			if ((rc = write_stack(c, o, s->stack, fl)) < 0)
+				return rc;
 			putc(']', o);
 		}
 		if (sep[0] == '{')
@@ -295,46 +397,11 @@ static int print_sample(struct ctx *c, const struct pf_prof_sample *s)
 		fputs("}\n", o);
 #undef SEP
 	} else {
-		/* the layout of perf script (tools/perf/builtin-script.c): the comm
-		 * unpadded before a callchain, else in 16 columns; pid/tid in 5;
-		 * [cpu] in 3 digits; seconds.micro(nano)seconds; period in 10 */
 		int chain = (fl & (F_IP | F_SYM | F_DSO)) != 0;
-		if (fl & F_COMM)
-			fprintf(o, chain ? "%s " : "%16s ", comm);
-		if ((fl & F_PID) && (fl & F_TID))
-			fprintf(o, "%5" PRIu32 "/%-5" PRIu32 " ", s->pid, s->tid);
-		else if (fl & F_PID)
-			fprintf(o, "%5" PRIu32 " ", s->pid);
-		else if (fl & F_TID)
-			fprintf(o, "%5" PRIu32 " ", s->tid);
-		if (fl & F_CPU)
-			fprintf(o, "[%03" PRIu32 "] ", s->cpu);
-		if (fl & F_TIME) {
-			if (c->ns)
-				fprintf(o, "%5" PRIu64 ".%09" PRIu64 ": ", sec, nsec);
-			else
-				fprintf(o, "%5" PRIu64 ".%06" PRIu64 ": ", sec, nsec / 1000);
-		}
-		if (fl & F_PERIOD)
-			fprintf(o, "%10" PRIu64 " ", s->period);
-		if (fl & F_EVENT)
-			fprintf(o, "%s: ", evname);
-		putc('\n', o);
+		write_head(c, o, s, fl, chain, comm, evname);
 		if (chain) {
-			int prev = -1;
-			for (uint32_t st = s->stack; st != PF_PROF_NONE && st < pf_prof_n_stacks(c->prof);
-			     st = pf_prof_stack_get(c->prof, st)->parent) {
-				uint32_t fid = pf_prof_stack_get(c->prof, st)->frame;
-				int k = (pf_prof_frame_get(c->prof, fid)->flags & PF_FRAME_KERNEL) != 0;
-				/* the first frame of each part (kernel, user) is where the
-				 * sample was taken or the kernel was entered; the others
-				 * are return addresses */
-				const char *t = frame_cached(c, fid, prev == k, fl);
-				if (!t)
-					return -ENOMEM;
-				prev = k;
-				fputs(t, o);
-			}
+			if ((rc = write_stack(c, o, s->stack, fl)) < 0)
+				return rc;
 			putc('\n', o);
 		}
 	}
@@ -367,33 +434,72 @@ static int on_sample(void *arg, const struct pf_prof_sample *s)
 	return 0;
 }
 
-/* Sorting: indexes into c->keep by (time, index), so that samples of one
- * time keep their file order. */
-static const struct pf_prof_sample *sort_keep;
+/* Sorting: (time, index) keys, so that samples of one time keep their file
+ * order. A bottom-up merge sort that skips the merge of two runs already in
+ * order: a recording holds long runs (one per CPU and RECORDS section), so
+ * most merges are skipped, and no comparison goes through a function
+ * pointer (qsort was a tenth of pfscript's time). */
+struct key {
+	uint64_t time;
+	size_t idx;
+};
 
-static int cmp_idx(const void *a, const void *b)
+static int key_le(const struct key *a, const struct key *b)
 {
-	size_t i = *(const size_t *)a, j = *(const size_t *)b;
-	uint64_t ti = sort_keep[i].time, tj = sort_keep[j].time;
-	if (ti != tj)
-		return ti < tj ? -1 : 1;
-	return i < j ? -1 : i > j;
+	return a->time < b->time || (a->time == b->time && a->idx <= b->idx);
+}
+
+/* Sorts k[0..n) using tmp[0..n). @return the sorted array (k or tmp). */
+static struct key *sort_keys(struct key *k, struct key *tmp, size_t n)
+{
+	for (size_t w = 1; w < n; w *= 2) {
+		for (size_t lo = 0; lo < n; lo += 2 * w) {
+			size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+			if (mid == hi || key_le(&k[mid - 1], &k[mid])) {
+				memcpy(tmp + lo, k + lo, (hi - lo) * sizeof(*k));
+				continue;
+			}
+			size_t i = lo, j = mid, o = lo;
+			while (i < mid && j < hi)
+				tmp[o++] = key_le(&k[i], &k[j]) ? k[i++] : k[j++];
+			memcpy(tmp + o, k + i, (mid - i) * sizeof(*k));
+			o += mid - i;
+			memcpy(tmp + o, k + j, (hi - j) * sizeof(*k));
+		}
+		struct key *t = k;
+		k = tmp;
+		tmp = t;
+	}
+	return k;
 }
 
 static int print_all(struct ctx *c)
 {
-	size_t *idx = malloc((c->n_keep ? c->n_keep : 1) * sizeof(*idx));
-	if (!idx)
+	size_t n = c->n_keep ? c->n_keep : 1;
+	struct key *k = malloc(n * sizeof(*k)), *tmp = malloc(n * sizeof(*tmp));
+	if (!k || !tmp) {
+		free(k);
+		free(tmp);
 		return -ENOMEM;
+	}
 	for (size_t i = 0; i < c->n_keep; i++)
-		idx[i] = i;
-	sort_keep = c->keep;
-	qsort(idx, c->n_keep, sizeof(*idx), cmp_idx);
+		k[i] = (struct key){ c->keep[i].time, i };
+	const struct key *sorted = sort_keys(k, tmp, c->n_keep);
 	int rc = 0;
 	for (size_t i = 0; i < c->n_keep && rc == 0; i++)
-		rc = print_sample(c, &c->keep[idx[i]]);
-	free(idx);
+		rc = print_sample(c, &c->keep[sorted[i].idx]);
+	free(k);
+	free(tmp);
 	return rc;
+}
+
+/* A resolved file: the payloads pfscript reads (the reader skips the
+ * decompression of the others, the raw records above all). */
+static int want_resolved(void *arg, uint16_t type)
+{
+	(void)arg;
+	return type == PF_SEC_STRINGS || type == PF_SEC_FRAMES || type == PF_SEC_STACKS ||
+	       type == PF_SEC_SAMPLES || type == PF_SEC_SYMINFO;
 }
 
 static int run(struct ctx *c, int *damaged)
@@ -430,8 +536,10 @@ static int run(struct ctx *c, int *damaged)
 			if ((rc = pf_events_add(c->evs, &sec)) < 0)
 				goto bad;
 		}
-		if (resolved < 0 && sec.type == PF_SEC_SYMINFO)
+		if (resolved < 0 && sec.type == PF_SEC_SYMINFO) {
 			resolved = 1;
+			pf_reader_set_want(r, want_resolved, NULL);
+		}
 		if (resolved < 0 && sec.type == PF_SEC_RECORDS) {
 			resolved = 0;
 			struct pf_prof_builder_opts bo = { 0 };
@@ -592,6 +700,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": %s: %s\n", out, strerror(errno));
 		return 1;
 	}
+	/* one large buffer (glibc ignores the size without one), no locking:
+	 * the frames are many short writes */
+	static char outbuf[256u << 10];
+	setvbuf(c.out, outbuf, _IOFBF, sizeof outbuf);
+	__fsetlocking(c.out, FSETLOCKING_BYCALLER);
 	if (pf_prof_new(&c.prof) < 0 || pf_events_new(&c.evs) < 0) {
 		fprintf(stderr, PROG ": %s\n", strerror(ENOMEM));
 		return 1;
@@ -616,7 +729,10 @@ int main(int argc, char **argv)
 			strcmp(c.in, "-") ? c.in : "<stdin>", c.printed, c.lost);
 	free(c.keep);
 	for (size_t i = 0; i < c.n_fcache; i++)
-		free(c.fcache[i]);
+		free(c.fcache[i].s);
+	if (c.mem)
+		fclose(c.mem);
+	free(c.mem_buf);
 	free(c.fcache);
 	pf_events_delete(c.evs);
 	pf_prof_delete(c.prof);
