@@ -434,39 +434,31 @@ static int on_sample(void *arg, const struct pf_prof_sample *s)
 	return 0;
 }
 
-/* Sorting: (time, index) keys, so that samples of one time keep their file
- * order. A bottom-up merge sort that skips the merge of two runs already in
- * order: a recording holds long runs (one per CPU and RECORDS section), so
- * most merges are skipped, and no comparison goes through a function
- * pointer (qsort was a tenth of pfscript's time). */
-struct key {
-	uint64_t time;
-	size_t idx;
-};
-
-static int key_le(const struct key *a, const struct key *b)
-{
-	return a->time < b->time || (a->time == b->time && a->idx <= b->idx);
-}
-
-/* Sorts k[0..n) using tmp[0..n). @return the sorted array (k or tmp). */
-static struct key *sort_keys(struct key *k, struct key *tmp, size_t n)
+/* Sorting: indexes of c->keep (4 bytes each: the memory a sort touches is
+ * page faults, and those cost more than the comparisons) by time, samples
+ * of one time in file order. A bottom-up merge sort (stable: the indexes
+ * start in file order) that skips the merge of two runs already in order: a
+ * recording holds long runs (one per CPU and RECORDS section), so most
+ * merges are skipped; no comparison goes through a function pointer (qsort
+ * was a tenth of pfscript's time). Sorts k[0..n) using tmp[0..n).
+ * @return the sorted array (k or tmp). */
+static uint32_t *sort_idx(const struct pf_prof_sample *keep, uint32_t *k, uint32_t *tmp, size_t n)
 {
 	for (size_t w = 1; w < n; w *= 2) {
 		for (size_t lo = 0; lo < n; lo += 2 * w) {
 			size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
-			if (mid == hi || key_le(&k[mid - 1], &k[mid])) {
+			if (mid == hi || keep[k[mid - 1]].time <= keep[k[mid]].time) {
 				memcpy(tmp + lo, k + lo, (hi - lo) * sizeof(*k));
 				continue;
 			}
 			size_t i = lo, j = mid, o = lo;
 			while (i < mid && j < hi)
-				tmp[o++] = key_le(&k[i], &k[j]) ? k[i++] : k[j++];
+				tmp[o++] = keep[k[i]].time <= keep[k[j]].time ? k[i++] : k[j++];
 			memcpy(tmp + o, k + i, (mid - i) * sizeof(*k));
 			o += mid - i;
 			memcpy(tmp + o, k + j, (hi - j) * sizeof(*k));
 		}
-		struct key *t = k;
+		uint32_t *t = k;
 		k = tmp;
 		tmp = t;
 	}
@@ -476,18 +468,20 @@ static struct key *sort_keys(struct key *k, struct key *tmp, size_t n)
 static int print_all(struct ctx *c)
 {
 	size_t n = c->n_keep ? c->n_keep : 1;
-	struct key *k = malloc(n * sizeof(*k)), *tmp = malloc(n * sizeof(*tmp));
+	if (c->n_keep > UINT32_MAX)
+		return -E2BIG;
+	uint32_t *k = malloc(n * sizeof(*k)), *tmp = malloc(n * sizeof(*tmp));
 	if (!k || !tmp) {
 		free(k);
 		free(tmp);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < c->n_keep; i++)
-		k[i] = (struct key){ c->keep[i].time, i };
-	const struct key *sorted = sort_keys(k, tmp, c->n_keep);
+		k[i] = (uint32_t)i;
+	const uint32_t *sorted = sort_idx(c->keep, k, tmp, c->n_keep);
 	int rc = 0;
 	for (size_t i = 0; i < c->n_keep && rc == 0; i++)
-		rc = print_sample(c, &c->keep[sorted[i].idx]);
+		rc = print_sample(c, &c->keep[sorted[i]]);
 	free(k);
 	free(tmp);
 	return rc;
