@@ -16,6 +16,7 @@
 #include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -62,8 +63,9 @@ struct ctx {
 	FILE *mem; /* frame_cached()'s memory stream over mem_buf, mem_len */
 	char *mem_buf;
 	size_t mem_len;
-	struct pf_prof_sample *keep; /* the samples, printed at the end */
-	size_t n_keep, cap_keep;
+	struct pf_prof_sample **keep; /* the samples, printed at the end, in blocks of
+					* KEEP_BLOCK (no copying as they grow) */
+	size_t n_keep, n_blocks;
 	int opened; /* the input could be opened */
 	const char *in;
 	uint64_t printed, lost;
@@ -413,6 +415,30 @@ static int print_sample(struct ctx *c, const struct pf_prof_sample *s)
 	return 0;
 }
 
+/* Memory for many samples: in 2 MiB-aligned whole huge pages, which the
+ * kernel may back with transparent huge pages (madvise mode is the default):
+ * filling 40 bytes per sample is otherwise one page fault per 100 samples,
+ * and on a virtual machine those faults were a third of pfscript's time.
+ * @return the memory (free() it) or NULL. */
+static void *big_alloc(size_t bytes)
+{
+	size_t huge = (size_t)2 << 20, size = (bytes + huge - 1) / huge * huge;
+	void *p = aligned_alloc(huge, size ? size : huge);
+#ifdef MADV_HUGEPAGE
+	if (p)
+		madvise(p, size, MADV_HUGEPAGE); /* advice only: its failure changes nothing */
+#endif
+	return p;
+}
+
+/* 4 MiB of samples per block */
+#define KEEP_BLOCK ((size_t)(4u << 20) / sizeof(struct pf_prof_sample))
+
+static const struct pf_prof_sample *kept(const struct ctx *c, size_t i)
+{
+	return &c->keep[i / KEEP_BLOCK][i % KEEP_BLOCK];
+}
+
 /* Samples are kept (40 bytes each) and printed in time order at the end, as
  * perf script orders them: a recording holds each CPU's samples in runs. */
 static int on_sample(void *arg, const struct pf_prof_sample *s)
@@ -422,66 +448,82 @@ static int on_sample(void *arg, const struct pf_prof_sample *s)
 		c->lost += s->period;
 		return 0;
 	}
-	if (c->n_keep == c->cap_keep) {
-		size_t cap = c->cap_keep ? 2 * c->cap_keep : 4096;
-		struct pf_prof_sample *k = realloc(c->keep, cap * sizeof(*k));
-		if (!k)
+	if (c->n_keep == c->n_blocks * KEEP_BLOCK) {
+		struct pf_prof_sample **nb = realloc(c->keep, (c->n_blocks + 1) * sizeof(*nb));
+		if (!nb)
 			return -ENOMEM;
-		c->keep = k;
-		c->cap_keep = cap;
+		c->keep = nb;
+		if (!(c->keep[c->n_blocks] = big_alloc(KEEP_BLOCK * sizeof(**nb))))
+			return -ENOMEM;
+		c->n_blocks++;
 	}
-	c->keep[c->n_keep++] = *s;
+	c->keep[c->n_keep / KEEP_BLOCK][c->n_keep % KEEP_BLOCK] = *s;
+	c->n_keep++;
 	return 0;
 }
 
-/* Sorting: indexes of c->keep (4 bytes each: the memory a sort touches is
- * page faults, and those cost more than the comparisons) by time, samples
- * of one time in file order. A bottom-up merge sort (stable: the indexes
- * start in file order) that skips the merge of two runs already in order: a
- * recording holds long runs (one per CPU and RECORDS section), so most
- * merges are skipped; no comparison goes through a function pointer (qsort
+/* Sorting: indexes of the samples (4 bytes each) by time, samples of one
+ * time in file order. A natural merge sort: the runs of samples already in
+ * time order (one per CPU and flush of the recorder's buffers) are found
+ * first, then merged pairwise until one is left (stable: a tie takes the
+ * earlier run's), without a comparison through a function pointer (qsort
  * was a tenth of pfscript's time). Sorts k[0..n) using tmp[0..n).
- * @return the sorted array (k or tmp). */
-static uint32_t *sort_idx(const struct pf_prof_sample *keep, uint32_t *k, uint32_t *tmp, size_t n)
+ * @return the sorted array (k or tmp), or NULL when out of memory. */
+static uint32_t *sort_idx(const struct ctx *c, uint32_t *k, uint32_t *tmp, size_t n)
 {
-	for (size_t w = 1; w < n; w *= 2) {
-		for (size_t lo = 0; lo < n; lo += 2 * w) {
-			size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
-			if (mid == hi || keep[k[mid - 1]].time <= keep[k[mid]].time) {
-				memcpy(tmp + lo, k + lo, (hi - lo) * sizeof(*k));
-				continue;
+	size_t n_run = 0, cap = 0, *run = NULL;
+	uint64_t last = 0;
+	for (size_t i = 0; i <= n; i++) {
+		uint64_t t = i < n ? kept(c, i)->time : 0;
+		if (i < n)
+			k[i] = (uint32_t)i;
+		if (i > 0 && i < n && t >= last) {
+			last = t;
+			continue;
+		}
+		if (n_run == cap) { /* a run starts at i (the end: n) */
+			size_t *nr = realloc(run, (cap = cap ? 2 * cap : 64) * sizeof(*run));
+			if (!nr) {
+				free(run);
+				return NULL;
 			}
+			run = nr;
+		}
+		run[n_run++] = i;
+		last = t;
+	}
+	n_run--; /* run[n_run] = n */
+	while (n_run > 1) {
+		size_t m = 0;
+		for (size_t r = 0; r < n_run; r += 2) {
+			size_t lo = run[r], mid = run[r + 1], hi = r + 2 <= n_run ? run[r + 2] : mid;
 			size_t i = lo, j = mid, o = lo;
 			while (i < mid && j < hi)
-				tmp[o++] = keep[k[i]].time <= keep[k[j]].time ? k[i++] : k[j++];
+				tmp[o++] = kept(c, k[i])->time <= kept(c, k[j])->time ? k[i++] : k[j++];
 			memcpy(tmp + o, k + i, (mid - i) * sizeof(*k));
 			o += mid - i;
 			memcpy(tmp + o, k + j, (hi - j) * sizeof(*k));
+			run[m++] = lo;
 		}
-		uint32_t *t = k;
+		run[m] = n;
+		n_run = m;
+		uint32_t *x = k;
 		k = tmp;
-		tmp = t;
+		tmp = x;
 	}
+	free(run);
 	return k;
 }
 
 static int print_all(struct ctx *c)
 {
-	size_t n = c->n_keep ? c->n_keep : 1;
 	if (c->n_keep > UINT32_MAX)
 		return -E2BIG;
-	uint32_t *k = malloc(n * sizeof(*k)), *tmp = malloc(n * sizeof(*tmp));
-	if (!k || !tmp) {
-		free(k);
-		free(tmp);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < c->n_keep; i++)
-		k[i] = (uint32_t)i;
-	const uint32_t *sorted = sort_idx(c->keep, k, tmp, c->n_keep);
-	int rc = 0;
-	for (size_t i = 0; i < c->n_keep && rc == 0; i++)
-		rc = print_sample(c, &c->keep[sorted[i]]);
+	uint32_t *k = big_alloc(c->n_keep * sizeof(*k)), *tmp = big_alloc(c->n_keep * sizeof(*tmp));
+	const uint32_t *sorted = k && tmp ? sort_idx(c, k, tmp, c->n_keep) : NULL;
+	int rc = sorted ? 0 : -ENOMEM;
+	for (size_t i = 0; sorted && i < c->n_keep && rc == 0; i++)
+		rc = print_sample(c, kept(c, sorted[i]));
 	free(k);
 	free(tmp);
 	return rc;
@@ -721,6 +763,8 @@ int main(int argc, char **argv)
 	if (!quiet && !c.werr && !e && c.opened)
 		fprintf(stderr, PROG ": %s: %" PRIu64 " samples, %" PRIu64 " lost\n",
 			strcmp(c.in, "-") ? c.in : "<stdin>", c.printed, c.lost);
+	for (size_t i = 0; i < c.n_blocks; i++)
+		free(c.keep[i]);
 	free(c.keep);
 	for (size_t i = 0; i < c.n_fcache; i++)
 		free(c.fcache[i].s);
