@@ -98,7 +98,7 @@ static void usage(FILE *f)
 	      "  -V, --version           show the version and exit\n"
 	      "\n"
 	      "Samples come in time order, as perf script prints them (a recording holds\n"
-	      "each CPU's samples in runs): pfscript keeps 40 bytes per sample to sort them.\n"
+	      "each CPU's samples in runs): pfscript keeps 48 bytes per sample to sort them.\n"
 	      "ADDR is the frame's offset in its file, as perf prints it (a caller's at its\n"
 	      "return address), the kernel's address for kernel frames. Lost samples are counted in\n"
 	      "the summary, not printed.\n"
