@@ -346,9 +346,11 @@ static void write_head(struct ctx *c, FILE *o, const struct pf_prof_sample *s, u
 static int write_stack(struct ctx *c, FILE *o, uint32_t stack, unsigned fl)
 {
 	int prev = -1, first = 1;
-	for (uint32_t st = stack; st != PF_PROF_NONE && st < pf_prof_n_stacks(c->prof);
-	     st = pf_prof_stack_get(c->prof, st)->parent) {
-		uint32_t fid = pf_prof_stack_get(c->prof, st)->frame;
+	uint32_t n_stacks = pf_prof_n_stacks(c->prof);
+	for (uint32_t st = stack; st != PF_PROF_NONE && st < n_stacks;) {
+		const struct pf_prof_stack *node = pf_prof_stack_get(c->prof, st);
+		uint32_t fid = node->frame;
+		st = node->parent;
 		int k = (pf_prof_frame_get(c->prof, fid)->flags & PF_FRAME_KERNEL) != 0;
 		/* the first frame of each part (kernel, user) is where the
 		 * sample was taken or the kernel was entered; the others
