@@ -114,6 +114,18 @@ static void print_dropped(const struct pf_import_stats *st)
 			"records count those samples)\n", (unsigned long long)st->lost_counters);
 }
 
+/* perf's build-id cache as perf finds it without a config file:
+ * $PERF_BUILDID_DIR, else ~/.debug (in buf). NULL if neither is set. */
+static const char *default_buildid_dir(char *buf, size_t size)
+{
+	const char *d = getenv("PERF_BUILDID_DIR"), *home = getenv("HOME");
+	if (d && *d)
+		return d;
+	if (home && *home && (size_t)snprintf(buf, size, "%s/.debug", home) < size)
+		return buf;
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	enum { O_NOTX = 256, O_BIDDIR, O_NOVDSO };
@@ -130,14 +142,8 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *in = "perf.data", *out = "-";
-	const char *bid_dir = getenv("PERF_BUILDID_DIR");
 	char home_debug[4096];
-	if (!bid_dir || !*bid_dir) {
-		const char *home = getenv("HOME");
-		bid_dir = NULL;
-		if (home && *home && (size_t)snprintf(home_debug, sizeof home_debug, "%s/.debug", home) < sizeof home_debug)
-			bid_dir = home_debug;
-	}
+	const char *bid_dir = default_buildid_dir(home_debug, sizeof home_debug);
 	int level = DEFAULT_LEVEL, no_tx = 0, verbose = 0, c;
 	struct ctx cx = { 0 };
 	pf_out_ignore_sigpipe();
