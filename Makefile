@@ -105,7 +105,6 @@ SYM_TOOLS   := pfsym
 EXTRA_LIBS_pfdiff := -lm
 EXTRA_LIBS_pfflame := -lm
 EXTRA_LIBS_pfsym := -liberty
-EXTRA_LIBS_pfscript := $(shell $(PKG_CONFIG) $(PCSTATIC) --libs libelf 2>/dev/null)
 # pfpprof: protobuf-c encodes the messages that protoc-c generates from
 # tools/pfpprof/profile.proto into $(O)/gen/; zlib writes the gzip stream.
 PC_PPROF    := libprotobuf-c zlib

@@ -166,7 +166,7 @@ static int64_t trunc_frame(pf_prof_builder *b)
 	int64_t name = pf_prof_str(b->p, "[truncated]", 11);
 	if (name < 0)
 		return name;
-	struct pf_prof_frame f = { (uint32_t)name, NONE, 0, 0, PF_FRAME_TRUNCATED, NONE, 0 };
+	struct pf_prof_frame f = { (uint32_t)name, NONE, 0, 0, PF_FRAME_TRUNCATED, NONE, 0, 0 };
 	int64_t id = pf_prof_frame(b->p, &f);
 	if (id < 0)
 		return id;
@@ -303,7 +303,7 @@ static int64_t frame_for(pf_prof_builder *b, uint32_t dso, uint64_t off)
 			return b->cache[k].frame;
 		k = (k + 1) & mask;
 	}
-	struct pf_prof_frame f = { NONE, NONE, off, 0, 0, NONE, 0 };
+	struct pf_prof_frame f = { NONE, NONE, off, 0, 0, NONE, 0, 0 };
 	if (dso == KERNEL_DSO) {
 		f.flags = PF_FRAME_KERNEL;
 	} else {
@@ -338,7 +338,7 @@ static int64_t user_frame(pf_prof_builder *b, uint32_t pid, uint64_t addr, uint6
 	*resolved = 0;
 	if (!mp) {
 		if (b->unknown_frame == NONE) {
-			struct pf_prof_frame f = { NONE, NONE, 0, 0, PF_FRAME_UNKNOWN, NONE, 0 };
+			struct pf_prof_frame f = { NONE, NONE, 0, 0, PF_FRAME_UNKNOWN, NONE, 0, 0 };
 			int64_t id = pf_prof_frame(b->p, &f);
 			if (id < 0)
 				return id;

@@ -85,7 +85,7 @@ static uint64_t frame_hash(const struct pf_prof_frame *f)
 	h = mix64(h ^ f->file_off);
 	h = mix64(h ^ f->addr ^ ((uint64_t)f->flags << 32));
 	h = mix64(h ^ ((uint64_t)f->src_file << 32 | f->line));
-	return h;
+	return mix64(h ^ f->sym_off);
 }
 
 static uint64_t stack_hash(uint32_t parent, uint32_t frame)
@@ -200,7 +200,8 @@ int64_t pf_prof_frame(struct pf_prof *p, const struct pf_prof_frame *f)
 		uint32_t i = p->frame_hash[k] - 1;
 		const struct pf_prof_frame *g = &p->frames[i];
 		if (g->name == f->name && g->dso == f->dso && g->file_off == f->file_off && g->addr == f->addr &&
-		    g->flags == f->flags && g->src_file == f->src_file && g->line == f->line)
+		    g->flags == f->flags && g->src_file == f->src_file && g->line == f->line &&
+		    g->sym_off == f->sym_off)
 			return i;
 		k = (k + 1) & mask;
 	}
@@ -288,7 +289,7 @@ int pf_prof_encode_tables(struct pf_prof *p, struct pf_buf *strings, struct pf_b
 			pf_put_le32(e + 24, f->flags);
 			pf_put_le32(e + 28, f->src_file);
 			pf_put_le32(e + 32, f->line);
-			pf_put_le32(e + 36, 0);
+			pf_put_le32(e + 36, f->sym_off);
 			rc |= pf_buf_put(frames, e, sizeof(e));
 			p->enc_frames++;
 			n++;
@@ -436,7 +437,13 @@ int pf_prof_load_section(struct pf_prof *p, const struct pf_section *sec, char *
 		for (uint32_t i = 0; i < count; i++) {
 			const uint8_t *e = d + 16 + (size_t)i * esize;
 			struct pf_prof_frame f = { pf_le32(e), pf_le32(e + 4), pf_le64(e + 8), pf_le64(e + 16),
-						   pf_le32(e + 24), pf_le32(e + 28), pf_le32(e + 32) };
+						   pf_le32(e + 24), pf_le32(e + 28), pf_le32(e + 32), pf_le32(e + 36) };
+			/* a 1.0 writer wrote 0 here without the flag; a writer that
+			 * sets the flag but names no function is not believed */
+			if (!(f.flags & PF_FRAME_HAS_SYMOFF) || f.name == NONE) {
+				f.flags &= ~PF_FRAME_HAS_SYMOFF;
+				f.sym_off = 0;
+			}
 			if (!ref_ok(f.name, p->n_str) || !ref_ok(f.dso, p->n_str) || !ref_ok(f.src_file, p->n_str))
 				return bad(errmsg, errmsg_size, "frame %u refers to an undefined string", first + i);
 			p->frames[p->n_frames++] = f;

@@ -8,7 +8,10 @@
 # perfdiff.py and pfscript(1) document. A difference of no known class fails
 # the test, and so does a class whose rate grows past its bound: about twice
 # the largest rate measured here over several runs (the shares move from run
-# to run with what the few hundred samples hit).
+# to run with what the few hundred samples hit). The boundary class is
+# checked frame by frame against the symbols (perfdiff.py): its bounds are
+# looser. The vDSO's frames are named (pfimport takes its image from this
+# file's perf build-id cache): no vdso class is allowed.
 #
 # Programs with frame pointers (the C++ workload, make and gcc, sh and
 # timeout) are recorded with -g (the kernel's call chains: both sides read
@@ -19,16 +22,22 @@ bats_require_minimum_version 1.5.0
 
 PD="$PFTOOLS_SRC/tests/fixtures/perfdiff.py"
 
-# compare NAME MODE CMD...: record, import, symbolize, print, compare
+# compare NAME MODE CMD...: record, import, symbolize, print, compare.
+# perf's build-id cache is this file's own (perf --buildid-dir), not
+# ~/.debug, which the other test files' perf record write while these run
+# (make check runs two at a time): perf script reads its DSOs from that
+# cache first; pfimport takes the [vdso] image from it.
 compare() {
-	local name=$1 mode=$2 cg=(-g)
+	local name=$1 mode=$2 cg=(-g) bid="$BATS_FILE_TMPDIR/buildid-cache"
 	shift 2
 	[ "$mode" = dwarf ] && cg=(--call-graph dwarf)
-	perf record -q -e cpu-clock "${cg[@]}" --buildid-all -F 1000 -o "$name.data" -- "$@" >/dev/null 2>"$name.rec.err"
-	pfimport -q "$name.data" -o "$name.pf"
+	perf --buildid-dir "$bid" record -q -e cpu-clock "${cg[@]}" --buildid-all -F 1000 -o "$name.data" -- "$@" \
+		>/dev/null 2>"$name.rec.err"
+	pfimport -q --buildid-dir "$bid" "$name.data" -o "$name.pf"
 	pfsym -q "$name.pf" -o "$name.sym.pf"
 	pfscript -q -F comm,pid,tid,time,period,event,ip,sym,dso --ns "$name.sym.pf" >"$name.pf.txt"
-	perf script -i "$name.data" -F comm,pid,tid,time,period,event,ip,sym,symoff,dso --ns 2>/dev/null >"$name.perf.txt"
+	perf --buildid-dir "$bid" script -i "$name.data" -F comm,pid,tid,time,period,event,ip,sym,symoff,dso --ns \
+		2>/dev/null >"$name.perf.txt"
 	python3 "$PD" "$name.perf.txt" "$name.pf.txt" >"$name.json"
 }
 
@@ -110,30 +119,36 @@ check() {
 }
 
 @test "python3 running a script (--call-graph dwarf): the samples and user frames agree with perf script" {
-	check python 85 alias=2 version=2 inline_name=10 perf_unknown=1 unmapped=3 depth=2 boundary=2 unwind=2 vdso=1
+	check python 85 alias=2 version=2 inline_name=10 perf_unknown=1 unmapped=3 depth=2 boundary=2 unwind=2
 }
 
 @test "sqlite3 on a generated database (--call-graph dwarf)" {
-	check sqlite 75 alias=2 version=2 inline_name=20 perf_unknown=1 unmapped=3 depth=2 boundary=2 unwind=2 vdso=1
+	check sqlite 75 alias=2 version=2 inline_name=20 perf_unknown=1 unmapped=3 depth=2 boundary=2 unwind=2
 }
 
 @test "xz on a generated file (--call-graph dwarf)" {
-	check xz 85 alias=1 version=2 inline_name=12 perf_unknown=1 unmapped=1 depth=2 boundary=1 unwind=1 vdso=1
+	check xz 85 alias=1 version=2 inline_name=12 perf_unknown=1 unmapped=1 depth=2 boundary=1 unwind=1
 }
 
 @test "a C++ program with templates and lambdas (frame pointers): names differ only by perf's shorter C++ names" {
-	check cxx 25 cxx_params=75 boundary=2 unmapped=2 alias=1 version=1 vdso=1
+	# boundary: 0.3-0.7% here, but a CI run saw 12% (128 of 1,060 frames,
+	# all at two return addresses: _start's call of _dl_start in ld.so and one
+	# before __gxx_personality_v0 in libstdc++): each such frame is checked
+	# against nm (perfdiff.py, boundary_wrong), so the bound is loose
+	check cxx 25 cxx_params=75 boundary=20 unmapped=2 alias=1 version=1
 	# with the C++ names shortened as perf prints them, 97% are the same
-	jq -e '((.classes.same // 0) + (.classes.cxx_params // 0)) * 100 >= 97 * .user_frames' cxx.json >/dev/null
+	# (or a boundary frame that nm bears out)
+	jq -e '((.classes.same // 0) + (.classes.cxx_params // 0) + (.classes.boundary // 0)) * 100 >= 97 * .user_frames' \
+		cxx.json >/dev/null
 	# the workload's own templates and lambdas are among them
 	grep -qF 'work::make<long>(unsigned long, unsigned int)' cxx.pf.txt
 	grep -qF 'work::make<long>+0x' cxx.perf.txt
 }
 
 @test "make -j2 compiling four C files (gcc's cc1 has no frame pointers: -g chains of stack words)" {
-	check make 30 alias=15 version=3 boundary=15 cxx_params=30 unmapped=45 perf_unknown=3 depth=3 vdso=3
+	check make 30 alias=15 version=3 boundary=15 cxx_params=30 unmapped=45 perf_unknown=3 depth=3
 }
 
 @test "a sh -c tree with timeout (frame pointers)" {
-	check shc 60 alias=15 version=3 boundary=15 unmapped=25 perf_unknown=3 depth=3 vdso=3
+	check shc 60 alias=15 version=3 boundary=15 unmapped=25 perf_unknown=3 depth=3
 }

@@ -556,3 +556,41 @@ patch() {
 	run -2 --separate-stderr pfimport le.data be.data
 	[[ "$stderr" == "pfimport: unexpected argument 'be.data'"* ]]
 }
+
+@test "the [vdso] image from perf's build-id cache (--buildid-dir): pfsym names the vDSO frames perf script names" {
+	need_perf
+	# a program that spends its time in clock_gettime (the vDSO), and a
+	# build-id cache of its own (perf --buildid-dir), not ~/.debug
+	printf '#include <time.h>\nint main(void) { struct timespec t; long s = 0;\n for (long i = 0; i < 20000000; i++) { clock_gettime(CLOCK_MONOTONIC, &t); s += t.tv_nsec; }\n return s == 42; }\n' >vd.c
+	gcc -O1 -fno-omit-frame-pointer -o vd vd.c
+	rm -rf vcache
+	perf --buildid-dir "$PWD/vcache" record -q -e cpu-clock -g --buildid-all -F 2000 -o v.data -- ./vd >/dev/null 2>&1
+	local bid
+	bid=$(perf --buildid-dir "$PWD/vcache" buildid-list -i v.data | awk '$2 == "[vdso]" { print $1 }')
+	[ -n "$bid" ] && [ -f "vcache/[vdso]/$bid/vdso" ]
+	run -0 --separate-stderr pfimport --buildid-dir vcache v.data -o v.pf
+	[ "${stderr_lines[1]}" = "pfimport: 1 vDSO image from perf's build-id cache vcache" ]
+	# one DSO_IMAGE section, before the first RECORDS one
+	pfdump -H v.pf | awk '$1 == "section" { print $3 }' | grep -E '^(DSO_IMAGE|RECORDS)$' | head -1 | grep -qx DSO_IMAGE
+	pfsym -q v.pf -o v.sym.pf
+	# the [vdso] frames as "address name+offset", perf script's and pfscript's
+	pfscript -q v.sym.pf | awk '/\(\[vdso\]\)$/ { print $1, $2 }' | sort >pf.vdso
+	perf --buildid-dir "$PWD/vcache" script -i v.data 2>/dev/null | awk '/\(\[vdso\]\)$/ { print $1, $2 }' | sort >perf.vdso
+	[ "$(grep -c . pf.vdso)" -ge 20 ]
+	grep -q '^[0-9a-f]* __vdso_clock_gettime+0x' pf.vdso
+	# where perf names a frame in the vDSO, pfsym gives the same name and offset
+	join -j1 <(awk '$2 != "[unknown]"' perf.vdso | uniq -c | awk '{ print $2, $3 }' | sort -u) \
+		<(sort -u pf.vdso) | awk '$2 != $3 { bad++; print > "/dev/stderr" } END { exit bad > 0 }'
+	# without the image: a notice, and the frames stay unnamed
+	run -0 --separate-stderr pfimport --buildid-dir nosuch v.data -o n.pf
+	[ "${stderr_lines[0]}" = "pfimport: v.data: [vdso]: no image in perf's build-id cache (nosuch/[vdso]/$bid/vdso: No such file or directory): its frames stay unnamed" ]
+	run -0 --separate-stderr pfimport --no-vdso v.data -o n2.pf
+	[ -z "$(pfdump -H n2.pf | awk '$1 == "section" && $3 == "DSO_IMAGE"')" ]
+	pfsym -q n2.pf -o n2.sym.pf
+	run -1 grep -q ' __vdso_clock_gettime' <(pfscript -q n2.sym.pf)
+	# an image whose build-id is not the recorded one is not used
+	mkdir -p "bad/[vdso]/$bid"
+	cp vd "bad/[vdso]/$bid/vdso"
+	run -0 --separate-stderr pfimport --buildid-dir bad v.data -o b.pf
+	[ "${stderr_lines[0]}" = "pfimport: v.data: [vdso]: no image in perf's build-id cache (bad/[vdso]/$bid/vdso: its build-id is not the recorded one): its frames stay unnamed" ]
+}

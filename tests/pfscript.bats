@@ -100,6 +100,46 @@ user_frames() {
 	run -1 grep -E '\+0x[0-9a-f]+ \(' <(pfscript -q --no-offsets t.sym.pf)
 }
 
+@test "sym+0xOFF: the offsets perf script prints, wherever both name the same function" {
+	need_perf
+	# "SAMPLE# sym+0xOFF dso" of each user frame that has an offset
+	local frames='/^[^\t]/ { n++; next } /^\t/ && !/\[kernel.kallsyms\]/ && $2 ~ /\+0x/ { print n, $2, $NF }'
+	pfscript -q t.sym.pf | awk "$frames" >pf.off
+	perf script -i t.data 2>/dev/null | awk "$frames" >perf.off
+	# perf prints "+0x0" where pfscript does too: pair the lines whose names agree
+	paste -d' ' pf.off perf.off | awk '{ a = $2; b = $5; sub(/\+0x.*/, "", a); sub(/\+0x.*/, "", b)
+		if ($1 == $4 && a == b) { n++; if ($2 != $5) { bad++; print > "/dev/stderr" } } }
+		END { print n + 0, bad + 0 }' >pair.txt
+	read -r n bad <pair.txt
+	[ "$n" -gt 300 ] && [ "$bad" -eq 0 ]
+}
+
+@test "the offsets come from the file pfsym wrote: pfscript reads no ELF file (the binary may be gone)" {
+	cp threads gone
+	pfrec -q -g -e cpu-clock -F 4000 -o g.pf -- ./gone 200
+	pfsym -q g.pf -o g.sym.pf
+	pfscript -q g.sym.pf >before.txt
+	grep -qE $'^\t *[0-9a-f]+ spin_a\\+0x[0-9a-f]+ \\(.*/gone\\)$' before.txt
+	rm gone
+	pfscript -q g.sym.pf >after.txt
+	diff before.txt after.txt
+	# and pfscript is not linked with libelf
+	run -1 grep -q libelf <(ldd "$PFTOOLS_BUILD/bin/pfscript")
+}
+
+@test "a file symbolized before profile format 1.1 (no HAS_SYMOFF): no offsets, said once" {
+	# r.sym.pf as a 1.0 writer would have written it (tests/c/prof-v10.c)
+	run -0 "$PFTOOLS_BUILD/tests/prof-v10" r.sym.pf old.pf
+	[ "$output" -gt 3 ]
+	run -0 --separate-stderr pfscript old.pf
+	[ "$output" = "$(pfscript -q --no-offsets r.sym.pf)" ]
+	[ "${#stderr_lines[@]}" -eq 2 ]
+	[ "${stderr_lines[0]}" = "pfscript: old.pf: symbolized by a pfsym older than profile format 1.1: frames without +0xOFF (run pfsym again for offsets)" ]
+	# --no-offsets asks for none: nothing to say
+	run -0 --separate-stderr pfscript -q --no-offsets old.pf
+	[ -z "$stderr" ]
+}
+
 @test "JSON Lines: the same samples and frames as the text" {
 	pfscript -q r.sym.pf >txt
 	run -0 --separate-stderr pfscript -j r.sym.pf

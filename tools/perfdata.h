@@ -347,8 +347,12 @@ struct pf_import_opts {
 	 * records had started. NULL: silent. */
 	void (*notice)(void *arg, const char *msg);
 	void *notice_arg;
+	/* perf's build-id cache (~/.debug by default in perf), where the
+	 * [vdso] image of a BUILD_ID entry is read from (pf_import_vdso());
+	 * NULL: not looked up, the vDSO's frames stay unnamed */
+	const char *buildid_dir;
 };
-#define PF_IMPORT_OPTS_INIT { sizeof(struct pf_import_opts), 0, PF_TRANSFORM_COLUMNS, 0, NULL, NULL, NULL, NULL }
+#define PF_IMPORT_OPTS_INIT { sizeof(struct pf_import_opts), 0, PF_TRANSFORM_COLUMNS, 0, NULL, NULL, NULL, NULL, NULL }
 
 /* What pf_import() did. */
 struct pf_import_stats {
@@ -365,11 +369,27 @@ struct pf_import_stats {
 	                              samples that the LOST records count already */
 	uint32_t events;           /* EVENT sections written */
 	uint32_t build_ids;        /* BUILDID entries written */
+	uint32_t dso_images;       /* DSO_IMAGE sections written (vDSO images from
+	                              opts.buildid_dir) */
 	uint64_t bytes_in;         /* bytes read from the perf.data input */
 	uint64_t bytes_out;        /* bytes of .pf written */
 	uint8_t complete;          /* 1: the input was whole and END was written */
 	int output_error;          /* 0, or the errno of the write that failed */
 };
+
+/* Whether `path` (len bytes) names a vDSO as perf does: [vdso], [vdso32],
+ * [vdsox32]. */
+int pf_import_is_vdso(const char *path, size_t len);
+
+/* The vDSO image of the BUILD_ID entry `path` (a name for which
+ * pf_import_is_vdso() holds) with build-id bid[bid_size], read from perf's
+ * build-id cache `dir` (DIR/PATH/HEX/vdso, the layout of perf's
+ * build-id.c) and checked against that build-id, is appended to `out` as a
+ * DSO_IMAGE payload (format/pfile.md 4.7; pid and addr 0: the cache does not
+ * say). @return 1 (appended), 0 (not there, or not that build-id: `why`
+ * says which, with the path), or -ENOMEM. */
+int pf_import_vdso(const char *dir, const char *path, size_t path_len, const uint8_t *bid, uint8_t bid_size,
+		   struct pf_buf *out, char *why, size_t why_size);
 
 /* Reads everything `pd` holds and writes it to `out_fd` as a .pf file
  * (format/pfile.md) through libpfile's writer, in the byte order of the

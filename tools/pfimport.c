@@ -35,6 +35,9 @@ static void usage(FILE *f)
 	      "      --no-transform    store records as they are, without the columnar\n"
 	      "                        transform (larger files that pf format 1.0 readers\n"
 	      "                        can read)\n"
+	      "      --buildid-dir=DIR perf's build-id cache, where the [vdso] image is\n"
+	      "                        read from (default: $PERF_BUILDID_DIR, else ~/.debug)\n"
+	      "      --no-vdso         do not look for the [vdso] image\n"
 	      "  -q, --quiet           no notices and no summary\n"
 	      "  -v, --verbose         also count perf's own records that were not imported\n"
 	      "  -h, --help            show this help and exit\n"
@@ -111,11 +114,25 @@ static void print_dropped(const struct pf_import_stats *st)
 			"records count those samples)\n", (unsigned long long)st->lost_counters);
 }
 
+/* perf's build-id cache as perf finds it without a config file:
+ * $PERF_BUILDID_DIR, else ~/.debug (in buf). NULL if neither is set. */
+static const char *default_buildid_dir(char *buf, size_t size)
+{
+	const char *d = getenv("PERF_BUILDID_DIR"), *home = getenv("HOME");
+	if (d && *d)
+		return d;
+	if (home && *home && (size_t)snprintf(buf, size, "%s/.debug", home) < size)
+		return buf;
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
-	enum { O_NOTX = 256 };
+	enum { O_NOTX = 256, O_BIDDIR, O_NOVDSO };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
+		{ "buildid-dir", required_argument, NULL, O_BIDDIR },
+		{ "no-vdso", no_argument, NULL, O_NOVDSO },
 		{ "compress", required_argument, NULL, 'z' },
 		{ "no-transform", no_argument, NULL, O_NOTX },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -125,6 +142,8 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *in = "perf.data", *out = "-";
+	char home_debug[4096];
+	const char *bid_dir = default_buildid_dir(home_debug, sizeof home_debug);
 	int level = DEFAULT_LEVEL, no_tx = 0, verbose = 0, c;
 	struct ctx cx = { 0 };
 	pf_out_ignore_sigpipe();
@@ -147,6 +166,12 @@ int main(int argc, char **argv)
 		}
 		case O_NOTX:
 			no_tx = 1;
+			break;
+		case O_BIDDIR:
+			bid_dir = optarg;
+			break;
+		case O_NOVDSO:
+			bid_dir = NULL;
 			break;
 		case 'q':
 			cx.quiet = 1;
@@ -211,6 +236,7 @@ int main(int argc, char **argv)
 	io.tool_version = tool_version;
 	io.notice = on_notice;
 	io.notice_arg = &cx;
+	io.buildid_dir = bid_dir;
 	struct pf_import_stats st;
 	char msg[600];
 	rc = pf_import(pd, fd, &io, &st, msg, sizeof msg);
@@ -232,6 +258,9 @@ int main(int argc, char **argv)
 			iname, (unsigned long long)st.samples, (unsigned long long)st.lost_samples,
 			(unsigned long long)st.records, (unsigned long long)st.bytes_out, to_stdout ? "<stdout>" : out, per,
 			st.complete ? "" : ", incomplete (no END)");
+		if (st.dso_images)
+			fprintf(stderr, PROG ": %u vDSO image%s from perf's build-id cache %s\n", st.dso_images,
+				st.dso_images > 1 ? "s" : "", bid_dir);
 		if (verbose)
 			print_dropped(&st);
 	}

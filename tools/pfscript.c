@@ -5,19 +5,21 @@
  * The samples and frames come from the resolved profile that pfsym adds
  * (pf_prof_load_section() and pf_prof_samples_next(), profile.h); an
  * unsymbolized recording goes through pf_prof_builder with no symbolizer,
- * its frames then DSO + offset. Symbol offsets ("sym+0x1f") come from the
- * symbol tables of the DSOs (tools/pfscript/symoff.c).
+ * its frames then DSO + offset. Symbol offsets ("sym+0x1f") are those pfsym
+ * stored in each frame (PF_FRAME_HAS_SYMOFF, profile format 1.1): pfscript
+ * reads no ELF file.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "cli.h"
-#include "pfscript.h"
 #include "profile.h"
 
 #define PROG "pfscript"
@@ -42,6 +44,12 @@ static const struct { const char *name; unsigned bit; } field_names[] = {
  * recorded the CPU (PERF_SAMPLE_CPU) */
 #define F_DEFAULT (F_COMM | F_TID | F_TIME | F_PERIOD | F_EVENT | F_IP | F_SYM | F_DSO)
 
+/* One frame's text, made once (frame_cached()). */
+struct ftext {
+	char *s; /* NULL until made */
+	size_t len;
+};
+
 struct ctx {
 	FILE *out;
 	unsigned fields;
@@ -49,11 +57,15 @@ struct ctx {
 	int json, offsets, ns;
 	struct pf_prof *prof;
 	struct pf_events *evs;
-	struct pf_symoff *so;
-	char **fcache; /* frame texts by 2 * frame id + (caller ? 1 : 0) */
+	int old_offsets; /* a named frame without an offset was seen (pfsym before 1.1) */
+	struct ftext *fcache; /* frame texts by 2 * frame id + (caller ? 1 : 0) */
 	size_t n_fcache;
-	struct pf_prof_sample *keep; /* the samples, printed at the end */
-	size_t n_keep, cap_keep;
+	FILE *mem; /* frame_cached()'s memory stream over mem_buf, mem_len */
+	char *mem_buf;
+	size_t mem_len;
+	struct pf_prof_sample **keep; /* the samples, printed at the end, in blocks of
+					* KEEP_BLOCK (no copying as they grow) */
+	size_t n_keep, n_blocks;
 	int opened; /* the input could be opened */
 	const char *in;
 	const char *event; /* -e: only the samples of the event of this name */
@@ -90,7 +102,7 @@ static void usage(FILE *f)
 	      "  -V, --version           show the version and exit\n"
 	      "\n"
 	      "Samples come in time order, as perf script prints them (a recording holds\n"
-	      "each CPU's samples in runs): pfscript keeps 40 bytes per sample to sort them.\n"
+	      "each CPU's samples in runs): pfscript keeps 48 bytes per sample to sort them.\n"
 	      "ADDR is the frame's offset in its file, as perf prints it (a caller's at its\n"
 	      "return address), the kernel's address for kernel frames. Lost samples are counted in\n"
 	      "the summary, not printed.\n"
@@ -171,11 +183,12 @@ static void frame_text(struct ctx *c, const struct pf_prof_frame *f, int ret, st
 		snprintf(t->dso, sizeof t->dso, "%s+0x%" PRIx64, dso, f->file_off);
 	} else {
 		snprintf(t->dso, sizeof t->dso, "%s", dso);
-		if (c->offsets && (f->flags & PF_FRAME_HAS_ADDR) &&
-		    pf_symoff_user(c->so, dso, f->addr, &t->off) == 0) {
-			/* the symbol that holds the address pfsym looked up */
-			t->off += (uint64_t)adj;
+		if (c->offsets && (f->flags & PF_FRAME_HAS_SYMOFF)) {
+			/* pfsym's offset is that of the byte it looked up */
+			t->off = (uint64_t)f->sym_off + (uint64_t)adj;
 			t->has_off = 1;
+		} else if (c->offsets) {
+			c->old_offsets = 1;
 		}
 	}
 }
@@ -222,39 +235,146 @@ static void write_frame(struct ctx *c, FILE *o, const struct pf_prof_frame *f, i
 /* The text of frame `fid` (as a caller: `ret`), made once: frames repeat
  * in every sample that passes through them. NULL when out of memory. The
  * frame fields are the same for every sample (only cpu varies). */
-static const char *frame_cached(struct ctx *c, uint32_t fid, int ret, unsigned fl)
+static const struct ftext *frame_cached(struct ctx *c, uint32_t fid, int ret, unsigned fl)
 {
 	size_t i = 2 * (size_t)fid + (ret ? 1 : 0);
 	if (i >= c->n_fcache) {
 		size_t n = 2 * (size_t)pf_prof_n_frames(c->prof);
 		if (n <= i)
 			n = i + 1;
-		char **nc = realloc(c->fcache, n * sizeof(*nc));
+		struct ftext *nc = realloc(c->fcache, n * sizeof(*nc));
 		if (!nc)
 			return NULL;
 		memset(nc + c->n_fcache, 0, (n - c->n_fcache) * sizeof(*nc));
 		c->fcache = nc;
 		c->n_fcache = n;
 	}
-	if (!c->fcache[i]) {
-		char *buf = NULL;
-		size_t len = 0;
-		FILE *m = open_memstream(&buf, &len);
-		if (!m)
+	if (!c->fcache[i].s) {
+		/* one memory stream for all frames (a new one costs an 8 KiB
+		 * calloc, most of pfscript's instructions on many frames) */
+		if (!c->mem && !(c->mem = open_memstream(&c->mem_buf, &c->mem_len)))
 			return NULL;
-		write_frame(c, m, pf_prof_frame_get(c->prof, fid), ret, fl);
-		if (fclose(m) != 0) {
-			free(buf);
+		if (fseeko(c->mem, 0, SEEK_SET) != 0)
 			return NULL;
-		}
-		c->fcache[i] = buf;
+		write_frame(c, c->mem, pf_prof_frame_get(c->prof, fid), ret, fl);
+		if (fflush(c->mem) != 0 || !(c->fcache[i].s = malloc(c->mem_len + 1)))
+			return NULL;
+		memcpy(c->fcache[i].s, c->mem_buf, c->mem_len + 1);
+		c->fcache[i].len = c->mem_len;
 	}
-	return c->fcache[i];
+	return &c->fcache[i];
+}
+
+/* Decimal `v` at p, right-aligned in `width` columns filled with `pad`, as
+ * printf's %Nu and %0Nu. @return the end. p needs max(width, 20) bytes. */
+static char *put_u64(char *p, uint64_t v, int width, char pad)
+{
+	char d[20];
+	int n = 0;
+	do {
+		d[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	for (int k = n; k < width; k++)
+		*p++ = pad;
+	while (n > 0)
+		*p++ = d[--n];
+	return p;
+}
+
+/* As put_u64 with `%-Nu`: the number, then spaces up to `width` columns. */
+static char *put_u64_left(char *p, uint64_t v, int width)
+{
+	char *s = p;
+	p = put_u64(p, v, 0, ' ');
+	while (p - s < width)
+		*p++ = ' ';
+	return p;
+}
+
+/* The sample line of perf script (tools/perf/builtin-script.c): the comm
+ * unpadded before a callchain, else in 16 columns; pid/tid in 5; [cpu] in 3
+ * digits; seconds.micro(nano)seconds; period in 10. Made by hand: printf
+ * was a fifth of pfscript's time. */
+static void write_head(struct ctx *c, FILE *o, const struct pf_prof_sample *s, unsigned fl, int chain,
+		       const char *comm, const char *evname)
+{
+	char b[160], *p = b;
+	if (fl & F_COMM) {
+		size_t n = strlen(comm);
+		for (size_t k = n; !chain && k < 16; k++)
+			*p++ = ' ';
+		fwrite(b, 1, (size_t)(p - b), o);
+		fwrite(comm, 1, n, o);
+		p = b;
+		*p++ = ' ';
+	}
+	if ((fl & F_PID) && (fl & F_TID)) {
+		p = put_u64(p, s->pid, 5, ' ');
+		*p++ = '/';
+		p = put_u64_left(p, s->tid, 5);
+		*p++ = ' ';
+	} else if (fl & (F_PID | F_TID)) {
+		p = put_u64(p, (fl & F_PID) ? s->pid : s->tid, 5, ' ');
+		*p++ = ' ';
+	}
+	if (fl & F_CPU) {
+		*p++ = '[';
+		p = put_u64(p, s->cpu, 3, '0');
+		*p++ = ']';
+		*p++ = ' ';
+	}
+	if (fl & F_TIME) {
+		uint64_t sec = s->time / 1000000000u, nsec = s->time % 1000000000u;
+		p = put_u64(p, sec, 5, ' ');
+		*p++ = '.';
+		p = c->ns ? put_u64(p, nsec, 9, '0') : put_u64(p, nsec / 1000, 6, '0');
+		*p++ = ':';
+		*p++ = ' ';
+	}
+	if (fl & F_PERIOD) {
+		p = put_u64(p, s->period, 10, ' ');
+		*p++ = ' ';
+	}
+	fwrite(b, 1, (size_t)(p - b), o);
+	if (fl & F_EVENT) {
+		fputs(evname, o);
+		fputs(": ", o);
+	}
+	putc('\n', o);
+}
+
+/* The frames of leaf node `stack` (leaf first) to `o`, each text made once
+ * (frame_cached()). Whole stacks are not cached: on a VM the page faults of
+ * that memory cost more than the copying it saves. @return 0 or -ENOMEM. */
+static int write_stack(struct ctx *c, FILE *o, uint32_t stack, unsigned fl)
+{
+	int prev = -1, first = 1;
+	uint32_t n_stacks = pf_prof_n_stacks(c->prof);
+	for (uint32_t st = stack; st != PF_PROF_NONE && st < n_stacks;) {
+		const struct pf_prof_stack *node = pf_prof_stack_get(c->prof, st);
+		uint32_t fid = node->frame;
+		st = node->parent;
+		int k = (pf_prof_frame_get(c->prof, fid)->flags & PF_FRAME_KERNEL) != 0;
+		/* the first frame of each part (kernel, user) is where the
+		 * sample was taken or the kernel was entered; the others
+		 * are return addresses */
+		const struct ftext *t = frame_cached(c, fid, prev == k, fl);
+		if (!t)
+			return -ENOMEM;
+		prev = k;
+		if (c->json && !first)
+			putc(',', o);
+		first = 0;
+		fwrite(t->s, 1, t->len, o);
+	}
+	return 0;
 }
 
 static int print_sample(struct ctx *c, const struct pf_prof_sample *s)
 {
 	FILE *o = c->out;
+	int rc;
 	const struct pf_event *ev = s->event < pf_events_count(c->evs) ? pf_events_get(c->evs, s->event) : NULL;
 	unsigned fl = c->fields;
 	if (!c->fields_given && ev && (ev->attr.sample_type & PERF_SAMPLE_CPU))
@@ -263,7 +383,6 @@ static int print_sample(struct ctx *c, const struct pf_prof_sample *s)
 	if (!comm)
 		comm = ":-1";
 	const char *evname = ev && ev->name[0] ? ev->name : "event";
-	uint64_t sec = s->time / 1000000000u, nsec = s->time % 1000000000u;
 	if (c->json) {
 		const char *sep = "{";
 #define SEP() (fputs(sep, o), sep = ",")
@@ -277,20 +396,8 @@ static int print_sample(struct ctx *c, const struct pf_prof_sample *s)
 		if (fl & (F_IP | F_SYM | F_DSO)) {
 			SEP();
 			fputs("\"frames\":[", o);
-			int first = 1, prev = -1;
-			for (uint32_t st = s->stack; st != PF_PROF_NONE && st < pf_prof_n_stacks(c->prof);
-			     st = pf_prof_stack_get(c->prof, st)->parent) {
-				uint32_t fid = pf_prof_stack_get(c->prof, st)->frame;
-				int k = (pf_prof_frame_get(c->prof, fid)->flags & PF_FRAME_KERNEL) != 0;
-				const char *t = frame_cached(c, fid, prev == k, fl);
-				if (!t)
-					return -ENOMEM;
-				prev = k;
-				if (!first)
-					putc(',', o);
-				first = 0;
-				fputs(t, o);
-			}
+			if ((rc = write_stack(c, o, s->stack, fl)) < 0)
+				return rc;
 			putc(']', o);
 		}
 		if (sep[0] == '{')
@@ -298,46 +405,11 @@ static int print_sample(struct ctx *c, const struct pf_prof_sample *s)
 		fputs("}\n", o);
 #undef SEP
 	} else {
-		/* the layout of perf script (tools/perf/builtin-script.c): the comm
-		 * unpadded before a callchain, else in 16 columns; pid/tid in 5;
-		 * [cpu] in 3 digits; seconds.micro(nano)seconds; period in 10 */
 		int chain = (fl & (F_IP | F_SYM | F_DSO)) != 0;
-		if (fl & F_COMM)
-			fprintf(o, chain ? "%s " : "%16s ", comm);
-		if ((fl & F_PID) && (fl & F_TID))
-			fprintf(o, "%5" PRIu32 "/%-5" PRIu32 " ", s->pid, s->tid);
-		else if (fl & F_PID)
-			fprintf(o, "%5" PRIu32 " ", s->pid);
-		else if (fl & F_TID)
-			fprintf(o, "%5" PRIu32 " ", s->tid);
-		if (fl & F_CPU)
-			fprintf(o, "[%03" PRIu32 "] ", s->cpu);
-		if (fl & F_TIME) {
-			if (c->ns)
-				fprintf(o, "%5" PRIu64 ".%09" PRIu64 ": ", sec, nsec);
-			else
-				fprintf(o, "%5" PRIu64 ".%06" PRIu64 ": ", sec, nsec / 1000);
-		}
-		if (fl & F_PERIOD)
-			fprintf(o, "%10" PRIu64 " ", s->period);
-		if (fl & F_EVENT)
-			fprintf(o, "%s: ", evname);
-		putc('\n', o);
+		write_head(c, o, s, fl, chain, comm, evname);
 		if (chain) {
-			int prev = -1;
-			for (uint32_t st = s->stack; st != PF_PROF_NONE && st < pf_prof_n_stacks(c->prof);
-			     st = pf_prof_stack_get(c->prof, st)->parent) {
-				uint32_t fid = pf_prof_stack_get(c->prof, st)->frame;
-				int k = (pf_prof_frame_get(c->prof, fid)->flags & PF_FRAME_KERNEL) != 0;
-				/* the first frame of each part (kernel, user) is where the
-				 * sample was taken or the kernel was entered; the others
-				 * are return addresses */
-				const char *t = frame_cached(c, fid, prev == k, fl);
-				if (!t)
-					return -ENOMEM;
-				prev = k;
-				fputs(t, o);
-			}
+			if ((rc = write_stack(c, o, s->stack, fl)) < 0)
+				return rc;
 			putc('\n', o);
 		}
 	}
@@ -349,6 +421,30 @@ static int print_sample(struct ctx *c, const struct pf_prof_sample *s)
 	return 0;
 }
 
+/* Memory for many samples: in 2 MiB-aligned whole huge pages, which the
+ * kernel may back with transparent huge pages (madvise mode is the default):
+ * filling 40 bytes per sample is otherwise one page fault per 100 samples,
+ * and on a virtual machine those faults were a third of pfscript's time.
+ * @return the memory (free() it) or NULL. */
+static void *big_alloc(size_t bytes)
+{
+	size_t huge = (size_t)2 << 20, size = (bytes + huge - 1) / huge * huge;
+	void *p = aligned_alloc(huge, size ? size : huge);
+#ifdef MADV_HUGEPAGE
+	if (p)
+		madvise(p, size, MADV_HUGEPAGE); /* advice only: its failure changes nothing */
+#endif
+	return p;
+}
+
+/* 4 MiB of samples per block */
+#define KEEP_BLOCK ((size_t)(4u << 20) / sizeof(struct pf_prof_sample))
+
+static const struct pf_prof_sample *kept(const struct ctx *c, size_t i)
+{
+	return &c->keep[i / KEEP_BLOCK][i % KEEP_BLOCK];
+}
+
 /* Samples are kept (40 bytes each) and printed in time order at the end, as
  * perf script orders them: a recording holds each CPU's samples in runs. */
 static int on_sample(void *arg, const struct pf_prof_sample *s)
@@ -358,43 +454,82 @@ static int on_sample(void *arg, const struct pf_prof_sample *s)
 		c->lost += s->period;
 		return 0;
 	}
-	if (c->n_keep == c->cap_keep) {
-		size_t cap = c->cap_keep ? 2 * c->cap_keep : 4096;
-		struct pf_prof_sample *k = realloc(c->keep, cap * sizeof(*k));
-		if (!k)
+	if (c->n_keep == c->n_blocks * KEEP_BLOCK) {
+		struct pf_prof_sample **nb = realloc(c->keep, (c->n_blocks + 1) * sizeof(*nb));
+		if (!nb)
 			return -ENOMEM;
-		c->keep = k;
-		c->cap_keep = cap;
+		c->keep = nb;
+		if (!(c->keep[c->n_blocks] = big_alloc(KEEP_BLOCK * sizeof(**nb))))
+			return -ENOMEM;
+		c->n_blocks++;
 	}
-	c->keep[c->n_keep++] = *s;
+	c->keep[c->n_keep / KEEP_BLOCK][c->n_keep % KEEP_BLOCK] = *s;
+	c->n_keep++;
 	return 0;
 }
 
-/* Sorting: indexes into c->keep by (time, index), so that samples of one
- * time keep their file order. */
-static const struct pf_prof_sample *sort_keep;
-
-static int cmp_idx(const void *a, const void *b)
+/* Sorting: indexes of the samples (4 bytes each) by time, samples of one
+ * time in file order. A natural merge sort: the runs of samples already in
+ * time order (one per CPU and flush of the recorder's buffers) are found
+ * first, then merged pairwise until one is left (stable: a tie takes the
+ * earlier run's), without a comparison through a function pointer (qsort
+ * was a tenth of pfscript's time). Sorts k[0..n) using tmp[0..n).
+ * @return the sorted array (k or tmp), or NULL when out of memory. */
+static uint32_t *sort_idx(const struct ctx *c, uint32_t *k, uint32_t *tmp, size_t n)
 {
-	size_t i = *(const size_t *)a, j = *(const size_t *)b;
-	uint64_t ti = sort_keep[i].time, tj = sort_keep[j].time;
-	if (ti != tj)
-		return ti < tj ? -1 : 1;
-	return i < j ? -1 : i > j;
+	size_t n_run = 0, cap = 0, *run = NULL;
+	uint64_t last = 0;
+	for (size_t i = 0; i <= n; i++) {
+		uint64_t t = i < n ? kept(c, i)->time : 0;
+		if (i < n)
+			k[i] = (uint32_t)i;
+		if (i > 0 && i < n && t >= last) {
+			last = t;
+			continue;
+		}
+		if (n_run == cap) { /* a run starts at i (the end: n) */
+			size_t *nr = realloc(run, (cap = cap ? 2 * cap : 64) * sizeof(*run));
+			if (!nr) {
+				free(run);
+				return NULL;
+			}
+			run = nr;
+		}
+		run[n_run++] = i;
+		last = t;
+	}
+	n_run--; /* run[n_run] = n */
+	while (n_run > 1) {
+		size_t m = 0;
+		for (size_t r = 0; r < n_run; r += 2) {
+			size_t lo = run[r], mid = run[r + 1], hi = r + 2 <= n_run ? run[r + 2] : mid;
+			size_t i = lo, j = mid, o = lo;
+			while (i < mid && j < hi)
+				tmp[o++] = kept(c, k[i])->time <= kept(c, k[j])->time ? k[i++] : k[j++];
+			memcpy(tmp + o, k + i, (mid - i) * sizeof(*k));
+			o += mid - i;
+			memcpy(tmp + o, k + j, (hi - j) * sizeof(*k));
+			run[m++] = lo;
+		}
+		run[m] = n;
+		n_run = m;
+		uint32_t *x = k;
+		k = tmp;
+		tmp = x;
+	}
+	free(run);
+	return k;
 }
 
 static int print_all(struct ctx *c)
 {
-	size_t *idx = malloc((c->n_keep ? c->n_keep : 1) * sizeof(*idx));
-	if (!idx)
-		return -ENOMEM;
-	for (size_t i = 0; i < c->n_keep; i++)
-		idx[i] = i;
-	sort_keep = c->keep;
-	qsort(idx, c->n_keep, sizeof(*idx), cmp_idx);
-	int rc = 0;
-	for (size_t i = 0; i < c->n_keep && rc == 0; i++) {
-		const struct pf_prof_sample *s = &c->keep[idx[i]];
+	if (c->n_keep > UINT32_MAX)
+		return -E2BIG;
+	uint32_t *k = big_alloc(c->n_keep * sizeof(*k)), *tmp = big_alloc(c->n_keep * sizeof(*tmp));
+	const uint32_t *sorted = k && tmp ? sort_idx(c, k, tmp, c->n_keep) : NULL;
+	int rc = sorted ? 0 : -ENOMEM;
+	for (size_t i = 0; sorted && i < c->n_keep && rc == 0; i++) {
+		const struct pf_prof_sample *s = kept(c, sorted[i]);
 		if (c->event) {
 			const struct pf_event *ev = s->event < pf_events_count(c->evs) ? pf_events_get(c->evs, s->event) : NULL;
 			if (!ev || strcmp(ev->name, c->event))
@@ -402,7 +537,8 @@ static int print_all(struct ctx *c)
 		}
 		rc = print_sample(c, s);
 	}
-	free(idx);
+	free(k);
+	free(tmp);
 	return rc;
 }
 
@@ -414,6 +550,15 @@ static int event_named(const struct ctx *c)
 		if (!strcmp(pf_events_get(c->evs, i)->name, c->event))
 			return 1;
 	return 0;
+}
+
+/* A resolved file: the payloads pfscript reads (the reader skips the
+ * decompression of the others, the raw records above all). */
+static int want_resolved(void *arg, uint16_t type)
+{
+	(void)arg;
+	return type == PF_SEC_STRINGS || type == PF_SEC_FRAMES || type == PF_SEC_STACKS ||
+	       type == PF_SEC_SAMPLES || type == PF_SEC_SYMINFO || type == PF_SEC_EVENT;
 }
 
 static int run(struct ctx *c, int *damaged)
@@ -450,8 +595,10 @@ static int run(struct ctx *c, int *damaged)
 			if ((rc = pf_events_add(c->evs, &sec)) < 0)
 				goto bad;
 		}
-		if (resolved < 0 && sec.type == PF_SEC_SYMINFO)
+		if (resolved < 0 && sec.type == PF_SEC_SYMINFO) {
 			resolved = 1;
+			pf_reader_set_want(r, want_resolved, NULL);
+		}
 		if (resolved < 0 && sec.type == PF_SEC_RECORDS) {
 			resolved = 0;
 			struct pf_prof_builder_opts bo = { 0 };
@@ -623,8 +770,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": %s: %s\n", out, strerror(errno));
 		return 1;
 	}
-	c.so = pf_symoff_new();
-	if (!c.so || pf_prof_new(&c.prof) < 0 || pf_events_new(&c.evs) < 0) {
+	/* one large buffer (glibc ignores the size without one), no locking:
+	 * the frames are many short writes */
+	static char outbuf[256u << 10];
+	setvbuf(c.out, outbuf, _IOFBF, sizeof outbuf);
+	__fsetlocking(c.out, FSETLOCKING_BYCALLER);
+	if (pf_prof_new(&c.prof) < 0 || pf_events_new(&c.evs) < 0) {
 		fprintf(stderr, PROG ": %s\n", strerror(ENOMEM));
 		return 1;
 	}
@@ -639,13 +790,21 @@ int main(int argc, char **argv)
 		pf_out_error(PROG, out, e);
 		status = 1;
 	}
+	if (c.old_offsets && !c.werr && !e)
+		fprintf(stderr, PROG ": %s: symbolized by a pfsym older than profile format 1.1: frames "
+				"without +0xOFF (run pfsym again for offsets)\n",
+			strcmp(c.in, "-") ? c.in : "<stdin>");
 	if (!quiet && !c.werr && !e && c.opened)
 		fprintf(stderr, PROG ": %s: %" PRIu64 " samples, %" PRIu64 " lost\n",
 			strcmp(c.in, "-") ? c.in : "<stdin>", c.printed, c.lost);
-	pf_symoff_free(c.so);
+	for (size_t i = 0; i < c.n_blocks; i++)
+		free(c.keep[i]);
 	free(c.keep);
 	for (size_t i = 0; i < c.n_fcache; i++)
-		free(c.fcache[i]);
+		free(c.fcache[i].s);
+	if (c.mem)
+		fclose(c.mem);
+	free(c.mem_buf);
 	free(c.fcache);
 	pf_events_delete(c.evs);
 	pf_prof_delete(c.prof);

@@ -40,6 +40,8 @@ extern "C" {
 #define PF_FRAME_HAS_ADDR   0x20u /* `addr` holds the ELF virtual address */
 #define PF_FRAME_TRUNCATED  0x40u /* not code: the root of a stack whose call chain a
 				   * depth limit cut, named "[truncated]" */
+#define PF_FRAME_HAS_SYMOFF 0x80u /* `sym_off` holds the offset in the named function
+				   * (profile format 1.1; files of 1.0 never set it) */
 
 /* Sample flags. */
 #define PF_SAMPLE_LOST 0x01u /* not a sample: `period` samples were lost here */
@@ -53,6 +55,9 @@ struct pf_prof_frame {
 	uint32_t flags;     /* PF_FRAME_* */
 	uint32_t src_file;  /* string id of the source file, or NONE */
 	uint32_t line;      /* source line, 0 = unknown */
+	uint32_t sym_off;   /* bytes from the start of the function symbol `name` to
+			     * `addr` (if PF_FRAME_HAS_SYMOFF), else 0; added in
+			     * profile format 1.1 (format/profile.md 3.1) */
 };
 
 /* One stack node: stacks are a tree (a trie of call paths). A sample's stack

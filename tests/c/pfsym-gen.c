@@ -305,7 +305,7 @@ static void gen_resolved(pf_writer *w, uint64_t n, enum damage dmg)
 			int len = snprintf(name, sizeof(name), "function_%d_in_module", fn);
 			struct pf_prof_frame f = { (uint32_t)pf_prof_str(&p, name, (size_t)len), (uint32_t)dso,
 						   0x1000u + (uint64_t)fn * 64, 0x1000u + (uint64_t)fn * 64,
-						   PF_FRAME_HAS_ADDR, PF_PROF_NONE, 0 };
+						   PF_FRAME_HAS_ADDR, PF_PROF_NONE, 0, 0 };
 			parent = (uint32_t)pf_prof_stack(&p, parent, (uint32_t)pf_prof_frame(&p, &f));
 		}
 		stacks[s] = parent;
@@ -363,7 +363,7 @@ static void gen_names(pf_writer *w)
 	for (int i = 0; i < 3; i++) {
 		struct pf_prof_frame f = { (uint32_t)pf_prof_str(&p, names[i], strlen(names[i])), (uint32_t)dso,
 					   0x1000u + (uint64_t)i * 64, 0x1000u + (uint64_t)i * 64, PF_FRAME_HAS_ADDR,
-					   PF_PROF_NONE, 0 };
+					   PF_PROF_NONE, 0, 0 };
 		parent = (uint32_t)pf_prof_stack(&p, parent, (uint32_t)pf_prof_frame(&p, &f));
 	}
 	write_tables(w, &p, D_NONE);
@@ -395,7 +395,7 @@ static uint32_t views_stack(struct pf_prof *p, const char *const *path, int n)
 		struct pf_prof_frame f = { (uint32_t)pf_prof_str(p, name, strlen(name)),
 					   dso ? (uint32_t)pf_prof_str(p, dso, strlen(dso)) : PF_PROF_NONE,
 					   0x1000u + (uint64_t)(name[0] + name[1]) * 16, 0, kernel ? PF_FRAME_KERNEL : 0,
-					   PF_PROF_NONE, 0 };
+					   PF_PROF_NONE, 0, 0 };
 		parent = (uint32_t)pf_prof_stack(p, parent, (uint32_t)pf_prof_frame(p, &f));
 	}
 	return parent;

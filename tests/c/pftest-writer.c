@@ -908,8 +908,8 @@ static int mode_events_grow(const char *kind, unsigned n, const char *out)
 		pf_prof_init(&p);
 		int64_t comm = pf_prof_str(&p, "workload", 8), s_main = pf_prof_str(&p, "main", 4),
 			s_hot = pf_prof_str(&p, "hot", 3);
-		struct pf_prof_frame fm = { (uint32_t)s_main, PF_PROF_NONE, 0x1100, 0, 0, PF_PROF_NONE, 0 };
-		struct pf_prof_frame fh = { (uint32_t)s_hot, PF_PROF_NONE, 0x1234, 0, 0, PF_PROF_NONE, 0 };
+		struct pf_prof_frame fm = { (uint32_t)s_main, PF_PROF_NONE, 0x1100, 0, 0, PF_PROF_NONE, 0, 0 };
+		struct pf_prof_frame fh = { (uint32_t)s_hot, PF_PROF_NONE, 0x1234, 0, 0, PF_PROF_NONE, 0, 0 };
 		int64_t f_main = pf_prof_frame(&p, &fm), f_hot = pf_prof_frame(&p, &fh);
 		int64_t st_main = pf_prof_stack(&p, PF_PROF_NONE, (uint32_t)f_main);
 		int64_t st_hot = pf_prof_stack(&p, (uint32_t)st_main, (uint32_t)f_hot);

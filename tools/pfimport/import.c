@@ -71,6 +71,8 @@ struct imp {
 	struct pf_buf bid;
 	uint32_t n_bid;
 	uint64_t guest_bids;
+	struct pf_buf images[3]; /* DSO_IMAGE payloads of the vDSOs, until the start */
+	int n_images;
 	/* records before the start */
 	struct pf_buf pending;
 	struct pf_buf scratch;
@@ -405,6 +407,26 @@ static int feat_event_desc(struct imp *m, const struct pf_pd_item *it)
 	return 0;
 }
 
+/* The vDSO image of BUILD_ID entry b from perf's build-id cache, kept for
+ * flush_build_ids(): for a perf.data file, start() writes it before the
+ * first RECORDS, so pfsym has it before the first sample, as from pfrec. */
+static int add_vdso(struct imp *m, const struct pf_pd_build_id *b)
+{
+	struct pf_buf img = { 0 };
+	char why[600];
+	int rc = pf_import_vdso(m->o.buildid_dir, b->filename, b->filename_len, b->build_id, b->build_id_size, &img,
+				why, sizeof why);
+	if (rc == 0)
+		say(m, "%.*s: no image in perf's build-id cache (%s): its frames stay unnamed", (int)b->filename_len,
+		    b->filename, why);
+	if (rc <= 0 || m->n_images == (int)(sizeof(m->images) / sizeof(m->images[0]))) {
+		pf_buf_free(&img);
+		return rc < 0 ? rc : 0;
+	}
+	m->images[m->n_images++] = img;
+	return 0;
+}
+
 static int add_build_id(struct imp *m, const struct pf_pd_build_id *b, uint64_t off)
 {
 	unsigned mode = b->misc & 7u;
@@ -425,6 +447,8 @@ static int add_build_id(struct imp *m, const struct pf_pd_build_id *b, uint64_t 
 	if (pf_buildid_encode(&m->bid, &e) < 0)
 		return -ENOMEM;
 	m->n_bid++;
+	if (m->o.buildid_dir && pf_import_is_vdso(b->filename, b->filename_len))
+		return add_vdso(m, b);
 	return 0;
 }
 
@@ -606,9 +630,16 @@ static int host_events(struct imp *m, struct pf_events *out)
 
 static int flush_build_ids(struct imp *m)
 {
-	if (!m->bid.len)
-		return 0;
-	int rc = pf_writer_section(m->w, PF_SEC_BUILDID, 0, m->bid.data, m->bid.len);
+	int rc = 0;
+	for (int i = 0; i < m->n_images && rc == 0; i++) {
+		rc = pf_writer_section(m->w, PF_SEC_DSO_IMAGE, 0, m->images[i].data, m->images[i].len);
+		m->st->dso_images += rc == 0;
+		pf_buf_free(&m->images[i]);
+	}
+	m->n_images = 0;
+	if (!m->bid.len || rc < 0)
+		return rc;
+	rc = pf_writer_section(m->w, PF_SEC_BUILDID, 0, m->bid.data, m->bid.len);
 	if (rc == 0 && m->st)
 		m->st->build_ids += m->n_bid;
 	m->bid.len = 0;
@@ -852,7 +883,7 @@ static int user_record(struct imp *m, const struct pf_pd_item *it, char *msg, si
 		}
 		if (add_build_id(m, &b, it->offset) < 0)
 			return -ENOMEM;
-		if (m->started && m->bid.len >= BUILDID_FLUSH) {
+		if (m->started && (m->bid.len >= BUILDID_FLUSH || m->n_images)) {
 			int rc = flush_build_ids(m);
 			if (rc < 0)
 				return write_failed(m, rc, msg, msg_size);
@@ -948,6 +979,8 @@ static void imp_free(struct imp *m)
 	free(m->ed);
 	free(m->tp);
 	pf_buf_free(&m->bid);
+	for (int i = 0; i < m->n_images; i++)
+		pf_buf_free(&m->images[i]);
 	pf_buf_free(&m->pending);
 	pf_buf_free(&m->scratch);
 	pf_buf_free(&m->known);

@@ -1196,6 +1196,12 @@ int sym_resolve(void *ctx, struct pf_prof *p, struct pf_dso *dso, struct pf_prof
 	if (id < 0)
 		return (int)id;
 	f->name = (uint32_t)id;
+	/* the offset perf prints as sym+0xOFF (here of the byte looked up: a
+	 * caller's is one less than its return address) */
+	if (v - sy->addr <= UINT32_MAX) {
+		f->sym_off = (uint32_t)(v - sy->addr);
+		f->flags |= PF_FRAME_HAS_SYMOFF;
+	}
 	f->flags &= ~PF_FRAME_UNRESOLVED;
 	b->addrs_named++;
 	return 0;
