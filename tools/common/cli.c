@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include <pfile/pfile.h>
@@ -76,4 +77,20 @@ int pf_out_flush(FILE *f)
 	if (poll(&p, 1, 0) == 1 && (p.revents & POLLERR))
 		return EPIPE;
 	return EIO;
+}
+
+int pf_out_write_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+	while (n) {
+		ssize_t w = write(fd, c, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
 }

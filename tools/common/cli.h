@@ -52,4 +52,8 @@ void pf_out_error(const char *prog, const char *name, int err);
  * anything else is EIO. */
 int pf_out_flush(FILE *f);
 
+/* Writes all n bytes of p to fd, again after a short write or EINTR.
+ * @return 0, or -errno of the write(2) that failed. */
+int pf_out_write_all(int fd, const void *p, size_t n);
+
 #endif

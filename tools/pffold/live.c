@@ -18,26 +18,13 @@
 #include <unistd.h>
 
 #include "pffold/live.h"
+#include "cli.h"
 
 static uint64_t now_ms(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
 }
 
 int live_follow(const char *prog, const char *in, unsigned period_ms, FILE *of, char *path, size_t pathsz,
@@ -93,7 +80,7 @@ int live_follow(const char *prog, const char *in, unsigned period_ms, FILE *of, 
 		}
 		if (r == 0)
 			break;
-		if ((rc = write_all(mfd, buf, (size_t)r)) < 0) {
+		if ((rc = pf_out_write_all(mfd, buf, (size_t)r)) < 0) {
 			fprintf(stderr, "%s: %s: keeping the stream in memory: %s\n", prog, in, strerror(-rc));
 			rc = 0;
 			close(mfd);

@@ -17,6 +17,7 @@
 #include <zlib.h>
 
 #include "pprof.h"
+#include "cli.h"
 #include "profile.pb-c.h"
 
 #define NONE PF_PROF_NONE
@@ -340,21 +341,6 @@ static void sample_types(struct enc *e)
 		e->pb.period = (int64_t)(mean_period(G) + 0.5);
 }
 
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* gzip (RFC 1952, zlib's deflate) of n bytes, written to fd. */
 static int gzip_write(int fd, const uint8_t *raw, size_t n, int level)
 {
@@ -376,7 +362,7 @@ static int gzip_write(int fd, const uint8_t *raw, size_t n, int level)
 	size_t len = cap - z.avail_out;
 	deflateEnd(&z);
 	if (!rc)
-		rc = write_all(fd, out, len);
+		rc = pf_out_write_all(fd, out, len);
 	free(out);
 	return rc;
 }
