@@ -532,11 +532,12 @@ static int64_t dnode_display(pf_fold *f, uint32_t node, uint32_t **ids, size_t *
 	return (int64_t)n;
 }
 
-static const char *sort_base;
-static int line_cmp(const void *a, const void *b)
+/* qsort_r(3) comparators take their context as an argument: the library
+ * keeps no state between calls (folds may run in several threads). */
+static int line_cmp(const void *a, const void *b, void *base)
 {
 	const struct line *x = a, *y = b;
-	return strcmp(sort_base + x->off, sort_base + y->off);
+	return strcmp((const char *)base + x->off, (const char *)base + y->off);
 }
 
 int pfi_fold_build_lines(pf_fold *f)
@@ -614,8 +615,8 @@ int pfi_fold_build_lines(pf_fold *f)
 		free(lines);
 		return rc < 0 ? rc : -ENOMEM;
 	}
-	sort_base = (const char *)f->text.data;
-	qsort(lines, n, sizeof(*lines), line_cmp);
+	const char *sort_base = (const char *)f->text.data;
+	qsort_r(lines, n, sizeof(*lines), line_cmp, f->text.data);
 	/* merge equal texts (different frames with the same names) */
 	size_t m = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -795,14 +796,18 @@ const char *pf_fold_damage(const pf_fold *f)
 
 const char *pf_fold_errmsg(const pf_fold *f) { return f ? f->errmsg : ""; }
 
-static const struct pf_prof *top_disp;
-static const uint64_t *top_agg;
-static int top_cmp(const void *a, const void *b)
+struct top_ctx {
+	const struct pf_prof *disp;
+	const uint64_t *agg;
+};
+
+static int top_cmp(const void *a, const void *b, void *arg)
 {
+	const struct top_ctx *t = arg;
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	if (top_agg[x] != top_agg[y])
-		return top_agg[x] > top_agg[y] ? -1 : 1;
-	return strcmp(pf_prof_str_get(top_disp, x, NULL), pf_prof_str_get(top_disp, y, NULL));
+	if (t->agg[x] != t->agg[y])
+		return t->agg[x] > t->agg[y] ? -1 : 1;
+	return strcmp(pf_prof_str_get(t->disp, x, NULL), pf_prof_str_get(t->disp, y, NULL));
 }
 
 static size_t fold_top(pf_fold *f, struct pf_fold_top *out, size_t n, int total)
@@ -843,9 +848,8 @@ static size_t fold_top(pf_fold *f, struct pf_fold_top *out, size_t n, int total)
 	for (uint32_t i = 0; i < nd; i++)
 		if (agg[i])
 			order[k++] = i;
-	top_disp = &f->disp;
-	top_agg = agg;
-	qsort(order, k, sizeof(*order), top_cmp);
+	struct top_ctx tc = { &f->disp, agg };
+	qsort_r(order, k, sizeof(*order), top_cmp, &tc);
 	for (uint32_t i = 0; i < k && filled < n; i++) {
 		out[filled].name = pf_prof_str_get(&f->disp, order[i], NULL);
 		out[filled].weight = agg[order[i]];
