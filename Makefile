@@ -214,6 +214,13 @@ $(FUZZ_O)/fuzz_evspec: tests/fuzz/fuzz_evspec.c tests/fuzz/fuzz.h tools/pfrec/pm
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ tests/fuzz/fuzz_evspec.c tools/pfrec/pmu.c
 
+# pfimport's perf.data reader and its conversion to .pf
+PERFDATA_SRC := $(wildcard tools/pfimport/*.c)
+$(FUZZ_O)/fuzz_perfdata: tests/fuzz/fuzz_perfdata.c tests/fuzz/fuzz.h tools/perfdata.h $(PERFDATA_SRC) $(FUZZ_LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ tests/fuzz/fuzz_perfdata.c $(PERFDATA_SRC) \
+	    $(FUZZ_LIB_OBJ) $(CORE_LIBS)
+
 # pfdump's EVENT descriptions and tracepoint format files
 $(FUZZ_O)/fuzz_tpformat: tests/fuzz/fuzz_tpformat.c tests/fuzz/fuzz.h tools/pfdump/tracepoint.c tools/pfdump/tracepoint.h
 	@mkdir -p $(dir $@)

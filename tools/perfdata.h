@@ -337,7 +337,8 @@ struct pf_import_opts {
 	uint32_t transform;           /* as pf_writer_opts.transform; PF_IMPORT_OPTS_INIT:
 	                                 PF_TRANSFORM_COLUMNS */
 	uint32_t records_frame_bytes; /* raw bytes per RECORDS section; 0 = 1 MiB, 8 MiB
-	                                 for recordings with user stack copies */
+	                                 for recordings with user stack copies; else as
+	                                 pf_writer_opts (64 KiB or more) */
 	const char *cmdline;          /* the importing program's command line, for META
 	                                 `pfimport_cmdline`; NULL: not written */
 	const char *tool_version;     /* META `tool_version`; NULL: "pfimport (pftools) VERSION" */

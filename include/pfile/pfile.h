@@ -189,7 +189,8 @@ struct pf_writer_opts {
 	uint8_t endian;           /* byte order of the kernel data to be written; 0 = host */
 	uint8_t word_size;        /* 4 or 8; 0 = host */
 	uint16_t e_machine;       /* ELF machine; 0 = host's */
-	uint32_t records_frame_bytes; /* raw bytes per RECORDS section; 0 = 1 MiB */
+	uint32_t records_frame_bytes; /* raw bytes per RECORDS section; 0 = 1 MiB; else
+	                             64 KiB .. PF_SECTION_MAX_RAW (-EINVAL) */
 	uint32_t transform;       /* enum pf_transform_id for RECORDS sections; 0 = none.
 	                             PF_TRANSFORM_COLUMNS makes files of format 1.1
 	                             that 1.0 readers cannot read the records of.

@@ -26,7 +26,7 @@ if [ -e "$out/.done" ] && [ "$out/.done" -nt "$0" ]; then
 	exit 0
 fi
 rm -rf "$out"
-mkdir -p "$out"/{reader,profile,transform,folded,evspec,tpformat}
+mkdir -p "$out"/{reader,profile,transform,folded,evspec,tpformat,perfdata}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 W="$B/tests/pftest-writer"
@@ -125,8 +125,35 @@ for f in "$OLDPWD"/tests/fixtures/tracefs/events/*/*/format; do
 	n=$((n + 1))
 done
 
+# --- perf.data (perfdata: an option byte, then the file; bit 0 as a pipe,
+# bit 1 every feature, bit 2 no transform, bit 3 4 KiB RECORDS sections) --------
+G="$B/tests/perfdata-gen"
+n=0
+for v in "" "--big-endian" "--pipe" "--pipe --big-endian" "--compress" "--compress2 --big-endian" \
+	"--pipe --compress" "--pipe --compress2" "--unknown-feature --unknown-record" \
+	"--pipe --unknown-record --aux" "--aux" "--header-size 128" "--data-size-zero" "--samples 200"; do
+	# shellcheck disable=SC2086
+	"$G" $v gen-$n.data >/dev/null 2>&1 || continue
+	{ printf "\\x$(printf %02x $((n % 8 * 2)))"; cat gen-$n.data; } >"$out/perfdata/gen-$n"
+	{ printf '\x01'; cat gen-$n.data; } >"$out/perfdata/gen-$n-pipe"
+	n=$((n + 1))
+done
+# real perf record files where perf can record (file, -z, pipe, dwarf)
+if command -v perf >/dev/null 2>&1; then
+	P=(perf record -q -e cpu-clock -F 500)
+	"${P[@]}" -g -o a.data -- ./spin 30 >/dev/null 2>&1 || true
+	"${P[@]}" -g -z -o z.data -- ./spin 30 >/dev/null 2>&1 || true
+	"${P[@]}" -g -o - -- ./spin 30 >p.data 2>/dev/null || true
+	"${P[@]}" --call-graph dwarf,512 -o d.data -- ./spin 30 >/dev/null 2>&1 || true
+	for f in a z p d; do
+		[ -s $f.data ] && [ "$(stat -c %s $f.data)" -le 131071 ] || continue
+		{ printf '\x00'; cat $f.data; } >"$out/perfdata/perf-$f"
+		{ printf '\x0b'; cat $f.data; } >"$out/perfdata/perf-$f-pipe-all"
+	done
+fi
+
 find "$out" -type f -size 0 -delete
 touch "$out/.done"
-for t in reader profile transform folded evspec tpformat; do
+for t in reader profile transform folded evspec tpformat perfdata; do
 	echo "make-corpus: $t: $(find "$out/$t" -type f | wc -l) seeds"
 done
