@@ -45,10 +45,15 @@ static const struct { const char *name; unsigned bit; } field_names[] = {
 #define F_DEFAULT (F_COMM | F_TID | F_TIME | F_PERIOD | F_EVENT | F_IP | F_SYM | F_DSO)
 
 /* One frame's text, made once (frame_cached()). */
+/* Where frame texts are in ctx.arena: off, len (len 0: not made yet). */
 struct ftext {
-	char *s; /* NULL until made */
-	size_t len;
+	uint32_t off, len;
 };
+
+/* The text output: sample lines and frame texts are copied into ctx.obuf
+ * and written a MiB at a time, not one fwrite per line. JSON goes through
+ * stdio. */
+#define OBUF_SIZE ((size_t)128 << 10)
 
 struct ctx {
 	FILE *out;
@@ -60,6 +65,11 @@ struct ctx {
 	int old_offsets; /* a named frame without an offset was seen (pfsym before 1.1) */
 	struct ftext *fcache; /* frame texts by 2 * frame id + (caller ? 1 : 0) */
 	size_t n_fcache;
+	char *arena; /* the frame texts, one after the other */
+	size_t arena_len, arena_cap;
+	uint8_t *fkern; /* per frame id: 1 a kernel frame (print_all()) */
+	char *obuf; /* text output not yet handed to stdio (OBUF_SIZE bytes) */
+	size_t olen;
 	FILE *mem; /* frame_cached()'s memory stream over mem_buf, mem_len */
 	char *mem_buf;
 	size_t mem_len;
@@ -234,7 +244,9 @@ static void write_frame(struct ctx *c, FILE *o, const struct pf_prof_frame *f, i
 
 /* The text of frame `fid` (as a caller: `ret`), made once: frames repeat
  * in every sample that passes through them. NULL when out of memory. The
- * frame fields are the same for every sample (only cpu varies). */
+ * frame fields are the same for every sample (only cpu varies). The texts
+ * lie one after the other in one arena: the frames of a stack are then
+ * near each other, not in scattered heap blocks. */
 static const struct ftext *frame_cached(struct ctx *c, uint32_t fid, int ret, unsigned fl)
 {
 	size_t i = 2 * (size_t)fid + (ret ? 1 : 0);
@@ -249,7 +261,7 @@ static const struct ftext *frame_cached(struct ctx *c, uint32_t fid, int ret, un
 		c->fcache = nc;
 		c->n_fcache = n;
 	}
-	if (!c->fcache[i].s) {
+	if (!c->fcache[i].len) {
 		/* one memory stream for all frames (a new one costs an 8 KiB
 		 * calloc, most of pfscript's instructions on many frames) */
 		if (!c->mem && !(c->mem = open_memstream(&c->mem_buf, &c->mem_len)))
@@ -257,29 +269,88 @@ static const struct ftext *frame_cached(struct ctx *c, uint32_t fid, int ret, un
 		if (fseeko(c->mem, 0, SEEK_SET) != 0)
 			return NULL;
 		write_frame(c, c->mem, pf_prof_frame_get(c->prof, fid), ret, fl);
-		if (fflush(c->mem) != 0 || !(c->fcache[i].s = malloc(c->mem_len + 1)))
+		if (fflush(c->mem) != 0 || c->mem_len == 0 || c->mem_len > UINT32_MAX - c->arena_len)
 			return NULL;
-		memcpy(c->fcache[i].s, c->mem_buf, c->mem_len + 1);
-		c->fcache[i].len = c->mem_len;
+		if (c->arena_len + c->mem_len > c->arena_cap) {
+			size_t cap = c->arena_cap ? 2 * c->arena_cap : (size_t)1 << 16;
+			while (cap < c->arena_len + c->mem_len)
+				cap *= 2;
+			char *na = realloc(c->arena, cap);
+			if (!na)
+				return NULL;
+			c->arena = na;
+			c->arena_cap = cap;
+		}
+		memcpy(c->arena + c->arena_len, c->mem_buf, c->mem_len);
+		c->fcache[i].off = (uint32_t)c->arena_len;
+		c->fcache[i].len = (uint32_t)c->mem_len;
+		c->arena_len += c->mem_len;
 	}
 	return &c->fcache[i];
+}
+
+/* Writes the text output to the output's fd (stdio holds nothing of it:
+ * glibc's fwrite of a MiB would first copy a buffer's worth). A failure
+ * sets c->werr; what comes after it is dropped. */
+static void out_flush(struct ctx *c)
+{
+	if (c->olen && !c->werr) {
+		if (fflush(c->out) != 0) /* nothing there in text mode, but keep the order */
+			c->werr = errno ? errno : EIO;
+		int rc = c->werr ? 0 : pf_out_write_all(fileno(c->out), c->obuf, c->olen);
+		if (rc < 0)
+			c->werr = -rc;
+	}
+	c->olen = 0;
+}
+
+/* Room for n more bytes of text output (n <= OBUF_SIZE); the pointer to
+ * write them at. */
+static inline char *out_room(struct ctx *c, size_t n)
+{
+	if (OBUF_SIZE - c->olen < n)
+		out_flush(c);
+	return c->obuf + c->olen;
+}
+
+static inline void out_put(struct ctx *c, const void *p, size_t n)
+{
+	if (n > OBUF_SIZE) {
+		out_flush(c);
+		int rc = c->werr ? 0 : pf_out_write_all(fileno(c->out), p, n);
+		if (rc < 0)
+			c->werr = -rc;
+		return;
+	}
+	memcpy(out_room(c, n), p, n);
+	c->olen += n;
 }
 
 /* Decimal `v` at p, right-aligned in `width` columns filled with `pad`, as
  * printf's %Nu and %0Nu. @return the end. p needs max(width, 20) bytes. */
 static char *put_u64(char *p, uint64_t v, int width, char pad)
 {
-	char d[20];
-	int n = 0;
-	do {
-		d[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	for (int k = n; k < width; k++)
+	static const char pairs[201] = "00010203040506070809101112131415161718192021222324"
+				       "25262728293031323334353637383940414243444546474849"
+				       "50515253545556575859606162636465666768697071727374"
+				       "75767778798081828384858687888990919293949596979899";
+	char d[20], *e = d + sizeof d, *q = e;
+	while (v >= 100) {
+		const char *two = pairs + 2 * (v % 100);
+		v /= 100;
+		*--q = two[1];
+		*--q = two[0];
+	}
+	if (v >= 10) {
+		*--q = pairs[2 * v + 1];
+		*--q = pairs[2 * v];
+	} else {
+		*--q = (char)('0' + v);
+	}
+	for (int k = (int)(e - q); k < width; k++)
 		*p++ = pad;
-	while (n > 0)
-		*p++ = d[--n];
-	return p;
+	memcpy(p, q, (size_t)(e - q));
+	return p + (e - q);
 }
 
 /* As put_u64 with `%-Nu`: the number, then spaces up to `width` columns. */
@@ -296,7 +367,7 @@ static char *put_u64_left(char *p, uint64_t v, int width)
  * unpadded before a callchain, else in 16 columns; pid/tid in 5; [cpu] in 3
  * digits; seconds.micro(nano)seconds; period in 10. Made by hand: printf
  * was a fifth of pfscript's time. */
-static void write_head(struct ctx *c, FILE *o, const struct pf_prof_sample *s, unsigned fl, int chain,
+static void write_head(struct ctx *c, const struct pf_prof_sample *s, unsigned fl, int chain,
 		       const char *comm, const char *evname)
 {
 	char b[160], *p = b;
@@ -304,8 +375,8 @@ static void write_head(struct ctx *c, FILE *o, const struct pf_prof_sample *s, u
 		size_t n = strlen(comm);
 		for (size_t k = n; !chain && k < 16; k++)
 			*p++ = ' ';
-		fwrite(b, 1, (size_t)(p - b), o);
-		fwrite(comm, 1, n, o);
+		out_put(c, b, (size_t)(p - b));
+		out_put(c, comm, n);
 		p = b;
 		*p++ = ' ';
 	}
@@ -336,12 +407,12 @@ static void write_head(struct ctx *c, FILE *o, const struct pf_prof_sample *s, u
 		p = put_u64(p, s->period, 10, ' ');
 		*p++ = ' ';
 	}
-	fwrite(b, 1, (size_t)(p - b), o);
+	out_put(c, b, (size_t)(p - b));
 	if (fl & F_EVENT) {
-		fputs(evname, o);
-		fputs(": ", o);
+		out_put(c, evname, strlen(evname));
+		out_put(c, ": ", 2);
 	}
-	putc('\n', o);
+	out_put(c, "\n", 1);
 }
 
 /* The frames of leaf node `stack` (leaf first) to `o`, each text made once
@@ -355,7 +426,7 @@ static int write_stack(struct ctx *c, FILE *o, uint32_t stack, unsigned fl)
 		const struct pf_prof_stack *node = pf_prof_stack_get(c->prof, st);
 		uint32_t fid = node->frame;
 		st = node->parent;
-		int k = (pf_prof_frame_get(c->prof, fid)->flags & PF_FRAME_KERNEL) != 0;
+		int k = c->fkern[fid];
 		/* the first frame of each part (kernel, user) is where the
 		 * sample was taken or the kernel was entered; the others
 		 * are return addresses */
@@ -363,10 +434,14 @@ static int write_stack(struct ctx *c, FILE *o, uint32_t stack, unsigned fl)
 		if (!t)
 			return -ENOMEM;
 		prev = k;
-		if (c->json && !first)
-			putc(',', o);
+		if (c->json) {
+			if (!first)
+				putc(',', o);
+			fwrite(c->arena + t->off, 1, t->len, o);
+		} else {
+			out_put(c, c->arena + t->off, t->len);
+		}
 		first = 0;
-		fwrite(t->s, 1, t->len, o);
 	}
 	return 0;
 }
@@ -406,14 +481,16 @@ static int print_sample(struct ctx *c, const struct pf_prof_sample *s)
 #undef SEP
 	} else {
 		int chain = (fl & (F_IP | F_SYM | F_DSO)) != 0;
-		write_head(c, o, s, fl, chain, comm, evname);
+		write_head(c, s, fl, chain, comm, evname);
 		if (chain) {
 			if ((rc = write_stack(c, o, s->stack, fl)) < 0)
 				return rc;
-			putc('\n', o);
+			out_put(c, "\n", 1);
 		}
 	}
 	c->printed++;
+	if (c->werr)
+		return -c->werr;
 	if (ferror(o)) {
 		c->werr = pf_out_flush(o);
 		return -(c->werr ? c->werr : EIO);
@@ -468,68 +545,97 @@ static int on_sample(void *arg, const struct pf_prof_sample *s)
 	return 0;
 }
 
-/* Sorting: indexes of the samples (4 bytes each) by time, samples of one
- * time in file order. A natural merge sort: the runs of samples already in
- * time order (one per CPU and flush of the recorder's buffers) are found
- * first, then merged pairwise until one is left (stable: a tie takes the
- * earlier run's), without a comparison through a function pointer (qsort
- * was a tenth of pfscript's time). Sorts k[0..n) using tmp[0..n).
- * @return the sorted array (k or tmp), or NULL when out of memory. */
-static uint32_t *sort_idx(const struct ctx *c, uint32_t *k, uint32_t *tmp, size_t n)
+/* The time order of the samples, as perf script prints them: samples of
+ * one time in file order. The kept samples are runs already in time order
+ * (one per CPU and flush of the recorder's buffers: 1,848 runs in 1.2 M
+ * samples of a system-wide recording), so they are merged with a binary heap
+ * of the runs' next samples, keyed (time, index): each sample is read once,
+ * in the order of its run, and nothing of the size of the samples is
+ * allocated (a merge sort of keys, with its arrays' page clearing, took
+ * twice as long; qsort over indexes a tenth of pfscript's time). */
+struct head {
+	uint64_t time;
+	size_t pos; /* index of the run's next sample */
+	size_t end; /* one past the run's last */
+};
+
+static int head_less(const struct head *a, const struct head *b)
 {
-	size_t n_run = 0, cap = 0, *run = NULL;
+	return a->time < b->time || (a->time == b->time && a->pos < b->pos);
+}
+
+static void heap_down(struct head *h, size_t n, size_t i)
+{
+	struct head x = h[i];
+	for (;;) {
+		size_t l = 2 * i + 1;
+		if (l >= n)
+			break;
+		if (l + 1 < n && head_less(&h[l + 1], &h[l]))
+			l++;
+		if (!head_less(&h[l], &x))
+			break;
+		h[i] = h[l];
+		i = l;
+	}
+	h[i] = x;
+}
+
+/* The heap of the runs of kept samples 0..n: *out, its size. @return 0 or
+ * -ENOMEM. */
+static int runs_heap(const struct ctx *c, size_t n, struct head **out, size_t *n_out)
+{
+	struct head *h = NULL;
+	size_t nh = 0, cap = 0;
 	uint64_t last = 0;
-	for (size_t i = 0; i <= n; i++) {
-		uint64_t t = i < n ? kept(c, i)->time : 0;
-		if (i < n)
-			k[i] = (uint32_t)i;
-		if (i > 0 && i < n && t >= last) {
+	for (size_t i = 0; i < n; i++) {
+		uint64_t t = kept(c, i)->time;
+		if (i > 0 && t >= last) {
 			last = t;
 			continue;
 		}
-		if (n_run == cap) { /* a run starts at i (the end: n) */
-			size_t *nr = realloc(run, (cap = cap ? 2 * cap : 64) * sizeof(*run));
-			if (!nr) {
-				free(run);
-				return NULL;
+		if (nh == cap) {
+			struct head *nx = realloc(h, (cap = cap ? 2 * cap : 64) * sizeof(*h));
+			if (!nx) {
+				free(h);
+				return -ENOMEM;
 			}
-			run = nr;
+			h = nx;
 		}
-		run[n_run++] = i;
+		if (nh)
+			h[nh - 1].end = i;
+		h[nh].time = t;
+		h[nh].pos = i;
+		h[nh].end = n;
+		nh++;
 		last = t;
 	}
-	n_run--; /* run[n_run] = n */
-	while (n_run > 1) {
-		size_t m = 0;
-		for (size_t r = 0; r < n_run; r += 2) {
-			size_t lo = run[r], mid = run[r + 1], hi = r + 2 <= n_run ? run[r + 2] : mid;
-			size_t i = lo, j = mid, o = lo;
-			while (i < mid && j < hi)
-				tmp[o++] = kept(c, k[i])->time <= kept(c, k[j])->time ? k[i++] : k[j++];
-			memcpy(tmp + o, k + i, (mid - i) * sizeof(*k));
-			o += mid - i;
-			memcpy(tmp + o, k + j, (hi - j) * sizeof(*k));
-			run[m++] = lo;
-		}
-		run[m] = n;
-		n_run = m;
-		uint32_t *x = k;
-		k = tmp;
-		tmp = x;
-	}
-	free(run);
-	return k;
+	for (size_t i = nh / 2; i-- > 0;)
+		heap_down(h, nh, i);
+	*out = h;
+	*n_out = nh;
+	return 0;
 }
 
 static int print_all(struct ctx *c)
 {
-	if (c->n_keep > UINT32_MAX)
-		return -E2BIG;
-	uint32_t *k = big_alloc(c->n_keep * sizeof(*k)), *tmp = big_alloc(c->n_keep * sizeof(*tmp));
-	const uint32_t *sorted = k && tmp ? sort_idx(c, k, tmp, c->n_keep) : NULL;
-	int rc = sorted ? 0 : -ENOMEM;
-	for (size_t i = 0; sorted && i < c->n_keep && rc == 0; i++) {
-		const struct pf_prof_sample *s = kept(c, sorted[i]);
+	size_t n_frames = pf_prof_n_frames(c->prof);
+	if (!(c->fkern = malloc(n_frames ? n_frames : 1)))
+		return -ENOMEM;
+	for (size_t f = 0; f < n_frames; f++)
+		c->fkern[f] = (pf_prof_frame_get(c->prof, (uint32_t)f)->flags & PF_FRAME_KERNEL) != 0;
+	if (!c->json && !c->obuf && !(c->obuf = malloc(OBUF_SIZE)))
+		return -ENOMEM;
+	struct head *h = NULL;
+	size_t nh = 0;
+	int rc = runs_heap(c, c->n_keep, &h, &nh);
+	while (rc == 0 && nh > 0) {
+		const struct pf_prof_sample *s = kept(c, h[0].pos);
+		if (++h[0].pos < h[0].end)
+			h[0].time = kept(c, h[0].pos)->time;
+		else
+			h[0] = h[--nh];
+		heap_down(h, nh, 0);
 		if (c->event) {
 			const struct pf_event *ev = s->event < pf_events_count(c->evs) ? pf_events_get(c->evs, s->event) : NULL;
 			if (!ev || strcmp(ev->name, c->event))
@@ -537,8 +643,14 @@ static int print_all(struct ctx *c)
 		}
 		rc = print_sample(c, s);
 	}
-	free(k);
-	free(tmp);
+	out_flush(c);
+	if (rc == 0 && c->werr)
+		rc = -c->werr;
+	if (rc == 0 && ferror(c->out)) {
+		c->werr = pf_out_flush(c->out);
+		rc = -(c->werr ? c->werr : EIO);
+	}
+	free(h);
 	return rc;
 }
 
@@ -800,8 +912,9 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < c.n_blocks; i++)
 		free(c.keep[i]);
 	free(c.keep);
-	for (size_t i = 0; i < c.n_fcache; i++)
-		free(c.fcache[i].s);
+	free(c.arena);
+	free(c.fkern);
+	free(c.obuf);
 	if (c.mem)
 		fclose(c.mem);
 	free(c.mem_buf);
