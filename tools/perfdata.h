@@ -200,7 +200,8 @@ enum pf_pd_item_kind {
 	                          data/size = its bytes */
 	PF_PD_ITEM_RECORDS,    /* n_records whole kernel records (types < 64), back
 	                          to back, each a multiple of 8 bytes, as perf wrote
-	                          them (or decompressed them) */
+	                          them (or decompressed them); data is 8-byte
+	                          aligned, whatever came before in the file */
 	PF_PD_ITEM_USER,       /* one of perf's records (type >= 64; data/size = the
 	                          whole record, header included): every one but
 	                          HEADER_ATTR, HEADER_FEATURE (handed out as ATTR and

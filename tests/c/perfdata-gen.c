@@ -18,6 +18,9 @@
  *                       type 60 (both unknown)
  *   --aux               also AUXTRACE_INFO and an AUXTRACE record with 24
  *                       bytes of trace data after it
+ *   --odd-record        first in the data, a perf record of type 99 and 13
+ *                       bytes (perf's own records need not be a multiple of
+ *                       8): every kernel record after it is at an odd offset
  *   --header-size N     file mode header of N bytes (104; more: a future one)
  *   --data-size-zero    file mode as perf record leaves it when killed: data
  *                       size 0 in the header, no features
@@ -411,7 +414,7 @@ int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "--records-of"))
 		return records_of(argv[2], argv[3]);
-	int pipe = 0, comp = 0, unk_feat = 0, unk_rec = 0, aux = 0, dsz0 = 0, n_samples = 6;
+	int pipe = 0, comp = 0, unk_feat = 0, unk_rec = 0, aux = 0, dsz0 = 0, odd = 0, n_samples = 6;
 	uint64_t hsize = 104;
 	const char *out = NULL;
 	for (int i = 1; i < argc; i++) {
@@ -429,6 +432,8 @@ int main(int argc, char **argv)
 			unk_rec = 1;
 		else if (!strcmp(argv[i], "--aux"))
 			aux = 1;
+		else if (!strcmp(argv[i], "--odd-record"))
+			odd = 1;
 		else if (!strcmp(argv[i], "--data-size-zero"))
 			dsz0 = 1;
 		else if (!strcmp(argv[i], "--header-size") && i + 1 < argc)
@@ -449,6 +454,12 @@ int main(int argc, char **argv)
 
 	struct pf_buf recs = { 0 }, data = { 0 }, f = { 0 };
 	kernel_records(&recs, n_samples, unk_rec);
+	if (odd) {
+		size_t r = begin_rec(&data, 99, 0);
+		u32(&data, 0x99999999u);
+		u8(&data, 0x99);
+		end_rec(&data, r, 1);
+	}
 	if (comp)
 		compress(&data, &recs, comp == 2);
 	else

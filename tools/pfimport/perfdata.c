@@ -415,6 +415,12 @@ static int z_next(pf_perfdata *pd, struct pf_pd_item *it)
 							    "compressed data: a %s record of %u bytes, not a multiple of 8: "
 							    "damaged",
 							    type_str(type, tmp, sizeof tmp), sz);
+					if ((uintptr_t)p & 7) { /* after a perf record of an odd size */
+						memmove(pd->zout, p, avail);
+						pd->ze = avail;
+						pd->zs = 0;
+						p = pd->zout;
+					}
 					uint32_t n;
 					size_t run = kernel_run(pd, p, avail, &n);
 					it->kind = PF_PD_ITEM_RECORDS;
@@ -529,6 +535,15 @@ static int stream_next(pf_perfdata *pd, struct pf_pd_item *it)
 				    type_str(type, tmp, sizeof tmp), avail, sz);
 		}
 		if (type < 64) {
+			if ((uintptr_t)p & 7) {
+				/* records are handed out 8-byte aligned, as the
+				 * kernel wrote them; a perf record of an odd size,
+				 * or the odd-sized data after one, moved them */
+				memmove(pd->buf, p, (size_t)avail);
+				pd->end = (size_t)avail;
+				pd->start = 0;
+				p = pd->buf;
+			}
 			uint32_t n;
 			size_t run = kernel_run(pd, p, (size_t)avail, &n);
 			it->kind = PF_PD_ITEM_RECORDS;
