@@ -655,3 +655,71 @@ sur\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\t737572eda080')"
 	assert_success
 	assert_output --partial "hot"
 }
+
+@test "replicate runs, quasi-binomial test: the statistics that tests/fixtures/diff_quasi.py computes independently" {
+	mkdir -p quasi && python3 "$FX/diff_quasi.py" write quasi
+	run pfdiff --json --test=quasi quasi/b1.folded quasi/b2.folded quasi/b3.folded -- quasi/n1.folded quasi/n2.folded quasi/n3.folded
+	refute_sanitizer
+	assert_success
+	run python3 "$FX/diff_quasi.py" check <<< "$output"
+	assert_success
+	# work +15.33 points (significant), io and log unchanged
+	assert_line "# work self +15.33 pp p=0.000153 phi=3.346 df=8 sig=True"
+	assert_line "# io self +0.00 pp p=1 phi=1.401 df=8 sig=False"
+	run pfdiff --test=quasi quasi/b1.folded quasi/b2.folded quasi/b3.folded -- quasi/n1.folded quasi/n2.folded quasi/n3.folded
+	assert_success
+	assert_line --index 1 --partial "quasi-binomial t test on per-run shares: dispersion pooled over the functions 2.41 (weighed as 4 df), moderated per function;"
+	assert_line --regexp '^ +30\.00 +45\.33 +\+15\.33 .* both  quasi/quasi -      work$'
+	assert_line --regexp ' -     quasi/quasi -      io$'
+
+	# the same inputs with Welch's test (the default for several inputs per side)
+	run pfdiff quasi/b1.folded quasi/b2.folded quasi/b3.folded -- quasi/n1.folded quasi/n2.folded quasi/n3.folded
+	[[ "${lines[4]}" == *" welch/welch "* ]]
+	run pfdiff --test=bayes quasi/b1.folded quasi/b2.folded -- quasi/n1.folded quasi/n2.folded
+	assert_failure 2
+	run pfdiff --mode=time --period 1000000 --test=quasi quasi/b1.folded quasi/b2.folded -- quasi/n1.folded quasi/n2.folded
+	assert_failure 2
+	assert_output "pfdiff: --test=quasi compares shares: not with --mode=time"
+}
+
+@test "one run per side: the header says only sampling noise counts; --fail-on-regression refuses without replicates" {
+	run pfdiff v1.folded v2.folded
+	assert_success
+	assert_line --index 1 --partial "only sampling noise is accounted for (one run per side: pfrec --repeat N records replicates);"
+	run pfdiff --fail-on-regression 5 v1.folded v2.folded
+	assert_failure 2
+	assert_output "pfdiff: --fail-on-regression needs replicates to know run-to-run noise: record each side with pfrec --repeat N (N >= 2), or pass --single-run-ok"
+	run pfdiff --single-run-ok --fail-on-regression 5 v1.folded v2.folded
+	assert_failure 3
+	# with replicates the gate works, and the header does not say it
+	run pfdiff --fail-on-regression 5 a21.folded a22.folded a23.folded -- b31.folded b32.folded b33.folded
+	assert_failure 3
+	refute_output --partial "only sampling noise"
+}
+
+@test "recorded with --repeat 3: each run is a replicate; runs that differ by a thread's scheduling share flag nothing" {
+	command -v pfrec >/dev/null || skip "pfrec not built"
+	build_workload rep_threads rt -g -O1 -fno-omit-frame-pointer -pthread
+	for s in a b; do
+		run pfrec -q --repeat 3 -g -e cpu-clock -F 1000 -o $s.pf -- ./rt
+		refute_sanitizer
+		assert_success
+		pfsym -q -o $s.sym.pf $s.pf
+	done
+	run pfdiff a.sym.pf b.sym.pf
+	refute_sanitizer
+	assert_success
+	assert_line --index 0 --regexp '^# base: 3 runs, [0-9]+ samples; new: 3 runs, [0-9]+ samples$'
+	assert_line --index 1 --partial "quasi-binomial t test on per-run shares"
+	assert_output --partial " worker_work"
+	[ -z "$(significant_rows <<< "$output")" ]
+	# the worker's share moved from run to run (50 to 150 ms against main's 200 ms)
+	run pfdiff --json a.sym.pf b.sym.pf
+	run jq -r '[.base.runs[].run] | @tsv' <<< "$output"
+	assert_output "1	2	3"
+	# a recording of 3 runs against one of 1: refused
+	run pfrec -q -g -e cpu-clock -F 1000 -o one.pf -- ./rt
+	run pfdiff a.sym.pf one.pf
+	assert_failure 2
+	assert_output --partial "pfdiff: BASE has 3 runs and NEW 1: compare replicates with replicates"
+}
