@@ -1,7 +1,7 @@
 #!/bin/bash
 # bench/calibrate.sh - is pfdiff's significance calibrated? (issue 18)
-# Records bench/calib.c (main, a worker thread and a child process doing fixed
-# work; -g -F 2000 -e cpu-clock) with pfrec --repeat RUNS, COMPS times per
+# Records bench/calib.c (main doing fixed work, a worker thread spinning until main is done and a child process spinning for 0.5 s;
+# -g -F 2000 -e cpu-clock) with pfrec --repeat RUNS, COMPS times per
 # side, and compares:
 #   null:   the same binary on both sides: the fraction of comparisons with any
 #           significant function at alpha 0.01 (target: at most 0.02);
