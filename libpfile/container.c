@@ -268,6 +268,8 @@ int pf_writer_open_fd(pf_writer **out, int fd, const struct pf_writer_opts *opts
 		memcpy(&o, opts, opts->sz);
 		o.sz = sizeof(o);
 	}
+	if (o.min_minor > PF_FORMAT_MINOR)
+		return -EINVAL;
 	if (o.endian == 0)
 		o.endian = pf_host_endian();
 	if (o.word_size == 0)
@@ -313,8 +315,10 @@ int pf_writer_open_fd(pf_writer **out, int fd, const struct pf_writer_opts *opts
 	memcpy(h, PF_MAGIC, PF_MAGIC_SIZE);
 	pf_put_le16(h + 8, PF_FORMAT_MAJOR);
 	/* the lowest minor whose features the file may use: 1.0 without a
-	 * transform, 1.1 with transform 1, 1.2 with transform 2 */
-	pf_put_le16(h + 10, w->chain ? 2 : w->tx ? 1 : 0);
+	 * transform, 1.1 with transform 1, 1.2 with transform 2; 1.3 (runs)
+	 * when the caller asks for it */
+	uint16_t minor = w->chain ? 2 : w->tx ? 1 : 0;
+	pf_put_le16(h + 10, o.min_minor > minor ? o.min_minor : minor);
 	pf_put_le16(h + 12, PF_FILE_HEADER_SIZE);
 	h[14] = o.endian;
 	h[15] = o.word_size;

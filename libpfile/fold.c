@@ -152,9 +152,20 @@ static int in_list(const uint32_t *v, size_t n, uint32_t x)
 	return 0;
 }
 
+/* Whether a sample at `time` is of the run asked for (opts run, 0 = all). */
+static int run_keep(const pf_fold *f, uint64_t time)
+{
+	if (!f->o.run)
+		return 1;
+	uint32_t k = f->n_rec_runs ? pf_run_of(f->run_starts, f->n_rec_runs, time) : 1;
+	return k == f->o.run;
+}
+
 int pfi_fold_sample(void *ctx, const struct pf_prof_sample *s)
 {
 	pf_fold *f = ctx;
+	if (!run_keep(f, s->time))
+		return 0;
 	if (s->flags & PF_SAMPLE_LOST) {
 		if (s->period > W_MAX) {
 			/* no ring buffer loses that many: a damaged entry */
@@ -901,6 +912,11 @@ int pf_fold_node(const pf_fold *f, uint32_t node, struct pf_fold_node *n)
 	return 0;
 }
 
+uint32_t pf_fold_runs(const pf_fold *f)
+{
+	return f->n_rec_runs ? f->n_rec_runs : 1;
+}
+
 void pf_fold_close(pf_fold *f)
 {
 	if (!f)
@@ -912,6 +928,7 @@ void pf_fold_close(pf_fold *f)
 	pf_prof_free(&f->prof);
 	pf_prof_free(&f->disp);
 	free(f->ent);
+	free(f->run_starts);
 	free(f->comm_keep);
 	free(f->frame_disp);
 	free(f->stack_dn);

@@ -353,6 +353,28 @@ int pfi_fold_read(pf_fold *f, const char *path)
 		}
 		if (s.type == PF_SEC_RECORDS)
 			f->raw_records = 1;
+		if (s.type == PF_SEC_RUN && s.data) {
+			/* runs 1, 2, ... in order (format/pfile.md 4.10); a sample's run
+			 * is known once the RUN sections before it are read */
+			struct pf_run_mark m;
+			if (pf_run_mark_decode(s.data, s.size, &m) < 0 || m.run != f->n_rec_runs + 1 ||
+			    (f->n_rec_runs && m.start_time < f->run_starts[f->n_rec_runs - 1])) {
+				pfi_fold_damagef(f, "%s: section %llu: bad RUN payload (run %u after run %u): ignored",
+					pf_reader_name(r), (unsigned long long)s.index, m.run, f->n_rec_runs);
+			} else {
+				if (f->n_rec_runs == f->cap_rec_runs) {
+					uint32_t cap = f->cap_rec_runs ? 2 * f->cap_rec_runs : 8;
+					uint64_t *n = realloc(f->run_starts, cap * sizeof(*n));
+					if (!n) {
+						rc = -ENOMEM;
+						break;
+					}
+					f->run_starts = n;
+					f->cap_rec_runs = cap;
+				}
+				f->run_starts[f->n_rec_runs++] = m.start_time;
+			}
+		}
 		if (f->mode == 0)
 			f->mode = pf_section_resolved_mark(s.type);
 		if (s.type == PF_SEC_EVENT) {
@@ -420,6 +442,11 @@ int pfi_fold_read(pf_fold *f, const char *path)
 			snprintf(f->errmsg, sizeof(f->errmsg), "%s: no event named '%s'", path, f->o.event);
 			return -ENOENT;
 		}
+	}
+	if (f->o.run > (f->n_rec_runs ? f->n_rec_runs : 1)) {
+		snprintf(f->errmsg, sizeof(f->errmsg), "%s: no run %u (the recording has %u)", path, f->o.run,
+			 f->n_rec_runs ? f->n_rec_runs : 1);
+		return -ENOENT;
 	}
 	if (f->deferred.len && rc != -ENOMEM) {
 		size_t pos = 0;

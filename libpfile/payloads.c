@@ -260,6 +260,123 @@ int pf_end_decode(const uint8_t *data, size_t size, struct pf_end *e)
 	return 0;
 }
 
+/* ---- runs (format/pfile.md 4.10) ---- */
+
+#define RUN_ENTRY 48u
+
+int pf_run_mark_encode(struct pf_buf *out, const struct pf_run_mark *m)
+{
+	int rc = pf_buf_put_le32(out, m->run);
+	if (!rc)
+		rc = pf_buf_put_le32(out, 0);
+	if (!rc)
+		rc = pf_buf_put_le64(out, m->start_time);
+	return rc;
+}
+
+int pf_run_mark_decode(const uint8_t *data, size_t size, struct pf_run_mark *m)
+{
+	memset(m, 0, sizeof(*m));
+	if (size < 16 || pf_le32(data) == 0)
+		return -EBADMSG;
+	m->run = pf_le32(data);
+	m->start_time = pf_le64(data + 8);
+	return 0;
+}
+
+int pf_end_runs_encode(struct pf_buf *out, const struct pf_run *runs, uint32_t n)
+{
+	int rc = pf_buf_put_le32(out, n);
+	if (!rc)
+		rc = pf_buf_put_le32(out, RUN_ENTRY);
+	for (uint32_t i = 0; i < n && !rc; i++) {
+		struct pf_run r = PF_RUN_INIT;
+		if (runs[i].sz == 0 || runs[i].sz > sizeof(r))
+			return -EINVAL;
+		memcpy(&r, &runs[i], runs[i].sz);
+		const uint64_t f[5] = { r.start_time, r.stop_time, r.duration_ns, r.samples, r.lost_samples };
+		for (int k = 0; k < 5 && !rc; k++)
+			rc = pf_buf_put_le64(out, f[k]);
+		if (!rc)
+			rc = pf_buf_put_le32(out, (uint32_t)r.exit_status);
+		if (!rc)
+			rc = pf_buf_put_le32(out, 0);
+	}
+	return rc;
+}
+
+/* The offset of the run table in an END payload, its count and entry size. */
+static int end_runs_at(const uint8_t *data, size_t size, size_t *at, uint32_t *n, uint32_t *esz)
+{
+	if (size < END_FIXED * 8 + 8)
+		return -EBADMSG;
+	uint32_t nt = pf_le32(data + END_FIXED * 8);
+	size_t p = END_FIXED * 8 + 8;
+	if (nt > (size - p) / 8)
+		return -EBADMSG;
+	p += (size_t)nt * 8;
+	*n = 0;
+	*esz = RUN_ENTRY;
+	*at = p;
+	if (size - p < 8)
+		return 0; /* no table: 1.2 and earlier, or no runs */
+	uint32_t cnt = pf_le32(data + p), es = pf_le32(data + p + 4);
+	if (es < RUN_ENTRY || (cnt && (size - p - 8) / es < cnt))
+		return -EBADMSG;
+	*n = cnt;
+	*esz = es;
+	*at = p + 8;
+	return 0;
+}
+
+int pf_end_runs_count(const uint8_t *data, size_t size, uint32_t *n)
+{
+	size_t at;
+	uint32_t es;
+	*n = 0;
+	return end_runs_at(data, size, &at, n, &es);
+}
+
+int pf_end_run(const uint8_t *data, size_t size, uint32_t i, struct pf_run *r)
+{
+	size_t at;
+	uint32_t n, es;
+	if (!r || r->sz == 0 || r->sz > sizeof(struct pf_run))
+		return -EINVAL;
+	int rc = end_runs_at(data, size, &at, &n, &es);
+	if (rc < 0)
+		return rc;
+	if (i >= n)
+		return -EINVAL;
+	const uint8_t *e = data + at + (size_t)i * es;
+	struct pf_run t = PF_RUN_INIT;
+	t.start_time = pf_le64(e);
+	t.stop_time = pf_le64(e + 8);
+	t.duration_ns = pf_le64(e + 16);
+	t.samples = pf_le64(e + 24);
+	t.lost_samples = pf_le64(e + 32);
+	t.exit_status = (int32_t)pf_le32(e + 40);
+	size_t sz = r->sz;
+	memcpy(r, &t, sz);
+	r->sz = sz;
+	return 0;
+}
+
+uint32_t pf_run_of(const uint64_t *starts, uint32_t n, uint64_t time)
+{
+	if (n == 0)
+		return 0;
+	uint32_t lo = 0, hi = n; /* the first start > time */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (starts[mid] <= time)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? lo : 1;
+}
+
 int pf_section_resolved_mark(uint16_t type)
 {
 	if (type == PF_SEC_SYMINFO || type == PF_SEC_SAMPLES || type == PF_SEC_STRINGS)

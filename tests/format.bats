@@ -102,8 +102,8 @@ hdr_define() { sed -nE "s/^#define $1 +([^ /]+).*/\\1/p" "$HDR"; }
 	[ "$(hexbytes "$T/ex.pf" 0 8)" = "$(spec_magic)" ]
 	grep -qF '#define PF_MAGIC "\x89PFILE\r\n"' "$HDR"
 	# versions: the spec's title, pfile.h and the file
-	grep -qE '^# The `.pf` container, format version 1\.2$' "$SPEC"
-	[ "$(hdr_define PF_FORMAT_MAJOR)" = 1 ] && [ "$(hdr_define PF_FORMAT_MINOR)" = 2 ]
+	grep -qE '^# The `.pf` container, format version 1\.3$' "$SPEC"
+	[ "$(hdr_define PF_FORMAT_MAJOR)" = 1 ] && [ "$(hdr_define PF_FORMAT_MINOR)" = 3 ]
 	grep -qF 'PF_TRANSFORM_NONE = 0, PF_TRANSFORM_COLUMNS = 1, PF_TRANSFORM_COLUMNS_NEXT = 2' "$HDR"
 	# the example uses no transform: it stays a 1.0 file (section 6)
 	[ "$(u16 "$T/ex.pf" 8)" = 1 ] && [ "$(u16 "$T/ex.pf" 10)" = 0 ]
@@ -247,7 +247,7 @@ hdr_define() { sed -nE "s/^#define $1 +([^ /]+).*/\\1/p" "$HDR"; }
 	cp "$T/ex.pf" "$T/v.pf" && setbyte "$T/v.pf" 8 02 # major 2, checksum now wrong too
 	run "$EX" --read "$T/v.pf"
 	assert_failure 1
-	assert_output --partial 'format version 2.0 is newer than this reader (1.2)'
+	assert_output --partial 'format version 2.0 is newer than this reader (1.3)'
 	cp "$T/ex.pf" "$T/e.pf" && setbyte "$T/e.pf" 16 28 # e_machine: checksum mismatch
 	run "$EX" --read "$T/e.pf"
 	assert_failure 1
@@ -272,4 +272,32 @@ hdr_define() { sed -nE "s/^#define $1 +([^ /]+).*/\\1/p" "$HDR"; }
 	run "$EX" --read "$T/k.pf"
 	assert_success
 	assert_line -n 1 --partial 'type 0x0004'
+}
+
+@test "a --repeat recording: a 1.3 file whose RUN payloads are laid out as section 4.10 says" {
+	command -v pfrec >/dev/null || skip "pfrec not built"
+	run pfrec --repeat 2 -e cpu-clock -o "$T/runs.pf" -- /bin/true
+	refute_sanitizer
+	assert_success
+	[ "$(u16 "$T/runs.pf" 8)" = 1 ] && [ "$(u16 "$T/runs.pf" 10)" = 3 ]
+	grep -qE '^\| 0x000a \| `RUN` ' "$SPEC"
+	# each RUN section (type 0x000a, uncompressed: 16 bytes) holds u32 run, u32 0, u64 start_time
+	run pfdump "$T/runs.pf"
+	assert_success
+	mapfile -t secs < <(sed -nE 's/^section [0-9]+ RUN at offset ([0-9]+): stored 16 raw 16 none$/\1/p' <<<"$output")
+	mapfile -t starts < <(sed -nE 's/^  run run=[0-9]+ start_time=([0-9]+)$/\1/p' <<<"$output")
+	[ "${#secs[@]}" -eq 2 ] && [ "${#starts[@]}" -eq 2 ]
+	for k in 0 1; do
+		o=${secs[$k]}
+		[ "$(u16 "$T/runs.pf" $((o + 4)))" = 10 ]            # type
+		[ "$(u32 "$T/runs.pf" $((o + 32)))" = $((k + 1)) ]   # run
+		[ "$(u32 "$T/runs.pf" $((o + 36)))" = 0 ]            # reserved
+		lo=$(u32 "$T/runs.pf" $((o + 40))); hi=$(u32 "$T/runs.pf" $((o + 44)))
+		[ "$((hi * 4294967296 + lo))" = "${starts[$k]}" ]
+	done
+	# an END with a run table: END's totals still read (pfdump --stats), two entries
+	run pfdump --stats "$T/runs.pf"
+	assert_success
+	run pfdump --json "$T/runs.pf"
+	[ "$(grep -c '"type":"end_run"' <<<"$output")" -eq 2 ]
 }

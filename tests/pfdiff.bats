@@ -194,16 +194,16 @@ true"
 }
 
 @test "--fail-on-regression exits 3 only for a significant increase of at least PP points" {
-	run pfdiff --fail-on-regression 5 v1.folded v2.folded
+	run pfdiff --single-run-ok --fail-on-regression 5 v1.folded v2.folded
 	assert_failure 3
 	assert_line --index 0 --partial "# base: 1 run"
-	run pfdiff --fail-on-regression 20 v1.folded v2.folded
+	run pfdiff --single-run-ok --fail-on-regression 20 v1.folded v2.folded
 	assert_success
 	# a decrease of exp (-9.7 points) is not a regression; the shares of the
 	# others grew by less than 5 points
-	run pfdiff --fail-on-regression 5 v2.folded v1.folded
+	run pfdiff --single-run-ok --fail-on-regression 5 v2.folded v1.folded
 	assert_success
-	run pfdiff --fail-on-regression 0.5 --json "$FX/diff_base.folded" "$FX/diff_new.folded"
+	run pfdiff --single-run-ok --fail-on-regression 0.5 --json "$FX/diff_base.folded" "$FX/diff_new.folded"
 	assert_failure 3
 	run jq -r .regression <<< "$output"
 	assert_output true
@@ -317,7 +317,7 @@ p;main;sleep 10 3 3"
 	# module keys: the renamed executable's module is "exe" on both sides
 	run pfdiff --key=module-function --top 1 v1.sym.pf v2.sym.pf
 	assert_line --index 4 --regexp ' both  z/z +- +activation \[exe\]$'
-	run pfdiff --fail-on-regression 10 v1.sym.pf v2.sym.pf
+	run pfdiff --single-run-ok --fail-on-regression 10 v1.sym.pf v2.sym.pf
 	assert_failure 3
 	# two recordings of the same binary: no significant change of 5 points or
 	# more (smaller ones can be real on a shared machine: CI once found one)
@@ -362,7 +362,7 @@ p;main;sleep 10 3 3"
 	# BASE lost 250 of 1250 samples (20 %), NEW none, both with the same shares
 	# of the samples seen. Lost samples used to count as samples of no function:
 	# every function of NEW looked 20 % higher, significant, and the gate failed.
-	run pfdiff --fail-on-regression 5 "$FX/diff_lost_base.folded" "$FX/diff_lost_new.folded"
+	run pfdiff --single-run-ok --fail-on-regression 5 "$FX/diff_lost_base.folded" "$FX/diff_lost_new.folded"
 	refute_sanitizer
 	assert_success
 	# computed independently: tests/fixtures/diff_units.py lost
@@ -380,7 +380,7 @@ p;main;sleep 10 3 3"
 p;main;io 400 500
 p;main;work 600 750"
 	# --comm keeps the lost samples: they belong to no process
-	run pfdiff --comm p --fail-on-regression 5 "$FX/diff_lost_base.folded" "$FX/diff_lost_new.folded"
+	run pfdiff --comm p --single-run-ok --fail-on-regression 5 "$FX/diff_lost_base.folded" "$FX/diff_lost_new.folded"
 	assert_success
 	assert_output "$(cat "$FX/diff_lost_expected.txt")"
 }
@@ -480,9 +480,9 @@ pfdiff: time_new.ns: warning: every count is a multiple of 1000000: if the count
 	assert_output "pfdiff: --mode: expected share or time, not 'speed'"
 	# points are % of BASE's total (2600 ms): main's total grew by 1000 ms,
 	# 38.5 points (in share mode main stays at 100 %)
-	run pfdiff --mode=time --fail-on-regression 38 "$FX/diff_time_base.folded" "$FX/diff_time_new.folded"
+	run pfdiff --mode=time --single-run-ok --fail-on-regression 38 "$FX/diff_time_base.folded" "$FX/diff_time_new.folded"
 	assert_failure 3
-	run pfdiff --mode=time --fail-on-regression 39 "$FX/diff_time_base.folded" "$FX/diff_time_new.folded"
+	run pfdiff --mode=time --single-run-ok --fail-on-regression 39 "$FX/diff_time_base.folded" "$FX/diff_time_new.folded"
 	assert_success
 	run pfdiff --mode=time --min-delta 20 "$FX/diff_time_base.folded" "$FX/diff_time_new.folded"
 	assert_success
@@ -547,7 +547,7 @@ sur\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\t737572eda080')"
 	[ "${lost:-0}" -ge 200 ]
 	# every function's share used to be lower in the lossy base by the lost
 	# share (15-30 points): "regressions" of that size everywhere, exit 3
-	run pfdiff --fail-on-regression 5 lossy.sym.pf full.sym.pf
+	run pfdiff --single-run-ok --fail-on-regression 5 lossy.sym.pf full.sym.pf
 	refute_sanitizer
 	assert_success
 	assert_line --index 0 --regexp "^# base: 1 run, [0-9]+ samples \+ $lost lost \([0-9.]+%\); new: 1 run, [0-9]+ samples$"
@@ -560,7 +560,7 @@ sur\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\t737572eda080')"
 	pffold -q lossy.sym.pf > lossy.folded
 	pffold -q full.sym.pf > full.folded
 	grep -q "^\[lost\] $lost\$" lossy.folded
-	run pfdiff --fail-on-regression 5 lossy.folded full.folded
+	run pfdiff --single-run-ok --fail-on-regression 5 lossy.folded full.folded
 	assert_success
 	# (--mode=time spreads them pro rata; the hand-written test above checks
 	# that: here the CPU time of the same work varies by up to 30 % from run to
@@ -631,7 +631,7 @@ sur\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\t737572eda080')"
 	[[ "${lines[4]}" =~ ^\ +[0-9.]+\ +[0-9.]+\ +\+[0-9.]+\ .*\ both\ \ z/z\ +-\ +softmax$ ]]
 	assert_line --regexp '^ +1[0-9][0-9]\.[0-9]+ +1[0-9][0-9]\.[0-9]+ +[-+][0-9.]+ .* -     z/z +- +child_work$'
 	# softmax's increase is most of BASE's total time (about 300 ms)
-	run pfdiff --mode=time --fail-on-regression 50 t1.sym.pf t2.sym.pf
+	run pfdiff --mode=time --single-run-ok --fail-on-regression 50 t1.sym.pf t2.sym.pf
 	assert_failure 3
 }
 
@@ -654,4 +654,72 @@ sur\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\t737572eda080')"
 	refute_sanitizer
 	assert_success
 	assert_output --partial "hot"
+}
+
+@test "replicate runs, quasi-binomial test: the statistics that tests/fixtures/diff_quasi.py computes independently" {
+	mkdir -p quasi && python3 "$FX/diff_quasi.py" write quasi
+	run pfdiff --json --test=quasi quasi/b1.folded quasi/b2.folded quasi/b3.folded -- quasi/n1.folded quasi/n2.folded quasi/n3.folded
+	refute_sanitizer
+	assert_success
+	run python3 "$FX/diff_quasi.py" check <<< "$output"
+	assert_success
+	# work +15.33 points (significant), io and log unchanged
+	assert_line "# work self +15.33 pp p=0.000153 phi=3.346 df=8 sig=True"
+	assert_line "# io self +0.00 pp p=1 phi=1.401 df=8 sig=False"
+	run pfdiff --test=quasi quasi/b1.folded quasi/b2.folded quasi/b3.folded -- quasi/n1.folded quasi/n2.folded quasi/n3.folded
+	assert_success
+	assert_line --index 1 --partial "quasi-binomial t test on per-run shares: dispersion pooled over the functions 2.41 (weighed as 4 df), moderated per function;"
+	assert_line --regexp '^ +30\.00 +45\.33 +\+15\.33 .* both  quasi/quasi -      work$'
+	assert_line --regexp ' -     quasi/quasi -      io$'
+
+	# the same inputs with Welch's test (the default for several inputs per side)
+	run pfdiff quasi/b1.folded quasi/b2.folded quasi/b3.folded -- quasi/n1.folded quasi/n2.folded quasi/n3.folded
+	[[ "${lines[4]}" == *" welch/welch "* ]]
+	run pfdiff --test=bayes quasi/b1.folded quasi/b2.folded -- quasi/n1.folded quasi/n2.folded
+	assert_failure 2
+	run pfdiff --mode=time --period 1000000 --test=quasi quasi/b1.folded quasi/b2.folded -- quasi/n1.folded quasi/n2.folded
+	assert_failure 2
+	assert_output "pfdiff: --test=quasi compares shares: not with --mode=time"
+}
+
+@test "one run per side: the header says only sampling noise counts; --fail-on-regression refuses without replicates" {
+	run pfdiff v1.folded v2.folded
+	assert_success
+	assert_line --index 1 --partial "only sampling noise is accounted for (one run per side: pfrec --repeat N records replicates);"
+	run pfdiff --fail-on-regression 5 v1.folded v2.folded
+	assert_failure 2
+	assert_output "pfdiff: --fail-on-regression needs replicates to know run-to-run noise: record each side with pfrec --repeat N (N >= 2), or pass --single-run-ok"
+	run pfdiff --single-run-ok --fail-on-regression 5 v1.folded v2.folded
+	assert_failure 3
+	# with replicates the gate works, and the header does not say it
+	run pfdiff --fail-on-regression 5 a21.folded a22.folded a23.folded -- b31.folded b32.folded b33.folded
+	assert_failure 3
+	refute_output --partial "only sampling noise"
+}
+
+@test "recorded with --repeat 3: each run is a replicate; runs that differ by a thread's scheduling share flag nothing" {
+	command -v pfrec >/dev/null || skip "pfrec not built"
+	build_workload rep_threads rt -g -O1 -fno-omit-frame-pointer -pthread
+	for s in a b; do
+		run pfrec -q --repeat 3 -g -e cpu-clock -F 1000 -o $s.pf -- ./rt
+		refute_sanitizer
+		assert_success
+		pfsym -q -o $s.sym.pf $s.pf
+	done
+	run pfdiff a.sym.pf b.sym.pf
+	refute_sanitizer
+	assert_success
+	assert_line --index 0 --regexp '^# base: 3 runs, [0-9]+ samples; new: 3 runs, [0-9]+ samples$'
+	assert_line --index 1 --partial "quasi-binomial t test on per-run shares"
+	assert_output --partial " worker_work"
+	[ -z "$(significant_rows <<< "$output")" ]
+	# the worker's share moved from run to run (50 to 150 ms against main's 200 ms)
+	run pfdiff --json a.sym.pf b.sym.pf
+	run jq -r '[.base.runs[].run] | @tsv' <<< "$output"
+	assert_output "1	2	3"
+	# a recording of 3 runs against one of 1: refused
+	run pfrec -q -g -e cpu-clock -F 1000 -o one.pf -- ./rt
+	run pfdiff a.sym.pf one.pf
+	assert_failure 2
+	assert_output --partial "pfdiff: BASE has 3 runs and NEW 1: compare replicates with replicates"
 }

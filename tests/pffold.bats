@@ -435,3 +435,42 @@ gen;[gen.bin];[gen.bin];[gen.bin] 5462"
 	refute_sanitizer
 	assert_output "workload;main;hot 2"
 }
+
+@test "a recording of 3 runs (pfrec --repeat) folds as the sum of its runs; --run K folds run K (also pfsym's output, pfscript)" {
+	command -v pfrec >/dev/null || skip "pfrec not built"
+	build_workload rec_spin spin -g -O1 -fno-omit-frame-pointer
+	REC_SPIN_CPU=1 run pfrec --repeat 3 -g -e cpu-clock -F 1000 -o runs.pf -- ./spin 60
+	refute_sanitizer
+	assert_success
+	run pfsym -o runs.sym.pf runs.pf
+	assert_success
+	pfdump --json runs.pf >d.json
+	total=$(jq -r 'select(.type == "end") | .samples' d.json)
+	mapfile -t per < <(jq -r 'select(.type == "end_run") | .samples' d.json)
+	[ "${#per[@]}" -eq 3 ]
+	sum() { awk '{ s += $NF } END { print s + 0 }'; }
+	for f in runs.pf runs.sym.pf; do
+		[ "$(pffold "$f" | sum)" -eq "$total" ]
+		for k in 1 2 3; do
+			n=$(pffold --run "$k" "$f" | sum)
+			[ "$n" -eq "${per[$((k - 1))]}" ]
+			[ "$n" -gt 20 ]
+		done
+	done
+	# every run's samples are in hot_loop; the sum's lines are the runs' lines added up
+	run pffold --run 2 runs.sym.pf
+	assert_output --regexp 'hot_loop [0-9]+'
+	diff <(pffold runs.sym.pf) <(for k in 1 2 3; do pffold --run $k runs.sym.pf; done |
+		awk '{ n = $NF; sub(/ [0-9]+$/, ""); c[$0] += n } END { for (s in c) print s, c[s] }' | LC_ALL=C sort)
+	# pfscript writes every sample of every run
+	[ "$(pfscript runs.sym.pf 2>/dev/null | grep -c 'cpu-clock:')" -eq "$total" ]
+	# a run the file does not have; a file of one run is run 1
+	run pffold --run 4 runs.pf
+	assert_failure 1
+	assert_output "pffold: runs.pf: no run 4 (the recording has 3)"
+	run pffold --run 0 runs.pf
+	assert_failure 2
+	[ "$(pffold --run 1 raw.pf | sum)" -eq "$(pffold raw.pf | sum)" ]
+	run pffold --run 2 raw.pf
+	assert_failure 1
+}

@@ -346,3 +346,59 @@ alive() {
 	assert_failure 1
 	assert_output --partial "pfrec: -: standard output is a terminal; redirect it or use -o FILE"
 }
+
+@test "--repeat 3: three marked runs whose totals add up; the second run fails and pfrec exits with its status" {
+	# a command that spins ~0.1 s of CPU and exits 3 on its second run
+	cat >cmd.sh <<-'SH'
+	#!/bin/sh
+	n=$(cat n 2>/dev/null || echo 0); n=$((n + 1)); echo $n >n
+	i=0; while [ $i -lt 30000 ]; do i=$((i + 1)); done
+	[ $n -eq 2 ] && exit 3
+	exit 0
+	SH
+	chmod +x cmd.sh
+	run pfrec --repeat 3 -e cpu-clock -F 2000 -o r.pf -- ./cmd.sh
+	refute_sanitizer
+	assert_failure 3
+	assert_line --regexp '^pfrec: run 2: [0-9]+ samples, 0 lost, [0-9.]+ s, exit status 3$'
+	[ "$(cat n)" = 3 ]   # all three runs ran
+	# a 1.3 file (format/pfile.md 4.10)
+	[ "$(od -An -tu2 -j10 -N2 r.pf | tr -d ' ')" = 3 ]
+	pfdump --json r.pf >d.json
+	# RUN sections 1, 2, 3 with increasing start times, each before its run's records
+	run jq -r 'select(.type == "run") | "\(.run) \(.start_time)"' d.json
+	assert_success
+	[ "${#lines[@]}" -eq 3 ]
+	read -r r1 s1 <<<"${lines[0]}"; read -r r2 s2 <<<"${lines[1]}"; read -r r3 s3 <<<"${lines[2]}"
+	[ "$r1$r2$r3" = 123 ] && [ "$s1" -lt "$s2" ] && [ "$s2" -lt "$s3" ]
+	# END's run table: statuses 0, 3, 0; the runs' samples add up to END's, and each
+	# run's count is the number of SAMPLE records pfdump decodes in its time span
+	run jq -r 'select(.type == "end_run") | "\(.run) \(.samples) \(.exit_status) \(.start_time)"' d.json
+	[ "${#lines[@]}" -eq 3 ]
+	local sum=0 k=0 spans=("$s1" "$s2" "$s3" 18446744073709551615)
+	for l in "${lines[@]}"; do
+		read -r r n st start <<<"$l"
+		[ "$start" = "${spans[$k]}" ]
+		[ "$n" -gt 0 ]
+		got=$(jq -r --arg lo "${spans[$k]}" --arg hi "${spans[$((k + 1))]}" \
+			'select(.record == "SAMPLE" and .time >= ($lo | tonumber) and .time < ($hi | tonumber)) | .time' d.json | wc -l)
+		[ "$got" -eq "$n" ]
+		sum=$((sum + n))
+		k=$((k + 1))
+	done
+	[ "$(jq -r 'select(.type == "end_run") | .exit_status' d.json | tr '\n' ' ')" = "0 3 0 " ]
+	[ "$sum" -eq "$(jq -r 'select(.type == "end") | .samples' d.json)" ]
+	[ "$sum" -eq "$(jq -r 'select(.record == "SAMPLE") | .time' d.json | wc -l)" ]
+}
+
+@test "--repeat: usage errors" {
+	run pfrec --repeat 0 -- true
+	assert_failure 2
+	assert_line --index 0 "pfrec: --repeat 0: not a number of runs from 1 to 10000"
+	run pfrec --repeat 2 -a -- true
+	assert_failure 2
+	assert_output --partial "--repeat marks the runs of a command, not -a"
+	run pfrec --repeat 2 -p 1
+	assert_failure 2
+	assert_line --index 0 "pfrec: --repeat runs a command: give one after --"
+}

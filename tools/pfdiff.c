@@ -28,7 +28,8 @@ static void usage(FILE *f)
 	      "in percentage points with a 95% confidence interval, and its significance.\n"
 	      "Each input is folded-stack text or a symbolized .pf file (auto-detected);\n"
 	      "'-' reads standard input (either kind; once). Lost samples ([lost]) are a row\n"
-	      "of their own, never part of the functions' shares.\n"
+	      "of their own, never part of the functions' shares. The runs of a recording\n"
+	      "made with pfrec --repeat N are replicates, as several inputs per side are.\n"
 	      "\n"
 	      "Options:\n"
 	      "  -k, --key=function|module-function  match functions by name (default) or by\n"
@@ -52,7 +53,15 @@ static void usage(FILE *f)
 	      "      --normalize          with --folded: scale NEW counts to BASE's total\n"
 	      "  -o, --output=FILE        write to FILE instead of standard output\n"
 	      "      --fail-on-regression=PP  exit 3 when a significant increase of at least\n"
-	      "                           PP points is found\n"
+	      "                           PP points is found; needs two runs or more per\n"
+	      "                           side (pfrec --repeat N)\n"
+	      "      --single-run-ok      let --fail-on-regression gate one run per side\n"
+	      "                           (sampling noise only)\n"
+	      "  -t, --test=auto|welch|quasi  the test of replicate runs: quasi, a\n"
+	      "                           quasi-binomial model whose dispersion is pooled\n"
+	      "                           over the functions (auto: for the runs of\n"
+	      "                           recordings); welch, Welch's t test (auto: for\n"
+	      "                           several inputs per side, and --mode=time)\n"
 	      "  -h, --help               show this help and exit\n"
 	      "  -V, --version            show the version and exit\n"
 	      "\n"
@@ -83,6 +92,7 @@ enum {
 	OPT_NO_ROOT,
 	OPT_NORMALIZE,
 	OPT_FAIL,
+	OPT_SINGLE_OK,
 	OPT_PERIOD,
 };
 
@@ -105,6 +115,8 @@ int main(int argc, char **argv)
 		{ "normalize", no_argument, NULL, OPT_NORMALIZE },
 		{ "output", required_argument, NULL, 'o' },
 		{ "fail-on-regression", required_argument, NULL, OPT_FAIL },
+		{ "single-run-ok", no_argument, NULL, OPT_SINGLE_OK },
+		{ "test", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -128,7 +140,7 @@ int main(int argc, char **argv)
 	}
 	int gargc = split >= 0 ? split : argc;
 	int c;
-	while ((c = getopt_long(gargc, argv, "k:c:e:M:w:a:n:m:jfo:hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(gargc, argv, "k:c:e:M:w:a:n:m:jfo:t:hV", longopts, NULL)) != -1) {
 		double d;
 		unsigned long ul;
 		switch (c) {
@@ -198,6 +210,19 @@ int main(int argc, char **argv)
 		case 'j': o.json = 1; break;
 		case 'f': o.folded = 1; break;
 		case OPT_NORMALIZE: o.normalize = 1; break;
+		case OPT_SINGLE_OK: o.single_run_ok = 1; break;
+		case 't':
+			if (strcmp(optarg, "auto") == 0)
+				o.test = PFDIFF_TEST_AUTO;
+			else if (strcmp(optarg, "welch") == 0)
+				o.test = PFDIFF_TEST_WELCH;
+			else if (strcmp(optarg, "quasi") == 0)
+				o.test = PFDIFF_TEST_QUASI;
+			else {
+				fprintf(stderr, "pfdiff: --test: expected auto, welch or quasi, not '%s'\n", optarg);
+				return 2;
+			}
+			break;
 		case 'o': output = optarg; break;
 		case OPT_FAIL:
 			if (!parse_double(optarg, &d) || d < 0) {

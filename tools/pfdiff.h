@@ -22,7 +22,13 @@ struct pfdiff_opts {
 	int mode;           /* --mode: PFDIFF_MODE_* */
 	int weight;         /* --weight: PF_FOLDED_WEIGHT_*, UNKNOWN when not given */
 	uint64_t period;    /* --period (units per sample), 0 when not given */
+	int test;           /* --test: PFDIFF_TEST_* */
+	int single_run_ok;  /* --single-run-ok: --fail-on-regression without replicates */
 };
+
+/* Which test compares replicate runs: auto = the quasi-binomial model for the
+ * runs of recordings (pfrec --repeat) in share mode, Welch otherwise. */
+enum { PFDIFF_TEST_AUTO = 0, PFDIFF_TEST_WELCH = 1, PFDIFF_TEST_QUASI = 2 };
 
 /* Reads the runs, compares, writes to output ("-" = stdout).
  * @return the exit status: 0, 1 (error, message printed), 2 (a usage error

@@ -201,6 +201,7 @@ static const char *section_name(uint16_t t)
 	case PF_SEC_DSO_IMAGE: return "DSO_IMAGE";
 	case PF_SEC_THREADS: return "THREADS";
 	case PF_SEC_COUNTS: return "COUNTS";
+	case PF_SEC_RUN: return "RUN";
 	case PF_SEC_STRINGS: return "STRINGS";
 	case PF_SEC_FRAMES: return "FRAMES";
 	case PF_SEC_STACKS: return "STACKS";
@@ -1406,6 +1407,44 @@ static void print_dso(const struct pf_section *sec)
 	obj_end();
 }
 
+/* RUN (format/pfile.md 4.10) */
+static void print_run_mark(const struct pf_run_mark *m)
+{
+	if (json)
+		obj_begin("run");
+	else
+		fputs("  run", out);
+	f_u64("run", m->run);
+	f_u64("start_time", m->start_time);
+	obj_end();
+}
+
+/* END's run table, one line per run */
+static void print_end_runs(const uint8_t *data, size_t size)
+{
+	uint32_t n = 0;
+	if (pf_end_runs_count(data, size, &n) < 0)
+		return;
+	for (uint32_t i = 0; i < n; i++) {
+		struct pf_run r = PF_RUN_INIT;
+		if (pf_end_run(data, size, i, &r) < 0)
+			return;
+		if (json)
+			obj_begin("end_run");
+		else
+			fputs("  end_run", out);
+		f_u64("run", i + 1);
+		f_u64("start_time", r.start_time);
+		f_u64("stop_time", r.stop_time);
+		f_u64("duration_ns", r.duration_ns);
+		f_u64("samples", r.samples);
+		f_u64("lost_samples", r.lost_samples);
+		key("exit_status");
+		fprintf(out, "%d", (int)r.exit_status);
+		obj_end();
+	}
+}
+
 static void print_end(const struct pf_end *e)
 {
 	if (json)
@@ -1739,8 +1778,20 @@ int main(int argc, char **argv)
 				break;
 			}
 			have_end = 1;
-			if (mode == M_DUMP)
+			if (mode == M_DUMP) {
 				print_end(&end_totals);
+				print_end_runs(sec.data, sec.size);
+			}
+			break;
+		case PF_SEC_RUN:
+			if (mode == M_DUMP) {
+				struct pf_run_mark m;
+				if (pf_run_mark_decode(sec.data, sec.size, &m) < 0) {
+					payload_error(&sec, "RUN");
+					break;
+				}
+				print_run_mark(&m);
+			}
 			break;
 		default:
 			break;

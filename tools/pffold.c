@@ -4,6 +4,7 @@
  * Option parsing and output only: the folding is pf_fold_*() in
  * libpfile/fold.c.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <regex.h>
@@ -49,6 +50,9 @@ static void usage(FILE *f)
 	      "      --pid-filter=PID[,PID...]  only these processes\n"
 	      "      --time=START,END    only samples from START to END seconds after the\n"
 	      "                          first sample (either may be empty; START < END)\n"
+	      "      --run=K             only run K (1, 2, ...) of a recording of several runs\n"
+	      "                          (pfrec --repeat); by default the file folds as the\n"
+	      "                          sum of its runs\n"
 	      "      --tid-filter=TID[,TID...]  only these threads\n"
 	      "      --cpu=CPU[,CPU...]  only samples taken on these CPUs\n"
 	      "      --dso-filter=NAME   only samples whose leaf frame is in DSO NAME (file name\n"
@@ -83,7 +87,7 @@ static void usage(FILE *f)
 	      "is reported on standard error (also with --quiet) and the exit status is 1.\n"
 	      "\n"
 	      "A selection (--event, --comm, --pid-filter, --tid-filter, --cpu, --dso-filter,\n"
-	      "--sym, --time) that keeps no sample is an\n"
+	      "--sym, --time, --run) that keeps no sample is an\n"
 	      "error (one line on standard error, also with --quiet).\n"
 	      "\n"
 	      "Exit status: 0 ok, 1 error (including a damaged input), 2 usage.\n",
@@ -178,7 +182,7 @@ struct args {
 	unsigned every_ms; /* --every: redraw period, 0 = none */
 };
 
-enum { O_PID = 256, O_TID, O_NOCOMM, O_KERNEL, O_DSO, O_ADDRS, O_COMM, O_PIDF, O_TIME, O_TOP,
+enum { O_PID = 256, O_TID, O_NOCOMM, O_KERNEL, O_DSO, O_ADDRS, O_COMM, O_PIDF, O_TIME, O_RUN, O_TOP,
        O_TIDF, O_CPU, O_DSOF, O_SYM, O_CALLERS, O_CALLEES, O_EVERY };
 
 /* The options of the filters, views and redraws (parse_args()'s rest).
@@ -277,6 +281,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ "dso-filter", required_argument, NULL, O_DSOF },
 		{ "sym", required_argument, NULL, O_SYM },
 		{ "time", required_argument, NULL, O_TIME },
+		{ "run", required_argument, NULL, O_RUN },
 		{ "top", required_argument, NULL, O_TOP },
 		{ "sort", required_argument, NULL, 's' },
 		{ "callers", required_argument, NULL, O_CALLERS },
@@ -336,6 +341,16 @@ static int parse_args(int argc, char **argv, struct args *a)
 			o->n_pids = (size_t)n;
 			sel_add(a->sel, sizeof(a->sel), "--pid-filter", optarg);
 			break;
+		case O_RUN: {
+			sel_add(a->sel, sizeof(a->sel), "--run", optarg);
+			char *e;
+			errno = 0;
+			unsigned long k = strtoul(optarg, &e, 10);
+			if (!isdigit((unsigned char)optarg[0]) || *e || errno || k == 0 || k > UINT32_MAX)
+				return pf_cli_usage(PROG, "--run: expected a run number from 1, got '%s'", optarg);
+			o->run = (uint32_t)k;
+			break;
+		}
 		case O_TIME: {
 			sel_add(a->sel, sizeof(a->sel), "--time", optarg);
 			const char *comma = strchr(optarg, ',');

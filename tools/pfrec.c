@@ -235,6 +235,8 @@ static int start_writer(struct rec *R)
 	 * each other's coding (transform 2, 3.6.7) until they add up to a
 	 * frame: they cost little more than one frame would */
 	wo.transform = R->o.no_transform ? PF_TRANSFORM_NONE : PF_TRANSFORM_COLUMNS_NEXT;
+	if (R->o.repeat)
+		wo.min_minor = 3; /* RUN sections, END's run table */
 	if (!R->o.no_transform && R->o.dwarf)
 		wo.records_frame_bytes = DWARF_FRAME_BYTES;
 	int rc = pf_writer_open_fd(&R->w, R->outfd, &wo);
@@ -265,9 +267,75 @@ static void write_end(struct rec *R)
 	for (int i = 0; i < PF_RECORD_TYPES; i++)
 		e.records_by_type[i] = R->by_type[i];
 	struct pf_buf b = {0};
-	if (pf_end_encode(&b, &e) == 0)
+	if (pf_end_encode(&b, &e) == 0 && (!R->o.repeat || pf_end_runs_encode(&b, R->runs, (uint32_t)R->nruns) == 0))
 		put_section(R, PF_SEC_END, &b);
 	pf_buf_free(&b);
+}
+
+/* --repeat (format/pfile.md 4.10): a RUN section before the first record
+ * of the run. Every record of the runs before has been written (the caller
+ * drained the rings after the previous run's command had ended). */
+static void begin_run(struct rec *R)
+{
+	uint64_t t = R->clock_id >= 0 ? pfrec_now_ns(R->clock_id) : R->last_time + 1;
+	if (t <= R->last_time)
+		t = R->last_time + 1;
+	struct pf_run r = PF_RUN_INIT;
+	r.start_time = t;
+	R->runs[R->nruns++] = r;
+	R->run_mono = pfrec_now_ns(CLOCK_MONOTONIC);
+	R->run_samples0 = R->samples;
+	R->run_lost0 = R->lost;
+	struct pf_run_mark m = { (uint32_t)R->nruns, t };
+	struct pf_buf b = {0};
+	if (pf_run_mark_encode(&b, &m) == 0)
+		put_section(R, PF_SEC_RUN, &b);
+	pf_buf_free(&b);
+}
+
+/* The current run's totals, once its records are all drained. */
+static void end_run(struct rec *R, int status)
+{
+	if (!R->nruns || R->runs[R->nruns - 1].stop_time)
+		return;
+	struct pf_run *r = &R->runs[R->nruns - 1];
+	r->stop_time = R->clock_id >= 0 ? pfrec_now_ns(R->clock_id) : R->last_time;
+	if (r->stop_time < r->start_time)
+		r->stop_time = r->start_time;
+	r->duration_ns = pfrec_now_ns(CLOCK_MONOTONIC) - R->run_mono;
+	r->samples = R->samples - R->run_samples0;
+	r->lost_samples = R->lost - R->run_lost0;
+	r->exit_status = status;
+}
+
+/* The runner's messages: run K ended with STATUS. Before the next run
+ * starts: drain its records, write them, the next RUN section, and let the
+ * runner go on. `final`: the recording stops, no run follows. */
+static void runs_poll(struct rec *R, int final)
+{
+	int32_t msg[2];
+	while (R->run_fd >= 0) {
+		ssize_t n = read(R->run_fd, msg, sizeof(msg));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n != (ssize_t)sizeof(msg)) {
+			if (n == 0 || (n < 0 && errno != EAGAIN)) {
+				close(R->run_fd);
+				R->run_fd = -1;
+			}
+			break;
+		}
+		drain_all(R);
+		flush_pending(R);
+		end_run(R, msg[1]);
+		if (msg[0] < R->o.repeat && !final && !R->werr) {
+			begin_run(R);
+			ssize_t w;
+			do
+				w = write(R->ack_fd, "g", 1);
+			while (w < 0 && errno == EINTR);
+		}
+	}
 }
 
 /* Each event's total count (COUNTS, format/pfile.md 4.9): one read per fd,
@@ -336,6 +404,17 @@ static void summary(struct rec *R)
 	fprintf(stderr, "%s: %llu samples, %llu lost, %llu bytes written to %s (%.1f bytes/sample)\n", prog,
 		(unsigned long long)R->samples, (unsigned long long)R->lost, (unsigned long long)bytes,
 		R->outname, per);
+	for (int k = 0; k < R->nruns; k++) {
+		const struct pf_run *r = &R->runs[k];
+		char st[32];
+		if (r->exit_status < 0)
+			snprintf(st, sizeof(st), "cut short");
+		else
+			snprintf(st, sizeof(st), "exit status %d", (int)r->exit_status);
+		fprintf(stderr, "%s: run %d: %llu samples, %llu lost, %.3f s, %s\n", prog, k + 1,
+			(unsigned long long)r->samples, (unsigned long long)r->lost_samples, (double)r->duration_ns / 1e9,
+			st);
+	}
 	for (int e = 0; e < R->o.nev; e++) {
 		const struct pfrec_count *c = &R->counts[e];
 		const struct pmu_event *pe = &R->o.evs.ev[e];
@@ -478,7 +557,8 @@ static void flush_due(struct rec *R, uint64_t now)
 static void record_loop(struct rec *R, uint64_t deadline)
 {
 	int npfd = 1 + R->nfds;
-	struct pollfd *pfd = calloc((size_t)npfd, sizeof(*pfd));
+	/* --repeat: the runner's messages after the events' fds */
+	struct pollfd *pfd = calloc((size_t)npfd + 1, sizeof(*pfd));
 	if (!pfd) {
 		errmsg("out of memory");
 		return;
@@ -489,6 +569,8 @@ static void record_loop(struct rec *R, uint64_t deadline)
 		pfd[1 + i].fd = R->fds[i].fd;
 		pfd[1 + i].events = POLLIN;
 	}
+	pfd[npfd].fd = R->run_fd;
+	pfd[npfd].events = POLLIN;
 	int hup = 0;
 	for (;;) {
 		int timeout = -1;
@@ -513,7 +595,8 @@ static void record_loop(struct rec *R, uint64_t deadline)
 			if (ms < timeout)
 				timeout = ms;
 		}
-		int n = poll(pfd, (nfds_t)npfd, timeout);
+		pfd[npfd].fd = R->run_fd;
+		int n = poll(pfd, (nfds_t)npfd + (R->run_fd >= 0), timeout);
 		if (n < 0 && errno != EINTR) {
 			errmsg("poll: %s", strerror(errno));
 			break;
@@ -540,6 +623,8 @@ static void record_loop(struct rec *R, uint64_t deadline)
 				}
 			}
 		}
+		if (n > 0 && R->run_fd >= 0 && (pfd[npfd].revents & (POLLIN | POLLHUP | POLLERR)))
+			runs_poll(R, stop);
 		drain_all(R);
 		uint64_t after = pfrec_now_ns(CLOCK_MONOTONIC);
 		if (R->pend_since && after >= R->pend_since + SIDECAR_DELAY_NS)
@@ -561,7 +646,7 @@ int main(int argc, char **argv)
 	static struct rec rec;
 	struct rec *R = &rec;
 	G = R;
-	R->go_fd = R->err_fd = R->outfd = R->sigfd = -1;
+	R->go_fd = R->err_fd = R->outfd = R->sigfd = R->run_fd = R->ack_fd = -1;
 	R->clock_id = -1;
 	parse_args(&R->o, argc, argv);
 
@@ -707,6 +792,14 @@ int main(int argc, char **argv)
 	else if (R->o.all_cpus)
 		snapshot_existing(R);
 	int exec_err = 0;
+	if (R->o.repeat) {
+		R->runs = calloc((size_t)R->o.repeat, sizeof(*R->runs));
+		if (!R->runs) {
+			errmsg("out of memory");
+			goto fail_early;
+		}
+		begin_run(R);
+	}
 	if (cmd) {
 		exec_err = release_command(R);
 		if (exec_err) {
@@ -729,9 +822,12 @@ int main(int argc, char **argv)
 		record_loop(R, deadline);
 
 	/* stop: no new samples, everything in the rings to the file */
+	runs_poll(R, 1);
 	enable_all(R, 0);
 	drain_all(R);
 	flush_pending(R);
+	if (R->o.repeat) /* a run cut short (--duration, a signal): status unknown */
+		end_run(R, -1);
 	if (!R->werr)
 		write_counts(R);
 	if (!R->werr)
@@ -778,6 +874,11 @@ int main(int argc, char **argv)
 	}
 	pmu_events_free(&R->o.evs);
 	free(R->o.specs);
+	free(R->runs);
+	if (R->run_fd >= 0)
+		close(R->run_fd);
+	if (R->ack_fd >= 0)
+		close(R->ack_fd);
 	free(R->fds);
 	free(R->rings);
 	free(R->cpus);

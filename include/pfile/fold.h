@@ -53,8 +53,15 @@ struct pf_fold_opts {
 	const char *sym;         /* keep only samples whose leaf frame's name (as the folded
 	                            line shows it) matches this POSIX extended regular
 	                            expression (regcomp(3) REG_EXTENDED|REG_NOSUB) */
+	/* since format 1.3 (a caller built with the smaller struct gets every run): */
+	uint32_t run;            /* keep only the samples (and lost counts) of this run,
+	                            1-based, of a recording of several runs (pfrec
+	                            --repeat; format/pfile.md 4.10: a sample's run is
+	                            found from its time); 0 = the sum of all runs. A
+	                            file without RUN sections is one run: run 1 is all
+	                            of it; a run the file does not have: -ENOENT */
 };
-#define PF_FOLD_OPTS_INIT { sizeof(struct pf_fold_opts), 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, NULL }
+#define PF_FOLD_OPTS_INIT { sizeof(struct pf_fold_opts), 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, NULL, 0 }
 
 typedef struct pf_fold pf_fold;
 
@@ -76,6 +83,10 @@ typedef struct pf_fold pf_fold;
  * @return 0 and *out set; or a negative errno with *out set (when not
  * -ENOMEM) so that pf_fold_errmsg() can be read; pf_fold_close() it. */
 int pf_fold_open(pf_fold **out, const char *path, const struct pf_fold_opts *o);
+
+/* The number of runs of the file (its RUN sections, format/pfile.md 4.10): 1
+ * for a recording of one run (no RUN section). */
+uint32_t pf_fold_runs(const pf_fold *f);
 
 /* Number of folded lines (distinct stacks, sorted by their text). */
 size_t pf_fold_count(const pf_fold *f);

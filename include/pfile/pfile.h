@@ -83,10 +83,11 @@ extern "C" {
 /* ------------------------------------------------------------------------ */
 
 #define PF_FORMAT_MAJOR 1 /* readers refuse files with a larger major */
-#define PF_FORMAT_MINOR 2 /* readers accept any minor of their major; a writer
+#define PF_FORMAT_MINOR 3 /* readers accept any minor of their major; a writer
                            * writes the lowest minor whose features it may use:
                            * 0 without transforms, 1 with transform 1, 2 with
-                           * transform 2 (continued sections) */
+                           * transform 2 (continued sections), 3 with runs
+                           * (RUN sections and END's run table) */
 
 /* The 8 magic bytes at offset 0: 0x89 'P' 'F' 'I' 'L' 'E' '\r' '\n'. */
 #define PF_MAGIC "\x89PFILE\r\n"
@@ -119,6 +120,7 @@ enum pf_section_type {
 	PF_SEC_DSO_IMAGE = 0x0007, /* a file's bytes, e.g. the [vdso] image */
 	PF_SEC_THREADS = 0x0008,   /* pid, tid, comm of threads alive at start */
 	PF_SEC_COUNTS = 0x0009,    /* each event's total count at the end (key/value) */
+	PF_SEC_RUN = 0x000a,       /* a run of the command begins (pfrec --repeat; format 1.3) */
 
 	/* resolved profile: format/profile.md, encoders/decoders in profile.h */
 	PF_SEC_STRINGS = 0x0100,   /* resolved profile: string table chunk */
@@ -202,8 +204,14 @@ struct pf_writer_opts {
 	                             records; then a chain starts afresh with a
 	                             transform 1 section. Damage then loses at most
 	                             one chain, as it loses one section otherwise */
+	/* since format 1.3 (a caller built with the smaller struct gets 0): */
+	uint16_t min_minor;       /* the least format minor version to write in the file
+	                             header: 3 for a file that will hold RUN sections and
+	                             END's run table (format/pfile.md 4.10); the header gets
+	                             the larger of this and what `transform` needs. Above
+	                             PF_FORMAT_MINOR: -EINVAL */
 };
-#define PF_WRITER_OPTS_INIT { sizeof(struct pf_writer_opts), 0, 0, 0, 0, 0, 0 }
+#define PF_WRITER_OPTS_INIT { sizeof(struct pf_writer_opts), 0, 0, 0, 0, 0, 0, 0 }
 
 /* Creates a writer on an open file descriptor (file, pipe or socket) and writes
  * the 32-byte file header at once. The writer never seeks: output is a stream.
@@ -489,6 +497,68 @@ struct pf_end {
  * counts, 32), u32 reserved, then n u64 counts. Readers accept any n. */
 int pf_end_encode(struct pf_buf *out, const struct pf_end *e);
 int pf_end_decode(const uint8_t *data, size_t size, struct pf_end *e);
+
+/* ------------------------------------------------------------------------ */
+/* Runs (format 1.3, format/pfile.md 4.10): a recording of a command run      */
+/* several times (pfrec --repeat N)                                           */
+/* ------------------------------------------------------------------------ */
+
+/* HowTo. A writer writes a RUN section (pf_run_mark_encode()) before the
+ * first record of each run, with the perf-clock time at which the run began,
+ * and appends the run table to END (pf_end_encode(), then
+ * pf_end_runs_encode()). Run k spans the perf-clock times
+ * [start_time of k, start_time of k+1); the last run has no upper bound and
+ * samples before the first run's start belong to run 1. A reader assigns a
+ * sample to a run by its time alone: pf_run_of() with the starts of the RUN
+ * sections read so far (a RUN section precedes every record of its run, and
+ * a resolved profile's SAMPLES never come before the RUN section of their
+ * run, so a reader that streams the file knows each sample's run when it
+ * meets it). Runs are numbered from 1. */
+
+/* The RUN section's payload (*LE*): u32 run, u32 reserved (0), u64
+ * start_time. Readers ignore bytes after them (later minor versions). */
+struct pf_run_mark {
+	uint32_t run;             /* 1, 2, ...: the run that begins */
+	uint64_t start_time;      /* perf-clock ns when it began (before its command ran) */
+};
+/* @return 0, or -ENOMEM. */
+int pf_run_mark_encode(struct pf_buf *out, const struct pf_run_mark *m);
+/* @return 0, or -EBADMSG when `size` < 16 or `run` is 0. */
+int pf_run_mark_decode(const uint8_t *data, size_t size, struct pf_run_mark *m);
+
+/* One entry of END's run table. `sz` must be sizeof(struct pf_run) (set by
+ * PF_RUN_INIT): a caller compiled against an older header, with a smaller
+ * struct, gets the fields it knows. */
+struct pf_run {
+	size_t sz;
+	uint64_t start_time;      /* perf-clock ns when the run began (as its RUN section) */
+	uint64_t stop_time;       /* perf-clock ns when its command had ended and its
+	                             records were written */
+	uint64_t duration_ns;     /* wall-clock ns of the run */
+	uint64_t samples;         /* PERF_RECORD_SAMPLE records of the run */
+	uint64_t lost_samples;    /* samples lost in the run (as END's lost_samples) */
+	int32_t exit_status;      /* the command's exit status as a shell shows it:
+	                             0-255, or 128+N when signal N ended it; -1 unknown */
+};
+#define PF_RUN_INIT { sizeof(struct pf_run), 0, 0, 0, 0, 0, -1 }
+
+/* Appends the run table (u32 n, u32 entry_size = 48, then n entries) to an
+ * END payload that pf_end_encode() just wrote into `out`.
+ * @return 0, -EINVAL (a `sz` of 0 or larger than this library's struct), or -ENOMEM. */
+int pf_end_runs_encode(struct pf_buf *out, const struct pf_run *runs, uint32_t n);
+/* The number of runs in an END payload's run table into *n (0 when the
+ * payload has none: a file of format 1.2 or earlier, or a single recording).
+ * @return 0, or -EBADMSG when the END payload or its table is damaged. */
+int pf_end_runs_count(const uint8_t *data, size_t size, uint32_t *n);
+/* Entry `i` (0-based; run i+1) of the run table into *r (r->sz set by the
+ * caller). @return 0, -EINVAL (i out of range, bad r->sz), or -EBADMSG. */
+int pf_end_run(const uint8_t *data, size_t size, uint32_t i, struct pf_run *r);
+
+/* The run (1-based) of a sample taken at perf-clock time `time`, given the
+ * start times of runs 1..n (`starts[k-1]` for run k, ascending): the last
+ * run whose start is at or before `time`, or 1 when `time` precedes them
+ * all; 0 when n is 0 (a file without runs). */
+uint32_t pf_run_of(const uint64_t *starts, uint32_t n, uint64_t time);
 
 /* ------------------------------------------------------------------------ */
 /* Version                                                                   */

@@ -50,6 +50,8 @@ struct pf_fold {
 	uint8_t ev_known[65536 / 8];
 	int have_t0;
 	uint64_t t0;
+	uint64_t *run_starts;      /* RUN sections read so far: start of run k at [k-1] */
+	uint32_t n_rec_runs, cap_rec_runs; /* (runs of the command, pfrec --repeat) */
 	struct fold_ent *ent;
 	uint32_t n_ent, cap_ent;
 	/* the entry a (stack, comm, pid, tid) went to, by stack id: most

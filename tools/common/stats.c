@@ -101,6 +101,7 @@ const char *pf_stat_test_name(int test)
 	case PF_TEST_Z: return "z";
 	case PF_TEST_EXACT: return "exact";
 	case PF_TEST_WELCH: return "welch";
+	case PF_TEST_QUASI: return "quasi";
 	}
 	return "-";
 }
@@ -219,6 +220,70 @@ void pf_stat_welch(const double *s1, size_t k1, const double *s2, size_t k2,
 	r->p = 2.0 * pf_stat_t_cdf(-fabs(t), df);
 	if (r->p > 1)
 		r->p = 1;
+	double tq = pf_stat_t_quantile(0.975, df);
+	r->ci_lo = r->delta - tq * se;
+	r->ci_hi = r->delta + tq * se;
+}
+
+double pf_stat_pearson(const double *x, const double *n, size_t k, double *df)
+{
+	double sx = 0, sn = 0;
+	for (size_t j = 0; j < k; j++) {
+		sx += x[j];
+		sn += n[j];
+	}
+	*df = 0;
+	if (k < 2 || !(sn > 0))
+		return 0;
+	double p = sx / sn;
+	if (!(p > 0) || !(p < 1))
+		return 0;
+	double x2 = 0;
+	for (size_t j = 0; j < k; j++) {
+		double e = n[j] * p;
+		x2 += (x[j] - e) * (x[j] - e) / (e * (1 - p));
+	}
+	*df = (double)(k - 1);
+	return x2;
+}
+
+void pf_stat_quasi(const double *x1, const double *n1, size_t k1, const double *x2, const double *n2, size_t k2,
+		   double phi0, double d0, struct pf_stat_result *r)
+{
+	double X1 = 0, N1 = 0, X2 = 0, N2 = 0;
+	for (size_t j = 0; j < k1; j++) {
+		X1 += x1[j];
+		N1 += n1[j];
+	}
+	for (size_t j = 0; j < k2; j++) {
+		X2 += x2[j];
+		N2 += n2[j];
+	}
+	double dfa, dfb;
+	double chi = pf_stat_pearson(x1, n1, k1, &dfa) + pf_stat_pearson(x2, n2, k2, &dfb);
+	double dff = dfa + dfb;
+	double phi = (d0 * phi0 + chi) / (d0 + dff);
+	if (!(phi >= 1))
+		phi = 1;
+	double df = d0 + dff;
+	r->test = PF_TEST_QUASI;
+	r->phi = phi;
+	r->df = df;
+	r->share1 = N1 > 0 ? X1 / N1 : 0;
+	r->share2 = N2 > 0 ? X2 / N2 : 0;
+	r->delta = r->share2 - r->share1;
+	double P = (X1 + X2) / (N1 + N2);
+	if (!(N1 > 0) || !(N2 > 0) || !(P > 0) || !(P < 1) || !(df > 0)) {
+		r->p = 1;
+		r->ci_lo = r->ci_hi = r->delta;
+		return;
+	}
+	double t = r->delta / sqrt(phi * P * (1 - P) * (1 / N1 + 1 / N2));
+	r->p = 2.0 * pf_stat_t_cdf(-fabs(t), df);
+	if (r->p > 1)
+		r->p = 1;
+	double P1 = r->share1, P2 = r->share2;
+	double se = sqrt(phi * (P1 * (1 - P1) / N1 + P2 * (1 - P2) / N2));
 	double tq = pf_stat_t_quantile(0.975, df);
 	r->ci_lo = r->delta - tq * se;
 	r->ci_hi = r->delta + tq * se;

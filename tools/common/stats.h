@@ -42,13 +42,14 @@ struct pf_stat_result {
 	double delta;          /* share2 - share1 */
 	double ci_lo, ci_hi;   /* 95 % confidence interval of delta */
 	double p;              /* two-sided p-value, 1 when nothing can differ */
-	double df;             /* Welch degrees of freedom, 0 for count tests */
+	double df;             /* Welch or quasi-binomial degrees of freedom, 0 for count tests */
 	int test;              /* PF_TEST_* */
+	double phi;            /* quasi-binomial: the dispersion used (>= 1); else 0 */
 };
 
-enum { PF_TEST_Z = 1, PF_TEST_EXACT = 2, PF_TEST_WELCH = 3 };
+enum { PF_TEST_Z = 1, PF_TEST_EXACT = 2, PF_TEST_WELCH = 3, PF_TEST_QUASI = 4 };
 
-/* Short name of a test: "z", "exact", "welch". */
+/* Short name of a test: "z", "exact", "welch", "quasi". */
 const char *pf_stat_test_name(int test);
 
 /*
@@ -98,6 +99,35 @@ void pf_stat_poisson(uint64_t x1, double w1, uint64_t x2, double w2, struct pf_s
  */
 void pf_stat_welch(const double *s1, size_t k1, const double *s2, size_t k2,
 		   struct pf_stat_result *r);
+
+/*
+ * Pearson's statistic of one side's runs for the quasi-binomial model: run j
+ * has x[j] of n[j] samples (n[j] > 0, k runs); with the side's pooled share
+ * p = sum x / sum n,
+ *   X2 = sum_j (x_j - n_j p)^2 / (n_j p (1 - p)),   *df = k - 1,
+ * whose expectation is phi (k - 1) when Var(x_j) = phi n_j p (1 - p).
+ * When p is 0 or 1 (nothing to measure) it returns 0 and *df = 0.
+ */
+double pf_stat_pearson(const double *x, const double *n, size_t k, double *df);
+
+/*
+ * Quasi-binomial test of one share between two sides of replicate runs
+ * (x1[j] of n1[j] samples in run j of BASE, k1 runs; x2, n2, k2 of NEW),
+ * the runs' variance modelled as Var(x_j) = phi n_j p (1 - p).
+ * phi0 (>= 1) is the dispersion pooled over every function (the sum of their
+ * pf_stat_pearson() statistics over the sum of their df, at least 1) and d0
+ * the degrees of freedom it is given as a prior (pfdiff: k1 + k2 - 2). With
+ * the function's own statistic X2f = X2(side 1) + X2(side 2) on dff df:
+ *   phi = max(1, (d0 phi0 + X2f) / (d0 + dff)),   df = d0 + dff,
+ *   P_i = sum x_i / sum n_i,  N_i = sum n_i,  delta = P2 - P1,
+ *   P = (sum x1 + sum x2) / (N1 + N2),
+ *   t = delta / sqrt(phi P (1 - P) (1/N1 + 1/N2)),
+ *   p-value = 2 (1 - F_t(|t|; df)),
+ *   CI: delta +- t_{0.975, df} sqrt(phi (P1 (1-P1)/N1 + P2 (1-P2)/N2)).
+ * When P is 0 or 1 the p-value is 1 and the CI the point delta.
+ */
+void pf_stat_quasi(const double *x1, const double *n1, size_t k1, const double *x2, const double *n2, size_t k2,
+		   double phi0, double d0, struct pf_stat_result *r);
 
 /*
  * Benjamini-Hochberg adjusted p-values (q-values): with the m p-values

@@ -29,6 +29,7 @@
 
 struct run {
 	const char *path;
+	uint32_t run_k;     /* a run of a recording of several (pfrec --repeat), 1-based; 0: the whole input */
 	/* counts as read, in the input's unit: samples, or sums of periods for
 	 * period-weighted folded text */
 	uint64_t raw;       /* of the stacks kept (--comm), [lost] not included */
@@ -357,6 +358,7 @@ static int read_pf(struct ctx *c, const char *path)
 	fo.flags = c->o->key_module ? PF_FOLD_DSO : 0;
 	if (c->o->no_root)
 		fo.flags |= PF_FOLD_NO_COMM;
+	fo.run = c->cur->run_k;
 	pf_fold *f = NULL;
 	int rc = pf_fold_open(&f, path, &fo);
 	if (rc < 0) {
@@ -535,7 +537,7 @@ static int read_run(struct ctx *c, struct run *r, int side)
 	if (ch == 0x89) {
 		/* libpfile reads "-" from file descriptor 0, from its first byte */
 		rc = is_stdin ? stdin_rewind(ch, start) : 0;
-		if (rc == 0 && pf_resolved(path) == 0)
+		if (rc == 0 && r->run_k <= 1 && pf_resolved(path) == 0)
 			fprintf(stderr, "pfdiff: %s: not symbolized (run pfsym first): frames are modules\n",
 				path);
 		if (rc == 0)
@@ -665,8 +667,10 @@ static void json_measure(FILE *out, const char *name, const struct pf_stat_resul
 	} else {
 		fputs(",\"test\":null,\"p\":null,\"q\":null,\"significant\":false", out);
 	}
-	if (r->test == PF_TEST_WELCH && tested)
+	if ((r->test == PF_TEST_WELCH || r->test == PF_TEST_QUASI) && tested)
 		fprintf(out, ",\"df\":%.4f", r->df);
+	if (r->test == PF_TEST_QUASI && tested)
+		fprintf(out, ",\"dispersion\":%.6g", r->phi);
 	putc('}', out);
 }
 
@@ -834,6 +838,67 @@ static void lost_measure(const struct run *runs, size_t nbase, size_t nnew, int 
 	}
 }
 
+/* The runs of input `path`: a .pf recording of several runs (pfrec --repeat,
+ * format/pfile.md 4.10) counts each as a replicate; anything else (folded
+ * text, a recording of one run, standard input) is one. */
+static uint32_t input_runs(const struct pfdiff_opts *o, const char *path)
+{
+	if (strcmp(path, "-") == 0)
+		return 1;
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 1;
+	int ch = getc(f);
+	fclose(f);
+	if (ch != 0x89)
+		return 1;
+	struct pf_fold_opts fo = PF_FOLD_OPTS_INIT;
+	fo.event = o->event;
+	pf_fold *pf = NULL;
+	uint32_t n = 1;
+	if (pf_fold_open(&pf, path, &fo) == 0)
+		n = pf_fold_runs(pf);
+	pf_fold_close(pf);
+	return n;
+}
+
+/* Expands the inputs of both sides into runs: *nbase and *nnew become the
+ * runs of each side; *from_rec says whether a recording's runs are among them. */
+static struct run *expand_inputs(const struct pfdiff_opts *o, const char **base, size_t *nbase, const char **new,
+				 size_t *nnew, int *from_rec)
+{
+	size_t n[2] = { *nbase, *nnew }, out[2] = { 0, 0 }, cap = 0, len = 0;
+	const char **in[2] = { base, new };
+	struct run *runs = NULL;
+	*from_rec = 0;
+	for (int side = 0; side < 2; side++) {
+		for (size_t i = 0; i < n[side]; i++) {
+			uint32_t k = input_runs(o, in[side][i]);
+			if (k > 1)
+				*from_rec = 1;
+			for (uint32_t j = 0; j < k; j++) {
+				if (len == cap) {
+					cap = cap ? 2 * cap : 8;
+					struct run *q = realloc(runs, cap * sizeof *q);
+					if (!q) {
+						free(runs);
+						return NULL;
+					}
+					runs = q;
+				}
+				memset(&runs[len], 0, sizeof runs[len]);
+				runs[len].path = in[side][i];
+				runs[len].run_k = k > 1 ? j + 1 : 0;
+				len++;
+				out[side]++;
+			}
+		}
+	}
+	*nbase = out[0];
+	*nnew = out[1];
+	return runs;
+}
+
 int pfdiff_run(const struct pfdiff_opts *o, const char **base, size_t nbase,
 	       const char **new, size_t nnew, const char *output)
 {
@@ -841,17 +906,35 @@ int pfdiff_run(const struct pfdiff_opts *o, const char **base, size_t nbase,
 	memset(&c, 0, sizeof c);
 	c.o = o;
 	int status = 1;
+	int from_rec = 0;
+	struct run *runs = expand_inputs(o, base, &nbase, new, &nnew, &from_rec);
 	size_t nruns = nbase + nnew;
-	struct run *runs = calloc(nruns, sizeof *runs);
 	struct fres *fr = NULL;
-	double *pv = NULL, *qv = NULL, *s1 = NULL, *s2 = NULL;
+	double *pv = NULL, *qv = NULL, *s1 = NULL, *s2 = NULL, *n1 = NULL, *n2 = NULL;
 	FILE *out = NULL;
 	const int time = o->mode == PFDIFF_MODE_TIME;
 	if (!runs || pf_strtab_init(&c.funcs) < 0 || pf_strtab_init(&c.stacks) < 0 ||
 	    pf_strtab_init(&c.roots[0]) < 0 || pf_strtab_init(&c.roots[1]) < 0)
 		goto oom;
+	if ((nbase > 1) != (nnew > 1)) {
+		fprintf(stderr, "pfdiff: BASE has %zu run%s and NEW %zu: compare replicates with replicates "
+			"(record each side with pfrec --repeat N, or give several runs per side)\n",
+			nbase, nbase > 1 ? "s" : "", nnew);
+		status = 2;
+		goto done;
+	}
+	if (o->fail_pp >= 0 && nbase < 2 && !o->single_run_ok) {
+		fputs("pfdiff: --fail-on-regression needs replicates to know run-to-run noise: record each side "
+		      "with pfrec --repeat N (N >= 2), or pass --single-run-ok\n", stderr);
+		status = 2;
+		goto done;
+	}
+	if (o->test == PFDIFF_TEST_QUASI && time) {
+		fputs("pfdiff: --test=quasi compares shares: not with --mode=time\n", stderr);
+		status = 2;
+		goto done;
+	}
 	for (size_t i = 0; i < nruns; i++) {
-		runs[i].path = i < nbase ? base[i] : new[i - nbase];
 		int rc = read_run(&c, &runs[i], i < nbase ? 0 : 1);
 		if (rc < 0) {
 			status = rc == -2 ? 2 : 1;
@@ -863,6 +946,10 @@ int pfdiff_run(const struct pfdiff_opts *o, const char **base, size_t nbase,
 	status = 1;
 	uint32_t nf = c.funcs.count;
 	int multi = nbase > 1;
+	/* replicates: the quasi-binomial model with a dispersion pooled over the
+	 * functions for the runs of recordings, or when asked; Welch otherwise */
+	int quasi = multi && !time &&
+		    (o->test == PFDIFF_TEST_QUASI || (o->test == PFDIFF_TEST_AUTO && from_rec));
 	uint64_t any_lost = 0;
 	double nb = 0, nn = 0, base_total = 0;
 	for (size_t i = 0; i < nruns; i++) {
@@ -893,8 +980,30 @@ int pfdiff_run(const struct pfdiff_opts *o, const char **base, size_t nbase,
 	qv = calloc(2 * (size_t)nf + 1, sizeof *qv);
 	s1 = calloc(nbase, sizeof *s1);
 	s2 = calloc(nnew, sizeof *s2);
-	if (!fr || !pv || !qv || !s1 || !s2)
+	n1 = calloc(nbase, sizeof *n1);
+	n2 = calloc(nnew, sizeof *n2);
+	if (!fr || !pv || !qv || !s1 || !s2 || !n1 || !n2)
 		goto oom;
+	for (size_t i = 0; i < nruns; i++)
+		*(i < nbase ? &n1[i] : &n2[i - nbase]) = (double)runs[i].samples;
+	/* the dispersion pooled over the functions: Pearson's statistics of
+	 * their self counts (the leaf shares, which split the samples) */
+	double phi0 = 1, d0 = (double)(nbase + nnew) - 2;
+	if (quasi) {
+		double chi = 0, df = 0;
+		for (uint32_t id = 0; id < nf; id++) {
+			for (size_t i = 0; i < nruns; i++) {
+				const struct run *rr = &runs[i];
+				double x = fmin((double)to_samples(rr, get(rr, rr->self, id)), (double)rr->samples);
+				*(i < nbase ? &s1[i] : &s2[i - nbase]) = x;
+			}
+			double d1, d2;
+			chi += pf_stat_pearson(s1, n1, nbase, &d1) + pf_stat_pearson(s2, n2, nnew, &d2);
+			df += d1 + d2;
+		}
+		if (df > 0 && chi / df > 1)
+			phi0 = chi / df;
+	}
 	size_t m = 0;
 	for (uint32_t id = 0; id < nf; id++) {
 		struct fres *f = &fr[id];
@@ -922,6 +1031,14 @@ int pfdiff_run(const struct pfdiff_opts *o, const char **base, size_t nbase,
 					pf_stat_poisson(xb, rb->w, xn, rn->w, r);
 				else
 					pf_stat_two_prop(xb, rb->samples, xn, rn->samples, r);
+			} else if (quasi) {
+				for (size_t i = 0; i < nruns; i++) {
+					const struct run *rr = &runs[i];
+					double x = fmin((double)to_samples(rr, get(rr, k ? rr->total : rr->self, id)),
+							(double)rr->samples);
+					*(i < nbase ? &s1[i] : &s2[i - nbase]) = x;
+				}
+				pf_stat_quasi(s1, n1, nbase, s2, n2, nnew, phi0, d0, r);
 			} else {
 				for (size_t i = 0; i < nruns; i++) {
 					const struct run *rr = &runs[i];
@@ -973,14 +1090,21 @@ int pfdiff_run(const struct pfdiff_opts *o, const char **base, size_t nbase,
 
 	struct fres lost;
 	memset(&lost, 0, sizeof lost);
-	lost_measure(runs, nbase, nnew, time, s1, s2, &lost.self);
+	lost_measure(runs, nbase, nnew, time, s1, s2, &lost.self); /* its own test, never significant */
 	lost.total = lost.self;
 	lost.self_tested = lost.total_tested = 1;
 
 	const char *unit = time && strcmp(runs[0].unit, "ns") != 0 ? "Mevents" : "ms";
-	const char *test = multi ? (time ? "Welch's t test on per-run times" : "Welch's t test on per-run shares") :
-			   time ? "Poisson test of the two sample counts (exact binomial for small counts)" :
-				  "two-proportion z test (exact binomial for small counts)";
+	char qtest[192];
+	snprintf(qtest, sizeof qtest,
+		 "quasi-binomial t test on per-run shares: dispersion pooled over the functions %.3g (weighed as %g "
+		 "df), moderated per function", phi0, d0);
+	const char *test = quasi ? qtest :
+			   multi ? (time ? "Welch's t test on per-run times" : "Welch's t test on per-run shares") :
+			   time ? "Poisson test of the two sample counts (exact binomial for small counts); only sampling "
+				  "noise is accounted for (one run per side: pfrec --repeat N records replicates)" :
+				  "two-proportion z test (exact binomial for small counts); only sampling noise is "
+				  "accounted for (one run per side: pfrec --repeat N records replicates)";
 	if (o->json) {
 		fprintf(out, "{\"mode\":\"%s\",", time ? "time" : "share");
 		if (time)
@@ -993,6 +1117,8 @@ int pfdiff_run(const struct pfdiff_opts *o, const char **base, size_t nbase,
 				putc(',', out);
 			fputs("{\"file\":", out);
 			json_str(out, runs[i].path);
+			if (runs[i].run_k)
+				fprintf(out, ",\"run\":%u", runs[i].run_k);
 			fprintf(out, ",\"samples\":%llu,\"lost\":%llu", (unsigned long long)runs[i].samples,
 				(unsigned long long)runs[i].lost);
 			if (runs[i].period > 0)
@@ -1000,7 +1126,9 @@ int pfdiff_run(const struct pfdiff_opts *o, const char **base, size_t nbase,
 			putc('}', out);
 		}
 		fprintf(out, "]},\"test\":\"%s\",\"alpha\":%g,\"tests\":%zu,\"regression\":%s,",
-			multi ? "welch" : time ? "poisson" : "z", o->alpha, m, regression ? "true" : "false");
+			quasi ? "quasi" : multi ? "welch" : time ? "poisson" : "z", o->alpha, m, regression ? "true" : "false");
+		if (quasi)
+			fprintf(out, "\"dispersion\":%.6g,\"dispersion_df\":%g,", phi0, d0);
 		json_measure(out, "lost", &lost.self, time, 1, 0, 0, 0);
 		fputs(",\"functions\":[", out);
 	} else {
@@ -1089,6 +1217,8 @@ done:
 	free(qv);
 	free(s1);
 	free(s2);
+	free(n1);
+	free(n2);
 	free(c.stack_counts[0]);
 	free(c.stack_counts[1]);
 	free(c.stamp);

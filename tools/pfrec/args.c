@@ -43,6 +43,10 @@ static void usage(FILE *f)
 		"  -a, --all-cpus             record every process on every CPU\n"
 		"  -C, --cpu=CPU-LIST         only these CPUs (e.g. 0-3,6)\n"
 		"      --duration=SEC         stop after SEC seconds\n"
+		"      --repeat=N             run COMMAND N times, one after the other, into one\n"
+		"                             recording with each run marked (pfdiff takes the\n"
+		"                             runs as replicates); exit with the first failing\n"
+		"                             run's status\n"
 		"  -e, --event=SPEC           events to sample: a generic name (cycles, cpu-clock\n"
 		"                             ...), PMU/TERM=VALUE,.../, a PMU's event NAME,\n"
 		"                             rHEX, SUBSYS:TRACEPOINT, a {group}, with modifiers\n"
@@ -208,13 +212,14 @@ static void resolve_events(struct opts *o)
 
 void parse_args(struct opts *o, int argc, char **argv)
 {
-	enum { OPT_DURATION = 256, OPT_CALL_GRAPH, OPT_NO_TRANSFORM, OPT_FLUSH_INTERVAL, OPT_FSYNC, OPT_LIST, OPT_DRY_RUN, OPT_COUNT_ONLY, OPT_PER_THREAD };
+	enum { OPT_DURATION = 256, OPT_CALL_GRAPH, OPT_NO_TRANSFORM, OPT_FLUSH_INTERVAL, OPT_FSYNC, OPT_LIST, OPT_DRY_RUN, OPT_COUNT_ONLY, OPT_PER_THREAD, OPT_REPEAT };
 	static const struct option lo[] = {
 		{"pid", required_argument, 0, 'p'},
 		{"tid", required_argument, 0, 't'},
 		{"all-cpus", no_argument, 0, 'a'},
 		{"cpu", required_argument, 0, 'C'},
 		{"duration", required_argument, 0, OPT_DURATION},
+		{"repeat", required_argument, 0, OPT_REPEAT},
 		{"event", required_argument, 0, 'e'},
 		{"list", no_argument, 0, OPT_LIST},
 		{"dry-run", no_argument, 0, OPT_DRY_RUN},
@@ -264,6 +269,14 @@ void parse_args(struct opts *o, int argc, char **argv)
 			if (end == optarg || *end || errno || !(o->duration_s > 0) || o->duration_s > 1e9)
 				usage_error("--duration %s: not a positive number of seconds", optarg);
 			break;
+		case OPT_REPEAT: {
+			errno = 0;
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (!isdigit((unsigned char)optarg[0]) || end == optarg || *end || errno || v == 0 || v > 10000)
+				usage_error("--repeat %s: not a number of runs from 1 to 10000", optarg);
+			o->repeat = (int)v;
+			break;
+		}
 		case 'e': {
 			const char **n = realloc(o->specs, (size_t)(o->nspecs + 1) * sizeof(*n));
 			if (!n)
@@ -399,6 +412,10 @@ void parse_args(struct opts *o, int argc, char **argv)
 		usage_error("--per-thread counts the threads of a command, -p or -t, not -a");
 	if (o->cmd_argc > 0 && (o->npids || o->ntids))
 		usage_error("give either a command or -p/-t, not both");
+	if (o->repeat && o->cmd_argc == 0 && !o->all_cpus)
+		usage_error("--repeat runs a command: give one after --");
+	if (o->repeat && o->all_cpus)
+		usage_error("--repeat marks the runs of a command, not -a");
 	if (modes == 0 && o->cmd_argc == 0 && !o->dry_run)
 		usage_error("nothing to record: give a command, -p PID, -t TID or -a");
 	if (o->dwarf && !o->pages_given) {

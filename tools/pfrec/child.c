@@ -180,9 +180,89 @@ void snapshot_existing(struct rec *R)
 /* ------------------------------------------------------------------ */
 /* the command                                                          */
 
+/* --repeat: the child runs the command o.repeat times, one after the other,
+ * each as its own child (the grandchildren), and never execs itself. The
+ * events pfrec opened on it (enable_on_exec, inherit) stay off in it and are
+ * inherited off by each run, which turns them on when it execs: only the
+ * runs are sampled. After each run it writes {run, status} (two int32) on
+ * run_fd, and before starting the next it waits for pfrec's byte on ack_fd
+ * (pfrec has then written the run's records and the next RUN section). It
+ * tells the first run's exec error as the child of a single run does (on
+ * err_fd), and exits as the first run that failed did (by its signal, or its
+ * exit status), else 0. */
+static void run_repeated(struct rec *R, int err_fd, int run_fd, int ack_fd)
+{
+	int fail = 0, have_fail = 0;
+	for (int k = 1; k <= R->o.repeat; k++) {
+		if (k > 1) {
+			char c;
+			ssize_t r;
+			do
+				r = read(ack_fd, &c, 1);
+			while (r < 0 && errno == EINTR);
+			if (r != 1)
+				break; /* pfrec stopped the recording */
+		}
+		int ex[2];
+		if (pipe2(ex, O_CLOEXEC) < 0)
+			_exit(127);
+		pid_t runner = getpid();
+		pid_t pid = fork();
+		if (pid < 0)
+			_exit(127);
+		if (pid == 0) {
+			/* the runner's end (pfrec's --duration, a signal) ends the run too */
+			if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != runner)
+				_exit(127);
+			execvp(R->o.cmd_argv[0], R->o.cmd_argv);
+			int e = errno;
+			if (write(ex[1], &e, sizeof(e)) < 0)
+				_exit(127);
+			_exit(127);
+		}
+		close(ex[1]);
+		int e = 0;
+		ssize_t r;
+		do
+			r = read(ex[0], &e, sizeof(e));
+		while (r < 0 && errno == EINTR);
+		close(ex[0]);
+		int exec_failed = r == (ssize_t)sizeof(e);
+		if (k == 1) {
+			if (exec_failed && write(err_fd, &e, sizeof(e)) < 0)
+				_exit(127);
+			close(err_fd);
+		}
+		int st;
+		pid_t w;
+		do
+			w = waitpid(pid, &st, 0);
+		while (w < 0 && errno == EINTR);
+		if (k == 1 && exec_failed)
+			_exit(127);
+		int32_t msg[2] = { k, exit_code_of(st) };
+		if (!have_fail && msg[1] != 0) {
+			have_fail = 1;
+			fail = st;
+		}
+		if (write(run_fd, msg, sizeof(msg)) != (ssize_t)sizeof(msg))
+			break;
+	}
+	close(run_fd);
+	if (have_fail && WIFSIGNALED(fail)) {
+		signal(WTERMSIG(fail), SIG_DFL);
+		raise(WTERMSIG(fail));
+	}
+	_exit(have_fail ? exit_code_of(fail) : 0);
+}
+
 int start_command(struct rec *R, int stdout_is_output)
 {
-	int go[2], err[2];
+	int go[2], err[2], run[2] = {-1, -1}, ack[2] = {-1, -1};
+	if (R->o.repeat && (pipe2(run, O_CLOEXEC) < 0 || pipe2(ack, O_CLOEXEC) < 0)) {
+		errmsg("pipe: %s%s", strerror(errno), errno == EMFILE ? ": raise the limit with `ulimit -n`" : "");
+		return -1;
+	}
 	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
 		errmsg("pipe: %s%s", strerror(errno), errno == EMFILE ? ": raise the limit with `ulimit -n`" : "");
 		return -1;
@@ -212,6 +292,11 @@ int start_command(struct rec *R, int stdout_is_output)
 		while (r < 0 && errno == EINTR);
 		if (r != 1)
 			_exit(127); /* pfrec gave up before starting us */
+		if (R->o.repeat) {
+			close(run[0]);
+			close(ack[1]);
+			run_repeated(R, err[1], run[1], ack[0]);
+		}
 		execvp(R->o.cmd_argv[0], R->o.cmd_argv);
 		int e = errno;
 		if (write(err[1], &e, sizeof(e)) < 0)
@@ -220,6 +305,13 @@ int start_command(struct rec *R, int stdout_is_output)
 	}
 	close(go[0]);
 	close(err[1]);
+	if (R->o.repeat) {
+		close(run[1]);
+		close(ack[0]);
+		fcntl(run[0], F_SETFL, O_NONBLOCK);
+		R->run_fd = run[0];
+		R->ack_fd = ack[1];
+	}
 	R->child = pid;
 	R->go_fd = go[1];
 	R->err_fd = err[0];

@@ -212,7 +212,13 @@ void attr_init(struct rec *R, int e)
 	 * from swapping the contexts of two threads at a context switch
 	 * (Linux 6.12+): swapped, the per-CPU counts of the threads mix */
 	a->inherit_stat = R->o.per_thread && a->inherit;
-	if (a->inherit_stat && e == 0 && !(a->sample_type & PERF_SAMPLE_READ) && !R->no_per_thread_read) {
+	/* --repeat: the runner's events stay off while each run's turn on at
+	 * its exec; a swap between the runner and a run before the run's exec
+	 * would leave the runner's own events in that run, to end with it, and
+	 * the next runs would inherit nothing (seen on Linux 6.18: runs 2 and 3
+	 * without a sample). */
+	if ((a->inherit_stat || (R->o.repeat && a->inherit)) && e == 0 && !(a->sample_type & PERF_SAMPLE_READ) &&
+	    !R->no_per_thread_read) {
 		a->sample_type |= PERF_SAMPLE_READ;
 		R->per_thread_read = 1;
 	}
@@ -255,8 +261,12 @@ static int open_first(struct rec *R, int e, pid_t pid, int cpu, int group_fd)
 			a->sample_type &= ~(uint64_t)PERF_SAMPLE_READ;
 			R->per_thread_read = 0;
 			R->no_per_thread_read = 1;
-			notice("%s: this kernel (before 6.12) swaps the events of threads at context switches: "
-			       "the counts per thread may be approximate", R->evname[e]);
+			if (R->o.repeat)
+				notice("%s: this kernel (before 6.12) swaps the events of tasks at context switches: "
+				       "the runs after the first may go unrecorded", R->evname[e]);
+			else
+				notice("%s: this kernel (before 6.12) swaps the events of threads at context switches: "
+				       "the counts per thread may be approximate", R->evname[e]);
 			continue;
 		}
 		if (err == EINVAL && a->inherit && (a->sample_type & PERF_SAMPLE_READ)) {

@@ -89,6 +89,7 @@ struct opts {
 	int dry_run;                /* --dry-run: print the attrs, open nothing */
 	int count_only;             /* --count-only: count, never sample */
 	int per_thread;             /* --per-thread: counts per thread too (inherit_stat) */
+	int repeat;                 /* --repeat N: runs of the command (0: not given) */
 	unsigned freq; int freq_given;
 	uint64_t period;
 	int callchain;
@@ -142,7 +143,7 @@ struct rec {
 	uint32_t *task_pid;              /* the process of each tasks[] entry (0: unknown) */
 	int extra_fields;                /* an event samples READ or RAW */
 	int no_inherit_read;             /* the kernel refused inherit with PERF_SAMPLE_READ */
-	int per_thread_read;             /* --per-thread added PERF_SAMPLE_READ to event 0 */
+	int per_thread_read;             /* --per-thread or --repeat added PERF_SAMPLE_READ to event 0 */
 	int no_per_thread_read;          /* ... and the kernel refused it */
 	int forced_user_only;            /* perf_event_paranoid made pfrec drop kernel samples */
 
@@ -156,6 +157,13 @@ struct rec {
 
 	pid_t child; int child_reaped; int child_status;
 	int go_fd, err_fd;
+	/* --repeat: the runner (the child) tells each run's end on run_fd and
+	 * waits for a byte on ack_fd before it starts the next */
+	int run_fd, ack_fd;
+	int nruns;                       /* runs begun (RUN sections written) */
+	struct pf_run *runs;             /* o.repeat entries */
+	uint64_t run_mono;               /* CLOCK_MONOTONIC ns when the current run began */
+	uint64_t run_samples0, run_lost0; /* R->samples, R->lost then */
 	sigset_t oldmask;
 	int sigfd;
 	int stop_signal;

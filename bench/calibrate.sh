@@ -1,0 +1,51 @@
+#!/bin/bash
+# bench/calibrate.sh - is pfdiff's significance calibrated? (issue 18)
+# Records bench/calib.c (main doing fixed work, a worker thread spinning until main is done and a child process spinning for 0.5 s;
+# -g -F 2000 -e cpu-clock) with pfrec --repeat RUNS, COMPS times per
+# side, and compares:
+#   null:   the same binary on both sides: the fraction of comparisons with any
+#           significant function at alpha 0.01 (target: at most 0.02);
+#   power:  against a second binary whose hot_fn does 50% more work: the fraction
+#           of comparisons that flag hot_fn's self share as increased (target:
+#           at least 0.90);
+#   single: the null pairs again with one run per side (run 1 of each,
+#           pffold --run 1 | pfdiff): the false alarms of sampling noise alone.
+# Takes minutes (about COMPS x 3 recordings of RUNS runs of ~0.3 s).
+#   PFTOOLS_BUILD=$PWD/build bench/calibrate.sh [COMPS [RUNS]]
+set -eu
+cd "$(dirname "$0")/.."
+B=${PFTOOLS_BUILD:-$PWD/build}
+COMPS=${1:-20}
+RUNS=${2:-5}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+gcc -O1 -g -fno-omit-frame-pointer -pthread -o "$tmp/calib" bench/calib.c
+gcc -O1 -g -fno-omit-frame-pointer -pthread -DSLOW -o "$tmp/calib_slow" bench/calib.c
+rec() { # rec BINARY OUT
+	"$B/bin/pfrec" -q --repeat "$RUNS" -g -F 2000 -e cpu-clock -o "$tmp/r.pf" -- "$1"
+	"$B/bin/pfsym" -q -o "$2" "$tmp/r.pf"
+}
+sig_rows() { tail -n +5 | awk '$0 ~ / (self|total|both) /'; }
+null=0 power=0 single=0
+for i in $(seq 1 "$COMPS"); do
+	rec "$tmp/calib" "$tmp/a.pf"
+	rec "$tmp/calib" "$tmp/b.pf"
+	rec "$tmp/calib_slow" "$tmp/s.pf"
+	"$B/bin/pfdiff" "$tmp/a.pf" "$tmp/b.pf" > "$tmp/null.txt"
+	n=$(sig_rows < "$tmp/null.txt" | wc -l)
+	[ "$n" -gt 0 ] && null=$((null + 1))
+	"$B/bin/pfdiff" "$tmp/a.pf" "$tmp/s.pf" > "$tmp/power.txt"
+	hot=$(awk '$NF == "hot_fn"' "$tmp/power.txt")
+	found=0
+	case $hot in *" self "* | *" both "*) [[ $(awk '{print $3}' <<< "$hot") == +* ]] && found=1 ;; esac
+	power=$((power + found))
+	"$B/bin/pffold" -q --run 1 "$tmp/a.pf" > "$tmp/a1.folded"
+	"$B/bin/pffold" -q --run 1 "$tmp/b.pf" > "$tmp/b1.folded"
+	"$B/bin/pfdiff" "$tmp/a1.folded" "$tmp/b1.folded" > "$tmp/single.txt"
+	s=$(sig_rows < "$tmp/single.txt" | wc -l)
+	[ "$s" -gt 0 ] && single=$((single + 1))
+	echo "comparison $i: null $n significant rows ($(sed -n 2p "$tmp/null.txt" | grep -o 'functions [0-9.]*')); hot_fn $([ $found = 1 ] && echo found || echo missed): $(awk '{print $3, $5}' <<< "$hot"); single-run null: $s significant rows"
+done
+echo "null (same binary, $RUNS runs per side): $null of $COMPS comparisons with any significant function"
+echo "power (hot_fn 50% slower): found in $power of $COMPS"
+echo "single run per side (sampling noise only): $single of $COMPS comparisons with any significant function"
