@@ -3,8 +3,9 @@
  * decoder behind it: META and SYMINFO key/values, EVENT (pf_events_add), the
  * perf records of RECORDS (sample, mmap, comm, task, lost, throttle, sample
  * id trailers, byte swapping, transform 1), MAPS (and the /proc/PID/maps
- * parser of the mapping timeline), BUILDID, DSO_IMAGE, THREADS, END, and the
- * resolved-profile tables STRINGS, FRAMES, STACKS and SAMPLES.
+ * parser of the mapping timeline), BUILDID, DSO_IMAGE, THREADS, END (with
+ * its run table), RUN, and the resolved-profile tables STRINGS, FRAMES,
+ * STACKS and SAMPLES.
  *
  * Input: one option byte, then a .pf file. Options: bit 0 recompute the
  * checksums (so that mutated payloads reach the decoders), bit 1 skip the
@@ -185,7 +186,26 @@ static void section(const struct pf_section *s, struct pf_events *evs, struct pf
 	}
 	case PF_SEC_END: {
 		struct pf_end e;
+		memset(&e, 0, sizeof e);
 		(void)pf_end_decode(d, n, &e);
+		uint32_t nr;
+		if (pf_end_runs_count(d, n, &nr) == 0) {
+			uint64_t starts[64];
+			uint32_t ns = 0;
+			for (uint32_t i = 0; i < nr && i < 100000; i++) {
+				struct pf_run r = PF_RUN_INIT;
+				if (pf_end_run(d, n, i, &r) == 0 && ns < 64 && (!ns || r.start_time >= starts[ns - 1]))
+					starts[ns++] = r.start_time;
+			}
+			uint32_t k = pf_run_of(starts, ns, e.stop_time);
+			FUZZ_ASSERT(k <= ns);
+		}
+		break;
+	}
+	case PF_SEC_RUN: {
+		struct pf_run_mark rm;
+		if (pf_run_mark_decode(d, n, &rm) == 0)
+			FUZZ_ASSERT(rm.run != 0);
 		break;
 	}
 	case PF_SEC_STRINGS:

@@ -3,8 +3,8 @@
 # (tests/fuzz/fuzz_*.c) under OUTDIR/TARGET/. Nothing of it is committed: it
 # is made from
 #  - recordings of the test workloads (tests/workloads/) by pfrec: -g, dwarf
-#    with a small stack copy, two processes (fork + exec), threads, and
-#    without the transform; each also symbolized by pfsym (a resolved profile);
+#    with a small stack copy, two processes (fork + exec), threads, two runs
+#    (--repeat 2: RUN sections, END's run table), and without the transform; each also symbolized by pfsym (a resolved profile);
 #  - the format spec's worked example (tests/c/spec-example.c);
 #  - the synthetic files of the tests: pftest-writer all (both byte orders,
 #    transformed), tx-hostile, badrec-*, events-grow (issue 11's
@@ -43,7 +43,8 @@ rec -g -F 2000 -o threads.pf -- ./threads 40
 rec -g -F 2000 -o fork.pf -- ./fork 30 ./spin 30
 rec --call-graph dwarf,256 -F 1000 -o dwarf.pf -- ./spin 40
 rec -g -F 2000 --no-transform -o plain.pf -- ./spin 40
-for f in g threads fork dwarf plain; do
+rec -g -F 2000 --repeat 2 -o repeat.pf -- ./spin 30
+for f in g threads fork dwarf plain repeat; do
 	[ -s $f.pf ] && "$B/bin/pfsym" -q $f.pf -o $f.sym.pf || true
 done
 "$B/tests/spec-example" spec.pf
