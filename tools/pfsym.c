@@ -18,8 +18,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "pfsym.h"
-#include "pfsym-unwind.h"
+#include "internal/pfsym.h"
 
 #define PROG "pfsym"
 /* samples per SAMPLES section: 160 KiB, which the next stage of a pipeline
@@ -395,7 +394,7 @@ static int write_syminfo_start(pf_writer *w, const char *in, const struct pfsym_
 static const struct unwinder *g_unw; /* for the SYMINFO counters */
 
 static int write_syminfo_end(pf_writer *w, const struct pf_prof_stats *ps, const struct pf_prof *p,
-			     const struct sym_counts *c)
+			     const struct pfsi_sym_counts *c)
 {
 	struct pf_buf b = { 0 };
 	int rc = pf_kv_add_u64(&b, "samples", ps->samples);
@@ -414,7 +413,7 @@ static int write_syminfo_end(pf_writer *w, const struct pf_prof_stats *ps, const
 	rc |= pf_kv_add_u64(&b, "binaries_mismatched", c->mismatched);
 	rc |= pf_kv_add_u64(&b, "binaries_unverified", c->unverified);
 	rc |= pf_kv_add_u64(&b, "binaries_from_host", c->from_host);
-	rc |= unw_syminfo(g_unw, &b);
+	rc |= pfsi_unw_syminfo(g_unw, &b);
 	if (!rc)
 		rc = pf_writer_section(w, PF_SEC_SYMINFO, 0, b.data, b.len);
 	pf_buf_free(&b);
@@ -426,7 +425,7 @@ static int resolve_main(const struct pfsym_opts *so, const char *bin, char **add
 {
 	struct symbolizer *sym;
 	const char *bad;
-	int rc = sym_new(so, &sym, &bad);
+	int rc = pfsi_sym_new(so, &sym, &bad);
 	if (rc < 0) {
 		fprintf(stderr, PROG ": %s: %s\n", bad ? bad : "symbolizer", strerror(-rc));
 		return 1;
@@ -437,7 +436,7 @@ static int resolve_main(const struct pfsym_opts *so, const char *bin, char **add
 	char *abs = realpath(bin, NULL);
 	if (!abs) {
 		fprintf(stderr, PROG ": %s: %s\n", bin, strerror(errno));
-		sym_free(sym);
+		pfsi_sym_free(sym);
 		return 1;
 	}
 	int status = 0;
@@ -451,7 +450,7 @@ static int resolve_main(const struct pfsym_opts *so, const char *bin, char **add
 			break;
 		}
 		const char *name;
-		int rc = sym_lookup_file(sym, &p, abs, v, &name);
+		int rc = pfsi_sym_lookup_file(sym, &p, abs, v, &name);
 		if (rc < 0) {
 			fprintf(stderr, PROG ": %s: %s\n", bin, rc == -ENOENT ? "not a readable ELF file" : strerror(-rc));
 			status = 1;
@@ -460,7 +459,7 @@ static int resolve_main(const struct pfsym_opts *so, const char *bin, char **add
 		printf("0x%llx %s\n", v, name ? name : "??");
 	}
 	free(abs);
-	sym_free(sym);
+	pfsi_sym_free(sym);
 	pf_prof_free(&p);
 	return status;
 }
@@ -545,7 +544,7 @@ int main(int argc, char **argv)
 	/* the directories first: a wrong --symfs must not cost the output file */
 	struct symbolizer *sym;
 	const char *bad_dir;
-	int rc = sym_new(&so, &sym, &bad_dir);
+	int rc = pfsi_sym_new(&so, &sym, &bad_dir);
 	if (rc < 0) {
 		if (bad_dir)
 			fprintf(stderr, PROG ": %s: %s\n", bad_dir, strerror(-rc));
@@ -561,7 +560,7 @@ int main(int argc, char **argv)
 	if (have_in && have_out && S_ISREG(in_st.st_mode) && in_st.st_dev == out_st.st_dev &&
 	    in_st.st_ino == out_st.st_ino) {
 		fprintf(stderr, PROG ": %s: the output is the input file; write to another file\n", out);
-		sym_free(sym);
+		pfsi_sym_free(sym);
 		return 1;
 	}
 
@@ -569,14 +568,14 @@ int main(int argc, char **argv)
 	if (strcmp(out, "-") == 0) {
 		if (isatty(1)) {
 			fprintf(stderr, PROG ": refusing to write binary data to a terminal (use -o FILE or a pipe)\n");
-			sym_free(sym);
+			pfsi_sym_free(sym);
 			return 1;
 		}
 	} else {
 		ofd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (ofd < 0) {
 			fprintf(stderr, PROG ": %s: %s\n", out, strerror(errno));
-			sym_free(sym);
+			pfsi_sym_free(sym);
 			return 1;
 		}
 	}
@@ -592,7 +591,7 @@ int main(int argc, char **argv)
 		pf_reader_close(r);
 		if (ofd != 1)
 			close(ofd);
-		sym_free(sym);
+		pfsi_sym_free(sym);
 		return 1;
 	}
 	/* The read-ahead thread starts now, reading the first sections while
@@ -614,7 +613,7 @@ int main(int argc, char **argv)
 		pf_reader_close(r);
 		if (ofd != 1)
 			close(ofd);
-		sym_free(sym);
+		pfsi_sym_free(sym);
 		return 1;
 	}
 	struct pf_writer_opts wo = PF_WRITER_OPTS_INIT;
@@ -640,10 +639,10 @@ int main(int argc, char **argv)
 	struct state st = { 0 };
 	pf_prof_init(&st.prof);
 	int status = 0;
-	struct unwinder *unw = unw_new(sym, &so, fh->e_machine);
+	struct unwinder *unw = pfsi_unw_new(sym, &so, fh->e_machine);
 	g_unw = unw;
 	pf_prof_builder *b = NULL;
-	struct pf_prof_builder_opts bo = { sizeof(bo), sym_resolve, sym, on_sample, &st, unw_unwind, unw };
+	struct pf_prof_builder_opts bo = { sizeof(bo), pfsi_sym_resolve, sym, on_sample, &st, pfsi_unw_unwind, unw };
 	/* the whole chunk at once: no realloc copies while it fills */
 	st.samples.cap = 8 + (size_t)CHUNK_SAMPLES * PF_PROF_SAMPLE_SIZE;
 	st.samples.data = malloc(st.samples.cap);
@@ -676,7 +675,7 @@ int main(int argc, char **argv)
 			ahead_release(&ah);
 		/* while the thread decodes, load the binaries of the DSOs
 		 * seen so far: their first lookups would stall this loop */
-		while (!ahead_ready(&ah) && sym_preload_one(sym, pf_prof_builder_maps(b)) > 0)
+		while (!ahead_ready(&ah) && pfsi_sym_preload_one(sym, pf_prof_builder_maps(b)) > 0)
 			;
 		while (!ahead_ready(&ah) && spare_step(&spare))
 			;
@@ -716,8 +715,8 @@ int main(int argc, char **argv)
 		if (s.type == PF_SEC_END) {
 			if ((rc = pf_prof_builder_finish(b)) < 0 || (rc = flush_chunk(&st)) < 0)
 				break;
-			struct sym_counts sc;
-			sym_counts(sym, &sc);
+			struct pfsi_sym_counts sc;
+			pfsi_sym_counts(sym, &sc);
 			if ((rc = write_syminfo_end(st.w, pf_prof_builder_stats(b), &st.prof, &sc)) < 0)
 				break;
 			ended = 1;
@@ -747,11 +746,11 @@ int main(int argc, char **argv)
 		}
 		if (s.type == PF_SEC_DSO_IMAGE) {
 			struct pf_dso_image img;
-			if (pf_dso_image_decode(s.data, s.size, &img) == 0 && (rc = sym_add_image(sym, &img)) < 0)
+			if (pf_dso_image_decode(s.data, s.size, &img) == 0 && (rc = pfsi_sym_add_image(sym, &img)) < 0)
 				break;
 		}
 		if (s.type == PF_SEC_META)
-			unw_meta(unw, s.data, s.size);
+			pfsi_unw_meta(unw, s.data, s.size);
 		if (s.type == PF_SEC_RECORDS && s.data) {
 			/* the builder keeps this payload until the next one: hand
 			 * it the slot's buffer instead of a copy; the builder's
@@ -795,8 +794,8 @@ int main(int argc, char **argv)
 		goto done;
 	}
 	if (!ended) {
-		struct sym_counts sc;
-		sym_counts(sym, &sc);
+		struct pfsi_sym_counts sc;
+		pfsi_sym_counts(sym, &sc);
 		if ((rc = pf_prof_builder_finish(b)) < 0 || (rc = flush_chunk(&st)) < 0 ||
 		    (rc = write_syminfo_end(st.w, pf_prof_builder_stats(b), &st.prof, &sc)) < 0) {
 			pf_out_error(PROG, out, -rc);
@@ -838,16 +837,16 @@ int main(int argc, char **argv)
 				     "(kernel.perf_event_max_stack, or the unwinder's 1024 frames): their stacks start "
 				     "at [truncated]\n",
 				(unsigned long long)ps->truncated);
-		unw_report(unw, stderr, PROG);
-		sym_report(sym, stderr, PROG);
+		pfsi_unw_report(unw, stderr, PROG);
+		pfsi_sym_report(sym, stderr, PROG);
 	}
 done:
 	ahead_stop(&ah);
 	if (st.w)
 		pf_writer_close(st.w);
 	pf_prof_builder_free(b);
-	unw_free(unw);
-	sym_free(sym);
+	pfsi_unw_free(unw);
+	pfsi_sym_free(sym);
 	pf_prof_free(&st.prof);
 	pf_buf_free(&st.samples);
 	pf_buf_free(&st.bs);
