@@ -8,7 +8,7 @@
  * /usr/lib/debug/.build-id/xx/rest.debug under --symfs DIR (else on this
  * machine), and with --symfs only if --host-fallback is given, the path and
  * /usr/lib/debug/.build-id/xx/rest.debug on this machine. Each directory is
- * a root that links cannot leave (pfsym/root.c); only regular files are
+ * a root that links cannot leave (root.c); only regular files are
  * opened. A candidate counts only if its build-id equals the recorded one:
  * without one on either side nothing vouches for the file, and only --force
  * uses it. The first match gives the PT_LOAD segments (file offset ->

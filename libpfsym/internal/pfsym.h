@@ -8,8 +8,10 @@
 #ifndef PFSYM_INTERNAL_PFSYM_H
 #define PFSYM_INTERNAL_PFSYM_H
 
+#include <pthread.h>
 #include <stdio.h>
 #include <libelf.h>
+#include <pfile/sym.h>
 #include <pfile/build.h>
 #include <pfile/advanced.h> /* struct pf_prof, pf_maps, pf_events */
 
@@ -245,5 +247,79 @@ int pfsi_has_symtab(Elf *e);
 int pfsi_has_dynsym(Elf *e);
 int pfsi_load_syms(struct binfo *b, Elf *e, Elf64_Word type, Elf *plt);
 void pfsi_load_segments(struct binfo *b, Elf *e);
+
+/* ---- ahead.c: buffers and the read-ahead thread of rewrite.c ---- */
+
+#define SPARE_BYTES (8u << 20)
+#define SPARE_STEP (2u << 20) /* one transparent huge page per step */
+
+struct spares {
+	size_t want;          /* 0: not a recording with stack copies */
+	int given;            /* handed out so far (at most 2) */
+	uint8_t *p;           /* the one in preparation, or ready */
+	size_t done;          /* bytes of it faulted in */
+};
+
+#define AHEAD_SLOTS 2
+#define AHEAD_BIG (2u << 20)
+
+struct ahead_sec {
+	int rc;                 /* pf_reader_next()'s result */
+	struct pf_section s;    /* s.data is `data` */
+	uint8_t *data;          /* the payload's buffer, malloc'd */
+	size_t cap;
+	uint8_t *stored;        /* a copy of pf_reader_stored(), or NULL */
+	size_t stored_cap;
+	int has_stored;
+	int can_continue;
+	uint64_t offset;        /* pf_reader_offset() after the call */
+	char msg[512];          /* pf_reader_errmsg() when rc < 0 */
+};
+
+struct ahead {
+	pf_reader *r;
+	pthread_t th;
+	int started;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct ahead_sec slot[AHEAD_SLOTS];
+	unsigned head, tail;    /* slots filled, slots handed back */
+	unsigned order[AHEAD_SLOTS]; /* slot of the n-th filled: order[n % AHEAD_SLOTS] */
+	int in_use[AHEAD_SLOTS];
+	int stop, done;
+};
+
+/* A buffer for RECORDS payloads: 2 MiB, aligned and advised as a huge
+ * page; malloc'd memory as far as free() and realloc() go. NULL if none. */
+uint8_t *pfsi_payload_buf(size_t *cap);
+/* One step of preparing the next spare. @return 1 if there is more to do. */
+int pfsi_spare_step(struct spares *sp);
+/* Puts a ready spare in place of *buf if that one is smaller. */
+void pfsi_spare_give(struct spares *sp, uint8_t **buf, size_t *cap);
+/* Starts the thread on r. @return 0 or -EAGAIN. */
+int pfsi_ahead_start(struct ahead *a, pf_reader *r);
+/* Whether the next section is ready (pfsi_ahead_next() would not wait). */
+int pfsi_ahead_ready(struct ahead *a);
+/* The next section's slot; the previous one must have been handed back. */
+struct ahead_sec *pfsi_ahead_next(struct ahead *a);
+/* Hands the current slot back. */
+void pfsi_ahead_release(struct ahead *a);
+/* Ends the thread (cancelling a read that waits on a pipe) and frees the
+ * slots; the reader is the caller's again. */
+void pfsi_ahead_stop(struct ahead *a);
+
+/* ---- rewrite.c: the public handle ---- */
+
+struct pf_sym {
+	struct pfsym_opts o;       /* the options, strings copied */
+	const char *ddirs[32];
+	char *strs;                /* the copies, one allocation */
+	struct symbolizer *sym;
+	struct pf_prof *names;     /* the strings of pf_sym_lookup()'s names */
+	struct pass *pass;         /* the last pf_sym_rewrite(), kept for
+				      pf_sym_report() and freed by the next one
+				      or pf_sym_free() (after the caller closed
+				      the output), or NULL */
+};
 
 #endif
