@@ -8,7 +8,7 @@
 #   make demo                record, symbolize and fold the bundled workload
 #   make bench               run the benchmark scripts in bench/
 #   make fuzz FUZZ_SECONDS=60   the libFuzzer targets of tests/fuzz/, each for 60 s (clang)
-#   make install PREFIX=/usr/local DESTDIR=
+#   make install PREFIX=/usr/local DESTDIR=    (make uninstall with the same removes it)
 #   make CROSS_COMPILE=aarch64-linux-gnu- STATIC=1 pfrec     cross build for a board
 #
 # Dependencies come from Debian packages and are found with pkg-config;
@@ -136,7 +136,7 @@ BINS        := $(TOOLS_PRESENT:%=$(O)/bin/%)
 TEST_SRC    := $(wildcard tests/c/*.c)
 TEST_BINS   := $(TEST_SRC:tests/c/%.c=$(O)/tests/%)
 
-.PHONY: all lib tools check test test-bins demo bench install clean deps $(TOOLS)
+.PHONY: all lib tools check test test-bins demo bench install uninstall clean deps $(TOOLS)
 all: lib tools
 lib: $(LIB_A) $(LIB_SO) $(SYMLIB_A) $(SYMLIB_SO)
 tools: $(BINS)
@@ -284,9 +284,24 @@ install: all
 	    > $(DESTDIR)$(INCLUDEDIR)/pfile.h
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
 	    -e 's|@VERSION@|$(VERSION)|' libpfile/libpfile.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/libpfile.pc
+	install -m 644 $(SYMLIB_A) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(SYMLIB_SO) $(DESTDIR)$(LIBDIR)/libpfsym.so.0
+	ln -sf libpfsym.so.0 $(DESTDIR)$(LIBDIR)/libpfsym.so
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+	    -e 's|@VERSION@|$(VERSION)|' libpfsym/libpfsym.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/libpfsym.pc
 	install -m 644 $(TOOLS_PRESENT:%=tools/%.1) $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 $(TOOLS_PRESENT:%=completions/bash/%) $(DESTDIR)$(BASHCOMPDIR)/
 	install -m 644 $(TOOLS_PRESENT:%=completions/zsh/_%) $(DESTDIR)$(ZSHCOMPDIR)/
+
+# removes what install put in place (the same PREFIX and DESTDIR)
+uninstall:
+	rm -f $(TOOLS_PRESENT:%=$(DESTDIR)$(BINDIR)/%) $(TOOLS_PRESENT:%=$(DESTDIR)$(MANDIR)/man1/%.1) \
+	    $(TOOLS_PRESENT:%=$(DESTDIR)$(BASHCOMPDIR)/%) $(TOOLS_PRESENT:%=$(DESTDIR)$(ZSHCOMPDIR)/_%)
+	rm -f $(addprefix $(DESTDIR)$(LIBDIR)/,libpfile.a libpfile.so libpfile.so.0 libpfsym.a libpfsym.so libpfsym.so.0 \
+	    pkgconfig/libpfile.pc pkgconfig/libpfsym.pc)
+	rm -f $(patsubst include/pfile/%,$(DESTDIR)$(INCLUDEDIR)/pfile/%,$(wildcard include/pfile/*.h)) \
+	    $(DESTDIR)$(INCLUDEDIR)/pfile.h
+	-rmdir $(DESTDIR)$(INCLUDEDIR)/pfile 2>/dev/null
 
 clean:
 	rm -rf build build-san build-tsan build-clang build-san-clang build-fuzz
