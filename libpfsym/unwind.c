@@ -65,7 +65,7 @@ static int dw_load(void)
 		return 0;
 	}
 #define DW_SYM(f)                                                                                  \
-	if (!(pfsi_dw_##f = (__typeof__(pfsi_dw_##f))dlsym(h, #f))) {                                          \
+	if (!(pfsi_dw_##f = (__typeof__(pfsi_dw_##f))dlsym(h, #f))) {                              \
 		fprintf(stderr, "pfsym: %s: no %s: samples with stack copies are not unwound\n", lib, #f); \
 		return 0;                                                                          \
 	}
@@ -74,19 +74,20 @@ static int dw_load(void)
 	state = 1;
 	return 1;
 }
-
-
 #else /* !PF_DW_DLOPEN */
 static int dw_load(void)
 {
 	return 1;
 }
 #endif
+
+/* the names of enum stop in SYMINFO keys and the summary */
 static const char *const stop_names[STOP_N] = {
 	"complete", "no_cfi", "stack_too_short", "unreadable_memory", "unknown_address",
 	"binary_missing", "pac", "max_depth", "no_registers", "other",
 };
 
+/* the register layouts of internal/unwind.h */
 const struct layout pfsi_l_x86_64 = {
 	EM_X86_64, 17, { 0, 3, 2, 1, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23, 8 }, 7, 8, 6, 8,
 };
