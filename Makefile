@@ -8,7 +8,7 @@
 #   make demo                record, symbolize and fold the bundled workload
 #   make bench               run the benchmark scripts in bench/
 #   make fuzz FUZZ_SECONDS=60   the libFuzzer targets of tests/fuzz/, each for 60 s (clang)
-#   make install PREFIX=/usr/local DESTDIR=
+#   make install PREFIX=/usr/local DESTDIR=    (make uninstall with the same removes it)
 #   make CROSS_COMPILE=aarch64-linux-gnu- STATIC=1 pfrec     cross build for a board
 #
 # Dependencies come from Debian packages and are found with pkg-config;
@@ -75,9 +75,9 @@ OPT         ?= -O2
 WARN        := -Wall -Wextra -Werror
 CFLAGS      ?= $(OPT) -g
 # Headers: the installed ones under include/pfile/ (libraries include them by
-# name, tools as <pfile/NAME.h>), libpfile's private ones, the
-# tools' shared code.
-INC_FLAGS   := -Iinclude -Iinclude/pfile -Ilibpfile -Itools -Itools/common
+# name, tools as <pfile/NAME.h>), libpfile's and libpfsym's private ones
+# (internal/*.h), the tools' shared code.
+INC_FLAGS   := -Iinclude -Iinclude/pfile -Ilibpfile -Ilibpfsym -Itools -Itools/common
 ALL_CFLAGS  := -std=c11 $(WARN) -D_GNU_SOURCE $(INC_FLAGS) $(CFLAGS) $(SANFLAGS) -fPIC
 # the release, for libpfile/version.c alone (pf_version())
 VERSION_FLAG = $(if $(filter libpfile/version.c,$<),-DPF_VERSION_STRING=\"$(VERSION)\")
@@ -88,8 +88,8 @@ PC_SYM      := libdw libelf
 CORE_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PC_CORE) 2>/dev/null)
 CORE_LIBS   := $(shell $(PKG_CONFIG) $(PCSTATIC) --libs $(PC_CORE) 2>/dev/null)
 SYM_CFLAGS  := $(shell $(PKG_CONFIG) --cflags $(PC_SYM) 2>/dev/null)
-# pfsym loads libdw when a recording has stack copies (dlopen, see
-# tools/pfsym/unwind.c) and links libelf only; a static build links both.
+# libpfsym loads libdw when a recording has stack copies (dlopen, see
+# libpfsym/unwind.c) and links libelf only; a static build links both.
 ifeq ($(STATIC),1)
 SYM_LIBS    := $(shell $(PKG_CONFIG) $(PCSTATIC) --libs $(PC_SYM) 2>/dev/null)
 else
@@ -105,6 +105,8 @@ SYM_TOOLS   := pfsym
 EXTRA_LIBS_pfdiff := -lm
 EXTRA_LIBS_pfflame := -lm
 EXTRA_LIBS_pfsym := -liberty
+# the libraries a tool links before libpftools-common.a and libpfile.a
+EXTRA_A_pfsym = $(SYMLIB_A)
 # pfpprof: protobuf-c encodes the messages that protoc-c generates from
 # tools/pfpprof/profile.proto into $(O)/gen/; zlib writes the gzip stream.
 PC_PPROF    := libprotobuf-c zlib
@@ -117,22 +119,32 @@ LIB_SRC     := $(wildcard libpfile/*.c libpfile/*/*.c)
 LIB_OBJ     := $(LIB_SRC:%.c=$(O)/obj/%.o)
 LIB_A       := $(O)/lib/libpfile.a
 LIB_SO      := $(O)/lib/libpfile.so
+# libpfsym: the symbolizer, the unwinder and the rewrite of a recording into
+# a resolved one (libelf, libiberty's demangler; libdw loaded at run time).
+# Its symbols are the pf_sym_ ones (libpfsym/libpfsym.map); internal
+# functions that cross its files are named pfsi_. It carries its own copy of
+# the build-id reader of tools/common/buildid.c (not installed).
+SYMLIB_SRC  := $(wildcard libpfsym/*.c)
+SYMLIB_OBJ  := $(SYMLIB_SRC:%.c=$(O)/obj/%.o) $(O)/obj/tools/common/buildid.o
+SYMLIB_A    := $(O)/lib/libpfsym.a
+SYMLIB_SO   := $(O)/lib/libpfsym.so
+SYMLIB_LIBS := $(SYM_LIBS) -liberty
 COMMON_SRC  := $(wildcard tools/common/*.c)
 COMMON_A    := $(O)/lib/libpftools-common.a
-HDRS        := $(wildcard include/pfile/*.h libpfile/internal/*.h tools/*.h tools/*/*.h)
+HDRS        := $(wildcard include/pfile/*.h libpfile/internal/*.h libpfsym/internal/*.h tools/*.h tools/*/*.h)
 BINS        := $(TOOLS_PRESENT:%=$(O)/bin/%)
 TEST_SRC    := $(wildcard tests/c/*.c)
 TEST_BINS   := $(TEST_SRC:tests/c/%.c=$(O)/tests/%)
 
-.PHONY: all lib tools check test test-bins demo bench install clean deps $(TOOLS)
+.PHONY: all lib tools check test test-bins demo bench install uninstall clean deps $(TOOLS)
 all: lib tools
-lib: $(LIB_A) $(LIB_SO)
+lib: $(LIB_A) $(LIB_SO) $(SYMLIB_A) $(SYMLIB_SO)
 tools: $(BINS)
 $(TOOLS): %: $(O)/bin/%
 
 $(O)/obj/%.o: %.c $(HDRS) Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(VERSION_FLAG) $(if $(filter tools/pfsym%,$<),$(SYM_CFLAGS)) -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) $(VERSION_FLAG) $(if $(filter tools/pfsym% libpfsym/%,$<),$(SYM_CFLAGS)) -c -o $@ $<
 
 $(LIB_A): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
@@ -143,12 +155,21 @@ $(LIB_SO): $(LIB_OBJ) libpfile/libpfile.map
 	$(CC) -shared -Wl,-soname,libpfile.so.0 -Wl,--version-script,libpfile/libpfile.map -o $@ $(LIB_OBJ) \
 	    $(filter-out -static,$(ALL_LDFLAGS)) $(CORE_LIBS)
 
+$(SYMLIB_A): $(SYMLIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && $(AR) rcs $@ $^
+
+$(SYMLIB_SO): $(SYMLIB_OBJ) $(LIB_SO) libpfsym/libpfsym.map
+	@mkdir -p $(dir $@)
+	$(CC) -shared -Wl,-soname,libpfsym.so.0 -Wl,--version-script,libpfsym/libpfsym.map -o $@ $(SYMLIB_OBJ) \
+	    $(filter-out -static,$(ALL_LDFLAGS)) -L$(O)/lib -lpfile $(SYMLIB_LIBS)
+
 $(COMMON_A): $(COMMON_SRC:%.c=$(O)/obj/%.o)
 	@mkdir -p $(dir $@)
 	rm -f $@ && $(AR) rcs $@ $^
 
 define tool_rule
-$(O)/bin/$(1): $(patsubst %.c,$(O)/obj/%.o,tools/$(1).c $(wildcard tools/$(1)/*.c)) $(COMMON_A) $(LIB_A)
+$(O)/bin/$(1): $(patsubst %.c,$(O)/obj/%.o,tools/$(1).c $(wildcard tools/$(1)/*.c)) $(EXTRA_A_$(1)) $(COMMON_A) $(LIB_A)
 	@mkdir -p $$(dir $$@)
 	$$(CC) -o $$@ $$^ $$(ALL_LDFLAGS) $(if $(filter $(1),$(SYM_TOOLS)),$$(SYM_LIBS)) $$(CORE_LIBS) $$(EXTRA_LIBS_$(1))
 endef
@@ -270,9 +291,24 @@ install: all
 	    > $(DESTDIR)$(INCLUDEDIR)/pfile.h
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
 	    -e 's|@VERSION@|$(VERSION)|' libpfile/libpfile.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/libpfile.pc
+	install -m 644 $(SYMLIB_A) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(SYMLIB_SO) $(DESTDIR)$(LIBDIR)/libpfsym.so.0
+	ln -sf libpfsym.so.0 $(DESTDIR)$(LIBDIR)/libpfsym.so
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+	    -e 's|@VERSION@|$(VERSION)|' libpfsym/libpfsym.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/libpfsym.pc
 	install -m 644 $(TOOLS_PRESENT:%=tools/%.1) $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 $(TOOLS_PRESENT:%=completions/bash/%) $(DESTDIR)$(BASHCOMPDIR)/
 	install -m 644 $(TOOLS_PRESENT:%=completions/zsh/_%) $(DESTDIR)$(ZSHCOMPDIR)/
+
+# removes what install put in place (the same PREFIX and DESTDIR)
+uninstall:
+	rm -f $(TOOLS_PRESENT:%=$(DESTDIR)$(BINDIR)/%) $(TOOLS_PRESENT:%=$(DESTDIR)$(MANDIR)/man1/%.1) \
+	    $(TOOLS_PRESENT:%=$(DESTDIR)$(BASHCOMPDIR)/%) $(TOOLS_PRESENT:%=$(DESTDIR)$(ZSHCOMPDIR)/_%)
+	rm -f $(addprefix $(DESTDIR)$(LIBDIR)/,libpfile.a libpfile.so libpfile.so.0 libpfsym.a libpfsym.so libpfsym.so.0 \
+	    pkgconfig/libpfile.pc pkgconfig/libpfsym.pc)
+	rm -f $(patsubst include/pfile/%,$(DESTDIR)$(INCLUDEDIR)/pfile/%,$(wildcard include/pfile/*.h)) \
+	    $(DESTDIR)$(INCLUDEDIR)/pfile.h
+	-rmdir $(DESTDIR)$(INCLUDEDIR)/pfile 2>/dev/null
 
 clean:
 	rm -rf build build-san build-tsan build-clang build-san-clang build-fuzz

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# pfrec --call-graph dwarf + pfsym's DWARF unwinder (tools/pfsym/unwind.c):
+# pfrec --call-graph dwarf + pfsym's DWARF unwinder (libpfsym/unwind.c, cfi.c):
 # exact folded stacks of a workload built without frame pointers (a PIE, a
 # shared library, recursion, a libc callback, a signal handler, the vDSO),
 # .debug_frame from a separate debug file, fp mode for comparison, stop

@@ -1,21 +1,10 @@
 /*
- * pfsym/elf.c - finding the binaries of a recording and naming addresses.
- *
- * For each DSO (path + recorded build-id) the candidates are tried in order:
- * the path under --symfs DIR (else on this machine), each --debug-dir
- * (DIR/.build-id/xx/rest.debug, DIR + path, DIR + path + ".debug"),
- * /usr/lib/debug/.build-id/xx/rest.debug under --symfs DIR (else on this
- * machine), and with --symfs only if --host-fallback is given, the path and
- * /usr/lib/debug/.build-id/xx/rest.debug on this machine. Each directory is
- * a root that links cannot leave (pfsym/root.c); only regular files are
- * opened. A candidate counts only if its build-id equals the recorded one:
- * without one on either side nothing vouches for the file, and only --force
- * uses it. The first match gives the PT_LOAD segments (file offset ->
- * virtual address); symbols come from the first match that has .symtab, else
- * from .dynsym. The symbol index is built once per build-id: a sorted array
- * searched by address, size-aware. Paths that name no file (//anon,
- * /memfd:..., [heap]) are never looked up, and a file that was deleted when
- * recorded (" (deleted)") never at the path recorded for it.
+ * libpfsym/symtab.c - the symbol index of an ELF file and the names of
+ * addresses: .symtab or .dynsym sorted once per build-id, the NAME@plt
+ * stubs synthesized from the PLT relocations (x86_64, aarch64), and
+ * demangling (libiberty's cplus_demangle: C++, Rust legacy and v0), cached
+ * per symbol as a string id of the profile's string table. The files come
+ * from find.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,217 +18,11 @@
 #include <unistd.h>
 
 #include "buildid.h"
-#include "pfsym.h"
-
-enum state { ST_NEW, ST_OK, ST_MISSING, ST_MISMATCH, ST_UNVERIFIED, ST_NOFILE };
-
-struct sym {
-	uint64_t addr;
-	uint64_t end;     /* first address past it: addr + size, or for an unsized
-			     symbol the end of its section (UINT64_MAX if unknown) */
-	const char *name;
-	uint64_t size;
-	uint8_t bind;
-	uint8_t plt;      /* a synthesized NAME@plt stub: the '@' is part of the name */
-	uint32_t name_id; /* the shown name's string id in the symbolizer's pf_prof,
-			     PF_PROF_NONE until first used */
-};
-
-struct load {
-	uint64_t off, vaddr, filesz;
-};
-
-struct binfo {
-	char *path;                 /* as recorded */
-	uint8_t bid[64];
-	uint8_t bid_size;
-	uint8_t kind;               /* enum pf_dso_kind of the DSO it was made for */
-	uint8_t deleted;            /* the file at the path is not the one mapped:
-	                               look it up by build-id only */
-	uint8_t as_is;              /* --resolve: the file named, no checks */
-	enum state state;
-	int forced;                 /* used by --force: build-id differs or unchecked */
-	uint8_t host_main, host_sym; /* that file came from this machine (--host-fallback) */
-	char *found, *symfile;      /* files used */
-	int dbg_searched, fd_dbg;   /* sym_dso_debug_fd()'s file, -1 if none */
-	char *dbgfile;
-	struct pf_buf tried;        /* "FILE (why), ..." */
-	Elf *elf_main, *elf_sym;
-	int fd_main, fd_sym;
-	char *image;                /* [vdso] copy, owned */
-	struct load load[16];
-	int n_load;
-	struct sym *syms;
-	size_t n_syms;
-	char *plt_names;            /* the synthesized "NAME@plt" strings */
-	uint64_t addrs, addrs_named; /* unique addresses asked, named */
-	int asked;                  /* wanted for a frame or for unwinding, not
-				       only preloaded: counted and reported */
-	struct binfo *next;
-};
-
-struct image {
-	char *path;
-	char *data;
-	size_t size;
-	struct image *next;
-};
-
-/* Where a debug directory's paths are resolved: `root` (the sysroot, when
- * the directory lies in it; else a root of its own) + `prefix`. */
-struct ddir {
-	struct root *root;
-	char *prefix; /* "" or "/usr/lib/debug", no trailing '/' */
-};
-
-struct symbolizer {
-	struct pfsym_opts o;
-	struct root host;       /* this machine's "/" */
-	struct root sysroot;    /* --symfs; fd -1 if none */
-	struct root *primary;   /* &sysroot with --symfs, else &host */
-	struct root ddir_roots[32];
-	struct ddir ddirs[33];  /* each --debug-dir, then /usr/lib/debug of primary */
-	int n_ddirs;
-	struct binfo *list;
-	uint32_t preload_next;  /* sym_preload_one()'s cursor in the DSO table */
-	struct image *images;
-	struct pf_prof *prof; /* the tables that sym->name_id refer to */
-};
-
-int sym_new(const struct pfsym_opts *o, struct symbolizer **out, const char **bad_dir)
-{
-	elf_version(EV_CURRENT);
-	*out = NULL;
-	*bad_dir = NULL;
-	struct symbolizer *s = calloc(1, sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	s->o = *o;
-	s->host.fd = s->sysroot.fd = -1;
-	for (int i = 0; i < 32; i++)
-		s->ddir_roots[i].fd = -1;
-	/* this machine's root: not even opened under --symfs alone */
-	int rc = 0;
-	if ((!o->symfs || o->host_fallback) && (rc = root_init(&s->host, "/")) < 0) {
-		*bad_dir = "/";
-		goto fail;
-	}
-	s->primary = &s->host;
-	if (o->symfs) {
-		if ((rc = root_init(&s->sysroot, o->symfs)) < 0) {
-			*bad_dir = o->symfs;
-			goto fail;
-		}
-		s->primary = &s->sysroot;
-	}
-	if (o->n_debug_dirs > 32) {
-		rc = -EINVAL;
-		goto fail;
-	}
-	for (int i = 0; i < o->n_debug_dirs; i++) {
-		struct root *r = &s->ddir_roots[i];
-		if ((rc = root_init(r, o->debug_dirs[i])) < 0) {
-			*bad_dir = o->debug_dirs[i];
-			goto fail;
-		}
-		struct ddir *d = &s->ddirs[s->n_ddirs++];
-		if (o->symfs && root_contains(&s->sysroot, r->path)) {
-			/* a directory of the sysroot: its links are the sysroot's */
-			d->root = &s->sysroot;
-			d->prefix = strdup(r->path + s->sysroot.path_len);
-		} else {
-			d->root = r;
-			d->prefix = strdup("");
-		}
-		if (!d->prefix) {
-			rc = -ENOMEM;
-			goto fail;
-		}
-	}
-	struct ddir *d = &s->ddirs[s->n_ddirs++];
-	d->root = s->primary;
-	if (!(d->prefix = strdup("/usr/lib/debug"))) {
-		rc = -ENOMEM;
-		goto fail;
-	}
-	*out = s;
-	return 0;
-fail:
-	sym_free(s);
-	return rc;
-}
-
-static void binfo_free(struct binfo *b)
-{
-	if (b->elf_sym && b->elf_sym != b->elf_main)
-		elf_end(b->elf_sym);
-	if (b->elf_main)
-		elf_end(b->elf_main);
-	if (b->fd_sym >= 0 && b->fd_sym != b->fd_main)
-		close(b->fd_sym);
-	if (b->fd_main >= 0)
-		close(b->fd_main);
-	if (b->fd_dbg >= 0)
-		close(b->fd_dbg);
-	free(b->dbgfile);
-	free(b->path);
-	free(b->found);
-	free(b->symfile);
-	pf_buf_free(&b->tried);
-	free(b->syms);
-	free(b->plt_names);
-	free(b);
-}
-
-void sym_free(struct symbolizer *s)
-{
-	if (!s)
-		return;
-	for (struct binfo *b = s->list, *n; b; b = n) {
-		n = b->next;
-		binfo_free(b);
-	}
-	for (struct image *i = s->images, *n; i; i = n) {
-		n = i->next;
-		free(i->path);
-		free(i->data);
-		free(i);
-	}
-	for (int i = 0; i < s->n_ddirs; i++)
-		free(s->ddirs[i].prefix);
-	for (int i = 0; i < 32; i++)
-		root_fini(&s->ddir_roots[i]);
-	root_fini(&s->sysroot);
-	root_fini(&s->host);
-	free(s);
-}
-
-int sym_add_image(struct symbolizer *s, const struct pf_dso_image *img)
-{
-	for (struct image *i = s->images; i; i = i->next)
-		if (strlen(i->path) == img->path_len && memcmp(i->path, img->path, img->path_len) == 0)
-			return 0; /* keep the first */
-	struct image *i = calloc(1, sizeof(*i));
-	if (!i)
-		return -ENOMEM;
-	i->path = strndup(img->path, img->path_len);
-	i->data = malloc(img->image_size ? img->image_size : 1);
-	if (!i->path || !i->data) {
-		free(i->path);
-		free(i->data);
-		free(i);
-		return -ENOMEM;
-	}
-	memcpy(i->data, img->image, img->image_size);
-	i->size = img->image_size;
-	i->next = s->images;
-	s->images = i;
-	return 0;
-}
+#include "internal/pfsym.h"
 
 /* ---- ELF helpers ---- */
 
-static int has_symtab(Elf *e)
+int pfsi_has_symtab(Elf *e)
 {
 	Elf_Scn *scn = NULL;
 	while ((scn = elf_nextscn(e, scn))) {
@@ -250,7 +33,7 @@ static int has_symtab(Elf *e)
 	return 0;
 }
 
-static int has_dynsym(Elf *e)
+int pfsi_has_dynsym(Elf *e)
 {
 	Elf_Scn *scn = NULL;
 	while ((scn = elf_nextscn(e, scn))) {
@@ -259,27 +42,6 @@ static int has_dynsym(Elf *e)
 			return 1;
 	}
 	return 0;
-}
-
-static void hex(const uint8_t *b, size_t n, char *out)
-{
-	static const char d[] = "0123456789abcdef";
-	for (size_t i = 0; i < n; i++) {
-		out[2 * i] = d[b[i] >> 4];
-		out[2 * i + 1] = d[b[i] & 15];
-	}
-	out[2 * n] = 0;
-}
-
-static void tried(struct binfo *b, const char *path, const char *why)
-{
-	if (b->tried.len)
-		pf_buf_put(&b->tried, ", ", 2);
-	pf_buf_put(&b->tried, path, strlen(path));
-	pf_buf_put(&b->tried, " (", 2);
-	pf_buf_put(&b->tried, why, strlen(why));
-	pf_buf_put(&b->tried, ")", 2); /* with NUL */
-	b->tried.len--;
 }
 
 static int sym_cmp(const void *a, const void *b)
@@ -307,7 +69,7 @@ static int sym_cmp(const void *a, const void *b)
 
 /* Sorts by address with, of each run of equal addresses, the first under
  * sym_cmp at its start (the others follow in no particular order), as
- * qsort(sym_cmp) would for what load_syms() keeps, and faster on large
+ * qsort(sym_cmp) would for what pfsi_load_syms() keeps, and faster on large
  * tables (a libc .symtab from a debug package): a radix sort on the address
  * (8-bit digits, only as many as the largest address needs), then one pass
  * over each run. @return 0, or -ENOMEM (nothing done). */
@@ -708,7 +470,7 @@ static int add_plt_syms(struct binfo *b, Elf *e)
 /* Loads the symbols of `e`'s tables of `type` (SHT_SYMTAB or SHT_DYNSYM) and
  * the PLT stubs of `plt` (the binary with the code; may be NULL), sorted,
  * one per address. */
-static int load_syms(struct binfo *b, Elf *e, Elf64_Word type, Elf *plt)
+int pfsi_load_syms(struct binfo *b, Elf *e, Elf64_Word type, Elf *plt)
 {
 	GElf_Ehdr eh;
 	size_t shnum;
@@ -780,7 +542,7 @@ static int load_syms(struct binfo *b, Elf *e, Elf64_Word type, Elf *plt)
 	return plt ? add_plt_syms(b, plt) : 0;
 }
 
-static void load_segments(struct binfo *b, Elf *e)
+void pfsi_load_segments(struct binfo *b, Elf *e)
 {
 	size_t nph;
 	b->n_load = 0;
@@ -792,304 +554,6 @@ static void load_segments(struct binfo *b, Elf *e)
 			continue;
 		b->load[b->n_load++] = (struct load){ ph.p_offset, ph.p_vaddr, ph.p_filesz };
 	}
-}
-
-/* ---- finding the files ---- */
-
-static int deleted_suffix(const char *p)
-{
-	size_t n = strlen(p);
-	return n > 10 && strcmp(p + n - 10, " (deleted)") == 0;
-}
-
-/* The path to look for b's file at (without the " (deleted)" suffix of a
- * deleted file: a real file may have a name that ends so). */
-static void lookup_path(const struct binfo *b, char *out, size_t size)
-{
-	size_t n = strlen(b->path);
-	if (b->kind == PF_DSO_DELETED && deleted_suffix(b->path))
-		n -= 10;
-	snprintf(out, size, "%.*s", (int)n, b->path);
-}
-
-/* A place to look: `rel` resolved under root `r`. */
-struct cand {
-	struct root *r;
-	const char *rel;
-	int host;  /* this machine's file, reached by --host-fallback */
-	int debug; /* a place for debug files, not where the binary lives */
-};
-
-typedef int (*cand_fn)(struct symbolizer *s, struct binfo *b, const struct cand *c, void *arg);
-
-/* Calls fn on each place for b's files (`path` as recorded, without
- * " (deleted)"), in the order of the comment at the top, until it returns
- * nonzero. A file deleted when recorded is not looked for at its path, in
- * the sysroot or on this machine: what is there now is another file. */
-static void each_cand(struct symbolizer *s, struct binfo *b, const char *path, cand_fn fn, void *arg)
-{
-	char rel[PATH_MAX + 200], bidhex[140];
-	if (b->bid_size)
-		hex(b->bid, b->bid_size, bidhex);
-	struct cand c = { s->primary, path, 0, 0 };
-	if (!b->deleted && fn(s, b, &c, arg))
-		return;
-	for (int i = 0; i < s->n_ddirs; i++) {
-		const struct ddir *d = &s->ddirs[i];
-		c = (struct cand){ d->root, rel, 0, 1 };
-		if (b->bid_size) {
-			snprintf(rel, sizeof(rel), "%s/.build-id/%.2s/%s.debug", d->prefix, bidhex, bidhex + 2);
-			if (fn(s, b, &c, arg))
-				return;
-		}
-		if (i == s->n_ddirs - 1)
-			break; /* /usr/lib/debug: by build-id only */
-		if ((size_t)snprintf(rel, sizeof(rel), "%s%s", d->prefix, path) < sizeof(rel) && fn(s, b, &c, arg))
-			return;
-		if ((size_t)snprintf(rel, sizeof(rel), "%s%s.debug", d->prefix, path) < sizeof(rel) && fn(s, b, &c, arg))
-			return;
-	}
-	if (s->o.symfs && s->o.host_fallback) {
-		c = (struct cand){ &s->host, path, 1, 0 };
-		if (!b->deleted && fn(s, b, &c, arg))
-			return;
-		if (b->bid_size) {
-			snprintf(rel, sizeof(rel), "/usr/lib/debug/.build-id/%.2s/%s.debug", bidhex, bidhex + 2);
-			c = (struct cand){ &s->host, rel, 1, 1 };
-			fn(s, b, &c, arg);
-		}
-	}
-}
-
-/* Opens a candidate: the descriptor, or -1 with the reason noted as tried.
- * label gets "PLACE" or "PLACE -> FILE REACHED" (through links); real the
- * file reached. */
-static int open_cand(const struct cand *c, char *label, size_t label_size, char *real, size_t real_size,
-		     const char **why)
-{
-	char shown[PATH_MAX + 400];
-	snprintf(shown, sizeof(shown), "%.*s%s", (int)c->r->path_len, c->r->path, c->rel);
-	int fd = root_open(c->r, c->rel, real, real_size, why);
-	if (strcmp(shown, real) == 0)
-		snprintf(label, label_size, "%s", shown);
-	else
-		snprintf(label, label_size, "%s -> %s", shown, real);
-	return fd;
-}
-
-struct find_ctx {
-	Elf *mm;        /* --force: the first file that no build-id vouches for */
-	int mm_fd, mm_host;
-	char *mm_path;
-	int mismatched; /* a file with another build-id was seen */
-	int unverified; /* a file was seen where no build-id was recorded */
-};
-
-static int try_file(struct symbolizer *s, struct binfo *b, const struct cand *c, void *arg)
-{
-	struct find_ctx *x = arg;
-	if (b->elf_main && b->elf_sym)
-		return 1;
-	char label[2 * PATH_MAX + 800], real[PATH_MAX + 400];
-	const char *why;
-	int fd = open_cand(c, label, sizeof(label), real, sizeof(real), &why);
-	if (fd < 0) {
-		tried(b, label, why);
-		return 0;
-	}
-	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!e || elf_kind(e) != ELF_K_ELF) {
-		tried(b, label, "not an ELF file");
-		if (e)
-			elf_end(e);
-		close(fd);
-		return 0;
-	}
-	uint8_t bid[64];
-	int bn = pf_build_id_fd(fd, bid);
-	size_t n = bn > 0 ? (size_t)bn : 0;
-	char bad[200] = "";
-	if (b->as_is) {
-		/* --resolve: the file the user named */
-	} else if (!b->bid_size) {
-		snprintf(bad, sizeof(bad), "no build-id recorded to check it against");
-		x->unverified = 1;
-	} else if (n != b->bid_size || memcmp(bid, b->bid, n) != 0) {
-		strcpy(bad, "build-id ");
-		if (n)
-			hex(bid, n, bad + 9);
-		else
-			strcpy(bad + 9, "none");
-		strcat(bad, " differs");
-		x->mismatched = 1;
-	}
-	if (bad[0]) {
-		tried(b, label, bad);
-		if (s->o.force && !x->mm) {
-			x->mm = e;
-			x->mm_fd = fd;
-			x->mm_host = c->host;
-			x->mm_path = strdup(real);
-		} else {
-			elf_end(e);
-			close(fd);
-		}
-		return 0;
-	}
-	int used = 0;
-	if (!b->elf_main) {
-		b->elf_main = e;
-		b->fd_main = fd;
-		b->found = strdup(real);
-		b->host_main = (uint8_t)c->host;
-		load_segments(b, e);
-		used = 1;
-	}
-	if (!b->elf_sym && has_symtab(e)) {
-		b->elf_sym = e;
-		b->fd_sym = fd;
-		free(b->symfile);
-		b->symfile = strdup(real);
-		b->host_sym = (uint8_t)c->host;
-		used = 1;
-	}
-	tried(b, label, !used ? "matches, no .symtab" : c->host ? "used, from this machine" : "used");
-	if (!used) {
-		elf_end(e);
-		close(fd);
-	}
-	return b->elf_main && b->elf_sym;
-}
-
-static void find_files(struct symbolizer *s, struct binfo *b)
-{
-	char path[PATH_MAX + 16];
-	struct find_ctx x = { NULL, -1, 0, NULL, 0, 0 };
-	if (strlen(b->path) >= PATH_MAX) {
-		/* cut short, it would name another file */
-		tried(b, "(the recorded path)", "path too long");
-		b->state = ST_MISSING;
-		return;
-	}
-	lookup_path(b, path, sizeof(path));
-	if (b->as_is) {
-		/* --resolve: the file named on this machine */
-		struct cand c = { &s->host, path, 0, 0 };
-		if (s->host.fd >= 0 || root_init(&s->host, "/") == 0)
-			try_file(s, b, &c, &x);
-		else
-			tried(b, path, "cannot open /");
-	} else {
-		if (b->deleted)
-			tried(b, b->path, "deleted when recorded: not looked for at its path");
-		each_cand(s, b, path, try_file, &x);
-	}
-	if (!b->elf_main && x.mm) {
-		/* --force: a binary with another build-id, or none to check */
-		b->elf_main = x.mm;
-		b->fd_main = x.mm_fd;
-		b->found = x.mm_path;
-		b->forced = 1;
-		b->host_main = (uint8_t)x.mm_host;
-		load_segments(b, x.mm);
-		if (has_symtab(x.mm)) {
-			b->elf_sym = x.mm;
-			b->fd_sym = x.mm_fd;
-			b->host_sym = (uint8_t)x.mm_host;
-		}
-		x.mm = NULL;
-		x.mm_path = NULL;
-	}
-	if (x.mm) {
-		elf_end(x.mm);
-		close(x.mm_fd);
-	}
-	free(x.mm_path);
-	if (!b->elf_main) {
-		if (s->o.symfs && !s->o.host_fallback && !b->as_is && !b->deleted)
-			tried(b, path, "this machine's file: not looked at without --host-fallback");
-		b->state = x.mismatched ? ST_MISMATCH : x.unverified ? ST_UNVERIFIED : ST_MISSING;
-		return;
-	}
-	b->state = ST_OK;
-	if (b->elf_sym)
-		load_syms(b, b->elf_sym, SHT_SYMTAB, b->elf_main);
-	else if (has_dynsym(b->elf_main))
-		load_syms(b, b->elf_main, SHT_DYNSYM, b->elf_main);
-}
-
-static struct binfo *binfo_new(struct symbolizer *s, const struct pf_dso *dso, int deleted, int as_is)
-{
-	struct binfo *b = calloc(1, sizeof(*b));
-	if (!b)
-		return NULL;
-	b->fd_main = b->fd_sym = b->fd_dbg = -1;
-	b->kind = dso->kind;
-	b->path = strdup(dso->path);
-	if (!b->path) {
-		free(b);
-		return NULL;
-	}
-	b->bid_size = dso->build_id_size;
-	memcpy(b->bid, dso->build_id, dso->build_id_size);
-	b->deleted = (uint8_t)deleted;
-	b->as_is = (uint8_t)as_is;
-	b->next = s->list;
-	s->list = b;
-	return b;
-}
-
-static struct binfo *binfo_get(struct symbolizer *s, struct pf_dso *dso)
-{
-	if (dso->user)
-		return dso->user;
-	int deleted = dso->kind == PF_DSO_DELETED || dso->kind == PF_DSO_REPLACED;
-	/* one index per build-id (or per path without one) and kind: a DSO
-	 * whose path is not to be opened never shares the index of one found
-	 * at its path, whichever was asked for first */
-	for (struct binfo *b = s->list; b; b = b->next) {
-		if (b->as_is || b->kind != dso->kind || (dso->kind != PF_DSO_FILE && strcmp(b->path, dso->path) != 0))
-			continue;
-		if (dso->build_id_size ? (b->bid_size == dso->build_id_size &&
-					  memcmp(b->bid, dso->build_id, b->bid_size) == 0)
-				       : (!b->bid_size && !b->as_is && b->deleted == deleted &&
-					  strcmp(b->path, dso->path) == 0)) {
-			dso->user = b;
-			return b;
-		}
-	}
-	struct binfo *b = binfo_new(s, dso, deleted, 0);
-	if (!b)
-		return NULL;
-	dso->user = b;
-
-	const char *p = dso->path;
-	if (p[0] == '[') {
-		for (struct image *i = s->images; i; i = i->next) {
-			if (strcmp(i->path, p) != 0)
-				continue;
-			Elf *e = elf_memory(i->data, i->size);
-			if (e && elf_kind(e) == ELF_K_ELF) {
-				b->elf_main = b->elf_sym = e;
-				b->found = strdup("(recorded image)");
-				load_segments(b, e);
-				load_syms(b, e, has_symtab(e) ? SHT_SYMTAB : SHT_DYNSYM, e);
-				b->state = ST_OK;
-			} else if (e) {
-				elf_end(e);
-			}
-			break;
-		}
-		if (b->state == ST_NEW)
-			b->state = ST_NOFILE;
-		return b;
-	}
-	if (dso->kind == PF_DSO_ANON || dso->kind == PF_DSO_PSEUDO) {
-		b->state = ST_NOFILE; /* //anon, anon_inode:..., /memfd:... */
-		return b;
-	}
-	find_files(s, b);
-	return b;
 }
 
 /* The symbol that covers ELF address v, or NULL: the last symbol at or
@@ -1164,10 +628,10 @@ static int64_t sym_name_id(struct symbolizer *s, struct pf_prof *p, struct sym *
 	return id;
 }
 
-int sym_resolve(void *ctx, struct pf_prof *p, struct pf_dso *dso, struct pf_prof_frame *f)
+int pfsi_sym_resolve(void *ctx, struct pf_prof *p, struct pf_dso *dso, struct pf_prof_frame *f)
 {
 	struct symbolizer *s = ctx;
-	struct binfo *b = binfo_get(s, dso);
+	struct binfo *b = pfsi_binfo_get(s, dso);
 	if (!b)
 		return -ENOMEM;
 	b->asked = 1;
@@ -1207,168 +671,7 @@ int sym_resolve(void *ctx, struct pf_prof *p, struct pf_dso *dso, struct pf_prof
 	return 0;
 }
 
-int sym_preload_one(struct symbolizer *s, struct pf_maps *maps)
-{
-	while (s->preload_next < maps->n_dsos) {
-		struct pf_dso *dso = pf_maps_dso(maps, s->preload_next++);
-		/* only a DSO whose identity is final: one without a build-id
-		 * may still get one from a BUILDID section, and is bound to
-		 * its file at its first lookup, at a point of the input that
-		 * does not depend on this thread's timing */
-		if (dso->user || dso->kind != PF_DSO_FILE || !dso->build_id_size)
-			continue;
-		return binfo_get(s, dso) ? 1 : -ENOMEM;
-	}
-	return 0;
-}
-
-static int binfo_report_cmp(const void *a, const void *b)
-{
-	const struct binfo *x = *(const struct binfo *const *)a, *y = *(const struct binfo *const *)b;
-	int c = strcmp(x->path, y->path);
-	if (c)
-		return c;
-	if (x->bid_size != y->bid_size)
-		return x->bid_size < y->bid_size ? -1 : 1;
-	return memcmp(x->bid, y->bid, x->bid_size);
-}
-
-int sym_report(struct symbolizer *s, FILE *out, const char *prog)
-{
-	/* by path, not in the list's order, which follows when binaries were
-	 * loaded (early loading runs while the input is read) */
-	size_t n = 0, k = 0;
-	for (struct binfo *b = s->list; b; b = b->next)
-		n++;
-	struct binfo **v = calloc(n ? n : 1, sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	for (struct binfo *b = s->list; b; b = b->next)
-		if (b->asked)
-			v[k++] = b;
-	qsort(v, k, sizeof(*v), binfo_report_cmp);
-	int lines = 0;
-	for (size_t i = 0; i < k; i++) {
-		const struct binfo *b = v[i];
-		if (b->state == ST_OK && (b->host_main || b->host_sym)) {
-			int two = b->elf_sym && b->elf_sym != b->elf_main;
-			fprintf(out, "%s: %s: from this machine (--host-fallback): %s%s%s%s\n", prog, b->path,
-				b->host_main ? b->found : "", b->host_main && two && b->host_sym ? ", " : "",
-				two && b->host_sym ? "symbols from " : "", two && b->host_sym ? b->symfile : "");
-			lines++;
-		}
-		if (b->state != ST_MISSING && b->state != ST_MISMATCH && b->state != ST_UNVERIFIED && !b->forced)
-			continue;
-		char bidhex[140] = "none";
-		if (b->bid_size)
-			hex(b->bid, b->bid_size, bidhex);
-		const char *what =
-			b->forced ? (b->bid_size ? "used despite a build-id mismatch (--force)"
-						 : "used without a build-id check: none recorded (--force)")
-			: b->state == ST_MISMATCH ? "build-id mismatch, frames left unresolved"
-			: b->state == ST_UNVERIFIED
-				? "no build-id recorded to check a file against, frames left unresolved (--force uses it)"
-				: "not found";
-		char name[PATH_MAX];
-		lookup_path(b, name, sizeof(name)); /* without " (deleted)" */
-		fprintf(out, "%s: %s: %s (build-id %s, %llu addresses); tried: %s\n", prog, name, what, bidhex,
-			(unsigned long long)b->addrs, b->tried.data ? (char *)b->tried.data : "nothing");
-		lines++;
-	}
-	free(v);
-	return lines;
-}
-
-void sym_counts(const struct symbolizer *s, struct sym_counts *c)
-{
-	memset(c, 0, sizeof(*c));
-	for (const struct binfo *b = s->list; b; b = b->next) {
-		if (!b->asked)
-			continue;
-		if (b->state == ST_OK) {
-			c->found++;
-			if (b->host_main || b->host_sym)
-				c->from_host++;
-		} else if (b->state == ST_MISSING) {
-			c->missing++;
-		} else if (b->state == ST_MISMATCH) {
-			c->mismatched++;
-		} else if (b->state == ST_UNVERIFIED) {
-			c->unverified++;
-		}
-	}
-}
-
-Elf *sym_dso_elf(struct symbolizer *s, struct pf_dso *dso, const char **path, int *fd)
-{
-	struct binfo *b = binfo_get(s, dso);
-	*path = NULL;
-	*fd = -1;
-	if (b)
-		b->asked = 1;
-	if (!b || b->state != ST_OK || !b->elf_main)
-		return NULL;
-	if (b->found && b->found[0] == '/' && b->fd_main >= 0) {
-		*path = b->found;
-		*fd = b->fd_main;
-	}
-	return b->elf_main;
-}
-
-/* each_cand() callback of sym_dso_debug_fd(): the first debug place that
- * holds a file of b's build-id. */
-static int find_dbg(struct symbolizer *s, struct binfo *b, const struct cand *c, void *arg)
-{
-	(void)s;
-	(void)arg;
-	if (!c->debug)
-		return 0;
-	char label[2 * PATH_MAX + 800], real[PATH_MAX + 400];
-	const char *why;
-	int fd = open_cand(c, label, sizeof(label), real, sizeof(real), &why);
-	if (fd < 0)
-		return 0;
-	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	uint8_t bid[64];
-	int ok = e && elf_kind(e) == ELF_K_ELF && pf_build_id_fd(fd, bid) == (int)b->bid_size &&
-		 memcmp(bid, b->bid, b->bid_size) == 0;
-	if (e)
-		elf_end(e);
-	if (ok && !(b->dbgfile = strdup(real)))
-		ok = 0;
-	if (!ok) {
-		close(fd);
-		return 0;
-	}
-	b->fd_dbg = fd;
-	return 1;
-}
-
-int sym_dso_debug_fd(struct symbolizer *s, struct pf_dso *dso, const char **path)
-{
-	struct binfo *b = binfo_get(s, dso);
-	*path = NULL;
-	if (!b || b->state != ST_OK || !b->elf_main || b->fd_main < 0)
-		return -1;
-	if (b->elf_sym && b->elf_sym != b->elf_main && b->fd_sym >= 0) {
-		*path = b->symfile;
-		return fcntl(b->fd_sym, F_DUPFD_CLOEXEC, 0);
-	}
-	if (!b->dbg_searched) {
-		b->dbg_searched = 1;
-		if (b->bid_size && !b->forced && !b->as_is && strlen(b->path) < PATH_MAX) {
-			char p[PATH_MAX + 16];
-			lookup_path(b, p, sizeof(p));
-			each_cand(s, b, p, find_dbg, NULL);
-		}
-	}
-	if (b->fd_dbg < 0)
-		return -1;
-	*path = b->dbgfile;
-	return fcntl(b->fd_dbg, F_DUPFD_CLOEXEC, 0);
-}
-
-int sym_lookup_file(struct symbolizer *s, struct pf_prof *p, const char *path, uint64_t vaddr, const char **name)
+int pfsi_sym_lookup_file(struct symbolizer *s, struct pf_prof *p, const char *path, uint64_t vaddr, const char **name)
 {
 	*name = NULL;
 	struct binfo *b = NULL;
@@ -1380,9 +683,9 @@ int sym_lookup_file(struct symbolizer *s, struct pf_prof *p, const char *path, u
 		memset(&d, 0, sizeof(d));
 		d.path = (char *)path;
 		d.path_len = (uint32_t)strlen(path);
-		if (!(b = binfo_new(s, &d, 0, 1)))
+		if (!(b = pfsi_binfo_new(s, &d, 0, 1)))
 			return -ENOMEM;
-		find_files(s, b);
+		pfsi_find_files(s, b);
 	}
 	if (b->state != ST_OK)
 		return -ENOENT;

@@ -1,0 +1,161 @@
+/*
+ * pfile/sym.h - libpfsym: resolving a recording (what pfsym does).
+ *
+ * libpfsym turns the addresses of a raw recording (pfrec's .pf file) into
+ * function names and modules: it finds each mapped binary (and its separate
+ * debug file) by path and build-id, optionally under a copy of the recorded
+ * machine's root (`symfs`), indexes its symbol table (.symtab, else
+ * .dynsym, plus NAME@plt stubs of the PLT), demangles C++ and Rust names,
+ * and unwinds the user-stack copies of `pfrec --call-graph dwarf` samples
+ * with the binaries' DWARF CFI. It links libelf and libpfile; libdw is
+ * loaded (dlopen) the first time a sample with a stack copy is unwound.
+ * Its sources are in libpfsym/; pkg-config name `libpfsym`.
+ *
+ * HowTo: print the resolved stack of every sample (examples/print-stacks.c):
+ *
+ *    pf_sym *s;
+ *    struct pf_sym_opts o = PF_SYM_OPTS_INIT;          // this machine's files
+ *    char err[512];
+ *    if (pf_sym_new(&s, &o, err, sizeof(err)) < 0) { print err }
+ *    int rc = pf_sym_each_sample(s, "run.pf", on_sample, arg, err, sizeof(err));
+ *    // on_sample(arg, p, sample): sample->stack is the leaf node of the
+ *    // stack in p; follow pf_prof_stack_get(p, id)->parent to the root and
+ *    // read each node's frame with pf_prof_frame_get() and its strings
+ *    // with pf_prof_str_get() (pfile/profile.h)
+ *    pf_sym_free(s);
+ *
+ * HowTo: write a resolved recording (pfsym IN -o OUT):
+ *
+ *    pf_reader *r;  pf_reader_open(&r, "run.pf");      // pfile/pfile.h
+ *    struct pf_sym_rewrite_opts ro = PF_SYM_REWRITE_OPTS_INIT;
+ *    rc = pf_sym_rewrite(s, r, out_fd, &ro, err, sizeof(err));
+ *    pf_sym_report(s, stderr, "prog");                  // the summary
+ *
+ * The output of pf_sym_rewrite() is a function of the input's bytes and the
+ * files found alone (not of timing, not of whether the input is a pipe).
+ *
+ * Errors are negative errno values (as in pfile.h); functions that take an
+ * `errmsg` buffer write a one-line message there (no trailing newline, no
+ * program name), naming the file and the fault. Option structs carry their
+ * own size first (`sz`, set by the _INIT macros): a program compiled against
+ * an older, shorter struct keeps working, fields it does not know are 0.
+ *
+ * Thread safety: a pf_sym is used by one thread at a time. The unwinder's
+ * libdwfl callbacks find it through a per-process pointer: unwind with one
+ * pf_sym at a time per process.
+ */
+#ifndef PFILE_SYM_H
+#define PFILE_SYM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "pfile.h"
+#include "profile.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A symbolizer and unwinder, with what it has loaded (opaque). */
+typedef struct pf_sym pf_sym;
+
+/* Where binaries are looked for and how names are shown (pfsym's options:
+ * pfsym(1) describes the order of the places tried). */
+struct pf_sym_opts {
+	size_t sz;                     /* sizeof(struct pf_sym_opts) */
+	const char *symfs;             /* root of a copy of the recorded machine's
+				        * files (symbolic links never lead out of
+				        * it), or NULL: this machine's "/" */
+	const char *const *debug_dirs; /* extra debug directories, tried before
+				        * /usr/lib/debug, in order */
+	unsigned n_debug_dirs;         /* entries of debug_dirs (at most 32) */
+	int force;                     /* use a binary whose build-id differs from
+				        * the recorded one or cannot be checked */
+	int host_fallback;             /* with symfs: also this machine's files */
+	int no_demangle;               /* keep C++/Rust names as in the symbol table */
+};
+#define PF_SYM_OPTS_INIT { sizeof(struct pf_sym_opts), NULL, NULL, 0, 0, 0, 0 }
+
+/* A new symbolizer for options `o` (NULL: the defaults). The strings of `o`
+ * are copied. The symfs and debug directories are opened now.
+ * @return 0 with *out set (free it with pf_sym_free()); -EINVAL (o->sz too
+ * small, more than 32 debug directories); -ENOMEM; or -errno of a directory
+ * that cannot be opened, with errmsg "DIR: REASON" (errmsg is "" for the
+ * other errors). */
+int pf_sym_new(pf_sym **out, const struct pf_sym_opts *o, char *errmsg, size_t errmsg_size);
+
+/* Frees s and everything it loaded; NULL is a no-op. */
+void pf_sym_free(pf_sym *s);
+
+/* The name s gives ELF virtual address `vaddr` of the binary at absolute
+ * path `path`, opened as is (no build-id check): what `pfsym --resolve`
+ * prints. *name gets it (owned by s, valid until pf_sym_free()), or NULL
+ * when no symbol covers the address.
+ * @return 0; -ENOENT (not a readable ELF file); -ENOMEM. */
+int pf_sym_lookup(pf_sym *s, const char *path, uint64_t vaddr, const char **name);
+
+/* Called for each resolved sample, in the input's order (the order of
+ * pf_sym_rewrite()'s SAMPLES sections). `p` holds the tables the sample's
+ * `stack` refers to (owned by the library; valid during the call). A
+ * negative return stops the pass and is returned by it. */
+typedef int (*pf_sym_sample_fn)(void *arg, const struct pf_prof *p, const struct pf_prof_sample *s);
+
+/* Called with each fault of the input that does not stop the pass (a
+ * damaged section: what was read is still resolved): one line, no program
+ * name, no newline. */
+typedef void (*pf_sym_message_fn)(void *arg, const char *msg);
+
+/* Options of pf_sym_rewrite(). */
+struct pf_sym_rewrite_opts {
+	size_t sz;                /* sizeof(struct pf_sym_rewrite_opts) */
+	const char *input_name;   /* recorded as SYMINFO "input" and named in
+				   * messages; NULL: pf_reader_name() */
+	const char *output_name;  /* named in messages; NULL or "-": "<stdout>" */
+	pf_sym_message_fn message;/* faults of the input, or NULL (not told) */
+	void *message_arg;
+	pf_sym_sample_fn sample;  /* each resolved sample, or NULL */
+	void *sample_arg;
+};
+#define PF_SYM_REWRITE_OPTS_INIT { sizeof(struct pf_sym_rewrite_opts), NULL, NULL, NULL, NULL, NULL, NULL }
+
+/* pf_sym_rewrite() returned after input damage it told through `message`. */
+#define PF_SYM_DAMAGED 1
+
+/* Reads the recording of `r` to its end and writes it to file descriptor
+ * `out_fd` with a resolved profile added (format/profile.md): every section
+ * passes through as stored (an older resolved profile is dropped); a
+ * SYMINFO section follows META; STRINGS/FRAMES/STACKS chunks and a SAMPLES
+ * section go out every 4096 samples or 1 s of the samples' own time (so that
+ * a reader of a stream sees them early); the closing SYMINFO (counters)
+ * precedes END. The resolved profile is zstd level 1 in a file and stored
+ * uncompressed into a pipe or socket (whose size is raised to 1 MiB where
+ * allowed). A thread reads and decodes the next sections while this one
+ * resolves; `r` is not touched by the caller meanwhile and is the caller's
+ * again on return. out_fd is not closed. out_fd -1: nothing is written (for
+ * `o->sample` alone). Data after END is a fault (told, ignored).
+ * @return 0; PF_SYM_DAMAGED; or -errno with errmsg set: -ENOMEM, -EAGAIN
+ * (no thread), a write error (-EPIPE: the reader closed the pipe), or the
+ * callback's negative value. */
+int pf_sym_rewrite(pf_sym *s, pf_reader *r, int out_fd, const struct pf_sym_rewrite_opts *o, char *errmsg,
+		   size_t errmsg_size);
+
+/* Resolves the recording at `path` ("-": standard input) without writing
+ * anything: calls fn(arg, ...) for each sample. Faults of the input that do
+ * not stop the reading are not told.
+ * @return as pf_sym_rewrite(), or the -errno of opening the file. */
+int pf_sym_each_sample(pf_sym *s, const char *path, pf_sym_sample_fn fn, void *arg, char *errmsg,
+		       size_t errmsg_size);
+
+/* Prints pfsym's summary of the last pass that reached its end to `out`,
+ * each line starting "PROG: ": samples, lost, unique addresses, the share
+ * of user frames resolved, kernel frames; call chains cut by a depth limit;
+ * the unwinder's counts by stop reason; every binary with unresolved frames
+ * (its path, build-id and the places tried). Nothing if no pass ended. */
+void pf_sym_report(pf_sym *s, FILE *out, const char *prog);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

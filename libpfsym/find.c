@@ -1,0 +1,647 @@
+/*
+ * libpfsym/find.c - finding the binaries and debug files of a recording.
+ *
+ *
+ * For each DSO (path + recorded build-id) the candidates are tried in order:
+ * the path under --symfs DIR (else on this machine), each --debug-dir
+ * (DIR/.build-id/xx/rest.debug, DIR + path, DIR + path + ".debug"),
+ * /usr/lib/debug/.build-id/xx/rest.debug under --symfs DIR (else on this
+ * machine), and with --symfs only if --host-fallback is given, the path and
+ * /usr/lib/debug/.build-id/xx/rest.debug on this machine. Each directory is
+ * a root that links cannot leave (root.c); only regular files are
+ * opened. A candidate counts only if its build-id equals the recorded one:
+ * without one on either side nothing vouches for the file, and only --force
+ * uses it. The first match gives the PT_LOAD segments (file offset ->
+ * virtual address); symbols come from the first match that has .symtab, else
+ * from .dynsym. The symbol index is built once per build-id: a sorted array
+ * searched by address, size-aware. Paths that name no file (//anon,
+ * /memfd:..., [heap]) are never looked up, and a file that was deleted when
+ * recorded (" (deleted)") never at the path recorded for it.
+ *
+ * This file finds and checks the files (each_cand(), try_file()); the symbol
+ * index of a file found is symtab.c's.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libiberty/demangle.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "buildid.h"
+#include "internal/pfsym.h"
+
+int pfsi_sym_new(const struct pfsym_opts *o, struct symbolizer **out, const char **bad_dir)
+{
+	elf_version(EV_CURRENT);
+	*out = NULL;
+	*bad_dir = NULL;
+	struct symbolizer *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->o = *o;
+	s->host.fd = s->sysroot.fd = -1;
+	for (int i = 0; i < 32; i++)
+		s->ddir_roots[i].fd = -1;
+	/* this machine's root: not even opened under --symfs alone */
+	int rc = 0;
+	if ((!o->symfs || o->host_fallback) && (rc = pfsi_root_init(&s->host, "/")) < 0) {
+		*bad_dir = "/";
+		goto fail;
+	}
+	s->primary = &s->host;
+	if (o->symfs) {
+		if ((rc = pfsi_root_init(&s->sysroot, o->symfs)) < 0) {
+			*bad_dir = o->symfs;
+			goto fail;
+		}
+		s->primary = &s->sysroot;
+	}
+	if (o->n_debug_dirs > 32) {
+		rc = -EINVAL;
+		goto fail;
+	}
+	for (int i = 0; i < o->n_debug_dirs; i++) {
+		struct root *r = &s->ddir_roots[i];
+		if ((rc = pfsi_root_init(r, o->debug_dirs[i])) < 0) {
+			*bad_dir = o->debug_dirs[i];
+			goto fail;
+		}
+		struct ddir *d = &s->ddirs[s->n_ddirs++];
+		if (o->symfs && pfsi_root_contains(&s->sysroot, r->path)) {
+			/* a directory of the sysroot: its links are the sysroot's */
+			d->root = &s->sysroot;
+			d->prefix = strdup(r->path + s->sysroot.path_len);
+		} else {
+			d->root = r;
+			d->prefix = strdup("");
+		}
+		if (!d->prefix) {
+			rc = -ENOMEM;
+			goto fail;
+		}
+	}
+	struct ddir *d = &s->ddirs[s->n_ddirs++];
+	d->root = s->primary;
+	if (!(d->prefix = strdup("/usr/lib/debug"))) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	*out = s;
+	return 0;
+fail:
+	pfsi_sym_free(s);
+	return rc;
+}
+
+static void binfo_free(struct binfo *b)
+{
+	if (b->elf_sym && b->elf_sym != b->elf_main)
+		elf_end(b->elf_sym);
+	if (b->elf_main)
+		elf_end(b->elf_main);
+	if (b->fd_sym >= 0 && b->fd_sym != b->fd_main)
+		close(b->fd_sym);
+	if (b->fd_main >= 0)
+		close(b->fd_main);
+	if (b->fd_dbg >= 0)
+		close(b->fd_dbg);
+	free(b->dbgfile);
+	free(b->path);
+	free(b->found);
+	free(b->symfile);
+	pf_buf_free(&b->tried);
+	free(b->syms);
+	free(b->plt_names);
+	free(b);
+}
+
+void pfsi_sym_free(struct symbolizer *s)
+{
+	if (!s)
+		return;
+	for (struct binfo *b = s->list, *n; b; b = n) {
+		n = b->next;
+		binfo_free(b);
+	}
+	for (struct image *i = s->images, *n; i; i = n) {
+		n = i->next;
+		free(i->path);
+		free(i->data);
+		free(i);
+	}
+	for (int i = 0; i < s->n_ddirs; i++)
+		free(s->ddirs[i].prefix);
+	for (int i = 0; i < 32; i++)
+		pfsi_root_fini(&s->ddir_roots[i]);
+	pfsi_root_fini(&s->sysroot);
+	pfsi_root_fini(&s->host);
+	free(s);
+}
+
+int pfsi_sym_add_image(struct symbolizer *s, const struct pf_dso_image *img)
+{
+	for (struct image *i = s->images; i; i = i->next)
+		if (strlen(i->path) == img->path_len && memcmp(i->path, img->path, img->path_len) == 0)
+			return 0; /* keep the first */
+	struct image *i = calloc(1, sizeof(*i));
+	if (!i)
+		return -ENOMEM;
+	i->path = strndup(img->path, img->path_len);
+	i->data = malloc(img->image_size ? img->image_size : 1);
+	if (!i->path || !i->data) {
+		free(i->path);
+		free(i->data);
+		free(i);
+		return -ENOMEM;
+	}
+	memcpy(i->data, img->image, img->image_size);
+	i->size = img->image_size;
+	i->next = s->images;
+	s->images = i;
+	return 0;
+}
+
+static void hex(const uint8_t *b, size_t n, char *out)
+{
+	static const char d[] = "0123456789abcdef";
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = d[b[i] >> 4];
+		out[2 * i + 1] = d[b[i] & 15];
+	}
+	out[2 * n] = 0;
+}
+
+static void tried(struct binfo *b, const char *path, const char *why)
+{
+	if (b->tried.len)
+		pf_buf_put(&b->tried, ", ", 2);
+	pf_buf_put(&b->tried, path, strlen(path));
+	pf_buf_put(&b->tried, " (", 2);
+	pf_buf_put(&b->tried, why, strlen(why));
+	pf_buf_put(&b->tried, ")", 2); /* with NUL */
+	b->tried.len--;
+}
+
+/* ---- finding the files ---- */
+
+static int deleted_suffix(const char *p)
+{
+	size_t n = strlen(p);
+	return n > 10 && strcmp(p + n - 10, " (deleted)") == 0;
+}
+
+/* The path to look for b's file at (without the " (deleted)" suffix of a
+ * deleted file: a real file may have a name that ends so). */
+static void lookup_path(const struct binfo *b, char *out, size_t size)
+{
+	size_t n = strlen(b->path);
+	if (b->kind == PF_DSO_DELETED && deleted_suffix(b->path))
+		n -= 10;
+	snprintf(out, size, "%.*s", (int)n, b->path);
+}
+
+/* A place to look: `rel` resolved under root `r`. */
+struct cand {
+	struct root *r;
+	const char *rel;
+	int host;  /* this machine's file, reached by --host-fallback */
+	int debug; /* a place for debug files, not where the binary lives */
+};
+
+typedef int (*cand_fn)(struct symbolizer *s, struct binfo *b, const struct cand *c, void *arg);
+
+/* Calls fn on each place for b's files (`path` as recorded, without
+ * " (deleted)"), in the order of the comment at the top, until it returns
+ * nonzero. A file deleted when recorded is not looked for at its path, in
+ * the sysroot or on this machine: what is there now is another file. */
+static void each_cand(struct symbolizer *s, struct binfo *b, const char *path, cand_fn fn, void *arg)
+{
+	char rel[PATH_MAX + 200], bidhex[140];
+	if (b->bid_size)
+		hex(b->bid, b->bid_size, bidhex);
+	struct cand c = { s->primary, path, 0, 0 };
+	if (!b->deleted && fn(s, b, &c, arg))
+		return;
+	for (int i = 0; i < s->n_ddirs; i++) {
+		const struct ddir *d = &s->ddirs[i];
+		c = (struct cand){ d->root, rel, 0, 1 };
+		if (b->bid_size) {
+			snprintf(rel, sizeof(rel), "%s/.build-id/%.2s/%s.debug", d->prefix, bidhex, bidhex + 2);
+			if (fn(s, b, &c, arg))
+				return;
+		}
+		if (i == s->n_ddirs - 1)
+			break; /* /usr/lib/debug: by build-id only */
+		if ((size_t)snprintf(rel, sizeof(rel), "%s%s", d->prefix, path) < sizeof(rel) && fn(s, b, &c, arg))
+			return;
+		if ((size_t)snprintf(rel, sizeof(rel), "%s%s.debug", d->prefix, path) < sizeof(rel) && fn(s, b, &c, arg))
+			return;
+	}
+	if (s->o.symfs && s->o.host_fallback) {
+		c = (struct cand){ &s->host, path, 1, 0 };
+		if (!b->deleted && fn(s, b, &c, arg))
+			return;
+		if (b->bid_size) {
+			snprintf(rel, sizeof(rel), "/usr/lib/debug/.build-id/%.2s/%s.debug", bidhex, bidhex + 2);
+			c = (struct cand){ &s->host, rel, 1, 1 };
+			fn(s, b, &c, arg);
+		}
+	}
+}
+
+/* Opens a candidate: the descriptor, or -1 with the reason noted as tried.
+ * label gets "PLACE" or "PLACE -> FILE REACHED" (through links); real the
+ * file reached. */
+static int open_cand(const struct cand *c, char *label, size_t label_size, char *real, size_t real_size,
+		     const char **why)
+{
+	char shown[PATH_MAX + 400];
+	snprintf(shown, sizeof(shown), "%.*s%s", (int)c->r->path_len, c->r->path, c->rel);
+	int fd = pfsi_root_open(c->r, c->rel, real, real_size, why);
+	if (strcmp(shown, real) == 0)
+		snprintf(label, label_size, "%s", shown);
+	else
+		snprintf(label, label_size, "%s -> %s", shown, real);
+	return fd;
+}
+
+struct find_ctx {
+	Elf *mm;        /* --force: the first file that no build-id vouches for */
+	int mm_fd, mm_host;
+	char *mm_path;
+	int mismatched; /* a file with another build-id was seen */
+	int unverified; /* a file was seen where no build-id was recorded */
+};
+
+static int try_file(struct symbolizer *s, struct binfo *b, const struct cand *c, void *arg)
+{
+	struct find_ctx *x = arg;
+	if (b->elf_main && b->elf_sym)
+		return 1;
+	char label[2 * PATH_MAX + 800], real[PATH_MAX + 400];
+	const char *why;
+	int fd = open_cand(c, label, sizeof(label), real, sizeof(real), &why);
+	if (fd < 0) {
+		tried(b, label, why);
+		return 0;
+	}
+	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!e || elf_kind(e) != ELF_K_ELF) {
+		tried(b, label, "not an ELF file");
+		if (e)
+			elf_end(e);
+		close(fd);
+		return 0;
+	}
+	uint8_t bid[64];
+	int bn = pf_build_id_fd(fd, bid);
+	size_t n = bn > 0 ? (size_t)bn : 0;
+	char bad[200] = "";
+	if (b->as_is) {
+		/* --resolve: the file the user named */
+	} else if (!b->bid_size) {
+		snprintf(bad, sizeof(bad), "no build-id recorded to check it against");
+		x->unverified = 1;
+	} else if (n != b->bid_size || memcmp(bid, b->bid, n) != 0) {
+		strcpy(bad, "build-id ");
+		if (n)
+			hex(bid, n, bad + 9);
+		else
+			strcpy(bad + 9, "none");
+		strcat(bad, " differs");
+		x->mismatched = 1;
+	}
+	if (bad[0]) {
+		tried(b, label, bad);
+		if (s->o.force && !x->mm) {
+			x->mm = e;
+			x->mm_fd = fd;
+			x->mm_host = c->host;
+			x->mm_path = strdup(real);
+		} else {
+			elf_end(e);
+			close(fd);
+		}
+		return 0;
+	}
+	int used = 0;
+	if (!b->elf_main) {
+		b->elf_main = e;
+		b->fd_main = fd;
+		b->found = strdup(real);
+		b->host_main = (uint8_t)c->host;
+		pfsi_load_segments(b, e);
+		used = 1;
+	}
+	if (!b->elf_sym && pfsi_has_symtab(e)) {
+		b->elf_sym = e;
+		b->fd_sym = fd;
+		free(b->symfile);
+		b->symfile = strdup(real);
+		b->host_sym = (uint8_t)c->host;
+		used = 1;
+	}
+	tried(b, label, !used ? "matches, no .symtab" : c->host ? "used, from this machine" : "used");
+	if (!used) {
+		elf_end(e);
+		close(fd);
+	}
+	return b->elf_main && b->elf_sym;
+}
+
+void pfsi_find_files(struct symbolizer *s, struct binfo *b)
+{
+	char path[PATH_MAX + 16];
+	struct find_ctx x = { NULL, -1, 0, NULL, 0, 0 };
+	if (strlen(b->path) >= PATH_MAX) {
+		/* cut short, it would name another file */
+		tried(b, "(the recorded path)", "path too long");
+		b->state = ST_MISSING;
+		return;
+	}
+	lookup_path(b, path, sizeof(path));
+	if (b->as_is) {
+		/* --resolve: the file named on this machine */
+		struct cand c = { &s->host, path, 0, 0 };
+		if (s->host.fd >= 0 || pfsi_root_init(&s->host, "/") == 0)
+			try_file(s, b, &c, &x);
+		else
+			tried(b, path, "cannot open /");
+	} else {
+		if (b->deleted)
+			tried(b, b->path, "deleted when recorded: not looked for at its path");
+		each_cand(s, b, path, try_file, &x);
+	}
+	if (!b->elf_main && x.mm) {
+		/* --force: a binary with another build-id, or none to check */
+		b->elf_main = x.mm;
+		b->fd_main = x.mm_fd;
+		b->found = x.mm_path;
+		b->forced = 1;
+		b->host_main = (uint8_t)x.mm_host;
+		pfsi_load_segments(b, x.mm);
+		if (pfsi_has_symtab(x.mm)) {
+			b->elf_sym = x.mm;
+			b->fd_sym = x.mm_fd;
+			b->host_sym = (uint8_t)x.mm_host;
+		}
+		x.mm = NULL;
+		x.mm_path = NULL;
+	}
+	if (x.mm) {
+		elf_end(x.mm);
+		close(x.mm_fd);
+	}
+	free(x.mm_path);
+	if (!b->elf_main) {
+		if (s->o.symfs && !s->o.host_fallback && !b->as_is && !b->deleted)
+			tried(b, path, "this machine's file: not looked at without --host-fallback");
+		b->state = x.mismatched ? ST_MISMATCH : x.unverified ? ST_UNVERIFIED : ST_MISSING;
+		return;
+	}
+	b->state = ST_OK;
+	if (b->elf_sym)
+		pfsi_load_syms(b, b->elf_sym, SHT_SYMTAB, b->elf_main);
+	else if (pfsi_has_dynsym(b->elf_main))
+		pfsi_load_syms(b, b->elf_main, SHT_DYNSYM, b->elf_main);
+}
+
+struct binfo *pfsi_binfo_new(struct symbolizer *s, const struct pf_dso *dso, int deleted, int as_is)
+{
+	struct binfo *b = calloc(1, sizeof(*b));
+	if (!b)
+		return NULL;
+	b->fd_main = b->fd_sym = b->fd_dbg = -1;
+	b->kind = dso->kind;
+	b->path = strdup(dso->path);
+	if (!b->path) {
+		free(b);
+		return NULL;
+	}
+	b->bid_size = dso->build_id_size;
+	memcpy(b->bid, dso->build_id, dso->build_id_size);
+	b->deleted = (uint8_t)deleted;
+	b->as_is = (uint8_t)as_is;
+	b->next = s->list;
+	s->list = b;
+	return b;
+}
+
+struct binfo *pfsi_binfo_get(struct symbolizer *s, struct pf_dso *dso)
+{
+	if (dso->user)
+		return dso->user;
+	int deleted = dso->kind == PF_DSO_DELETED || dso->kind == PF_DSO_REPLACED;
+	/* one index per build-id (or per path without one) and kind: a DSO
+	 * whose path is not to be opened never shares the index of one found
+	 * at its path, whichever was asked for first */
+	for (struct binfo *b = s->list; b; b = b->next) {
+		if (b->as_is || b->kind != dso->kind || (dso->kind != PF_DSO_FILE && strcmp(b->path, dso->path) != 0))
+			continue;
+		if (dso->build_id_size ? (b->bid_size == dso->build_id_size &&
+					  memcmp(b->bid, dso->build_id, b->bid_size) == 0)
+				       : (!b->bid_size && !b->as_is && b->deleted == deleted &&
+					  strcmp(b->path, dso->path) == 0)) {
+			dso->user = b;
+			return b;
+		}
+	}
+	struct binfo *b = pfsi_binfo_new(s, dso, deleted, 0);
+	if (!b)
+		return NULL;
+	dso->user = b;
+
+	const char *p = dso->path;
+	if (p[0] == '[') {
+		for (struct image *i = s->images; i; i = i->next) {
+			if (strcmp(i->path, p) != 0)
+				continue;
+			Elf *e = elf_memory(i->data, i->size);
+			if (e && elf_kind(e) == ELF_K_ELF) {
+				b->elf_main = b->elf_sym = e;
+				b->found = strdup("(recorded image)");
+				pfsi_load_segments(b, e);
+				pfsi_load_syms(b, e, pfsi_has_symtab(e) ? SHT_SYMTAB : SHT_DYNSYM, e);
+				b->state = ST_OK;
+			} else if (e) {
+				elf_end(e);
+			}
+			break;
+		}
+		if (b->state == ST_NEW)
+			b->state = ST_NOFILE;
+		return b;
+	}
+	if (dso->kind == PF_DSO_ANON || dso->kind == PF_DSO_PSEUDO) {
+		b->state = ST_NOFILE; /* //anon, anon_inode:..., /memfd:... */
+		return b;
+	}
+	pfsi_find_files(s, b);
+	return b;
+}
+
+int pfsi_sym_preload_one(struct symbolizer *s, struct pf_maps *maps)
+{
+	while (s->preload_next < maps->n_dsos) {
+		struct pf_dso *dso = pf_maps_dso(maps, s->preload_next++);
+		/* only a DSO whose identity is final: one without a build-id
+		 * may still get one from a BUILDID section, and is bound to
+		 * its file at its first lookup, at a point of the input that
+		 * does not depend on this thread's timing */
+		if (dso->user || dso->kind != PF_DSO_FILE || !dso->build_id_size)
+			continue;
+		return pfsi_binfo_get(s, dso) ? 1 : -ENOMEM;
+	}
+	return 0;
+}
+
+static int binfo_report_cmp(const void *a, const void *b)
+{
+	const struct binfo *x = *(const struct binfo *const *)a, *y = *(const struct binfo *const *)b;
+	int c = strcmp(x->path, y->path);
+	if (c)
+		return c;
+	if (x->bid_size != y->bid_size)
+		return x->bid_size < y->bid_size ? -1 : 1;
+	return memcmp(x->bid, y->bid, x->bid_size);
+}
+
+int pfsi_sym_report(struct symbolizer *s, FILE *out, const char *prog)
+{
+	/* by path, not in the list's order, which follows when binaries were
+	 * loaded (early loading runs while the input is read) */
+	size_t n = 0, k = 0;
+	for (struct binfo *b = s->list; b; b = b->next)
+		n++;
+	struct binfo **v = calloc(n ? n : 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (struct binfo *b = s->list; b; b = b->next)
+		if (b->asked)
+			v[k++] = b;
+	qsort(v, k, sizeof(*v), binfo_report_cmp);
+	int lines = 0;
+	for (size_t i = 0; i < k; i++) {
+		const struct binfo *b = v[i];
+		if (b->state == ST_OK && (b->host_main || b->host_sym)) {
+			int two = b->elf_sym && b->elf_sym != b->elf_main;
+			fprintf(out, "%s: %s: from this machine (--host-fallback): %s%s%s%s\n", prog, b->path,
+				b->host_main ? b->found : "", b->host_main && two && b->host_sym ? ", " : "",
+				two && b->host_sym ? "symbols from " : "", two && b->host_sym ? b->symfile : "");
+			lines++;
+		}
+		if (b->state != ST_MISSING && b->state != ST_MISMATCH && b->state != ST_UNVERIFIED && !b->forced)
+			continue;
+		char bidhex[140] = "none";
+		if (b->bid_size)
+			hex(b->bid, b->bid_size, bidhex);
+		const char *what =
+			b->forced ? (b->bid_size ? "used despite a build-id mismatch (--force)"
+						 : "used without a build-id check: none recorded (--force)")
+			: b->state == ST_MISMATCH ? "build-id mismatch, frames left unresolved"
+			: b->state == ST_UNVERIFIED
+				? "no build-id recorded to check a file against, frames left unresolved (--force uses it)"
+				: "not found";
+		char name[PATH_MAX];
+		lookup_path(b, name, sizeof(name)); /* without " (deleted)" */
+		fprintf(out, "%s: %s: %s (build-id %s, %llu addresses); tried: %s\n", prog, name, what, bidhex,
+			(unsigned long long)b->addrs, b->tried.data ? (char *)b->tried.data : "nothing");
+		lines++;
+	}
+	free(v);
+	return lines;
+}
+
+void pfsi_sym_counts(const struct symbolizer *s, struct pfsi_sym_counts *c)
+{
+	memset(c, 0, sizeof(*c));
+	for (const struct binfo *b = s->list; b; b = b->next) {
+		if (!b->asked)
+			continue;
+		if (b->state == ST_OK) {
+			c->found++;
+			if (b->host_main || b->host_sym)
+				c->from_host++;
+		} else if (b->state == ST_MISSING) {
+			c->missing++;
+		} else if (b->state == ST_MISMATCH) {
+			c->mismatched++;
+		} else if (b->state == ST_UNVERIFIED) {
+			c->unverified++;
+		}
+	}
+}
+
+Elf *pfsi_sym_dso_elf(struct symbolizer *s, struct pf_dso *dso, const char **path, int *fd)
+{
+	struct binfo *b = pfsi_binfo_get(s, dso);
+	*path = NULL;
+	*fd = -1;
+	if (b)
+		b->asked = 1;
+	if (!b || b->state != ST_OK || !b->elf_main)
+		return NULL;
+	if (b->found && b->found[0] == '/' && b->fd_main >= 0) {
+		*path = b->found;
+		*fd = b->fd_main;
+	}
+	return b->elf_main;
+}
+
+/* each_cand() callback of pfsi_sym_dso_debug_fd(): the first debug place that
+ * holds a file of b's build-id. */
+static int find_dbg(struct symbolizer *s, struct binfo *b, const struct cand *c, void *arg)
+{
+	(void)s;
+	(void)arg;
+	if (!c->debug)
+		return 0;
+	char label[2 * PATH_MAX + 800], real[PATH_MAX + 400];
+	const char *why;
+	int fd = open_cand(c, label, sizeof(label), real, sizeof(real), &why);
+	if (fd < 0)
+		return 0;
+	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	uint8_t bid[64];
+	int ok = e && elf_kind(e) == ELF_K_ELF && pf_build_id_fd(fd, bid) == (int)b->bid_size &&
+		 memcmp(bid, b->bid, b->bid_size) == 0;
+	if (e)
+		elf_end(e);
+	if (ok && !(b->dbgfile = strdup(real)))
+		ok = 0;
+	if (!ok) {
+		close(fd);
+		return 0;
+	}
+	b->fd_dbg = fd;
+	return 1;
+}
+
+int pfsi_sym_dso_debug_fd(struct symbolizer *s, struct pf_dso *dso, const char **path)
+{
+	struct binfo *b = pfsi_binfo_get(s, dso);
+	*path = NULL;
+	if (!b || b->state != ST_OK || !b->elf_main || b->fd_main < 0)
+		return -1;
+	if (b->elf_sym && b->elf_sym != b->elf_main && b->fd_sym >= 0) {
+		*path = b->symfile;
+		return fcntl(b->fd_sym, F_DUPFD_CLOEXEC, 0);
+	}
+	if (!b->dbg_searched) {
+		b->dbg_searched = 1;
+		if (b->bid_size && !b->forced && !b->as_is && strlen(b->path) < PATH_MAX) {
+			char p[PATH_MAX + 16];
+			lookup_path(b, p, sizeof(p));
+			each_cand(s, b, p, find_dbg, NULL);
+		}
+	}
+	if (b->fd_dbg < 0)
+		return -1;
+	*path = b->dbgfile;
+	return fcntl(b->fd_dbg, F_DUPFD_CLOEXEC, 0);
+}

@@ -1,0 +1,325 @@
+/*
+ * libpfsym/internal/pfsym.h - libpfsym's private interface (not installed):
+ * files opened under a root (root.c), the symbolizer (find.c: finding and
+ * checking binaries and debug files; symtab.c: symbol index, PLT names,
+ * demangling), the unwinder (unwind.c, cfi.c) and the structures shared by
+ * those files. The public interface is include/pfile/sym.h.
+ */
+#ifndef PFSYM_INTERNAL_PFSYM_H
+#define PFSYM_INTERNAL_PFSYM_H
+
+#include <pthread.h>
+#include <stdio.h>
+#include <libelf.h>
+#include <pfile/sym.h>
+#include <pfile/build.h>
+#include <pfile/advanced.h> /* struct pf_prof, pf_maps, pf_events */
+
+struct pfsym_opts {
+	const char *symfs;         /* root of a copy of the recorded machine's files, or NULL */
+	const char **debug_dirs;   /* extra debug directories, tried before /usr/lib/debug */
+	int n_debug_dirs;
+	int force;                 /* use a binary whose build-id differs or cannot be checked */
+	int host_fallback;         /* with symfs: also look at this machine's files */
+	int no_demangle;           /* keep C++/Rust names as in the symbol table */
+};
+
+/* ---- root.c: files opened under a root, never outside it ---- */
+
+/* A directory taken as "/" for the paths resolved under it. */
+struct root {
+	int fd;          /* O_PATH descriptor of the directory */
+	char *path;      /* its real path, malloc'd ("/" for this machine's root) */
+	size_t path_len; /* strlen(path), 0 for "/" */
+	/* what earlier walks learnt (each component costs system calls, about
+	 * 3 us each on the machines measured): directories reached without a
+	 * link, by their path from the root ("/usr/lib"), with an O_PATH
+	 * descriptor; devices whose file system is not a pseudo one */
+	struct root_dir {
+		char *rel;
+		int fd;
+		unsigned long used; /* tick of the last walk that used it */
+	} dirs[16];
+	unsigned n_dirs;
+	unsigned long tick;
+	unsigned long devs_ok[8];
+	unsigned n_devs_ok;
+};
+
+/* Opens directory `dir` (resolved as this machine resolves it: it is the
+ * user's) as a root, r zeroed or not. @return 0, or -errno (r->path NULL). */
+int pfsi_root_init(struct root *r, const char *dir);
+void pfsi_root_fini(struct root *r);
+
+/* Whether real path `real` is r's directory or under it. */
+int pfsi_root_contains(const struct root *r, const char *real);
+
+/* Opens `path` (absolute or not, taken from r's root either way) for
+ * reading if it leads to a regular file, resolving every symbolic link as
+ * if r's directory were "/" (at most 40 per path; ".." stops at the root),
+ * never entering a top-level proc, sys or dev directory of the root and
+ * never opening a FIFO, device, socket or a file of the kernel's pseudo file
+ * systems (proc, sysfs, debugfs, ...). Directories are walked with
+ * O_PATH | O_NOFOLLOW | O_DIRECTORY, other components looked at with
+ * fstatat(AT_SYMLINK_NOFOLLOW); the file is opened O_RDONLY | O_NOFOLLOW |
+ * O_NONBLOCK | O_NOCTTY | O_CLOEXEC. Directories walked are remembered in r
+ * (and kept open until pfsi_root_fini()). real (real_size bytes, may be NULL)
+ * gets the path reached on this machine (r's path + the components walked,
+ * without links), also on failure (as far as the walk got).
+ * @return the descriptor (the caller's), or -1 with *why a static string
+ * ("missing", "a FIFO: not opened", "under /proc: never opened", ...). */
+int pfsi_root_open(struct root *r, const char *path, char *real, size_t real_size, const char **why);
+
+/* ---- find.c, symtab.c: the symbolizer ---- */
+
+struct symbolizer;
+
+/* A symbolizer for options `o` (copied; its strings must outlive it). Opens
+ * o->symfs and each o->debug_dirs entry as roots. @return 0; -ENOMEM; or
+ * -errno for a directory that cannot be opened, *bad_dir set to it. */
+int pfsi_sym_new(const struct pfsym_opts *o, struct symbolizer **out, const char **bad_dir);
+void pfsi_sym_free(struct symbolizer *s);
+
+/* Keeps a copy of a DSO_IMAGE (the [vdso] image) to symbolize from. */
+int pfsi_sym_add_image(struct symbolizer *s, const struct pf_dso_image *img);
+
+/* pf_prof_resolve_fn: ctx is the struct symbolizer. */
+int pfsi_sym_resolve(void *ctx, struct pf_prof *p, struct pf_dso *dso, struct pf_prof_frame *f);
+
+/* Opens and indexes the binary of the next DSO of `maps` not yet looked
+ * at (files only, in table order), as a lookup would, but without counting
+ * it as used: for the main loop's idle time, while the read-ahead thread
+ * decodes. @return 1 if one was loaded, 0 if none is left, -ENOMEM. */
+int pfsi_sym_preload_one(struct symbolizer *s, struct pf_maps *maps);
+
+/* Prints, for every binary with unresolved frames (not found, mismatched),
+ * its path, build-id and the places tried. @return the number printed. */
+int pfsi_sym_report(struct symbolizer *s, FILE *out, const char *prog);
+
+/* The ELF file pfsym uses for `dso` (found and build-id checked as for
+ * symbols; --force applies), or NULL if none. *path gets its file name and
+ * *fd its descriptor (open for reading), or NULL and -1 for a recorded image
+ * ([vdso]: read it with elf_rawfile()). All owned by the symbolizer: hand
+ * libdwfl a dup() of *fd, never the name, which it would open itself
+ * outside pfsym's rules. For the unwinder (unwind.c). */
+Elf *pfsi_sym_dso_elf(struct symbolizer *s, struct pf_dso *dso, const char **path, int *fd);
+
+/* A separate debug file for `dso` whose build-id equals the recorded one
+ * (the one symbols came from, else the first found in the debug places:
+ * each --debug-dir, then /usr/lib/debug/.build-id of the sysroot or of this
+ * machine, under the same rules as binaries). @return a new descriptor
+ * (the caller's) with *path its name (owned by the symbolizer), or -1. */
+int pfsi_sym_dso_debug_fd(struct symbolizer *s, struct pf_dso *dso, const char **path);
+
+/* For `pfsym --resolve` (a debugging aid): the name pfsym gives ELF virtual
+ * address `vaddr` of the binary at `path` (opened as is, no build-id
+ * check). *name gets it (owned by p), or NULL when no symbol covers the
+ * address. @return 0, -ENOENT (not a readable ELF file), -ENOMEM. */
+int pfsi_sym_lookup_file(struct symbolizer *s, struct pf_prof *p, const char *path, uint64_t vaddr, const char **name);
+
+/* Counts of binaries wanted for frames or unwinding. */
+struct pfsi_sym_counts {
+	unsigned found;      /* found and used (verified, or --force) */
+	unsigned missing;    /* no file */
+	unsigned mismatched; /* only files with another build-id */
+	unsigned unverified; /* only files that no build-id check could vouch for */
+	unsigned from_host;  /* used, from this machine's files (--symfs with --host-fallback) */
+};
+void pfsi_sym_counts(const struct symbolizer *s, struct pfsi_sym_counts *c);
+
+/* ---- unwind.c, cfi.c: DWARF unwinding of sampled user stacks ----
+ *
+ * For recordings made with `pfrec --call-graph dwarf`.
+ * Each sample that carries PERF_SAMPLE_REGS_USER and PERF_SAMPLE_STACK_USER
+ * is unwound with libdwfl: one Dwfl per process, modules reported from the
+ * mapping timeline as the unwinder meets their addresses, registers from the
+ * sample (perf's order mapped to DWARF numbering for the recorded machine),
+ * memory from the stack copy, else from the mapped ELF files. Where CFI
+ * unwinding stops early, a frame-pointer walk over the stack copy continues
+ * when it finds a chain. Every sample's stop reason is counted.
+ */
+
+struct unwinder;
+
+/* A new unwinder for a recording of machine `e_machine` (the file header's,
+ * never the host's) that reads binaries through `sym` (not owned; must
+ * outlive the unwinder). @return NULL when out of memory. */
+struct unwinder *pfsi_unw_new(struct symbolizer *sym, const struct pfsym_opts *o, uint16_t e_machine);
+void pfsi_unw_free(struct unwinder *u);
+
+/* Reads the call-graph keys of a META payload: va_bits (user address bits on
+ * aarch64; 48 when absent) and pac_enabled. */
+void pfsi_unw_meta(struct unwinder *u, const uint8_t *data, size_t size);
+
+/* pf_prof_unwind_fn: ctx is the struct unwinder. */
+int pfsi_unw_unwind(void *ctx, struct pf_maps *maps, const struct pf_sample *s, uint64_t *addrs, uint32_t max);
+
+/* Adds "unwind.*" counters to a SYMINFO payload. @return 0 or -ENOMEM. */
+int pfsi_unw_syminfo(const struct unwinder *u, struct pf_buf *b);
+
+/* One summary line (nothing if no sample was unwound): samples unwound, how
+ * many reached the outermost frame, and a count per stop reason. */
+void pfsi_unw_report(const struct unwinder *u, FILE *out, const char *prog);
+
+/* ---- shared by find.c and symtab.c ---- */
+
+enum binfo_state { ST_NEW, ST_OK, ST_MISSING, ST_MISMATCH, ST_UNVERIFIED, ST_NOFILE };
+
+struct sym {
+	uint64_t addr;
+	uint64_t end;     /* first address past it: addr + size, or for an unsized
+			     symbol the end of its section (UINT64_MAX if unknown) */
+	const char *name;
+	uint64_t size;
+	uint8_t bind;
+	uint8_t plt;      /* a synthesized NAME@plt stub: the '@' is part of the name */
+	uint32_t name_id; /* the shown name's string id in the symbolizer's pf_prof,
+			     PF_PROF_NONE until first used */
+};
+
+struct load {
+	uint64_t off, vaddr, filesz;
+};
+
+struct binfo {
+	char *path;                 /* as recorded */
+	uint8_t bid[64];
+	uint8_t bid_size;
+	uint8_t kind;               /* enum pf_dso_kind of the DSO it was made for */
+	uint8_t deleted;            /* the file at the path is not the one mapped:
+	                               look it up by build-id only */
+	uint8_t as_is;              /* --resolve: the file named, no checks */
+	enum binfo_state state;
+	int forced;                 /* used by --force: build-id differs or unchecked */
+	uint8_t host_main, host_sym; /* that file came from this machine (--host-fallback) */
+	char *found, *symfile;      /* files used */
+	int dbg_searched, fd_dbg;   /* pfsi_sym_dso_debug_fd()'s file, -1 if none */
+	char *dbgfile;
+	struct pf_buf tried;        /* "FILE (why), ..." */
+	Elf *elf_main, *elf_sym;
+	int fd_main, fd_sym;
+	char *image;                /* [vdso] copy, owned */
+	struct load load[16];
+	int n_load;
+	struct sym *syms;
+	size_t n_syms;
+	char *plt_names;            /* the synthesized "NAME@plt" strings */
+	uint64_t addrs, addrs_named; /* unique addresses asked, named */
+	int asked;                  /* wanted for a frame or for unwinding, not
+				       only preloaded: counted and reported */
+	struct binfo *next;
+};
+
+struct image {
+	char *path;
+	char *data;
+	size_t size;
+	struct image *next;
+};
+
+/* Where a debug directory's paths are resolved: `root` (the sysroot, when
+ * the directory lies in it; else a root of its own) + `prefix`. */
+struct ddir {
+	struct root *root;
+	char *prefix; /* "" or "/usr/lib/debug", no trailing '/' */
+};
+
+struct symbolizer {
+	struct pfsym_opts o;
+	struct root host;       /* this machine's "/" */
+	struct root sysroot;    /* --symfs; fd -1 if none */
+	struct root *primary;   /* &sysroot with --symfs, else &host */
+	struct root ddir_roots[32];
+	struct ddir ddirs[33];  /* each --debug-dir, then /usr/lib/debug of primary */
+	int n_ddirs;
+	struct binfo *list;
+	uint32_t preload_next;  /* pfsi_sym_preload_one()'s cursor in the DSO table */
+	struct image *images;
+	struct pf_prof *prof; /* the tables that sym->name_id refer to */
+};
+
+/* find.c */
+struct binfo *pfsi_binfo_new(struct symbolizer *s, const struct pf_dso *dso, int deleted, int as_is);
+struct binfo *pfsi_binfo_get(struct symbolizer *s, struct pf_dso *dso);
+void pfsi_find_files(struct symbolizer *s, struct binfo *b);
+/* symtab.c */
+int pfsi_has_symtab(Elf *e);
+int pfsi_has_dynsym(Elf *e);
+int pfsi_load_syms(struct binfo *b, Elf *e, Elf64_Word type, Elf *plt);
+void pfsi_load_segments(struct binfo *b, Elf *e);
+
+/* ---- ahead.c: buffers and the read-ahead thread of rewrite.c ---- */
+
+#define SPARE_BYTES (8u << 20)
+#define SPARE_STEP (2u << 20) /* one transparent huge page per step */
+
+struct spares {
+	size_t want;          /* 0: not a recording with stack copies */
+	int given;            /* handed out so far (at most 2) */
+	uint8_t *p;           /* the one in preparation, or ready */
+	size_t done;          /* bytes of it faulted in */
+};
+
+#define AHEAD_SLOTS 2
+#define AHEAD_BIG (2u << 20)
+
+struct ahead_sec {
+	int rc;                 /* pf_reader_next()'s result */
+	struct pf_section s;    /* s.data is `data` */
+	uint8_t *data;          /* the payload's buffer, malloc'd */
+	size_t cap;
+	uint8_t *stored;        /* a copy of pf_reader_stored(), or NULL */
+	size_t stored_cap;
+	int has_stored;
+	int can_continue;
+	uint64_t offset;        /* pf_reader_offset() after the call */
+	char msg[512];          /* pf_reader_errmsg() when rc < 0 */
+};
+
+struct ahead {
+	pf_reader *r;
+	pthread_t th;
+	int started;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct ahead_sec slot[AHEAD_SLOTS];
+	unsigned head, tail;    /* slots filled, slots handed back */
+	unsigned order[AHEAD_SLOTS]; /* slot of the n-th filled: order[n % AHEAD_SLOTS] */
+	int in_use[AHEAD_SLOTS];
+	int stop, done;
+};
+
+/* A buffer for RECORDS payloads: 2 MiB, aligned and advised as a huge
+ * page; malloc'd memory as far as free() and realloc() go. NULL if none. */
+uint8_t *pfsi_payload_buf(size_t *cap);
+/* One step of preparing the next spare. @return 1 if there is more to do. */
+int pfsi_spare_step(struct spares *sp);
+/* Puts a ready spare in place of *buf if that one is smaller. */
+void pfsi_spare_give(struct spares *sp, uint8_t **buf, size_t *cap);
+/* Starts the thread on r. @return 0 or -EAGAIN. */
+int pfsi_ahead_start(struct ahead *a, pf_reader *r);
+/* Whether the next section is ready (pfsi_ahead_next() would not wait). */
+int pfsi_ahead_ready(struct ahead *a);
+/* The next section's slot; the previous one must have been handed back. */
+struct ahead_sec *pfsi_ahead_next(struct ahead *a);
+/* Hands the current slot back. */
+void pfsi_ahead_release(struct ahead *a);
+/* Ends the thread (cancelling a read that waits on a pipe) and frees the
+ * slots; the reader is the caller's again. */
+void pfsi_ahead_stop(struct ahead *a);
+
+/* ---- rewrite.c: the public handle ---- */
+
+struct pf_sym {
+	struct pfsym_opts o;       /* the options, strings copied */
+	const char *ddirs[32];
+	char *strs;                /* the copies, one allocation */
+	struct symbolizer *sym;
+	struct pf_prof *names;     /* the strings of pf_sym_lookup()'s names */
+	struct pass *pass;         /* the last pf_sym_rewrite(), kept for
+				      pf_sym_report() and freed by the next one
+				      or pf_sym_free() (after the caller closed
+				      the output), or NULL */
+};
+
+#endif
