@@ -1,6 +1,7 @@
 /*
- * pfdiff/core.c - reading runs, counting self/total per function, testing,
- * writing the table, JSON or folded diff.
+ * pfdiff/core.c - reading runs, counting self/total per function, the
+ * folded diff; the comparison (compare.c) and the table (table.c) are
+ * called from pfdiff_run().
  */
 #include <errno.h>
 #include <math.h>
@@ -18,38 +19,12 @@
 #include <pfile/fold.h>
 #include "stats.h"
 #include "pfdiff.h"
+#include "diff.h"
 #include "text.h"
 
 #define ROOT_ALL "all"
 /* as pf_folded_read() words it; here the sum is over all runs of a side */
 #define OVERFLOW_MSG "counts overflow (their sum passes 2^63-1)"
-
-/* The stack that pffold writes for lost samples: not a process, not a function. */
-#define LOST_STACK "[lost]"
-
-struct run {
-	const char *path;
-	uint32_t run_k;     /* a run of a recording of several (pfrec --repeat), 1-based; 0: the whole input */
-	/* counts as read, in the input's unit: samples, or sums of periods for
-	 * period-weighted folded text */
-	uint64_t raw;       /* of the stacks kept (--comm), [lost] not included */
-	uint64_t raw_all;   /* of all stacks before --comm, [lost] not included */
-	uint64_t raw_lost;  /* of the [lost] stack */
-	uint64_t *self;     /* per function id */
-	uint64_t *total;    /* per function id, once per sample */
-	size_t cap;         /* entries in self/total */
-	uint64_t gcd;       /* of the counts of folded text (0: none), for the --period hint */
-	uint64_t nlines;    /* stack lines counted in gcd */
-	struct pf_folded_unit unit_line; /* folded text: its unit line, if any */
-	/* the unit */
-	double per_sample;  /* input units per sample: 1, or the period of period-weighted text */
-	double period;      /* event units per sample (ns for cpu-clock); 0 = unknown */
-	const char *unit;   /* "ns" or "events" */
-	/* in samples */
-	uint64_t samples;   /* kept */
-	uint64_t samples_all, lost;
-	double w;           /* --mode=time: display units per sample (period, lost spread pro rata) */
-};
 
 struct ctx {
 	const struct pfdiff_opts *o;
@@ -501,15 +476,6 @@ static int pf_resolved(const char *path)
 	return res;
 }
 
-/* Input units to samples: counts of period-weighted text divided by the
- * period, rounded to the nearest sample. */
-static uint64_t to_samples(const struct run *r, uint64_t raw)
-{
-	if (r->per_sample == 1)
-		return raw;
-	return (uint64_t)llround((double)raw / r->per_sample);
-}
-
 /* Reads one run. @return 0, -1 (error, message printed) or -2 (usage error). */
 static int read_run(struct ctx *c, struct run *r, int side)
 {
@@ -579,100 +545,7 @@ static int read_run(struct ctx *c, struct run *r, int side)
 
 /* ------------------------------------------------------------ analysis */
 
-struct fres {
-	uint32_t id;
-	struct pf_stat_result self, total;
-	int self_tested, total_tested;
-	double self_q, total_q;
-	int self_sig, total_sig;
-	int status; /* 0 both, 1 new, 2 gone */
-	double rank, rank2;
-};
-
 static const struct pf_strtab *sort_names;
-
-static int cmp_fres(const void *a, const void *b)
-{
-	const struct fres *x = a, *y = b;
-	if (x->rank != y->rank)
-		return x->rank > y->rank ? -1 : 1;
-	if (x->rank2 != y->rank2)
-		return x->rank2 > y->rank2 ? -1 : 1;
-	return strcmp(pf_strtab_str(sort_names, x->id), pf_strtab_str(sort_names, y->id));
-}
-
-static uint64_t get(const struct run *r, const uint64_t *a, uint32_t id)
-{
-	return id < r->cap ? a[id] : 0;
-}
-
-/* Writes s as a JSON string. JSON text is UTF-8 (RFC 8259 8.1): a byte that
- * is not part of a well-formed UTF-8 sequence (a name in Latin-1, a cut
- * multi-byte character) is written as U+FFFD. @return 1 when a byte was
- * replaced, else 0. */
-static int json_str(FILE *out, const char *s)
-{
-	return pf_json_str(out, s, strlen(s), PF_JSON_BAD_FFFD);
-}
-
-static void json_hex(FILE *out, const char *s)
-{
-	putc('"', out);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-		fprintf(out, "%02x", *p);
-	putc('"', out);
-}
-
-static void fmt_p(char *buf, size_t n, int tested, double p)
-{
-	if (!tested)
-		snprintf(buf, n, "-");
-	else
-		snprintf(buf, n, "%.1e", p);
-}
-
-/* scale: 100 for shares (percentage points), 1 for times already in display units */
-static void fmt_ci(char *buf, size_t n, const struct pf_stat_result *r, double scale)
-{
-	snprintf(buf, n, "[%+.2f,%+.2f]", scale * r->ci_lo, scale * r->ci_hi);
-}
-
-static const char *sig_word(const struct fres *f)
-{
-	if (f->self_sig && f->total_sig)
-		return "both";
-	if (f->self_sig)
-		return "self";
-	if (f->total_sig)
-		return "total";
-	return "-";
-}
-
-/* One measure (self, total, or the lost samples) as a JSON member. time:
- * values in the table's unit under plain keys, else shares in % and points.
- * has_q: the test is one of the Benjamini-Hochberg family. */
-static void json_measure(FILE *out, const char *name, const struct pf_stat_result *r, int time,
-			 int tested, int has_q, double q, int sig)
-{
-	double k = time ? 1 : 100;
-	fprintf(out, time ? "\"%s\":{\"base\":%.6f,\"new\":%.6f,\"delta\":%.6f,\"ci95\":[%.6f,%.6f]" :
-			    "\"%s\":{\"base_pct\":%.6f,\"new_pct\":%.6f,\"delta_pp\":%.6f,\"ci95_pp\":[%.6f,%.6f]",
-		name, k * r->share1, k * r->share2, k * r->delta, k * r->ci_lo, k * r->ci_hi);
-	if (tested) {
-		fprintf(out, ",\"test\":\"%s\",\"p\":%.6g", pf_stat_test_name(r->test), r->p);
-		if (has_q)
-			fprintf(out, ",\"q\":%.6g,\"significant\":%s", q, sig ? "true" : "false");
-		else
-			fputs(",\"q\":null,\"significant\":false", out);
-	} else {
-		fputs(",\"test\":null,\"p\":null,\"q\":null,\"significant\":false", out);
-	}
-	if ((r->test == PF_TEST_WELCH || r->test == PF_TEST_QUASI) && tested)
-		fprintf(out, ",\"df\":%.4f", r->df);
-	if (r->test == PF_TEST_QUASI && tested)
-		fprintf(out, ",\"dispersion\":%.6g", r->phi);
-	putc('}', out);
-}
 
 static const char *root_label(struct ctx *c, char *buf, size_t n)
 {
@@ -760,84 +633,6 @@ static int time_weights(struct run *runs, size_t nruns)
 	return 0;
 }
 
-/* "250000 ns", or "250000 to 1000000 ns" when the runs of a side differ. */
-static void fmt_period(char *buf, size_t n, const struct run *r, size_t k)
-{
-	double lo = r[0].period, hi = r[0].period;
-	for (size_t i = 1; i < k; i++) {
-		lo = fmin(lo, r[i].period);
-		hi = fmax(hi, r[i].period);
-	}
-	if (lo == hi)
-		snprintf(buf, n, " of %.0f %s", lo, r[0].unit);
-	else
-		snprintf(buf, n, " of %.0f to %.0f %s", lo, hi, r[0].unit);
-}
-
-static void header_side(FILE *out, const char *name, const struct run *r, size_t k, int time)
-{
-	uint64_t n = 0, lost = 0, all = 0;
-	for (size_t i = 0; i < k; i++) {
-		n += r[i].samples;
-		lost += r[i].lost;
-		all += r[i].samples_all;
-	}
-	char per[96] = "";
-	if (time)
-		fmt_period(per, sizeof per, r, k);
-	fprintf(out, "%s: %zu run%s, %llu samples%s", name, k, k > 1 ? "s" : "", (unsigned long long)n, per);
-	if (lost)
-		fprintf(out, " + %llu lost (%.2f%%)", (unsigned long long)lost,
-			100.0 * (double)lost / ((double)lost + (double)all));
-}
-
-static void print_row(FILE *out, const struct fres *f, const char *name, int time)
-{
-	double k = time ? 1 : 100;
-	char cis[64], cit[64], ps[16], pt[16], tn[24];
-	fmt_ci(cis, sizeof cis, &f->self, k);
-	fmt_ci(cit, sizeof cit, &f->total, k);
-	fmt_p(ps, sizeof ps, f->self_tested, f->self.p);
-	fmt_p(pt, sizeof pt, 1, f->total.p);
-	snprintf(tn, sizeof tn, "%s/%s", f->self_tested ? pf_stat_test_name(f->self.test) : "-",
-		 pf_stat_test_name(f->total.test));
-	const char *st = f->status == 1 ? "new" : f->status == 2 ? "gone" : "-";
-	if (time)
-		fprintf(out, "%9.2f %9.2f %+9.2f %-21s %8s  %9.2f %9.2f %+9.2f %-21s %8s  %-5s %-11s %-6s %s\n",
-			f->self.share1, f->self.share2, f->self.delta, cis, ps, f->total.share1,
-			f->total.share2, f->total.delta, cit, pt, sig_word(f), tn, st, name);
-	else
-		fprintf(out, "%7.2f %7.2f %+7.2f %-17s %8s  %7.2f %7.2f %+7.2f %-17s %8s  %-5s %-11s %-6s %s\n",
-			100 * f->self.share1, 100 * f->self.share2, 100 * f->self.delta, cis, ps,
-			100 * f->total.share1, 100 * f->total.share2, 100 * f->total.delta, cit, pt,
-			sig_word(f), tn, st, name);
-}
-
-/* The lost samples of the runs compared as a measure of their own: the
- * share of all samples (seen and lost) that were lost, or the time they
- * stand for (lost x period). Never part of the functions' shares or times. */
-static void lost_measure(const struct run *runs, size_t nbase, size_t nnew, int time, double *v1,
-			 double *v2, struct pf_stat_result *r)
-{
-	const struct run *b = runs, *n = runs + nbase;
-	if (nbase > 1) {
-		for (size_t i = 0; i < nbase + nnew; i++) {
-			const struct run *x = &runs[i];
-			double v = time ? (double)x->lost * x->period * 1e-6 :
-					  (double)x->lost / ((double)x->lost + (double)x->samples_all);
-			if (i < nbase)
-				v1[i] = v;
-			else
-				v2[i - nbase] = v;
-		}
-		pf_stat_welch(v1, nbase, v2, nnew, r);
-	} else if (time) {
-		pf_stat_poisson(b->lost, b->period * 1e-6, n->lost, n->period * 1e-6, r);
-	} else {
-		pf_stat_two_prop(b->lost, b->lost + b->samples_all, n->lost, n->lost + n->samples_all, r);
-	}
-}
-
 /* The runs of input `path`: a .pf recording of several runs (pfrec --repeat,
  * format/pfile.md 4.10) counts each as a replicate; anything else (folded
  * text, a recording of one run, standard input) is one. */
@@ -899,68 +694,89 @@ static struct run *expand_inputs(const struct pfdiff_opts *o, const char **base,
 	return runs;
 }
 
+/* Refusals of the pair of sides before anything is read. @return 0 or 2
+ * (usage: one line said). */
+static int refuse(const struct pfdiff_opts *o, size_t nbase, size_t nnew)
+{
+	if ((nbase > 1) != (nnew > 1)) {
+		fprintf(stderr, "pfdiff: BASE has %zu run%s and NEW %zu: compare replicates with replicates "
+			"(record each side with pfrec --repeat N, or give several runs per side)\n",
+			nbase, nbase > 1 ? "s" : "", nnew);
+		return 2;
+	}
+	if (o->fail_pp >= 0 && nbase < 2 && !o->single_run_ok) {
+		fputs("pfdiff: --fail-on-regression needs replicates to know run-to-run noise: record each side "
+		      "with pfrec --repeat N (N >= 2), or pass --single-run-ok\n", stderr);
+		return 2;
+	}
+	if (o->test == PFDIFF_TEST_QUASI && o->mode == PFDIFF_MODE_TIME) {
+		fputs("pfdiff: --test=quasi compares shares: not with --mode=time\n", stderr);
+		return 2;
+	}
+	return 0;
+}
+
+static void ctx_free(struct ctx *c)
+{
+	free(c->stack_counts[0]);
+	free(c->stack_counts[1]);
+	free(c->stamp);
+	free(c->kbuf);
+	free(c->sbuf);
+	free(c->ids);
+	pf_strtab_free(&c->funcs);
+	pf_strtab_free(&c->stacks);
+	pf_strtab_free(&c->roots[0]);
+	pf_strtab_free(&c->roots[1]);
+}
+
 int pfdiff_run(const struct pfdiff_opts *o, const char **base, size_t nbase,
 	       const char **new, size_t nnew, const char *output)
 {
 	struct ctx c;
 	memset(&c, 0, sizeof c);
 	c.o = o;
+	struct cmp a;
+	memset(&a, 0, sizeof a);
+	a.o = o;
 	int status = 1;
 	int from_rec = 0;
-	struct run *runs = expand_inputs(o, base, &nbase, new, &nnew, &from_rec);
-	size_t nruns = nbase + nnew;
-	struct fres *fr = NULL;
-	double *pv = NULL, *qv = NULL, *s1 = NULL, *s2 = NULL, *n1 = NULL, *n2 = NULL;
+	a.runs = expand_inputs(o, base, &nbase, new, &nnew, &from_rec);
+	a.nbase = nbase;
+	a.nnew = nnew;
+	a.nruns = nbase + nnew;
 	FILE *out = NULL;
-	const int time = o->mode == PFDIFF_MODE_TIME;
-	if (!runs || pf_strtab_init(&c.funcs) < 0 || pf_strtab_init(&c.stacks) < 0 ||
+	a.time = o->mode == PFDIFF_MODE_TIME;
+	if (!a.runs || pf_strtab_init(&c.funcs) < 0 || pf_strtab_init(&c.stacks) < 0 ||
 	    pf_strtab_init(&c.roots[0]) < 0 || pf_strtab_init(&c.roots[1]) < 0)
 		goto oom;
-	if ((nbase > 1) != (nnew > 1)) {
-		fprintf(stderr, "pfdiff: BASE has %zu run%s and NEW %zu: compare replicates with replicates "
-			"(record each side with pfrec --repeat N, or give several runs per side)\n",
-			nbase, nbase > 1 ? "s" : "", nnew);
-		status = 2;
+	if ((status = refuse(o, nbase, nnew)) != 0)
 		goto done;
-	}
-	if (o->fail_pp >= 0 && nbase < 2 && !o->single_run_ok) {
-		fputs("pfdiff: --fail-on-regression needs replicates to know run-to-run noise: record each side "
-		      "with pfrec --repeat N (N >= 2), or pass --single-run-ok\n", stderr);
-		status = 2;
-		goto done;
-	}
-	if (o->test == PFDIFF_TEST_QUASI && time) {
-		fputs("pfdiff: --test=quasi compares shares: not with --mode=time\n", stderr);
-		status = 2;
-		goto done;
-	}
-	for (size_t i = 0; i < nruns; i++) {
-		int rc = read_run(&c, &runs[i], i < nbase ? 0 : 1);
+	for (size_t i = 0; i < a.nruns; i++) {
+		int rc = read_run(&c, &a.runs[i], i < nbase ? 0 : 1);
 		if (rc < 0) {
 			status = rc == -2 ? 2 : 1;
 			goto done;
 		}
 	}
-	if (time && !o->folded && (status = time_weights(runs, nruns)) != 0)
+	if (a.time && !o->folded && (status = time_weights(a.runs, a.nruns)) != 0)
 		goto done;
 	status = 1;
-	uint32_t nf = c.funcs.count;
-	int multi = nbase > 1;
+	a.nf = c.funcs.count;
+	a.multi = nbase > 1;
 	/* replicates: the quasi-binomial model with a dispersion pooled over the
 	 * functions for the runs of recordings, or when asked; Welch otherwise */
-	int quasi = multi && !time &&
-		    (o->test == PFDIFF_TEST_QUASI || (o->test == PFDIFF_TEST_AUTO && from_rec));
+	a.quasi = a.multi && !a.time && (o->test == PFDIFF_TEST_QUASI || (o->test == PFDIFF_TEST_AUTO && from_rec));
 	uint64_t any_lost = 0;
-	double nb = 0, nn = 0, base_total = 0;
-	for (size_t i = 0; i < nruns; i++) {
-		double all = (double)(runs[i].samples + runs[i].lost);
+	double nb = 0, nn = 0;
+	for (size_t i = 0; i < a.nruns; i++) {
+		double all = (double)(a.runs[i].samples + a.runs[i].lost);
 		*(i < nbase ? &nb : &nn) += all;
-		any_lost |= runs[i].lost;
+		any_lost |= a.runs[i].lost;
 		if (i < nbase)
-			base_total += (double)runs[i].samples * runs[i].w / (double)nbase;
+			a.base_total += (double)a.runs[i].samples * a.runs[i].w / (double)nbase;
 	}
-	/* points: of 100 % for shares, of BASE's total time in --mode=time */
-	const double pts = time ? (base_total > 0 ? 100 / base_total : 0) : 100;
+	a.pts = a.time ? (a.base_total > 0 ? 100 / a.base_total : 0) : 100;
 
 	if (strcmp(output, "-") == 0) {
 		out = stdout;
@@ -974,225 +790,11 @@ int pfdiff_run(const struct pfdiff_opts *o, const char **base, size_t nbase,
 		status = 0;
 		goto done;
 	}
-
-	fr = calloc(nf ? nf : 1, sizeof *fr);
-	pv = calloc(2 * (size_t)nf + 1, sizeof *pv);
-	qv = calloc(2 * (size_t)nf + 1, sizeof *qv);
-	s1 = calloc(nbase, sizeof *s1);
-	s2 = calloc(nnew, sizeof *s2);
-	n1 = calloc(nbase, sizeof *n1);
-	n2 = calloc(nnew, sizeof *n2);
-	if (!fr || !pv || !qv || !s1 || !s2 || !n1 || !n2)
-		goto oom;
-	for (size_t i = 0; i < nruns; i++)
-		*(i < nbase ? &n1[i] : &n2[i - nbase]) = (double)runs[i].samples;
-	/* the dispersion pooled over the functions: Pearson's statistics of
-	 * their self counts (the leaf shares, which split the samples) */
-	double phi0 = 1, d0 = (double)(nbase + nnew) - 2;
-	if (quasi) {
-		double chi = 0, df = 0;
-		for (uint32_t id = 0; id < nf; id++) {
-			for (size_t i = 0; i < nruns; i++) {
-				const struct run *rr = &runs[i];
-				double x = fmin((double)to_samples(rr, get(rr, rr->self, id)), (double)rr->samples);
-				*(i < nbase ? &s1[i] : &s2[i - nbase]) = x;
-			}
-			double d1, d2;
-			chi += pf_stat_pearson(s1, n1, nbase, &d1) + pf_stat_pearson(s2, n2, nnew, &d2);
-			df += d1 + d2;
-		}
-		if (df > 0 && chi / df > 1)
-			phi0 = chi / df;
-	}
-	size_t m = 0;
-	for (uint32_t id = 0; id < nf; id++) {
-		struct fres *f = &fr[id];
-		f->id = id;
-		uint64_t sb = 0, sn = 0, tb = 0, tn = 0;
-		for (size_t i = 0; i < nruns; i++) {
-			uint64_t s = get(&runs[i], runs[i].self, id), t = get(&runs[i], runs[i].total, id);
-			if (i < nbase) {
-				sb += s;
-				tb += t;
-			} else {
-				sn += s;
-				tn += t;
-			}
-		}
-		for (int k = 0; k < 2; k++) {
-			struct pf_stat_result *r = k ? &f->total : &f->self;
-			if (!multi) {
-				const struct run *rb = &runs[0], *rn = &runs[nbase];
-				uint64_t xb = to_samples(rb, k ? tb : sb), xn = to_samples(rn, k ? tn : sn);
-				/* rounding of period-weighted counts must not pass the total */
-				xb = xb < rb->samples ? xb : rb->samples;
-				xn = xn < rn->samples ? xn : rn->samples;
-				if (time)
-					pf_stat_poisson(xb, rb->w, xn, rn->w, r);
-				else
-					pf_stat_two_prop(xb, rb->samples, xn, rn->samples, r);
-			} else if (quasi) {
-				for (size_t i = 0; i < nruns; i++) {
-					const struct run *rr = &runs[i];
-					double x = fmin((double)to_samples(rr, get(rr, k ? rr->total : rr->self, id)),
-							(double)rr->samples);
-					*(i < nbase ? &s1[i] : &s2[i - nbase]) = x;
-				}
-				pf_stat_quasi(s1, n1, nbase, s2, n2, nnew, phi0, d0, r);
-			} else {
-				for (size_t i = 0; i < nruns; i++) {
-					const struct run *rr = &runs[i];
-					double x = (double)to_samples(rr, get(rr, k ? rr->total : rr->self, id));
-					double v = time ? x * rr->w : fmin(x, (double)rr->samples) / (double)rr->samples;
-					if (i < nbase)
-						s1[i] = v;
-					else
-						s2[i - nbase] = v;
-				}
-				pf_stat_welch(s1, nbase, s2, nnew, r);
-			}
-		}
-		f->self_tested = sb + sn > 0;
-		f->total_tested = 1;
-		if (f->self_tested)
-			pv[m++] = f->self.p;
-		pv[m++] = f->total.p;
-		f->status = tb == 0 ? 1 : tn == 0 ? 2 : 0;
-		if (time) {
-			/* "which function takes more time": its own time first;
-			 * every caller's total grows with it */
-			f->rank = fabs(f->self.delta);
-			f->rank2 = fabs(f->total.delta);
-		} else {
-			f->rank = fmax(fabs(f->self.delta), fabs(f->total.delta));
-			f->rank2 = fabs(f->self.delta);
-		}
-	}
-	if (pf_stat_bh(pv, qv, m) < 0)
-		goto oom;
-	m = 0;
-	int regression = 0;
-	for (uint32_t id = 0; id < nf; id++) {
-		struct fres *f = &fr[id];
-		if (f->self_tested) {
-			f->self_q = qv[m++];
-			f->self_sig = f->self_q <= o->alpha;
-		}
-		f->total_q = qv[m++];
-		f->total_sig = f->total_q <= o->alpha;
-		if (o->fail_pp >= 0 &&
-		    ((f->self_sig && f->self.delta > 0 && pts * f->self.delta >= o->fail_pp - 1e-9) ||
-		     (f->total_sig && f->total.delta > 0 && pts * f->total.delta >= o->fail_pp - 1e-9)))
-			regression = 1;
-	}
-	sort_names = &c.funcs;
-	qsort(fr, nf, sizeof *fr, cmp_fres);
-
 	struct fres lost;
-	memset(&lost, 0, sizeof lost);
-	lost_measure(runs, nbase, nnew, time, s1, s2, &lost.self); /* its own test, never significant */
-	lost.total = lost.self;
-	lost.self_tested = lost.total_tested = 1;
-
-	const char *unit = time && strcmp(runs[0].unit, "ns") != 0 ? "Mevents" : "ms";
-	char qtest[192];
-	snprintf(qtest, sizeof qtest,
-		 "quasi-binomial t test on per-run shares: dispersion pooled over the functions %.3g (weighed as %g "
-		 "df), moderated per function", phi0, d0);
-	const char *test = quasi ? qtest :
-			   multi ? (time ? "Welch's t test on per-run times" : "Welch's t test on per-run shares") :
-			   time ? "Poisson test of the two sample counts (exact binomial for small counts); only sampling "
-				  "noise is accounted for (one run per side: pfrec --repeat N records replicates)" :
-				  "two-proportion z test (exact binomial for small counts); only sampling noise is "
-				  "accounted for (one run per side: pfrec --repeat N records replicates)";
-	if (o->json) {
-		fprintf(out, "{\"mode\":\"%s\",", time ? "time" : "share");
-		if (time)
-			fprintf(out, "\"unit\":\"%s\",\"base_total\":%.6f,", unit, base_total);
-		fputs("\"base\":{\"runs\":[", out);
-		for (size_t i = 0; i < nruns; i++) {
-			if (i == nbase)
-				fputs("]},\"new\":{\"runs\":[", out);
-			else if (i)
-				putc(',', out);
-			fputs("{\"file\":", out);
-			json_str(out, runs[i].path);
-			if (runs[i].run_k)
-				fprintf(out, ",\"run\":%u", runs[i].run_k);
-			fprintf(out, ",\"samples\":%llu,\"lost\":%llu", (unsigned long long)runs[i].samples,
-				(unsigned long long)runs[i].lost);
-			if (runs[i].period > 0)
-				fprintf(out, ",\"period\":%.6g,\"period_unit\":\"%s\"", runs[i].period, runs[i].unit);
-			putc('}', out);
-		}
-		fprintf(out, "]},\"test\":\"%s\",\"alpha\":%g,\"tests\":%zu,\"regression\":%s,",
-			quasi ? "quasi" : multi ? "welch" : time ? "poisson" : "z", o->alpha, m, regression ? "true" : "false");
-		if (quasi)
-			fprintf(out, "\"dispersion\":%.6g,\"dispersion_df\":%g,", phi0, d0);
-		json_measure(out, "lost", &lost.self, time, 1, 0, 0, 0);
-		fputs(",\"functions\":[", out);
-	} else {
-		fputs("# ", out);
-		header_side(out, "base", runs, nbase, time);
-		fputs("; ", out);
-		header_side(out, "new", runs + nbase, nnew, time);
-		putc('\n', out);
-		if (time)
-			fprintf(out, "# mode=time: %s per run (samples x period x (seen + lost) / seen), changes in %s, "
-				"95%% CI; %s;\n", strcmp(unit, "ms") == 0 ? "time in ms" : "millions of events",
-				unit, test);
-		else
-			fprintf(out, "# mode=share: shares of the samples seen in %%, changes in percentage points, "
-				"95%% CI; %s;\n", test);
-		fprintf(out, "# significant: Benjamini-Hochberg q <= %g over %zu tests", o->alpha, m);
-		if (time)
-			fprintf(out, "; points (--min-delta, --fail-on-regression) are %% of BASE's total, %.2f %s",
-				base_total, unit);
-		putc('\n', out);
-		if (time)
-			fprintf(out, "%9s %9s %9s %-21s %8s  %9s %9s %9s %-21s %8s  %-5s %-11s %-6s %s\n",
-				"SELF_B", "SELF_N", "D_SELF", "CI_SELF", "P_SELF", "TOT_B", "TOT_N", "D_TOT",
-				"CI_TOT", "P_TOT", "SIG", "TEST", "STATUS", "FUNCTION");
-		else
-			fprintf(out, "%7s %7s %7s %-17s %8s  %7s %7s %7s %-17s %8s  %-5s %-11s %-6s %s\n",
-				"SELF_B", "SELF_N", "D_SELF", "CI_SELF", "P_SELF", "TOT_B", "TOT_N", "D_TOT",
-				"CI_TOT", "P_TOT", "SIG", "TEST", "STATUS", "FUNCTION");
-	}
-	unsigned long shown = 0;
-	for (uint32_t i = 0; i < nf; i++) {
-		const struct fres *f = &fr[i];
-		if (pts * fmax(fabs(f->self.delta), fabs(f->total.delta)) < o->min_delta_pp - 1e-9)
-			continue;
-		if (o->has_top && shown >= o->top)
-			break;
-		shown++;
-		const char *name = pf_strtab_str(&c.funcs, f->id);
-		if (o->json) {
-			if (shown > 1)
-				putc(',', out);
-			fputs("\n{\"name\":", out);
-			if (json_str(out, name)) {
-				fputs(",\"name_hex\":", out);
-				json_hex(out, name);
-			}
-			fprintf(out, ",\"status\":\"%s\",",
-				f->status == 0 ? "both" : f->status == 1 ? "new" : "gone");
-			json_measure(out, "self", &f->self, time, f->self_tested, 1, f->self_q, f->self_sig);
-			putc(',', out);
-			json_measure(out, "total", &f->total, time, 1, 1, f->total_q, f->total_sig);
-			putc('}', out);
-			continue;
-		}
-		/* an empty frame ("a;;b") is a function like any other, shown
-		 * as pfflame labels it; --json keeps its exact, empty name */
-		print_row(out, f, name[0] ? name : "[empty]", time);
-	}
-	/* the lost samples: their own row, last, whatever --top and --min-delta say */
-	if (!o->json && any_lost)
-		print_row(out, &lost, LOST_STACK, time);
-	if (o->json)
-		fputs("\n]}\n", out);
-	status = regression ? 3 : 0;
+	if (pfd_compare(&a, &c.funcs, &lost) < 0)
+		goto oom;
+	pfd_write_table(&a, &c.funcs, out, &lost, any_lost != 0);
+	status = a.regression ? 3 : 0;
 	goto done;
 oom:
 	fprintf(stderr, "pfdiff: %s\n", strerror(ENOMEM));
@@ -1207,27 +809,18 @@ done:
 			status = 1;
 		}
 	}
-	for (size_t i = 0; i < nruns && runs; i++) {
-		free(runs[i].self);
-		free(runs[i].total);
+	for (size_t i = 0; i < a.nruns && a.runs; i++) {
+		free(a.runs[i].self);
+		free(a.runs[i].total);
 	}
-	free(runs);
-	free(fr);
-	free(pv);
-	free(qv);
-	free(s1);
-	free(s2);
-	free(n1);
-	free(n2);
-	free(c.stack_counts[0]);
-	free(c.stack_counts[1]);
-	free(c.stamp);
-	free(c.kbuf);
-	free(c.sbuf);
-	free(c.ids);
-	pf_strtab_free(&c.funcs);
-	pf_strtab_free(&c.stacks);
-	pf_strtab_free(&c.roots[0]);
-	pf_strtab_free(&c.roots[1]);
+	free(a.runs);
+	free(a.fr);
+	free(a.pv);
+	free(a.qv);
+	free(a.s1);
+	free(a.s2);
+	free(a.n1);
+	free(a.n2);
+	ctx_free(&c);
 	return status;
 }
