@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include <pfile/build.h>   /* pf_comms: the thread-name timeline (fork, exec, rename) */
+#include <pfile/profile.h> /* --profile: the resolved profile's tables */
 #include <pfile/records.h>
 #include "pfdump/counts.h"
 #include "pfdump/out.h"
@@ -26,6 +27,8 @@ enum mode { M_DUMP, M_HEADER, M_STATS, M_BUILDIDS };
 
 static enum mode mode = M_DUMP;
 static int json;
+static int show_profile; /* --profile: the entries of STRINGS, FRAMES, STACKS, SAMPLES */
+static struct pf_prof *prof;
 static const char *fname;
 static FILE *out;
 static unsigned n_errors;
@@ -43,6 +46,8 @@ static void usage(FILE *f)
 		"  -s, --stats       records per type, samples per process, lost samples,\n"
 		"                    section sizes and compression, completeness\n"
 		"  -b, --build-ids   one \"BUILDID PATH\" line per file with a build-id\n"
+		"  -p, --profile     also show the resolved profile (pfsym's output): one line\n"
+		"                    per string, frame, stack node and sample\n"
 		"  -j, --json        JSON Lines output (one object per line)\n"
 		"  -h, --help        show this help and exit\n"
 		"  -V, --version     show the version and exit\n"
@@ -1480,6 +1485,104 @@ static void print_end(const struct pf_end *e)
 	obj_end();
 }
 
+/* ------------------------------------------------------------------------ */
+/* The resolved profile (--profile; format/profile.md)                      */
+/* ------------------------------------------------------------------------ */
+
+/* A string-id member: the string's text, or nothing for NONE. */
+static void f_strid(const char *k, uint32_t id)
+{
+	size_t len;
+	const char *s = id == PF_PROF_NONE ? NULL : pf_prof_str_get(prof, id, &len);
+	if (s)
+		f_str(k, s, len);
+}
+
+static void print_prof_item(const char *type)
+{
+	if (json)
+		obj_begin(type);
+	else
+		fprintf(out, "  %s", type);
+}
+
+/* Loads a STRINGS, FRAMES or STACKS section into the tables and prints the
+ * entries it added; SAMPLES entries are printed as they are decoded. */
+static void do_profile(const struct pf_section *sec)
+{
+	static const char *const frame_flags[] = { "kernel", "unresolved", "mismatch", "unknown",
+						   "inline", "has_addr", "truncated", "has_symoff" };
+	if (sec->type == PF_SEC_SAMPLES) {
+		size_t pos = 0;
+		struct pf_prof_sample s;
+		int rc;
+		while ((rc = pf_prof_samples_next(sec->data, sec->size, &pos, &s)) > 0) {
+			print_prof_item("prof_sample");
+			f_u64("time", s.time);
+			f_u64("period", s.period);
+			f_u64("pid", s.pid);
+			f_u64("tid", s.tid);
+			f_u64("cpu", s.cpu);
+			if (s.stack != PF_PROF_NONE)
+				f_u64("stack", s.stack);
+			f_strid("comm", s.comm);
+			f_u64("event", s.event);
+			if (s.flags) {
+				static const char *const sample_flags[] = { "lost" };
+				f_bits("flags", s.flags, sample_flags, 1);
+			}
+			obj_end();
+		}
+		if (rc < 0)
+			payload_error(sec, "SAMPLES");
+		return;
+	}
+	uint32_t n_str = pf_prof_n_strings(prof), n_fr = pf_prof_n_frames(prof), n_st = pf_prof_n_stacks(prof);
+	char msg[256];
+	int rc = pf_prof_load_section(prof, sec, msg, sizeof(msg));
+	if (rc < 0) {
+		char line[512];
+		snprintf(line, sizeof(line), "%s: section %" PRIu64 " at offset %" PRIu64 ": %s", fname, sec->index,
+			 sec->offset, rc == -ENOMEM ? "out of memory" : msg);
+		error_line(line);
+		return;
+	}
+	for (uint32_t id = n_str; id < pf_prof_n_strings(prof); id++) {
+		size_t len;
+		const char *s = pf_prof_str_get(prof, id, &len);
+		print_prof_item("prof_string");
+		f_u64("id", id);
+		f_str("text", s, len);
+		obj_end();
+	}
+	for (uint32_t id = n_fr; id < pf_prof_n_frames(prof); id++) {
+		const struct pf_prof_frame *f = pf_prof_frame_get(prof, id);
+		print_prof_item("prof_frame");
+		f_u64("id", id);
+		f_strid("name", f->name);
+		f_strid("dso", f->dso);
+		f_hex("file_off", f->file_off);
+		if (f->flags & PF_FRAME_HAS_ADDR)
+			f_hex("addr", f->addr);
+		if (f->flags & PF_FRAME_HAS_SYMOFF)
+			f_hex("sym_off", f->sym_off);
+		f_strid("src_file", f->src_file);
+		if (f->line)
+			f_u64("line", f->line);
+		f_bits("flags", f->flags, frame_flags, 8);
+		obj_end();
+	}
+	for (uint32_t id = n_st; id < pf_prof_n_stacks(prof); id++) {
+		const struct pf_prof_stack *st = pf_prof_stack_get(prof, id);
+		print_prof_item("prof_stack");
+		f_u64("id", id);
+		if (st->parent != PF_PROF_NONE)
+			f_u64("parent", st->parent);
+		f_u64("frame", st->frame);
+		obj_end();
+	}
+}
+
 static void print_section_line(const struct pf_section *sec)
 {
 	const char *n = section_name(sec->type);
@@ -1665,6 +1768,7 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "header", no_argument, NULL, 'H' },   { "stats", no_argument, NULL, 's' },
 		{ "build-ids", no_argument, NULL, 'b' }, { "json", no_argument, NULL, 'j' },
+		{ "profile", no_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },     { "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1673,18 +1777,19 @@ int main(int argc, char **argv)
 		fprintf(stderr, "pfdump: out of memory\n");
 		return 1;
 	}
-	if (pf_comms_new(&comms) < 0) {
+	if (pf_comms_new(&comms) < 0 || pf_prof_new(&prof) < 0) {
 		fprintf(stderr, "pfdump: out of memory\n");
 		return 1;
 	}
 	/* a closed output pipe is a write error (EPIPE), reported in one line */
 	pf_out_ignore_sigpipe();
-	while ((c = getopt_long(argc, argv, "HsbjhV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "HsbjphV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'H': mode = M_HEADER; break;
 		case 's': mode = M_STATS; break;
 		case 'b': mode = M_BUILDIDS; break;
 		case 'j': json = 1; break;
+		case 'p': show_profile = 1; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': return pf_cli_version("pfdump");
 		default: return pf_cli_try_help("pfdump");
@@ -1783,6 +1888,13 @@ int main(int argc, char **argv)
 				print_end_runs(sec.data, sec.size);
 			}
 			break;
+		case PF_SEC_STRINGS:
+		case PF_SEC_FRAMES:
+		case PF_SEC_STACKS:
+		case PF_SEC_SAMPLES:
+			if (show_profile && show_hdr)
+				do_profile(&sec);
+			break;
 		case PF_SEC_RUN:
 			if (mode == M_DUMP) {
 				struct pf_run_mark m;
@@ -1820,6 +1932,7 @@ int main(int argc, char **argv)
 	free(pids);
 	pf_strtab_free(&comm_strs);
 	pf_comms_delete(comms);
+	pf_prof_delete(prof);
 	free(bid_keys);
 	return n_errors ? 1 : 0;
 }
