@@ -650,6 +650,84 @@ static void print_stats(int truncated)
 /* main                                                                      */
 /* ------------------------------------------------------------------------ */
 
+/* One intact section: decoded, kept for later ones, printed as the mode asks. */
+static void do_section(const struct pf_section *sec, struct pf_events *evs, int show_hdr)
+{
+	int rc;
+	switch (sec->type) {
+	case PF_SEC_META:
+		if (show_hdr)
+			pfd_print_meta(sec);
+		break;
+	case PF_SEC_EVENT:
+		rc = pf_events_add(evs, sec);
+		if (rc < 0) {
+			char msg[256];
+			snprintf(msg, sizeof(msg), "%s: section %" PRIu64 " at offset %" PRIu64 ": %s EVENT payload",
+				 pfd_pr.fname, sec->index, sec->offset,
+				 rc == -EPROTONOSUPPORT ? "unsupported (unknown attr fields set)" : "malformed");
+			pfd_error_line(msg);
+		} else {
+			desc_add(pf_events_get(evs, pf_events_count(evs) - 1), sec);
+			if (show_hdr)
+				pfd_print_event(pf_events_get(evs, pf_events_count(evs) - 1));
+		}
+		break;
+	case PF_SEC_RECORDS:
+		do_records(sec, evs);
+		break;
+	case PF_SEC_COUNTS:
+		counts_keep(sec);
+		if (show_hdr)
+			print_counts();
+		break;
+	case PF_SEC_THREADS:
+		pfd_do_threads(sec, show_hdr && mode == M_DUMP);
+		break;
+	case PF_SEC_BUILDID:
+		pfd_buildid_sec(sec, mode == M_BUILDIDS, mode == M_DUMP);
+		break;
+	case PF_SEC_MAPS:
+		if (mode == M_DUMP)
+			pfd_print_maps(sec);
+		break;
+	case PF_SEC_DSO_IMAGE:
+		if (mode == M_DUMP)
+			pfd_print_dso(sec);
+		break;
+	case PF_SEC_END:
+		if (pf_end_decode(sec->data, sec->size, &end_totals) < 0) {
+			pfd_payload_error(sec, "END");
+			break;
+		}
+		have_end = 1;
+		if (mode == M_DUMP) {
+			pfd_print_end(&end_totals);
+			pfd_print_end_runs(sec->data, sec->size);
+		}
+		break;
+	case PF_SEC_STRINGS:
+	case PF_SEC_FRAMES:
+	case PF_SEC_STACKS:
+	case PF_SEC_SAMPLES:
+		if (show_profile && show_hdr)
+			pfd_profile_section(sec);
+		break;
+	case PF_SEC_RUN:
+		if (mode == M_DUMP) {
+			struct pf_run_mark m;
+			if (pf_run_mark_decode(sec->data, sec->size, &m) < 0) {
+				pfd_payload_error(sec, "RUN");
+				break;
+			}
+			pfd_print_run_mark(&m);
+		}
+		break;
+	default:
+		break;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -723,78 +801,7 @@ int main(int argc, char **argv)
 		ss->stored += sec.stored_size;
 		if (show_hdr)
 			pfd_print_section_line(&sec);
-		switch (sec.type) {
-		case PF_SEC_META:
-			if (show_hdr)
-				pfd_print_meta(&sec);
-			break;
-		case PF_SEC_EVENT:
-			rc = pf_events_add(evs, &sec);
-			if (rc < 0) {
-				char msg[256];
-				snprintf(msg, sizeof(msg), "%s: section %" PRIu64 " at offset %" PRIu64 ": %s EVENT payload",
-					 pfd_pr.fname, sec.index, sec.offset,
-					 rc == -EPROTONOSUPPORT ? "unsupported (unknown attr fields set)" : "malformed");
-				pfd_error_line(msg);
-			} else {
-				desc_add(pf_events_get(evs, pf_events_count(evs) - 1), &sec);
-				if (show_hdr)
-					pfd_print_event(pf_events_get(evs, pf_events_count(evs) - 1));
-			}
-			break;
-		case PF_SEC_RECORDS:
-			do_records(&sec, evs);
-			break;
-		case PF_SEC_COUNTS:
-			counts_keep(&sec);
-			if (show_hdr)
-				print_counts();
-			break;
-		case PF_SEC_THREADS:
-			pfd_do_threads(&sec, show_hdr && mode == M_DUMP);
-			break;
-		case PF_SEC_BUILDID:
-			pfd_buildid_sec(&sec, mode == M_BUILDIDS, mode == M_DUMP);
-			break;
-		case PF_SEC_MAPS:
-			if (mode == M_DUMP)
-				pfd_print_maps(&sec);
-			break;
-		case PF_SEC_DSO_IMAGE:
-			if (mode == M_DUMP)
-				pfd_print_dso(&sec);
-			break;
-		case PF_SEC_END:
-			if (pf_end_decode(sec.data, sec.size, &end_totals) < 0) {
-				pfd_payload_error(&sec, "END");
-				break;
-			}
-			have_end = 1;
-			if (mode == M_DUMP) {
-				pfd_print_end(&end_totals);
-				pfd_print_end_runs(sec.data, sec.size);
-			}
-			break;
-		case PF_SEC_STRINGS:
-		case PF_SEC_FRAMES:
-		case PF_SEC_STACKS:
-		case PF_SEC_SAMPLES:
-			if (show_profile && show_hdr)
-				pfd_profile_section(&sec);
-			break;
-		case PF_SEC_RUN:
-			if (mode == M_DUMP) {
-				struct pf_run_mark m;
-				if (pf_run_mark_decode(sec.data, sec.size, &m) < 0) {
-					pfd_payload_error(&sec, "RUN");
-					break;
-				}
-				pfd_print_run_mark(&m);
-			}
-			break;
-		default:
-			break;
-		}
+		do_section(&sec, evs, show_hdr);
 		/* each section's lines go out with it: a reader at the other end
 		 * of a pipe (pfrec -o - | pfdump -) sees records as they come */
 		if (mode != M_STATS)
