@@ -234,6 +234,184 @@ static void print_sample(const struct pf_event *ev, const struct pf_sample *s)
 	}
 }
 
+/* print_body()'s less common record kinds. */
+static void print_body_rare(const struct perf_event_header *h, struct rd *r)
+{
+	const char *str;
+	size_t slen;
+	switch (h->type) {
+	case PERF_RECORD_READ:
+		pfd_u64("pid", r32(r));
+		pfd_u64("tid", r32(r));
+		if (r->off <= r->n)
+			pfd_list("values", (const uint64_t *)(const void *)(r->p + r->off), (r->n - r->off) / 8, 0);
+		break;
+	case PERF_RECORD_AUX:
+		pfd_hex("aux_offset", r64(r));
+		pfd_hex("aux_size", r64(r));
+		pfd_hex("flags", r64(r));
+		break;
+	case PERF_RECORD_ITRACE_START:
+		pfd_u64("pid", r32(r));
+		pfd_u64("tid", r32(r));
+		break;
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		pfd_cstr("dir", (h->misc & PERF_RECORD_MISC_SWITCH_OUT) ? "out" : "in");
+		if (h->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT)
+			pfd_u64("preempt", 1);
+		if (h->type == PERF_RECORD_SWITCH_CPU_WIDE) {
+			pfd_u64("next_prev_pid", r32(r));
+			pfd_u64("next_prev_tid", r32(r));
+		}
+		break;
+	case PERF_RECORD_NAMESPACES: {
+		pfd_u64("pid", r32(r));
+		pfd_u64("tid", r32(r));
+		uint64_t nr = r64(r);
+		pfd_u64("nr_namespaces", nr);
+		if (r->bad || nr > (r->n - r->off) / 16) {
+			r->bad = 1;
+			break;
+		}
+		pfd_list("namespaces", (const uint64_t *)(const void *)(r->p + r->off), (size_t)nr * 2, 1);
+		break;
+	}
+	case PERF_RECORD_KSYMBOL:
+		pfd_hex("addr", r64(r));
+		pfd_u64("len", r32(r));
+		pfd_u64("ksym_type", r16(r));
+		pfd_hex("flags", r16(r));
+		if (r->bad)
+			break;
+		rstr(r, &str, &slen);
+		pfd_str("name", str, slen);
+		break;
+	case PERF_RECORD_BPF_EVENT:
+		pfd_u64("bpf_type", r16(r));
+		pfd_hex("flags", r16(r));
+		pfd_u64("bpf_id", r32(r));
+		if (r->bad || r->n - r->off < 8) {
+			r->bad = 1;
+			break;
+		}
+		pfd_bytes("tag", r->p + r->off, 8);
+		break;
+	case PERF_RECORD_CGROUP:
+		pfd_u64("cgroup_id", r64(r));
+		if (r->bad)
+			break;
+		rstr(r, &str, &slen);
+		pfd_str("path", str, slen);
+		break;
+	case PERF_RECORD_TEXT_POKE: {
+		pfd_hex("addr", r64(r));
+		uint16_t ol = r16(r), nl = r16(r);
+		if (r->bad || (size_t)ol + nl > r->n - r->off) {
+			r->bad = 1;
+			break;
+		}
+		pfd_bytes("old", r->p + r->off, ol);
+		pfd_bytes("new", r->p + r->off + ol, nl);
+		break;
+	}
+	case 21: /* AUX_OUTPUT_HW_ID */
+		pfd_hex("hw_id", r64(r));
+		break;
+	default:
+		break;
+	}
+}
+
+/* The body of a record other than a sample after its common prefix: one
+ * member per field; r reads the body (r->bad set if it is damaged). */
+static void print_body(const struct perf_event_header *h, const struct pf_event *ev, struct rd *r)
+{
+	switch (h->type) {
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2: {
+		struct pf_mmap m;
+		if (pf_mmap_decode(ev, h, &m) < 0) {
+			r->bad = 1;
+			break;
+		}
+		pfd_u64("pid", m.pid);
+		pfd_u64("tid", m.tid);
+		pfd_hex("addr", m.addr);
+		pfd_hex("len", m.len);
+		pfd_hex("pgoff", m.pgoff);
+		if (m.mmap2) {
+			if (m.has_build_id) {
+				pfd_bytes("build_id", m.build_id, m.build_id_size > 20 ? 20 : m.build_id_size);
+			} else {
+				pfd_u64("maj", m.maj);
+				pfd_u64("min", m.min);
+				pfd_u64("ino", m.ino);
+				pfd_u64("ino_generation", m.ino_generation);
+			}
+			pfd_hex("prot", m.prot);
+			pfd_hex("flags", m.flags);
+		}
+		pfd_str("filename", m.filename, m.filename_len);
+		break;
+	}
+	case PERF_RECORD_COMM: {
+		struct pf_comm c;
+		if (pf_comm_decode(ev, h, &c) < 0) {
+			r->bad = 1;
+			break;
+		}
+		pfd_u64("pid", c.pid);
+		pfd_u64("tid", c.tid);
+		pfd_str("comm", c.comm, c.comm_len);
+		if (c.exec)
+			pfd_u64("exec", 1);
+		break;
+	}
+	case PERF_RECORD_EXIT:
+	case PERF_RECORD_FORK: {
+		struct pf_task t;
+		if (pf_task_decode(ev, h, &t) < 0) {
+			r->bad = 1;
+			break;
+		}
+		pfd_u64("pid", t.pid);
+		pfd_u64("ppid", t.ppid);
+		pfd_u64("tid", t.tid);
+		pfd_u64("ptid", t.ptid);
+		pfd_u64("ptime", t.time);
+		break;
+	}
+	case PERF_RECORD_THROTTLE:
+	case PERF_RECORD_UNTHROTTLE: {
+		struct pf_throttle t;
+		if (pf_throttle_decode(ev, h, &t) < 0) {
+			r->bad = 1;
+			break;
+		}
+		pfd_u64("ptime", t.time);
+		pfd_u64("id", t.id);
+		pfd_u64("stream_id", t.stream_id);
+		break;
+	}
+	case PERF_RECORD_LOST:
+	case PERF_RECORD_LOST_SAMPLES: {
+		struct pf_lost l;
+		if (pf_lost_decode(ev, h, &l) < 0) {
+			r->bad = 1;
+			break;
+		}
+		if (h->type == PERF_RECORD_LOST)
+			pfd_u64("id", l.id);
+		pfd_u64("lost", l.lost);
+		break;
+	}
+	default:
+		print_body_rare(h, r);
+		break;
+	}
+}
+
 /* Prints one record (host order). Returns 0, or -1 if its body is damaged. */
 int pfd_print_record(const struct pf_section *sec, const struct pf_events *evs,
 			const struct perf_event_header *h)
@@ -297,10 +475,7 @@ int pfd_print_record(const struct pf_section *sec, const struct pf_events *evs,
 		fprintf(pfd_pr.out, " %s", tname);
 	}
 
-	const char *str;
-	size_t slen;
-	switch (h->type) {
-	case PERF_RECORD_SAMPLE:
+	if (h->type == PERF_RECORD_SAMPLE) {
 		if (ev->name[0])
 			pfd_cstr("event", ev->name);
 		pfd_cstr("cpumode", pfd_cpumode_name(h->misc));
@@ -311,165 +486,8 @@ int pfd_print_record(const struct pf_section *sec, const struct pf_events *evs,
 		if (pfd_pr.json)
 			pfd_obj_end();
 		return 0;
-	case PERF_RECORD_MMAP:
-	case PERF_RECORD_MMAP2: {
-		struct pf_mmap m;
-		if (pf_mmap_decode(ev, h, &m) < 0) {
-			r.bad = 1;
-			break;
-		}
-		pfd_u64("pid", m.pid);
-		pfd_u64("tid", m.tid);
-		pfd_hex("addr", m.addr);
-		pfd_hex("len", m.len);
-		pfd_hex("pgoff", m.pgoff);
-		if (m.mmap2) {
-			if (m.has_build_id) {
-				pfd_bytes("build_id", m.build_id, m.build_id_size > 20 ? 20 : m.build_id_size);
-			} else {
-				pfd_u64("maj", m.maj);
-				pfd_u64("min", m.min);
-				pfd_u64("ino", m.ino);
-				pfd_u64("ino_generation", m.ino_generation);
-			}
-			pfd_hex("prot", m.prot);
-			pfd_hex("flags", m.flags);
-		}
-		pfd_str("filename", m.filename, m.filename_len);
-		break;
 	}
-	case PERF_RECORD_COMM: {
-		struct pf_comm c;
-		if (pf_comm_decode(ev, h, &c) < 0) {
-			r.bad = 1;
-			break;
-		}
-		pfd_u64("pid", c.pid);
-		pfd_u64("tid", c.tid);
-		pfd_str("comm", c.comm, c.comm_len);
-		if (c.exec)
-			pfd_u64("exec", 1);
-		break;
-	}
-	case PERF_RECORD_EXIT:
-	case PERF_RECORD_FORK: {
-		struct pf_task t;
-		if (pf_task_decode(ev, h, &t) < 0) {
-			r.bad = 1;
-			break;
-		}
-		pfd_u64("pid", t.pid);
-		pfd_u64("ppid", t.ppid);
-		pfd_u64("tid", t.tid);
-		pfd_u64("ptid", t.ptid);
-		pfd_u64("ptime", t.time);
-		break;
-	}
-	case PERF_RECORD_THROTTLE:
-	case PERF_RECORD_UNTHROTTLE: {
-		struct pf_throttle t;
-		if (pf_throttle_decode(ev, h, &t) < 0) {
-			r.bad = 1;
-			break;
-		}
-		pfd_u64("ptime", t.time);
-		pfd_u64("id", t.id);
-		pfd_u64("stream_id", t.stream_id);
-		break;
-	}
-	case PERF_RECORD_LOST:
-	case PERF_RECORD_LOST_SAMPLES: {
-		struct pf_lost l;
-		if (pf_lost_decode(ev, h, &l) < 0) {
-			r.bad = 1;
-			break;
-		}
-		if (h->type == PERF_RECORD_LOST)
-			pfd_u64("id", l.id);
-		pfd_u64("lost", l.lost);
-		break;
-	}
-	case PERF_RECORD_READ:
-		pfd_u64("pid", r32(&r));
-		pfd_u64("tid", r32(&r));
-		if (r.off <= r.n)
-			pfd_list("values", (const uint64_t *)(const void *)(r.p + r.off), (r.n - r.off) / 8, 0);
-		break;
-	case PERF_RECORD_AUX:
-		pfd_hex("aux_offset", r64(&r));
-		pfd_hex("aux_size", r64(&r));
-		pfd_hex("flags", r64(&r));
-		break;
-	case PERF_RECORD_ITRACE_START:
-		pfd_u64("pid", r32(&r));
-		pfd_u64("tid", r32(&r));
-		break;
-	case PERF_RECORD_SWITCH:
-	case PERF_RECORD_SWITCH_CPU_WIDE:
-		pfd_cstr("dir", (h->misc & PERF_RECORD_MISC_SWITCH_OUT) ? "out" : "in");
-		if (h->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT)
-			pfd_u64("preempt", 1);
-		if (h->type == PERF_RECORD_SWITCH_CPU_WIDE) {
-			pfd_u64("next_prev_pid", r32(&r));
-			pfd_u64("next_prev_tid", r32(&r));
-		}
-		break;
-	case PERF_RECORD_NAMESPACES: {
-		pfd_u64("pid", r32(&r));
-		pfd_u64("tid", r32(&r));
-		uint64_t nr = r64(&r);
-		pfd_u64("nr_namespaces", nr);
-		if (r.bad || nr > (r.n - r.off) / 16) {
-			r.bad = 1;
-			break;
-		}
-		pfd_list("namespaces", (const uint64_t *)(const void *)(r.p + r.off), (size_t)nr * 2, 1);
-		break;
-	}
-	case PERF_RECORD_KSYMBOL:
-		pfd_hex("addr", r64(&r));
-		pfd_u64("len", r32(&r));
-		pfd_u64("ksym_type", r16(&r));
-		pfd_hex("flags", r16(&r));
-		if (r.bad)
-			break;
-		rstr(&r, &str, &slen);
-		pfd_str("name", str, slen);
-		break;
-	case PERF_RECORD_BPF_EVENT:
-		pfd_u64("bpf_type", r16(&r));
-		pfd_hex("flags", r16(&r));
-		pfd_u64("bpf_id", r32(&r));
-		if (r.bad || r.n - r.off < 8) {
-			r.bad = 1;
-			break;
-		}
-		pfd_bytes("tag", r.p + r.off, 8);
-		break;
-	case PERF_RECORD_CGROUP:
-		pfd_u64("cgroup_id", r64(&r));
-		if (r.bad)
-			break;
-		rstr(&r, &str, &slen);
-		pfd_str("path", str, slen);
-		break;
-	case PERF_RECORD_TEXT_POKE: {
-		pfd_hex("addr", r64(&r));
-		uint16_t ol = r16(&r), nl = r16(&r);
-		if (r.bad || (size_t)ol + nl > r.n - r.off) {
-			r.bad = 1;
-			break;
-		}
-		pfd_bytes("old", r.p + r.off, ol);
-		pfd_bytes("new", r.p + r.off + ol, nl);
-		break;
-	}
-	case 21: /* AUX_OUTPUT_HW_ID */
-		pfd_hex("hw_id", r64(&r));
-		break;
-	default:
-		break;
-	}
+	print_body(h, ev, &r);
 	pfd_pr.rename_task_ids = 0;
 	if (!pfd_pr.json)
 		putc('\n', pfd_pr.out);
