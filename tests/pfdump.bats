@@ -226,3 +226,67 @@ setup() {
 	run -0 bash -c "pfdump --stats --json fam.pf | jq -r 'select(.type==\"process\") | \"\(.pid) \(.comm)\"' | sort"
 	assert_output "$(printf '%s tree\n' "$parent" "$child" | sort)"
 }
+
+@test "--profile shows a pfsym output's strings, frames, stacks and samples; names agree with pffold and nm" {
+	cd "$BATS_TEST_TMPDIR"
+	build_workload sym_paths sp -O2 -g -fno-omit-frame-pointer -fno-pie -no-pie
+	pfrec -q -g -F 4000 -o r.pf -- ./sp
+	pfsym -q r.pf >s.pf
+	# without --profile only the section lines (the output of before)
+	run -0 pfdump s.pf
+	assert_line --regexp '^section [0-9]+ FRAMES at offset '
+	refute_line --partial 'prof_'
+	run -0 pfdump --profile s.pf
+	refute_sanitizer
+	pfdump -p s.pf >text.out
+	pfdump -p -j s.pf >json.out
+	# every JSON line parses, and each kind has as many objects as text lines
+	jq -e . json.out >/dev/null
+	local kind n_text n_json
+	for kind in prof_string prof_frame prof_stack prof_sample; do
+		n_text=$(grep -c "^  $kind " text.out)
+		n_json=$(jq -r "select(.type==\"$kind\") | .type" json.out | wc -l)
+		[ "$n_text" -gt 0 ]
+		[ "$n_text" = "$n_json" ] || { echo "$kind: text $n_text json $n_json"; false; }
+	done
+	# the samples are those pffold counts (pfsym's summary and the folded totals)
+	local n_samples
+	n_samples=$(pffold s.pf 2>/dev/null | awk '{ n += $NF } END { print n }')
+	[ "$(jq -r 'select(.type=="prof_sample" and (.flags // "") != "lost") | .period' json.out | wc -l)" = "$n_samples" ]
+	# the named frames are the frames pffold shows, less its bracketed display names
+	jq -r 'select(.type=="prof_frame") | .name // empty' json.out | sed 's/;/\\x3b/g' | sort -u >pfdump.names
+	pffold s.pf 2>/dev/null | sed 's/ [0-9]*$//' | cut -d';' -f2- | tr ';' '\n' | grep -v '^\[' | sort -u >pffold.names
+	diff pfdump.names pffold.names
+	grep -qx leaf_one pfdump.names
+	# leaf_one's ELF address less its offset in the function is nm's address of the symbol
+	local addr off sym
+	addr=$(jq -r 'select(.type=="prof_frame" and .name=="leaf_one") | .addr' json.out | head -1)
+	off=$(jq -r 'select(.type=="prof_frame" and .name=="leaf_one") | .sym_off' json.out | head -1)
+	sym=$(nm sp | awk '$3 == "leaf_one" { print $1 }')
+	[ -n "$sym" ]
+	[ $((addr - off)) = $((16#$sym)) ]
+	# a sample's stack leads through stack nodes to frames the file defines
+	local stack
+	stack=$(jq -r 'select(.type=="prof_sample" and .stack != null) | .stack' json.out | head -1)
+	[ -n "$(jq -r "select(.type==\"prof_stack\" and .id==$stack) | .frame" json.out)" ]
+}
+
+@test "--profile: LOST entries are flagged; a damaged STACKS section is a one-line error" {
+	cd "$BATS_TEST_TMPDIR"
+	"$PFTOOLS_BUILD/tests/pfsym-gen" resolved-lost 4 lost.pf
+	run -0 pfdump -p lost.pf
+	refute_sanitizer
+	# tests/c/pfsym-gen.c: 4 samples, then 2 LOST entries (5 and UINT64_MAX samples) without a stack
+	assert_equal "$(grep -c '^  prof_sample ' <<<"$output")" 8
+	assert_line '  prof_sample time=2000000000 period=5 pid=100 tid=100 cpu=0 comm=bench event=0 flags=lost'
+	assert_line '  prof_sample time=2000000000 period=18446744073709551615 pid=100 tid=100 cpu=0 comm=bench event=0 flags=lost'
+	run -0 bash -c "pfdump -p -j lost.pf | jq -r 'select(.type==\"prof_sample\" and .flags==\"lost\") | .time'"
+	# (jq reads numbers as doubles: UINT64_MAX would not come back exact)
+	assert_output $'2000000000\n2000000000'
+	# the STACKS chunk's entry count is overwritten with 0xffffffff
+	"$PFTOOLS_BUILD/tests/pfsym-gen" resolved-stackcount 4 bad.pf
+	run --separate-stderr pfdump -p bad.pf
+	refute_sanitizer
+	assert_failure 1
+	[[ "$stderr" =~ ^"pfdump: bad.pf: section "[0-9]+" at offset "[0-9]+": STACKS entries run past the section"$ ]]
+}

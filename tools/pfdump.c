@@ -13,9 +13,13 @@
 #include <string.h>
 
 #include <pfile/build.h>   /* pf_comms: the thread-name timeline (fork, exec, rename) */
+#include <pfile/profile.h> /* --profile: the resolved profile's tables */
 #include <pfile/records.h>
 #include "pfdump/counts.h"
 #include "pfdump/out.h"
+#include "pfdump/profile.h"
+#include "pfdump/sections.h"
+#include "pfdump/records.h"
 #include "pfdump/tracepoint.h"
 
 #include "cli.h"
@@ -25,10 +29,7 @@
 enum mode { M_DUMP, M_HEADER, M_STATS, M_BUILDIDS };
 
 static enum mode mode = M_DUMP;
-static int json;
-static const char *fname;
-static FILE *out;
-static unsigned n_errors;
+static int show_profile; /* --profile: the entries of STRINGS, FRAMES, STACKS, SAMPLES */
 
 static void usage(FILE *f)
 {
@@ -43,251 +44,14 @@ static void usage(FILE *f)
 		"  -s, --stats       records per type, samples per process, lost samples,\n"
 		"                    section sizes and compression, completeness\n"
 		"  -b, --build-ids   one \"BUILDID PATH\" line per file with a build-id\n"
+		"  -p, --profile     also show the resolved profile (pfsym's output): one line\n"
+		"                    per string, frame, stack node and sample\n"
 		"  -j, --json        JSON Lines output (one object per line)\n"
 		"  -h, --help        show this help and exit\n"
 		"  -V, --version     show the version and exit\n"
 		"\n"
 		"Exit status: 0 intact (also for an incomplete recording without END),\n"
 		"1 damaged or unreadable file, 2 usage error.\n");
-}
-
-/* ------------------------------------------------------------------------ */
-/* Output helpers: text "key=value" pairs or JSON members                    */
-/* ------------------------------------------------------------------------ */
-
-static void json_str(const char *s, size_t n)
-{
-	pf_json_str(out, s, n, PF_JSON_BAD_LATIN1);
-}
-
-/* Text form of a string: printable bytes as they are, others escaped. */
-static void text_str(const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c == '\n')
-			fputs("\\n", out);
-		else if (c == '\t')
-			fputs("\\t", out);
-		else if (c == '\\')
-			fputs("\\\\", out);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(out, "\\x%02x", c);
-		else
-			putc(c, out);
-	}
-}
-
-static int first_member;
-
-static void obj_begin(const char *type)
-{
-	if (json) {
-		fprintf(out, "{\"type\":\"%s\"", type);
-		first_member = 0;
-	} else {
-		fputs(type, out);
-	}
-}
-
-static void obj_end(void)
-{
-	fputs(json ? "}\n" : "\n", out);
-}
-
-static void key(const char *k)
-{
-	if (json)
-		fprintf(out, ",\"%s\":", k);
-	else
-		fprintf(out, " %s=", k);
-}
-
-static int rename_task_ids; /* JSON: the record prefix already has "pid"/"tid" */
-
-static void f_u64(const char *k, uint64_t v)
-{
-	if (rename_task_ids && (!strcmp(k, "pid") || !strcmp(k, "tid"))) {
-		fprintf(out, ",\"rec_%s\":%" PRIu64, k, v);
-		return;
-	}
-	key(k);
-	fprintf(out, "%" PRIu64, v);
-}
-
-static void f_hex(const char *k, uint64_t v)
-{
-	key(k);
-	fprintf(out, json ? "\"0x%" PRIx64 "\"" : "0x%" PRIx64, v);
-}
-
-static void f_str(const char *k, const char *s, size_t n)
-{
-	key(k);
-	if (json)
-		json_str(s, n);
-	else
-		text_str(s, n);
-}
-
-static void f_cstr(const char *k, const char *s)
-{
-	f_str(k, s, strlen(s));
-}
-
-/* pfdump/out.h, for pfdump's other files */
-FILE *pfd_file(void) { return out; }
-void pfd_obj_begin(const char *type) { obj_begin(type); }
-void pfd_obj_end(void) { obj_end(); }
-void pfd_key(const char *k) { key(k); }
-void pfd_u64(const char *k, uint64_t v) { f_u64(k, v); }
-void pfd_cstr(const char *k, const char *s) { f_cstr(k, s); }
-
-static void f_bytes(const char *k, const uint8_t *b, size_t n)
-{
-	key(k);
-	if (json)
-		putc('"', out);
-	for (size_t i = 0; i < n; i++)
-		fprintf(out, "%02x", b[i]);
-	if (json)
-		putc('"', out);
-	else if (n == 0)
-		fputs("-", out);
-}
-
-/* A list of u64 values: JSON array, or comma-separated text. */
-static void f_list(const char *k, const uint64_t *v, size_t n, int hex)
-{
-	key(k);
-	if (json)
-		putc('[', out);
-	for (size_t i = 0; i < n; i++) {
-		uint64_t x;
-		memcpy(&x, v + i, 8);
-		if (i)
-			putc(',', out);
-		if (hex)
-			fprintf(out, json ? "\"0x%" PRIx64 "\"" : "0x%" PRIx64, x);
-		else
-			fprintf(out, "%" PRIu64, x);
-	}
-	if (json)
-		putc(']', out);
-	else if (n == 0)
-		fputs("-", out);
-}
-
-static void error_line(const char *msg)
-{
-	fflush(out);
-	fprintf(stderr, "pfdump: %s\n", msg);
-	n_errors++;
-}
-
-/* ------------------------------------------------------------------------ */
-/* Names                                                                     */
-/* ------------------------------------------------------------------------ */
-
-static const char *section_name(uint16_t t)
-{
-	switch (t) {
-	case PF_SEC_META: return "META";
-	case PF_SEC_EVENT: return "EVENT";
-	case PF_SEC_RECORDS: return "RECORDS";
-	case PF_SEC_MAPS: return "MAPS";
-	case PF_SEC_BUILDID: return "BUILDID";
-	case PF_SEC_END: return "END";
-	case PF_SEC_DSO_IMAGE: return "DSO_IMAGE";
-	case PF_SEC_THREADS: return "THREADS";
-	case PF_SEC_COUNTS: return "COUNTS";
-	case PF_SEC_RUN: return "RUN";
-	case PF_SEC_STRINGS: return "STRINGS";
-	case PF_SEC_FRAMES: return "FRAMES";
-	case PF_SEC_STACKS: return "STACKS";
-	case PF_SEC_SAMPLES: return "SAMPLES";
-	case PF_SEC_SYMINFO: return "SYMINFO";
-	}
-	return NULL;
-}
-
-static const char *machine_name(uint16_t m)
-{
-	switch (m) {
-	case 3: return "i386";
-	case 8: return "mips";
-	case 20: return "ppc";
-	case 21: return "ppc64";
-	case 22: return "s390";
-	case 40: return "arm";
-	case 62: return "x86_64";
-	case 183: return "aarch64";
-	case 243: return "riscv";
-	}
-	return "unknown";
-}
-
-static const char *const sample_bits[] = {
-	"IP", "TID", "TIME", "ADDR", "READ", "CALLCHAIN", "ID", "CPU", "PERIOD", "STREAM_ID", "RAW",
-	"BRANCH_STACK", "REGS_USER", "STACK_USER", "WEIGHT", "DATA_SRC", "IDENTIFIER", "TRANSACTION",
-	"REGS_INTR", "PHYS_ADDR", "AUX", "CGROUP", "DATA_PAGE_SIZE", "CODE_PAGE_SIZE", "WEIGHT_STRUCT",
-};
-static const char *const format_bits[] = { "TOTAL_TIME_ENABLED", "TOTAL_TIME_RUNNING", "ID", "GROUP", "LOST" };
-static const char *const attr_bits[] = {
-	"disabled", "inherit", "pinned", "exclusive", "exclude_user", "exclude_kernel", "exclude_hv",
-	"exclude_idle", "mmap", "comm", "freq", "inherit_stat", "enable_on_exec", "task", "watermark",
-	"precise_ip", "precise_ip", "mmap_data", "sample_id_all", "exclude_host", "exclude_guest",
-	"exclude_callchain_kernel", "exclude_callchain_user", "mmap2", "comm_exec", "use_clockid",
-	"context_switch", "write_backward", "namespaces", "ksymbol", "bpf_event", "aux_output", "cgroup",
-	"text_poke", "build_id", "inherit_thread", "remove_on_exec", "sigtrap",
-};
-
-static void f_bits(const char *k, uint64_t v, const char *const *names, unsigned n)
-{
-	char buf[512];
-	size_t len = 0;
-	buf[0] = 0;
-	for (unsigned i = 0; i < 64; i++) {
-		if (!(v & (1ull << i)))
-			continue;
-		char tmp[32];
-		const char *nm = i < n ? names[i] : NULL;
-		if (!nm) {
-			snprintf(tmp, sizeof(tmp), "bit%u", i);
-			nm = tmp;
-		}
-		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s", len ? "|" : "", nm);
-		if (len >= sizeof(buf))
-			len = sizeof(buf) - 1;
-	}
-	if (!len)
-		snprintf(buf, sizeof(buf), "0");
-	f_cstr(k, buf);
-}
-
-static const char *cpumode_name(uint16_t misc)
-{
-	switch (misc & PERF_RECORD_MISC_CPUMODE_MASK) {
-	case PERF_RECORD_MISC_KERNEL: return "kernel";
-	case PERF_RECORD_MISC_USER: return "user";
-	case PERF_RECORD_MISC_HYPERVISOR: return "hypervisor";
-	case PERF_RECORD_MISC_GUEST_KERNEL: return "guest-kernel";
-	case PERF_RECORD_MISC_GUEST_USER: return "guest-user";
-	}
-	return "unknown";
-}
-
-static const char *context_name(uint64_t a)
-{
-	switch (a) {
-	case PERF_CONTEXT_HV: return "hv";
-	case PERF_CONTEXT_KERNEL: return "kernel";
-	case PERF_CONTEXT_USER: return "user";
-	case PERF_CONTEXT_GUEST: return "guest";
-	case PERF_CONTEXT_GUEST_KERNEL: return "guest-kernel";
-	case PERF_CONTEXT_GUEST_USER: return "guest-user";
-	}
-	return NULL;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -350,7 +114,7 @@ static struct pident *pid_get(uint32_t pid)
 }
 
 /* Thread tid is named comm[0..len) from time_ns on. */
-static void comm_note(uint32_t tid, uint64_t time_ns, const char *comm, size_t len)
+void pfd_comm_note(uint32_t tid, uint64_t time_ns, const char *comm, size_t len)
 {
 	int64_t id = pf_strtab_intern(&comm_strs, comm, len, NULL);
 	if (id < 0 || pf_comms_set(comms, tid, time_ns, (uint32_t)id) < 0) {
@@ -411,22 +175,22 @@ static int bid_seen(const uint8_t *id, size_t idn, const char *path, size_t pn)
 	return 0;
 }
 
-static void print_buildid(const uint8_t *id, size_t idn, const char *path, size_t pn)
+void pfd_print_buildid(const uint8_t *id, size_t idn, const char *path, size_t pn)
 {
 	if (!idn || bid_seen(id, idn, path, pn))
 		return;
-	if (json) {
-		obj_begin("buildid");
-		f_bytes("build_id", id, idn);
-		f_str("path", path, pn);
-		obj_end();
+	if (pfd_pr.json) {
+		pfd_obj_begin("buildid");
+		pfd_bytes("build_id", id, idn);
+		pfd_str("path", path, pn);
+		pfd_obj_end();
 		return;
 	}
 	for (size_t i = 0; i < idn; i++)
-		fprintf(out, "%02x", id[i]);
-	putc(' ', out);
-	text_str(path, pn);
-	putc('\n', out);
+		fprintf(pfd_pr.out, "%02x", id[i]);
+	putc(' ', pfd_pr.out);
+	pfd_text_str(path, pn);
+	putc('\n', pfd_pr.out);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -454,64 +218,6 @@ static struct secstat *secstat_of(uint16_t type)
 }
 
 /* ------------------------------------------------------------------------ */
-/* Record printing                                                           */
-/* ------------------------------------------------------------------------ */
-
-/* Bounded reads from a record body. */
-struct rd {
-	const uint8_t *p;
-	size_t n, off;
-	int bad;
-};
-
-static uint64_t r64(struct rd *r)
-{
-	uint64_t v = 0;
-	if (r->n - r->off < 8 || r->off > r->n) {
-		r->bad = 1;
-		r->off = r->n;
-		return 0;
-	}
-	memcpy(&v, r->p + r->off, 8);
-	r->off += 8;
-	return v;
-}
-
-static uint32_t r32(struct rd *r)
-{
-	uint32_t v = 0;
-	if (r->n - r->off < 4 || r->off > r->n) {
-		r->bad = 1;
-		r->off = r->n;
-		return 0;
-	}
-	memcpy(&v, r->p + r->off, 4);
-	r->off += 4;
-	return v;
-}
-
-static uint16_t r16(struct rd *r)
-{
-	uint16_t v = 0;
-	if (r->n - r->off < 2 || r->off > r->n) {
-		r->bad = 1;
-		r->off = r->n;
-		return 0;
-	}
-	memcpy(&v, r->p + r->off, 2);
-	r->off += 2;
-	return v;
-}
-
-/* A NUL-terminated string filling the rest of the body (padding after it). */
-static void rstr(struct rd *r, const char **s, size_t *len)
-{
-	*s = (const char *)r->p + r->off;
-	*len = strnlen(*s, r->n - r->off);
-	r->off = r->n;
-}
-
-/* ------------------------------------------------------------------------ */
 /* Event descriptions (format/pfile.md 4.2.1) and tracepoint fields          */
 /* ------------------------------------------------------------------------ */
 
@@ -531,6 +237,16 @@ static uint8_t *counts_kv;
 static size_t counts_len;
 static struct evdesc *descs; /* by EVENT index */
 static uint32_t ndescs;
+
+/* The parsed tp_format of EVENT index (and its "sys:name" in *tpname), or
+ * NULL when the EVENT has none (pfdump/records.h). */
+const struct pfd_tp *pfd_event_tp(uint32_t index, const char **tpname)
+{
+	if (index >= ndescs || !descs[index].has_tp)
+		return NULL;
+	*tpname = descs[index].tpname;
+	return &descs[index].tp;
+}
 
 static void desc_add(const struct pf_event *ev, const struct pf_section *sec)
 {
@@ -585,7 +301,7 @@ static void descs_free(void)
 }
 
 /* The description's keys on an "event" line; tp_format as its byte count. */
-static void print_desc(uint32_t index)
+void pfd_print_desc(uint32_t index)
 {
 	if (index >= ndescs || !descs[index].kv)
 		return;
@@ -595,9 +311,9 @@ static void print_desc(uint32_t index)
 	while (pf_kv_next(descs[index].kv, descs[index].kv_len, &pos, &k, &kl, &v, &vl) > 0) {
 		snprintf(kb, sizeof(kb), "%.*s", (int)(kl < 63 ? kl : 63), k);
 		if (!strcmp(kb, "tp_format"))
-			f_u64("tp_format_bytes", vl);
+			pfd_u64("tp_format_bytes", vl);
 		else
-			f_str(kb, v, vl);
+			pfd_str(kb, v, vl);
 	}
 }
 
@@ -612,11 +328,11 @@ static void counts_keep(const struct pf_section *sec)
 }
 
 /* A description key's value as a string (empty when absent). */
-static void desc_get(uint32_t index, const char *key, char *out, size_t size)
+static void desc_get(uint32_t index, const char *key, char *dst, size_t size)
 {
-	out[0] = 0;
+	dst[0] = 0;
 	if (index < ndescs && descs[index].kv)
-		pf_kv_get(descs[index].kv, descs[index].kv_len, key, out, size);
+		pf_kv_get(descs[index].kv, descs[index].kv_len, key, dst, size);
 }
 
 /* The "count", "thread_count" and "ratio" objects (pfdump/counts.c). */
@@ -649,411 +365,6 @@ static void print_counts(void)
 	free(txt);
 }
 
-static int tp_first;
-
-static void tp_field(void *ctx, const char *name, enum pfd_tp_kind kind, int64_t sv, uint64_t u, const char *str,
-		     size_t len)
-{
-	(void)ctx;
-	if (json) {
-		fprintf(out, "%s", tp_first ? "" : ",");
-		json_str(name, strlen(name));
-		putc(':', out);
-	} else {
-		fprintf(out, " %s=", name);
-	}
-	tp_first = 0;
-	switch (kind) {
-	case PFD_TP_SIGNED:
-		fprintf(out, "%" PRId64, sv);
-		break;
-	case PFD_TP_UNSIGNED:
-		fprintf(out, "%" PRIu64, u);
-		break;
-	case PFD_TP_POINTER:
-		fprintf(out, json ? "\"0x%" PRIx64 "\"" : "0x%" PRIx64, u);
-		break;
-	case PFD_TP_STRING:
-		if (json)
-			json_str(str, len);
-		else
-			text_str(str, len);
-		break;
-	case PFD_TP_BYTES:
-		if (json)
-			putc('"', out);
-		for (size_t i = 0; i < len; i++)
-			fprintf(out, "%02x", (unsigned char)str[i]);
-		if (json)
-			putc('"', out);
-		else if (!len)
-			putc('-', out);
-		break;
-	}
-}
-
-/* A tracepoint sample's raw data, field by field, after "tracepoint=NAME". */
-static void print_tp_fields(const struct pf_event *ev, const struct pf_sample *s)
-{
-	if (ev->index >= ndescs || !descs[ev->index].has_tp || !s->raw)
-		return;
-	const struct evdesc *d = &descs[ev->index];
-	if (d->tpname[0])
-		f_cstr("tracepoint", d->tpname);
-	if (json)
-		fputs(",\"fields\":{", out);
-	tp_first = 1;
-	int rc = pfd_tp_decode(&d->tp, s->raw, s->raw_size, tp_field, NULL);
-	if (json)
-		putc('}', out);
-	if (rc < 0)
-		f_cstr("fields_error", "a field runs past the raw data");
-}
-
-static void print_sample(const struct pf_event *ev, const struct pf_sample *s)
-{
-	uint64_t st = s->present;
-	if (st & PERF_SAMPLE_IP)
-		f_hex("ip", s->ip);
-	if (st & PERF_SAMPLE_ADDR)
-		f_hex("addr", s->addr);
-	if (st & (PERF_SAMPLE_ID | PERF_SAMPLE_IDENTIFIER))
-		f_u64("id", s->id);
-	if (st & PERF_SAMPLE_STREAM_ID)
-		f_u64("stream_id", s->stream_id);
-	if (st & PERF_SAMPLE_PERIOD)
-		f_u64("period", s->period);
-	if (st & PERF_SAMPLE_READ)
-		f_list("read", s->read, s->read_size, 0);
-	if (st & PERF_SAMPLE_RAW) {
-		f_u64("raw_size", s->raw_size);
-		f_bytes("raw", s->raw, s->raw_size > 64 ? 64 : s->raw_size);
-		print_tp_fields(ev, s);
-	}
-	if (st & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT))
-		f_hex("weight", s->weight);
-	if (st & PERF_SAMPLE_DATA_SRC)
-		f_hex("data_src", s->data_src);
-	if (st & PERF_SAMPLE_TRANSACTION)
-		f_hex("transaction", s->transaction);
-	if (st & PERF_SAMPLE_REGS_USER) {
-		f_u64("user_regs_abi", s->user_regs_abi);
-		f_hex("user_regs_mask", s->user_regs_mask);
-		if (s->user_regs)
-			f_list("user_regs", s->user_regs, (size_t)__builtin_popcountll(s->user_regs_mask), 1);
-	}
-	if (st & PERF_SAMPLE_STACK_USER) {
-		f_u64("user_stack_size", s->user_stack_size);
-		f_u64("user_stack_dyn_size", s->user_stack_dyn_size);
-	}
-	if (st & PERF_SAMPLE_REGS_INTR) {
-		f_u64("intr_regs_abi", s->intr_regs_abi);
-		f_hex("intr_regs_mask", s->intr_regs_mask);
-		if (s->intr_regs)
-			f_list("intr_regs", s->intr_regs, (size_t)__builtin_popcountll(s->intr_regs_mask), 1);
-	}
-	if (st & PERF_SAMPLE_PHYS_ADDR)
-		f_hex("phys_addr", s->phys_addr);
-	if (st & PERF_SAMPLE_CGROUP)
-		f_u64("cgroup", s->cgroup);
-	if (st & PERF_SAMPLE_DATA_PAGE_SIZE)
-		f_u64("data_page_size", s->data_page_size);
-	if (st & PERF_SAMPLE_CODE_PAGE_SIZE)
-		f_u64("code_page_size", s->code_page_size);
-	if (st & PERF_SAMPLE_AUX)
-		f_u64("aux_size", s->aux_size);
-	if (st & PERF_SAMPLE_BRANCH_STACK) {
-		f_u64("branch_nr", s->branch_nr);
-		if (ev->attr.branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX)
-			f_u64("branch_hw_idx", s->branch_hw_idx);
-	}
-	if (json) {
-		if (st & PERF_SAMPLE_CALLCHAIN)
-			f_list("callchain", s->callchain, s->callchain_nr, 1);
-		if (st & PERF_SAMPLE_BRANCH_STACK) {
-			fputs(",\"branches\":[", out);
-			for (uint64_t i = 0; i < s->branch_nr; i++) {
-				struct perf_branch_entry b;
-				memcpy(&b, s->branch + i, sizeof(b));
-				fprintf(out,
-					"%s{\"from\":\"0x%" PRIx64 "\",\"to\":\"0x%" PRIx64 "\",\"mispred\":%u,"
-					"\"predicted\":%u,\"in_tx\":%u,\"abort\":%u,\"cycles\":%u,\"type\":%u}",
-					i ? "," : "", (uint64_t)b.from, (uint64_t)b.to, (unsigned)b.mispred,
-					(unsigned)b.predicted, (unsigned)b.in_tx, (unsigned)b.abort,
-					(unsigned)b.cycles, (unsigned)b.type);
-			}
-			putc(']', out);
-		}
-		return;
-	}
-	putc('\n', out);
-	/* text: one indented line per callchain entry and branch */
-	if (st & PERF_SAMPLE_CALLCHAIN) {
-		for (uint64_t i = 0; i < s->callchain_nr; i++) {
-			uint64_t a;
-			memcpy(&a, s->callchain + i, 8);
-			const char *ctx = context_name(a);
-			if (ctx)
-				fprintf(out, "\t    [%s]\n", ctx);
-			else
-				fprintf(out, "\t    0x%" PRIx64 "\n", a);
-		}
-	}
-	if (st & PERF_SAMPLE_BRANCH_STACK) {
-		for (uint64_t i = 0; i < s->branch_nr; i++) {
-			struct perf_branch_entry b;
-			memcpy(&b, s->branch + i, sizeof(b));
-			fprintf(out, "\t    branch 0x%" PRIx64 " -> 0x%" PRIx64 "%s%s cycles=%u type=%u\n",
-				(uint64_t)b.from, (uint64_t)b.to, b.mispred ? " mispred" : "",
-				b.predicted ? " predicted" : "", (unsigned)b.cycles, (unsigned)b.type);
-		}
-	}
-}
-
-/* Prints one record (host order). Returns 0, or -1 if its body is damaged. */
-static int print_record(const struct pf_section *sec, const struct pf_events *evs,
-			const struct perf_event_header *h)
-{
-	const struct pf_event *ev = pf_events_find(evs, h);
-	const char *tname = pf_record_type_name(h->type);
-	struct pf_sample s;
-	struct pf_sample_id sid;
-
-	memset(&sid, 0, sizeof(sid));
-	if (h->type == PERF_RECORD_SAMPLE) {
-		if (!ev || pf_sample_decode(ev, h, &s) < 0)
-			return -1;
-		sid.present = s.present;
-		sid.pid = s.pid;
-		sid.tid = s.tid;
-		sid.time = s.time;
-		sid.cpu = s.cpu;
-	} else if (ev && pf_sample_id_decode(ev, h, &sid) < 0) {
-		return -1;
-	}
-	size_t body_end = h->size;
-	if (h->type != PERF_RECORD_SAMPLE && h->type < 64 && ev)
-		body_end -= pf_sample_id_size(ev);
-	struct rd r = { (const uint8_t *)h, body_end, sizeof(*h), 0 };
-
-	/* common prefix */
-	char tn[32];
-	if (!tname) {
-		snprintf(tn, sizeof(tn), "UNKNOWN_%u", h->type);
-		tname = tn;
-	}
-	if (json) {
-		obj_begin("record");
-		f_u64("section", sec->index);
-		fprintf(out, ",\"record\":\"%s\"", tname);
-		if (sid.present & PERF_SAMPLE_TIME)
-			f_u64("time", sid.time);
-		if (sid.present & PERF_SAMPLE_CPU)
-			f_u64("cpu", sid.cpu);
-		if (sid.present & PERF_SAMPLE_TID) {
-			f_u64("pid", sid.pid);
-			f_u64("tid", sid.tid);
-		}
-		f_u64("misc", h->misc);
-		f_u64("size", h->size);
-		rename_task_ids = (sid.present & PERF_SAMPLE_TID) != 0;
-	} else {
-		if (sid.present & PERF_SAMPLE_TIME)
-			fprintf(out, "%" PRIu64 ".%09" PRIu64, sid.time / 1000000000u, sid.time % 1000000000u);
-		else
-			fputs("-", out);
-		if (sid.present & PERF_SAMPLE_CPU)
-			fprintf(out, " [%03u]", sid.cpu);
-		else
-			fputs(" [-]", out);
-		if (sid.present & PERF_SAMPLE_TID)
-			fprintf(out, " %u/%u", sid.pid, sid.tid);
-		else
-			fputs(" -/-", out);
-		fprintf(out, " %s", tname);
-	}
-
-	const char *str;
-	size_t slen;
-	switch (h->type) {
-	case PERF_RECORD_SAMPLE:
-		if (ev->name[0])
-			f_cstr("event", ev->name);
-		f_cstr("cpumode", cpumode_name(h->misc));
-		if (h->misc & PERF_RECORD_MISC_EXACT_IP)
-			f_u64("exact_ip", 1);
-		rename_task_ids = 0;
-		print_sample(ev, &s);
-		if (json)
-			obj_end();
-		return 0;
-	case PERF_RECORD_MMAP:
-	case PERF_RECORD_MMAP2: {
-		struct pf_mmap m;
-		if (pf_mmap_decode(ev, h, &m) < 0) {
-			r.bad = 1;
-			break;
-		}
-		f_u64("pid", m.pid);
-		f_u64("tid", m.tid);
-		f_hex("addr", m.addr);
-		f_hex("len", m.len);
-		f_hex("pgoff", m.pgoff);
-		if (m.mmap2) {
-			if (m.has_build_id) {
-				f_bytes("build_id", m.build_id, m.build_id_size > 20 ? 20 : m.build_id_size);
-			} else {
-				f_u64("maj", m.maj);
-				f_u64("min", m.min);
-				f_u64("ino", m.ino);
-				f_u64("ino_generation", m.ino_generation);
-			}
-			f_hex("prot", m.prot);
-			f_hex("flags", m.flags);
-		}
-		f_str("filename", m.filename, m.filename_len);
-		break;
-	}
-	case PERF_RECORD_COMM: {
-		struct pf_comm c;
-		if (pf_comm_decode(ev, h, &c) < 0) {
-			r.bad = 1;
-			break;
-		}
-		f_u64("pid", c.pid);
-		f_u64("tid", c.tid);
-		f_str("comm", c.comm, c.comm_len);
-		if (c.exec)
-			f_u64("exec", 1);
-		break;
-	}
-	case PERF_RECORD_EXIT:
-	case PERF_RECORD_FORK: {
-		struct pf_task t;
-		if (pf_task_decode(ev, h, &t) < 0) {
-			r.bad = 1;
-			break;
-		}
-		f_u64("pid", t.pid);
-		f_u64("ppid", t.ppid);
-		f_u64("tid", t.tid);
-		f_u64("ptid", t.ptid);
-		f_u64("ptime", t.time);
-		break;
-	}
-	case PERF_RECORD_THROTTLE:
-	case PERF_RECORD_UNTHROTTLE: {
-		struct pf_throttle t;
-		if (pf_throttle_decode(ev, h, &t) < 0) {
-			r.bad = 1;
-			break;
-		}
-		f_u64("ptime", t.time);
-		f_u64("id", t.id);
-		f_u64("stream_id", t.stream_id);
-		break;
-	}
-	case PERF_RECORD_LOST:
-	case PERF_RECORD_LOST_SAMPLES: {
-		struct pf_lost l;
-		if (pf_lost_decode(ev, h, &l) < 0) {
-			r.bad = 1;
-			break;
-		}
-		if (h->type == PERF_RECORD_LOST)
-			f_u64("id", l.id);
-		f_u64("lost", l.lost);
-		break;
-	}
-	case PERF_RECORD_READ:
-		f_u64("pid", r32(&r));
-		f_u64("tid", r32(&r));
-		if (r.off <= r.n)
-			f_list("values", (const uint64_t *)(const void *)(r.p + r.off), (r.n - r.off) / 8, 0);
-		break;
-	case PERF_RECORD_AUX:
-		f_hex("aux_offset", r64(&r));
-		f_hex("aux_size", r64(&r));
-		f_hex("flags", r64(&r));
-		break;
-	case PERF_RECORD_ITRACE_START:
-		f_u64("pid", r32(&r));
-		f_u64("tid", r32(&r));
-		break;
-	case PERF_RECORD_SWITCH:
-	case PERF_RECORD_SWITCH_CPU_WIDE:
-		f_cstr("dir", (h->misc & PERF_RECORD_MISC_SWITCH_OUT) ? "out" : "in");
-		if (h->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT)
-			f_u64("preempt", 1);
-		if (h->type == PERF_RECORD_SWITCH_CPU_WIDE) {
-			f_u64("next_prev_pid", r32(&r));
-			f_u64("next_prev_tid", r32(&r));
-		}
-		break;
-	case PERF_RECORD_NAMESPACES: {
-		f_u64("pid", r32(&r));
-		f_u64("tid", r32(&r));
-		uint64_t nr = r64(&r);
-		f_u64("nr_namespaces", nr);
-		if (r.bad || nr > (r.n - r.off) / 16) {
-			r.bad = 1;
-			break;
-		}
-		f_list("namespaces", (const uint64_t *)(const void *)(r.p + r.off), (size_t)nr * 2, 1);
-		break;
-	}
-	case PERF_RECORD_KSYMBOL:
-		f_hex("addr", r64(&r));
-		f_u64("len", r32(&r));
-		f_u64("ksym_type", r16(&r));
-		f_hex("flags", r16(&r));
-		if (r.bad)
-			break;
-		rstr(&r, &str, &slen);
-		f_str("name", str, slen);
-		break;
-	case PERF_RECORD_BPF_EVENT:
-		f_u64("bpf_type", r16(&r));
-		f_hex("flags", r16(&r));
-		f_u64("bpf_id", r32(&r));
-		if (r.bad || r.n - r.off < 8) {
-			r.bad = 1;
-			break;
-		}
-		f_bytes("tag", r.p + r.off, 8);
-		break;
-	case PERF_RECORD_CGROUP:
-		f_u64("cgroup_id", r64(&r));
-		if (r.bad)
-			break;
-		rstr(&r, &str, &slen);
-		f_str("path", str, slen);
-		break;
-	case PERF_RECORD_TEXT_POKE: {
-		f_hex("addr", r64(&r));
-		uint16_t ol = r16(&r), nl = r16(&r);
-		if (r.bad || (size_t)ol + nl > r.n - r.off) {
-			r.bad = 1;
-			break;
-		}
-		f_bytes("old", r.p + r.off, ol);
-		f_bytes("new", r.p + r.off + ol, nl);
-		break;
-	}
-	case 21: /* AUX_OUTPUT_HW_ID */
-		f_hex("hw_id", r64(&r));
-		break;
-	default:
-		break;
-	}
-	rename_task_ids = 0;
-	if (!json)
-		putc('\n', out);
-	else
-		obj_end();
-	return r.bad ? -1 : 0;
-}
-
 /* ------------------------------------------------------------------------ */
 /* RECORDS sections                                                          */
 /* ------------------------------------------------------------------------ */
@@ -1078,8 +389,8 @@ static void record_error(const struct pf_section *sec, size_t rec_off, const cha
 {
 	char msg[512];
 	snprintf(msg, sizeof(msg), "%s: section %" PRIu64 " at offset %" PRIu64 ": record at byte %zu of the section's data: %s",
-		 fname, sec->index, sec->offset, rec_off, what);
-	error_line(msg);
+		 pfd_pr.fname, sec->index, sec->offset, rec_off, what);
+	pfd_error_line(msg);
 }
 
 static void stats_record(const struct pf_events *evs, const struct perf_event_header *h)
@@ -1114,7 +425,7 @@ static void stats_record(const struct pf_events *evs, const struct perf_event_he
 	case PERF_RECORD_COMM: {
 		struct pf_comm c;
 		if (pf_comm_decode(ev, h, &c) == 0)
-			comm_note(c.tid, t, c.comm, c.comm_len);
+			pfd_comm_note(c.tid, t, c.comm, c.comm_len);
 		break;
 	}
 	case PERF_RECORD_FORK: {
@@ -1143,7 +454,7 @@ static void mmap2_buildid(const struct pf_events *evs, const struct perf_event_h
 	struct pf_mmap m;
 	if (pf_mmap_decode(pf_events_find(evs, h), h, &m) < 0)
 		return;
-	print_buildid(m.build_id, m.build_id_size > 20 ? 20 : m.build_id_size, m.filename, m.filename_len);
+	pfd_print_buildid(m.build_id, m.build_id_size > 20 ? 20 : m.build_id_size, m.filename, m.filename_len);
 }
 
 static void do_records(const struct pf_section *sec, const struct pf_events *evs)
@@ -1198,7 +509,7 @@ static void do_records(const struct pf_section *sec, const struct pf_events *evs
 	for (size_t i = 0; i < n; i++) {
 		h = (const struct perf_event_header *)(const void *)(sec->data + ents[i].off);
 		n_records++;
-		if (print_record(sec, evs, h) < 0) {
+		if (pfd_print_record(sec, evs, h) < 0) {
 			char what[128];
 			snprintf(what, sizeof(what), "%s record of %u bytes is damaged (fields run past its size)",
 				 pf_record_type_name(h->type) ? pf_record_type_name(h->type) : "unknown", h->size);
@@ -1216,327 +527,6 @@ static void do_records(const struct pf_section *sec, const struct pf_events *evs
 	}
 }
 
-/* ------------------------------------------------------------------------ */
-/* Other sections                                                            */
-/* ------------------------------------------------------------------------ */
-
-static void print_event(const struct pf_event *ev)
-{
-	const struct perf_event_attr *a = &ev->attr;
-	if (json) {
-		obj_begin("event");
-		f_u64("index", ev->index);
-		f_cstr("name", ev->name);
-	} else {
-		fprintf(out, "  event %u", ev->index);
-		f_cstr("name", ev->name);
-	}
-	f_u64("attr_type", a->type);
-	f_hex("config", a->config);
-	if (a->config1)
-		f_hex("config1", a->config1);
-	if (a->config2)
-		f_hex("config2", a->config2);
-	if (ev->config3)
-		f_hex("config3", ev->config3);
-	if (a->freq)
-		f_u64("freq", a->sample_freq);
-	else
-		f_u64("period", a->sample_period);
-	f_bits("sample_type", a->sample_type, sample_bits, sizeof(sample_bits) / sizeof(sample_bits[0]));
-	f_bits("read_format", a->read_format, format_bits, sizeof(format_bits) / sizeof(format_bits[0]));
-	uint64_t flags;
-	memcpy(&flags, (const uint8_t *)a + 40, 8);
-	uint64_t pr = (flags >> 15) & 3;
-	flags &= ~(3ull << 15);
-	f_bits("flags", flags, attr_bits, sizeof(attr_bits) / sizeof(attr_bits[0]));
-	if (pr)
-		f_u64("precise_ip", pr);
-	if (a->branch_sample_type)
-		f_hex("branch_sample_type", a->branch_sample_type);
-	if (a->sample_regs_user)
-		f_hex("sample_regs_user", a->sample_regs_user);
-	if (a->sample_stack_user)
-		f_u64("sample_stack_user", a->sample_stack_user);
-	if (a->sample_regs_intr)
-		f_hex("sample_regs_intr", a->sample_regs_intr);
-	if (a->use_clockid)
-		f_u64("clockid", (uint64_t)(int64_t)a->clockid);
-	f_u64("attr_size", ev->attr_size);
-	f_list("ids", ev->ids, ev->n_ids, 0);
-	print_desc(ev->index);
-	obj_end();
-}
-
-static void print_meta(const struct pf_section *sec)
-{
-	size_t pos = 0, kl, vl;
-	const char *k, *v;
-	int rc;
-	while ((rc = pf_kv_next(sec->data, sec->size, &pos, &k, &kl, &v, &vl)) > 0) {
-		if (json) {
-			obj_begin("meta");
-			f_str("key", k, kl);
-			f_str("value", v, vl);
-			obj_end();
-		} else {
-			fputs("  ", out);
-			text_str(k, kl);
-			fputs(" = ", out);
-			text_str(v, vl);
-			putc('\n', out);
-		}
-	}
-	if (rc < 0) {
-		char msg[256];
-		snprintf(msg, sizeof(msg), "%s: section %" PRIu64 " at offset %" PRIu64 ": malformed META pairs", fname,
-			 sec->index, sec->offset);
-		error_line(msg);
-	}
-}
-
-static void payload_error(const struct pf_section *sec, const char *what)
-{
-	char msg[256];
-	snprintf(msg, sizeof(msg), "%s: section %" PRIu64 " at offset %" PRIu64 ": malformed %s payload", fname,
-		 sec->index, sec->offset, what);
-	error_line(msg);
-}
-
-static void do_threads(const struct pf_section *sec, int show)
-{
-	size_t pos = 0, cl;
-	uint32_t pid, tid;
-	const char *comm;
-	int rc;
-	while ((rc = pf_thread_next(sec->data, sec->size, &pos, &pid, &tid, &comm, &cl)) > 0) {
-		comm_note(tid, 0, comm, cl); /* alive at the start */
-		if (!show)
-			continue;
-		if (json) {
-			obj_begin("thread");
-		} else {
-			fputs("  thread", out);
-		}
-		f_u64("pid", pid);
-		f_u64("tid", tid);
-		f_str("comm", comm, cl);
-		obj_end();
-	}
-	if (rc < 0)
-		payload_error(sec, "THREADS");
-}
-
-static void do_buildid_sec(const struct pf_section *sec, int show)
-{
-	size_t pos = 0;
-	struct pf_buildid e;
-	int rc;
-	while ((rc = pf_buildid_next(sec->data, sec->size, &pos, &e)) > 0) {
-		if (mode == M_BUILDIDS) {
-			print_buildid(e.build_id, e.build_id_size, e.path, e.path_len);
-			continue;
-		}
-		if (!show)
-			continue;
-		if (json)
-			obj_begin("buildid");
-		else
-			fputs("  buildid", out);
-		f_bytes("build_id", e.build_id, e.build_id_size);
-		f_str("path", e.path, e.path_len);
-		f_u64("file_size", e.file_size);
-		f_u64("mtime_ns", e.mtime_ns);
-		if (e.flags) {
-			static const char *const bid_flags[] = { "deleted", "replaced" };
-			f_bits("flags", e.flags, bid_flags, 2);
-		}
-		obj_end();
-	}
-	if (rc < 0)
-		payload_error(sec, "BUILDID");
-}
-
-static void print_maps(const struct pf_section *sec)
-{
-	uint32_t pid;
-	uint64_t time;
-	const char *text;
-	size_t len;
-	if (pf_maps_decode(sec->data, sec->size, &pid, &time, &text, &len) < 0) {
-		payload_error(sec, "MAPS");
-		return;
-	}
-	if (json) {
-		obj_begin("maps");
-		f_u64("pid", pid);
-		f_u64("time", time);
-		f_str("text", text, len);
-		obj_end();
-		return;
-	}
-	fprintf(out, "  maps pid=%u time=%" PRIu64 " bytes=%zu\n", pid, time, len);
-	while (len) {
-		const char *nl = memchr(text, '\n', len);
-		size_t l = nl ? (size_t)(nl - text) : len;
-		fputs("    ", out);
-		text_str(text, l);
-		putc('\n', out);
-		l += nl ? 1 : 0;
-		text += l;
-		len -= l;
-	}
-}
-
-static void print_dso(const struct pf_section *sec)
-{
-	struct pf_dso_image d;
-	if (pf_dso_image_decode(sec->data, sec->size, &d) < 0) {
-		payload_error(sec, "DSO_IMAGE");
-		return;
-	}
-	if (json)
-		obj_begin("dso_image");
-	else
-		fputs("  dso_image", out);
-	f_u64("pid", d.pid);
-	f_hex("addr", d.addr);
-	f_bytes("build_id", d.build_id, d.build_id_size);
-	f_str("path", d.path, d.path_len);
-	f_u64("image_size", d.image_size);
-	obj_end();
-}
-
-/* RUN (format/pfile.md 4.10) */
-static void print_run_mark(const struct pf_run_mark *m)
-{
-	if (json)
-		obj_begin("run");
-	else
-		fputs("  run", out);
-	f_u64("run", m->run);
-	f_u64("start_time", m->start_time);
-	obj_end();
-}
-
-/* END's run table, one line per run */
-static void print_end_runs(const uint8_t *data, size_t size)
-{
-	uint32_t n = 0;
-	if (pf_end_runs_count(data, size, &n) < 0)
-		return;
-	for (uint32_t i = 0; i < n; i++) {
-		struct pf_run r = PF_RUN_INIT;
-		if (pf_end_run(data, size, i, &r) < 0)
-			return;
-		if (json)
-			obj_begin("end_run");
-		else
-			fputs("  end_run", out);
-		f_u64("run", i + 1);
-		f_u64("start_time", r.start_time);
-		f_u64("stop_time", r.stop_time);
-		f_u64("duration_ns", r.duration_ns);
-		f_u64("samples", r.samples);
-		f_u64("lost_samples", r.lost_samples);
-		key("exit_status");
-		fprintf(out, "%d", (int)r.exit_status);
-		obj_end();
-	}
-}
-
-static void print_end(const struct pf_end *e)
-{
-	if (json)
-		obj_begin("end");
-	else
-		fputs("  end", out);
-	f_u64("start_time", e->start_time);
-	f_u64("stop_time", e->stop_time);
-	f_u64("duration_ns", e->duration_ns);
-	f_u64("samples", e->samples);
-	f_u64("lost_samples", e->lost_samples);
-	f_u64("throttle_events", e->throttle_events);
-	f_u64("records", e->records);
-	if (json) {
-		fputs(",\"records_by_type\":{", out);
-		int first = 1;
-		for (unsigned t = 0; t < 32; t++) {
-			if (!e->records_by_type[t])
-				continue;
-			const char *n = pf_record_type_name(t);
-			fprintf(out, "%s\"%s\":%" PRIu64, first ? "" : ",", n ? n : "?", e->records_by_type[t]);
-			first = 0;
-		}
-		putc('}', out);
-	} else {
-		for (unsigned t = 0; t < 32; t++) {
-			if (!e->records_by_type[t])
-				continue;
-			const char *n = pf_record_type_name(t);
-			fprintf(out, " %s=%" PRIu64, n ? n : "?", e->records_by_type[t]);
-		}
-	}
-	obj_end();
-}
-
-static void print_section_line(const struct pf_section *sec)
-{
-	const char *n = section_name(sec->type);
-	if (json) {
-		obj_begin("section");
-		f_u64("index", sec->index);
-		if (n)
-			fprintf(out, ",\"name\":\"%s\"", n);
-		else
-			fputs(",\"name\":null", out);
-		f_u64("section_type", sec->type);
-		f_u64("offset", sec->offset);
-		f_u64("stored", sec->stored_size);
-		f_u64("raw", sec->raw_size);
-		fprintf(out, ",\"compression\":\"%s\"", sec->compression == PF_COMP_ZSTD ? "zstd" : "none");
-		f_u64("transform", sec->transform);
-		f_u64("flags", sec->flags);
-		obj_end();
-		return;
-	}
-	fprintf(out, "section %" PRIu64 " ", sec->index);
-	if (n)
-		fputs(n, out);
-	else
-		fprintf(out, "type 0x%04x (unknown)", sec->type);
-	fprintf(out, " at offset %" PRIu64 ": stored %u raw %u %s", sec->offset, sec->stored_size, sec->raw_size,
-		sec->compression == PF_COMP_ZSTD ? "zstd" : "none");
-	/* 1: columns; 2: columns continuing the previous RECORDS section */
-	if (sec->transform)
-		fprintf(out, " transform %u", sec->transform);
-	fputc('\n', out);
-}
-
-static void print_file_header(const struct pf_file_header *fh)
-{
-	const char *order = fh->endian == PF_BIG_ENDIAN ? "big-endian" : "little-endian";
-	if (json) {
-		obj_begin("file");
-		f_cstr("name", fname);
-		fprintf(out, ",\"version\":\"%u.%u\"", fh->version_major, fh->version_minor);
-		fprintf(out, ",\"byte_order\":\"%s\"", order);
-		f_u64("word_size", fh->word_size);
-		f_u64("e_machine", fh->e_machine);
-		fprintf(out, ",\"machine\":\"%s\"", machine_name(fh->e_machine));
-		f_u64("flags", fh->flags);
-		obj_end();
-		return;
-	}
-	fprintf(out, "file %s: pf format %u.%u, %s, %u-bit, machine %s (e_machine %u), flags 0x%x\n", fname,
-		fh->version_major, fh->version_minor, order, fh->word_size * 8u, machine_name(fh->e_machine),
-		fh->e_machine, fh->flags);
-}
-
-/* ------------------------------------------------------------------------ */
-/* --stats report                                                            */
-/* ------------------------------------------------------------------------ */
-
 static int pid_cmp(const void *x, const void *y)
 {
 	const struct pident *a = x, *b = y;
@@ -1547,45 +537,45 @@ static int pid_cmp(const void *x, const void *y)
 
 static void print_stats(int truncated)
 {
-	const char *state = n_errors ? "damaged" : have_end ? "complete" : "incomplete (no END section)";
+	const char *state = pfd_pr.n_errors ? "damaged" : have_end ? "complete" : "incomplete (no END section)";
 	uint64_t denom = n_samples + n_lost;
 	double share = denom ? 100.0 * (double)n_lost / (double)denom : 0.0;
 	(void)truncated;
-	if (json) {
-		obj_begin("stats");
-		f_cstr("state", n_errors ? "damaged" : have_end ? "complete" : "incomplete");
-		f_u64("records", n_records);
-		f_u64("samples", n_samples);
-		f_u64("lost_samples", n_lost);
-		fprintf(out, ",\"lost_share\":%.4f", share / 100.0);
+	if (pfd_pr.json) {
+		pfd_obj_begin("stats");
+		pfd_cstr("state", pfd_pr.n_errors ? "damaged" : have_end ? "complete" : "incomplete");
+		pfd_u64("records", n_records);
+		pfd_u64("samples", n_samples);
+		pfd_u64("lost_samples", n_lost);
+		fprintf(pfd_pr.out, ",\"lost_share\":%.4f", share / 100.0);
 		if (t_last)
-			f_u64("duration_ns", t_last - t_first);
-		fputs(",\"records_by_type\":{", out);
+			pfd_u64("duration_ns", t_last - t_first);
+		fputs(",\"records_by_type\":{", pfd_pr.out);
 		int first = 1;
 		for (unsigned t = 0; t <= 64; t++) {
 			if (!rec_by_type[t])
 				continue;
 			const char *n = t < 64 ? pf_record_type_name(t) : "UNKNOWN";
-			fprintf(out, "%s\"%s\":%" PRIu64, first ? "" : ",", n ? n : "UNKNOWN", rec_by_type[t]);
+			fprintf(pfd_pr.out, "%s\"%s\":%" PRIu64, first ? "" : ",", n ? n : "UNKNOWN", rec_by_type[t]);
 			first = 0;
 		}
-		fputs("}}\n", out);
+		fputs("}}\n", pfd_pr.out);
 	} else {
-		fprintf(out, "state: %s\n", state);
-		fprintf(out, "records: %" PRIu64 "\n", n_records);
+		fprintf(pfd_pr.out, "state: %s\n", state);
+		fprintf(pfd_pr.out, "records: %" PRIu64 "\n", n_records);
 		for (unsigned t = 0; t <= 64; t++) {
 			if (!rec_by_type[t])
 				continue;
 			const char *n = t < 64 ? pf_record_type_name(t) : NULL;
 			if (n)
-				fprintf(out, "  %-18s %12" PRIu64 "\n", n, rec_by_type[t]);
+				fprintf(pfd_pr.out, "  %-18s %12" PRIu64 "\n", n, rec_by_type[t]);
 			else
-				fprintf(out, "  %-18s %12" PRIu64 "\n", "UNKNOWN", rec_by_type[t]);
+				fprintf(pfd_pr.out, "  %-18s %12" PRIu64 "\n", "UNKNOWN", rec_by_type[t]);
 		}
-		fprintf(out, "samples: %" PRIu64 "\n", n_samples);
-		fprintf(out, "lost samples: %" PRIu64 " (%.2f%% of %" PRIu64 ")\n", n_lost, share, denom);
+		fprintf(pfd_pr.out, "samples: %" PRIu64 "\n", n_samples);
+		fprintf(pfd_pr.out, "lost samples: %" PRIu64 " (%.2f%% of %" PRIu64 ")\n", n_lost, share, denom);
 		if (t_last)
-			fprintf(out, "time span: %" PRIu64 ".%09" PRIu64 " s\n", (t_last - t_first) / 1000000000u,
+			fprintf(pfd_pr.out, "time span: %" PRIu64 ".%09" PRIu64 " s\n", (t_last - t_first) / 1000000000u,
 				(t_last - t_first) % 1000000000u);
 	}
 	/* samples per process, most first */
@@ -1595,28 +585,28 @@ static void print_stats(int truncated)
 			pids[k++] = pids[i];
 	if (k)
 		qsort(pids, k, sizeof(*pids), pid_cmp);
-	if (!json && k)
-		fprintf(out, "samples per process:\n");
+	if (!pfd_pr.json && k)
+		fprintf(pfd_pr.out, "samples per process:\n");
 	for (size_t i = 0; i < k; i++) {
 		const char *c = pid_name(&pids[i]);
-		if (json) {
-			obj_begin("process");
-			f_u64("pid", pids[i].pid);
-			f_cstr("comm", c);
-			f_u64("samples", pids[i].samples);
-			fprintf(out, ",\"share\":%.4f", n_samples ? (double)pids[i].samples / (double)n_samples : 0.0);
-			obj_end();
+		if (pfd_pr.json) {
+			pfd_obj_begin("process");
+			pfd_u64("pid", pids[i].pid);
+			pfd_cstr("comm", c);
+			pfd_u64("samples", pids[i].samples);
+			fprintf(pfd_pr.out, ",\"share\":%.4f", n_samples ? (double)pids[i].samples / (double)n_samples : 0.0);
+			pfd_obj_end();
 		} else {
-			fprintf(out, "  %-16s %8u %12" PRIu64 "  %6.2f%%\n", c, pids[i].pid, pids[i].samples,
+			fprintf(pfd_pr.out, "  %-16s %8u %12" PRIu64 "  %6.2f%%\n", c, pids[i].pid, pids[i].samples,
 				n_samples ? 100.0 * (double)pids[i].samples / (double)n_samples : 0.0);
 		}
 	}
 	pid_cap = 0; /* entries were compacted */
-	if (counts_kv && !json)
-		fprintf(out, "counts at the end:\n");
+	if (counts_kv && !pfd_pr.json)
+		fprintf(pfd_pr.out, "counts at the end:\n");
 	print_counts();
-	if (!json)
-		fprintf(out, "sections: %" PRIu64 "\n  %-10s %6s %14s %14s %7s\n", file_sections, "type", "count",
+	if (!pfd_pr.json)
+		fprintf(pfd_pr.out, "sections: %" PRIu64 "\n  %-10s %6s %14s %14s %7s\n", file_sections, "type", "count",
 			"raw bytes", "stored bytes", "ratio");
 	uint64_t traw = 0, tsto = 0;
 	for (int g = 0; g < 3; g++) {
@@ -1625,7 +615,7 @@ static void print_stats(int truncated)
 			if (!s->count)
 				continue;
 			uint16_t type = (uint16_t)(g == 0 ? t : g == 1 ? 0x100 + t : 0xffff);
-			const char *n = g == 2 ? "other" : section_name(type);
+			const char *n = g == 2 ? "other" : pfd_section_name(type);
 			char tmp[16];
 			if (!n) {
 				snprintf(tmp, sizeof(tmp), "0x%04x", type);
@@ -1634,25 +624,25 @@ static void print_stats(int truncated)
 			double ratio = s->stored ? (double)s->raw / (double)s->stored : 0.0;
 			traw += s->raw;
 			tsto += s->stored;
-			if (json) {
-				obj_begin("section_stats");
-				f_cstr("name", n);
-				f_u64("count", s->count);
-				f_u64("raw", s->raw);
-				f_u64("stored", s->stored);
-				fprintf(out, ",\"ratio\":%.3f", ratio);
-				obj_end();
+			if (pfd_pr.json) {
+				pfd_obj_begin("section_stats");
+				pfd_cstr("name", n);
+				pfd_u64("count", s->count);
+				pfd_u64("raw", s->raw);
+				pfd_u64("stored", s->stored);
+				fprintf(pfd_pr.out, ",\"ratio\":%.3f", ratio);
+				pfd_obj_end();
 			} else {
-				fprintf(out, "  %-10s %6" PRIu64 " %14" PRIu64 " %14" PRIu64 " %7.2f\n", n, s->count, s->raw,
+				fprintf(pfd_pr.out, "  %-10s %6" PRIu64 " %14" PRIu64 " %14" PRIu64 " %7.2f\n", n, s->count, s->raw,
 					s->stored, ratio);
 			}
 		}
 	}
-	if (!json)
-		fprintf(out, "  %-10s %6" PRIu64 " %14" PRIu64 " %14" PRIu64 " %7.2f\n", "total", file_sections, traw,
+	if (!pfd_pr.json)
+		fprintf(pfd_pr.out, "  %-10s %6" PRIu64 " %14" PRIu64 " %14" PRIu64 " %7.2f\n", "total", file_sections, traw,
 			tsto, tsto ? (double)traw / (double)tsto : 0.0);
-	if (have_end && !json)
-		fprintf(out, "END totals: samples %" PRIu64 ", lost %" PRIu64 ", records %" PRIu64 ", throttle %" PRIu64 "\n",
+	if (have_end && !pfd_pr.json)
+		fprintf(pfd_pr.out, "END totals: samples %" PRIu64 ", lost %" PRIu64 ", records %" PRIu64 ", throttle %" PRIu64 "\n",
 			end_totals.samples, end_totals.lost_samples, end_totals.records, end_totals.throttle_events);
 }
 
@@ -1660,11 +650,90 @@ static void print_stats(int truncated)
 /* main                                                                      */
 /* ------------------------------------------------------------------------ */
 
+/* One intact section: decoded, kept for later ones, printed as the mode asks. */
+static void do_section(const struct pf_section *sec, struct pf_events *evs, int show_hdr)
+{
+	int rc;
+	switch (sec->type) {
+	case PF_SEC_META:
+		if (show_hdr)
+			pfd_print_meta(sec);
+		break;
+	case PF_SEC_EVENT:
+		rc = pf_events_add(evs, sec);
+		if (rc < 0) {
+			char msg[256];
+			snprintf(msg, sizeof(msg), "%s: section %" PRIu64 " at offset %" PRIu64 ": %s EVENT payload",
+				 pfd_pr.fname, sec->index, sec->offset,
+				 rc == -EPROTONOSUPPORT ? "unsupported (unknown attr fields set)" : "malformed");
+			pfd_error_line(msg);
+		} else {
+			desc_add(pf_events_get(evs, pf_events_count(evs) - 1), sec);
+			if (show_hdr)
+				pfd_print_event(pf_events_get(evs, pf_events_count(evs) - 1));
+		}
+		break;
+	case PF_SEC_RECORDS:
+		do_records(sec, evs);
+		break;
+	case PF_SEC_COUNTS:
+		counts_keep(sec);
+		if (show_hdr)
+			print_counts();
+		break;
+	case PF_SEC_THREADS:
+		pfd_do_threads(sec, show_hdr && mode == M_DUMP);
+		break;
+	case PF_SEC_BUILDID:
+		pfd_buildid_sec(sec, mode == M_BUILDIDS, mode == M_DUMP);
+		break;
+	case PF_SEC_MAPS:
+		if (mode == M_DUMP)
+			pfd_print_maps(sec);
+		break;
+	case PF_SEC_DSO_IMAGE:
+		if (mode == M_DUMP)
+			pfd_print_dso(sec);
+		break;
+	case PF_SEC_END:
+		if (pf_end_decode(sec->data, sec->size, &end_totals) < 0) {
+			pfd_payload_error(sec, "END");
+			break;
+		}
+		have_end = 1;
+		if (mode == M_DUMP) {
+			pfd_print_end(&end_totals);
+			pfd_print_end_runs(sec->data, sec->size);
+		}
+		break;
+	case PF_SEC_STRINGS:
+	case PF_SEC_FRAMES:
+	case PF_SEC_STACKS:
+	case PF_SEC_SAMPLES:
+		if (show_profile && show_hdr)
+			pfd_profile_section(sec);
+		break;
+	case PF_SEC_RUN:
+		if (mode == M_DUMP) {
+			struct pf_run_mark m;
+			if (pf_run_mark_decode(sec->data, sec->size, &m) < 0) {
+				pfd_payload_error(sec, "RUN");
+				break;
+			}
+			pfd_print_run_mark(&m);
+		}
+		break;
+	default:
+		break;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "header", no_argument, NULL, 'H' },   { "stats", no_argument, NULL, 's' },
 		{ "build-ids", no_argument, NULL, 'b' }, { "json", no_argument, NULL, 'j' },
+		{ "profile", no_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },     { "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1673,18 +742,19 @@ int main(int argc, char **argv)
 		fprintf(stderr, "pfdump: out of memory\n");
 		return 1;
 	}
-	if (pf_comms_new(&comms) < 0) {
+	if (pf_comms_new(&comms) < 0 || pfd_profile_init() < 0) {
 		fprintf(stderr, "pfdump: out of memory\n");
 		return 1;
 	}
 	/* a closed output pipe is a write error (EPIPE), reported in one line */
 	pf_out_ignore_sigpipe();
-	while ((c = getopt_long(argc, argv, "HsbjhV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "HsbjphV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'H': mode = M_HEADER; break;
 		case 's': mode = M_STATS; break;
 		case 'b': mode = M_BUILDIDS; break;
-		case 'j': json = 1; break;
+		case 'j': pfd_pr.json = 1; break;
+		case 'p': show_profile = 1; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': return pf_cli_version("pfdump");
 		default: return pf_cli_try_help("pfdump");
@@ -1692,13 +762,13 @@ int main(int argc, char **argv)
 	}
 	if (argc - optind > 1)
 		return pf_cli_usage("pfdump", "unexpected argument '%s'", argv[optind + 1]);
-	fname = optind < argc ? argv[optind] : "-";
-	out = stdout;
+	pfd_pr.fname = optind < argc ? argv[optind] : "-";
+	pfd_pr.out = stdout;
 	static char obuf[1 << 20];
-	setvbuf(out, obuf, _IOFBF, sizeof(obuf));
+	setvbuf(pfd_pr.out, obuf, _IOFBF, sizeof(obuf));
 
 	pf_reader *r = NULL;
-	int rc = pf_reader_open(&r, fname);
+	int rc = pf_reader_open(&r, pfd_pr.fname);
 	if (rc < 0) {
 		fprintf(stderr, "pfdump: %s\n", r ? pf_reader_errmsg(r) : strerror(-rc));
 		pf_reader_close(r);
@@ -1706,7 +776,7 @@ int main(int argc, char **argv)
 	}
 	int show_hdr = mode == M_DUMP || mode == M_HEADER;
 	if (show_hdr)
-		print_file_header(pf_reader_header(r));
+		pfd_print_file_header(pf_reader_header(r));
 
 	struct pf_events *evs;
 	if (pf_events_new(&evs) < 0) {
@@ -1717,7 +787,7 @@ int main(int argc, char **argv)
 	int truncated = 0;
 	while ((rc = pf_reader_next(r, &sec)) != 0) {
 		if (rc < 0) {
-			error_line(pf_reader_errmsg(r));
+			pfd_error_line(pf_reader_errmsg(r));
 			if (!pf_reader_can_continue(r)) {
 				truncated = 1;
 				break;
@@ -1730,89 +800,25 @@ int main(int argc, char **argv)
 		ss->raw += sec.raw_size;
 		ss->stored += sec.stored_size;
 		if (show_hdr)
-			print_section_line(&sec);
-		switch (sec.type) {
-		case PF_SEC_META:
-			if (show_hdr)
-				print_meta(&sec);
-			break;
-		case PF_SEC_EVENT:
-			rc = pf_events_add(evs, &sec);
-			if (rc < 0) {
-				char msg[256];
-				snprintf(msg, sizeof(msg), "%s: section %" PRIu64 " at offset %" PRIu64 ": %s EVENT payload",
-					 fname, sec.index, sec.offset,
-					 rc == -EPROTONOSUPPORT ? "unsupported (unknown attr fields set)" : "malformed");
-				error_line(msg);
-			} else {
-				desc_add(pf_events_get(evs, pf_events_count(evs) - 1), &sec);
-				if (show_hdr)
-					print_event(pf_events_get(evs, pf_events_count(evs) - 1));
-			}
-			break;
-		case PF_SEC_RECORDS:
-			do_records(&sec, evs);
-			break;
-		case PF_SEC_COUNTS:
-			counts_keep(&sec);
-			if (show_hdr)
-				print_counts();
-			break;
-		case PF_SEC_THREADS:
-			do_threads(&sec, show_hdr && mode == M_DUMP);
-			break;
-		case PF_SEC_BUILDID:
-			do_buildid_sec(&sec, mode == M_DUMP);
-			break;
-		case PF_SEC_MAPS:
-			if (mode == M_DUMP)
-				print_maps(&sec);
-			break;
-		case PF_SEC_DSO_IMAGE:
-			if (mode == M_DUMP)
-				print_dso(&sec);
-			break;
-		case PF_SEC_END:
-			if (pf_end_decode(sec.data, sec.size, &end_totals) < 0) {
-				payload_error(&sec, "END");
-				break;
-			}
-			have_end = 1;
-			if (mode == M_DUMP) {
-				print_end(&end_totals);
-				print_end_runs(sec.data, sec.size);
-			}
-			break;
-		case PF_SEC_RUN:
-			if (mode == M_DUMP) {
-				struct pf_run_mark m;
-				if (pf_run_mark_decode(sec.data, sec.size, &m) < 0) {
-					payload_error(&sec, "RUN");
-					break;
-				}
-				print_run_mark(&m);
-			}
-			break;
-		default:
-			break;
-		}
+			pfd_print_section_line(&sec);
+		do_section(&sec, evs, show_hdr);
 		/* each section's lines go out with it: a reader at the other end
 		 * of a pipe (pfrec -o - | pfdump -) sees records as they come */
 		if (mode != M_STATS)
-			fflush(out);
+			fflush(pfd_pr.out);
 		/* the output failed (`pfdump run.pf | head`): nothing more to do */
-		if (ferror(out))
+		if (ferror(pfd_pr.out))
 			break;
 	}
-	if (mode == M_STATS && !ferror(out))
+	if (mode == M_STATS && !ferror(pfd_pr.out))
 		print_stats(truncated);
-	int e = pf_out_flush(out);
+	int e = pf_out_flush(pfd_pr.out);
 	if (e) {
 		pf_out_error("pfdump", "-", e);
-		n_errors++;
+		pfd_pr.n_errors++;
 	}
-	if (!n_errors && !have_end)
-		fprintf(stderr, "pfdump: %s: incomplete recording (no END section)\n", fname);
+	if (!pfd_pr.n_errors && !have_end)
+		fprintf(stderr, "pfdump: %s: incomplete recording (no END section)\n", pfd_pr.fname);
 	pf_events_delete(evs);
 	descs_free();
 	pf_reader_close(r);
@@ -1820,6 +826,7 @@ int main(int argc, char **argv)
 	free(pids);
 	pf_strtab_free(&comm_strs);
 	pf_comms_delete(comms);
+	pfd_profile_free();
 	free(bid_keys);
-	return n_errors ? 1 : 0;
+	return pfd_pr.n_errors ? 1 : 0;
 }
