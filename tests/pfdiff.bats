@@ -677,9 +677,27 @@ sur\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\t737572eda080')"
 	[[ "${lines[4]}" == *" welch/welch "* ]]
 	run pfdiff --test=bayes quasi/b1.folded quasi/b2.folded -- quasi/n1.folded quasi/n2.folded
 	assert_failure 2
-	run pfdiff --mode=time --period 1000000 --test=quasi quasi/b1.folded quasi/b2.folded -- quasi/n1.folded quasi/n2.folded
-	assert_failure 2
-	assert_output "pfdiff: --test=quasi compares shares: not with --mode=time"
+}
+
+@test "replicate runs in --mode=time, quasi-Poisson test: the statistics that tests/fixtures/diff_quasi.py computes independently" {
+	mkdir -p quasi && python3 "$FX/diff_quasi.py" write quasi
+	local q=(quasi/b1.folded quasi/b2.folded quasi/b3.folded -- quasi/n1.folded quasi/n2.folded quasi/n3.folded)
+	run pfdiff --json --mode=time --period 1000000 --test=quasi "${q[@]}"
+	refute_sanitizer
+	assert_success
+	run python3 "$FX/diff_quasi.py" check-time 1000000 <<< "$output"
+	assert_success
+	# work +153.33 ms of 1000 ms per run (significant), io and log unchanged
+	assert_line "# work self +153.33 ms p=0.000185 phi=2.205 df=8 sig=True"
+	assert_line "# io self +0.00 ms p=1 phi=1.000 df=8 sig=False"
+	run pfdiff --mode=time --period 1000000 --test=quasi "${q[@]}"
+	assert_success
+	assert_line --index 1 --partial "quasi-Poisson t test on per-run times: dispersion pooled over the functions 1.49 (weighed as 4 df), moderated per function;"
+	assert_line --regexp '^ +300\.00 +453\.33 +\+153\.33 .* both  quasi/quasi -      work$'
+	# several folded inputs per side keep Welch's test by default
+	run pfdiff --mode=time --period 1000000 "${q[@]}"
+	assert_success
+	assert_line --index 1 --partial "Welch's t test on per-run times;"
 }
 
 @test "one run per side: the header says only sampling noise counts; --fail-on-regression refuses without replicates" {
@@ -717,6 +735,11 @@ sur\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\t737572eda080')"
 	run pfdiff --json a.sym.pf b.sym.pf
 	run jq -r '[.base.runs[].run] | @tsv' <<< "$output"
 	assert_output "1	2	3"
+	# in time mode the runs are replicates of times: the quasi-Poisson test
+	run pfdiff --mode=time a.sym.pf b.sym.pf
+	assert_success
+	assert_line --index 1 --partial "quasi-Poisson t test on per-run times"
+	assert_output --partial " worker_work"
 	# a recording of 3 runs against one of 1: refused
 	run pfrec -q -g -e cpu-clock -F 1000 -o one.pf -- ./rt
 	run pfdiff a.sym.pf one.pf

@@ -289,6 +289,66 @@ void pf_stat_quasi(const double *x1, const double *n1, size_t k1, const double *
 	r->ci_hi = r->delta + tq * se;
 }
 
+double pf_stat_pearson_poisson(const double *x, const double *w, size_t k, double *df)
+{
+	double sx = 0, sw = 0;
+	for (size_t j = 0; j < k; j++) {
+		sx += x[j];
+		sw += 1 / w[j];
+	}
+	*df = 0;
+	if (k < 2 || !(sx > 0) || !(sw > 0))
+		return 0;
+	double m = sx / sw, x2 = 0;
+	for (size_t j = 0; j < k; j++) {
+		double e = m / w[j];
+		x2 += (x[j] - e) * (x[j] - e) / e;
+	}
+	*df = (double)(k - 1);
+	return x2;
+}
+
+void pf_stat_quasi_poisson(const double *x1, const double *w1, size_t k1, const double *x2, const double *w2,
+			   size_t k2, double phi0, double d0, struct pf_stat_result *r)
+{
+	double X1 = 0, W1 = 0, X2 = 0, W2 = 0;
+	for (size_t j = 0; j < k1; j++) {
+		X1 += x1[j];
+		W1 += 1 / w1[j];
+	}
+	for (size_t j = 0; j < k2; j++) {
+		X2 += x2[j];
+		W2 += 1 / w2[j];
+	}
+	double dfa, dfb;
+	double chi = pf_stat_pearson_poisson(x1, w1, k1, &dfa) + pf_stat_pearson_poisson(x2, w2, k2, &dfb);
+	double dff = dfa + dfb;
+	double phi = (d0 * phi0 + chi) / (d0 + dff);
+	if (!(phi >= 1))
+		phi = 1;
+	double df = d0 + dff;
+	r->test = PF_TEST_QUASI;
+	r->phi = phi;
+	r->df = df;
+	r->share1 = W1 > 0 ? X1 / W1 : 0;
+	r->share2 = W2 > 0 ? X2 / W2 : 0;
+	r->delta = r->share2 - r->share1;
+	double m = (X1 + X2) / (W1 + W2);
+	if (!(W1 > 0) || !(W2 > 0) || !(m > 0) || !(df > 0)) {
+		r->p = 1;
+		r->ci_lo = r->ci_hi = r->delta;
+		return;
+	}
+	double t = r->delta / sqrt(phi * m * (1 / W1 + 1 / W2));
+	r->p = 2.0 * pf_stat_t_cdf(-fabs(t), df);
+	if (r->p > 1)
+		r->p = 1;
+	double se = sqrt(phi * (r->share1 / W1 + r->share2 / W2));
+	double tq = pf_stat_t_quantile(0.975, df);
+	r->ci_lo = r->delta - tq * se;
+	r->ci_hi = r->delta + tq * se;
+}
+
 struct pidx {
 	double p;
 	size_t i;

@@ -130,6 +130,35 @@ void pf_stat_quasi(const double *x1, const double *n1, size_t k1, const double *
 		   double phi0, double d0, struct pf_stat_result *r);
 
 /*
+ * Pearson's statistic of one side's runs for the quasi-Poisson model of
+ * times (pfdiff --mode=time): run j has x[j] samples of the function, each
+ * standing for w[j] > 0 time units (k runs). With the same time m per run,
+ * E x_j = m / w_j; its estimate m = sum x / sum (1/w), e_j = m / w_j, and
+ *   X2 = sum_j (x_j - e_j)^2 / e_j,   *df = k - 1,
+ * whose expectation is phi (k - 1) when Var(x_j) = phi e_j.
+ * When sum x is 0 (nothing to measure) it returns 0 and *df = 0.
+ */
+double pf_stat_pearson_poisson(const double *x, const double *w, size_t k, double *df);
+
+/*
+ * Quasi-Poisson test of one time between two sides of replicate runs (x1[j]
+ * samples of weight w1[j] in run j of BASE, k1 runs; x2, w2, k2 of NEW), the
+ * runs' variance modelled as Var(x_j) = phi m / w_j. phi0 and d0 as in
+ * pf_stat_quasi() (phi0 pooled from pf_stat_pearson_poisson() statistics).
+ * With W_i = sum_j 1/w_ij and the function's own X2f on dff df:
+ *   phi = max(1, (d0 phi0 + X2f) / (d0 + dff)),   df = d0 + dff,
+ *   m_i = sum x_i / W_i (time per run),  delta = m2 - m1,
+ *   m = (sum x1 + sum x2) / (W1 + W2),
+ *   t = delta / sqrt(phi m (1/W1 + 1/W2)),
+ *   p-value = 2 (1 - F_t(|t|; df)),
+ *   CI: delta +- t_{0.975, df} sqrt(phi (m1/W1 + m2/W2)).
+ * share1/share2 are m1 and m2. When m is 0 the p-value is 1 and the CI the
+ * point delta.
+ */
+void pf_stat_quasi_poisson(const double *x1, const double *w1, size_t k1, const double *x2, const double *w2,
+			   size_t k2, double phi0, double d0, struct pf_stat_result *r);
+
+/*
  * Benjamini-Hochberg adjusted p-values (q-values): with the m p-values
  * sorted ascending p_(1) <= ... <= p_(m), q_(i) = min_{j >= i} m p_(j) / j,
  * capped at 1. q[i] corresponds to p[i] (input order kept). Rejecting every

@@ -1,8 +1,9 @@
 /*
  * pfdiff/compare.c - the tests of each function's self and total count
  * between the runs of BASE and NEW: a two-proportion z test (Poisson in
- * --mode=time) with one run per side, the quasi-binomial model with a
- * dispersion pooled over the functions or Welch's t test with replicates,
+ * --mode=time) with one run per side, the quasi-binomial model (quasi-Poisson
+ * in --mode=time) with a dispersion pooled over the functions or Welch's t
+ * test with replicates,
  * Benjamini-Hochberg over all of them (pfdiff(1) gives the formulas).
  */
 #include <errno.h>
@@ -35,6 +36,13 @@ static void per_run(struct cmp *a, uint32_t id, int total)
 	}
 }
 
+/* Pearson's statistic of one side for the model in use: quasi-binomial of
+ * shares (n: samples per run) or quasi-Poisson of times (n: w per run). */
+static double pearson(const struct cmp *a, const double *x, const double *n, size_t k, double *df)
+{
+	return a->time ? pf_stat_pearson_poisson(x, n, k, df) : pf_stat_pearson(x, n, k, df);
+}
+
 /* The dispersion pooled over the functions: Pearson's statistics of their
  * self counts (the leaf shares, which split the samples); 1 at least. */
 static double pooled_dispersion(struct cmp *a)
@@ -43,7 +51,7 @@ static double pooled_dispersion(struct cmp *a)
 	for (uint32_t id = 0; id < a->nf; id++) {
 		per_run(a, id, 0);
 		double d1, d2;
-		chi += pf_stat_pearson(a->s1, a->n1, a->nbase, &d1) + pf_stat_pearson(a->s2, a->n2, a->nnew, &d2);
+		chi += pearson(a, a->s1, a->n1, a->nbase, &d1) + pearson(a, a->s2, a->n2, a->nnew, &d2);
 		df += d1 + d2;
 	}
 	return df > 0 && chi / df > 1 ? chi / df : 1;
@@ -65,7 +73,10 @@ static void test_one(struct cmp *a, uint32_t id, int total, uint64_t xb_all, uin
 			pf_stat_two_prop(xb, rb->samples, xn, rn->samples, r);
 	} else if (a->quasi) {
 		per_run(a, id, total);
-		pf_stat_quasi(a->s1, a->n1, a->nbase, a->s2, a->n2, a->nnew, a->phi0, a->d0, r);
+		if (a->time)
+			pf_stat_quasi_poisson(a->s1, a->n1, a->nbase, a->s2, a->n2, a->nnew, a->phi0, a->d0, r);
+		else
+			pf_stat_quasi(a->s1, a->n1, a->nbase, a->s2, a->n2, a->nnew, a->phi0, a->d0, r);
 	} else {
 		for (size_t i = 0; i < a->nruns; i++) {
 			const struct run *rr = &a->runs[i];
@@ -176,8 +187,11 @@ int pfd_compare(struct cmp *a, const struct pf_strtab *funcs, struct fres *lost)
 	a->n2 = calloc(a->nnew, sizeof *a->n2);
 	if (!a->fr || !a->pv || !a->qv || !a->s1 || !a->s2 || !a->n1 || !a->n2)
 		return -ENOMEM;
+	/* the models' second number per run: its samples (shares), or the
+	 * time one sample stands for (quasi-Poisson of times) */
 	for (size_t i = 0; i < a->nruns; i++)
-		*(i < a->nbase ? &a->n1[i] : &a->n2[i - a->nbase]) = (double)a->runs[i].samples;
+		*(i < a->nbase ? &a->n1[i] : &a->n2[i - a->nbase]) =
+			a->time ? a->runs[i].w : (double)a->runs[i].samples;
 	a->phi0 = a->quasi ? pooled_dispersion(a) : 1;
 	a->d0 = (double)(a->nbase + a->nnew) - 2;
 	for (uint32_t id = 0; id < a->nf; id++)

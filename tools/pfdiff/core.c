@@ -709,10 +709,6 @@ static int refuse(const struct pfdiff_opts *o, size_t nbase, size_t nnew)
 		      "with pfrec --repeat N (N >= 2), or pass --single-run-ok\n", stderr);
 		return 2;
 	}
-	if (o->test == PFDIFF_TEST_QUASI && o->mode == PFDIFF_MODE_TIME) {
-		fputs("pfdiff: --test=quasi compares shares: not with --mode=time\n", stderr);
-		return 2;
-	}
 	return 0;
 }
 
@@ -764,9 +760,10 @@ int pfdiff_run(const struct pfdiff_opts *o, const char **base, size_t nbase,
 	status = 1;
 	a.nf = c.funcs.count;
 	a.multi = nbase > 1;
-	/* replicates: the quasi-binomial model with a dispersion pooled over the
-	 * functions for the runs of recordings, or when asked; Welch otherwise */
-	a.quasi = a.multi && !a.time && (o->test == PFDIFF_TEST_QUASI || (o->test == PFDIFF_TEST_AUTO && from_rec));
+	/* replicates: the quasi-binomial model (quasi-Poisson of times) with a
+	 * dispersion pooled over the functions for the runs of recordings, or
+	 * when asked; Welch otherwise */
+	a.quasi = a.multi && (o->test == PFDIFF_TEST_QUASI || (o->test == PFDIFF_TEST_AUTO && from_rec));
 	uint64_t any_lost = 0;
 	double nb = 0, nn = 0;
 	for (size_t i = 0; i < a.nruns; i++) {

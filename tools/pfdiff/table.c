@@ -135,8 +135,9 @@ static const char *test_name(const struct cmp *a, char *buf, size_t n)
 {
 	if (a->quasi) {
 		snprintf(buf, n,
-			 "quasi-binomial t test on per-run shares: dispersion pooled over the functions %.3g (weighed "
-			 "as %g df), moderated per function", a->phi0, a->d0);
+			 "%s: dispersion pooled over the functions %.3g (weighed as %g df), moderated per function",
+			 a->time ? "quasi-Poisson t test on per-run times" : "quasi-binomial t test on per-run shares",
+			 a->phi0, a->d0);
 		return buf;
 	}
 	if (a->multi)
