@@ -52,15 +52,6 @@ struct chain_ent {
 
 enum item { IT_KERNEL, IT_USER, IT_OTHER, IT_OTHER_COUNTED };
 
-/* Where the fields sample_fast() reads lie in a sample of one sample_type:
- * byte offsets after the record header, -1 when absent. */
-struct fast_layout {
-	uint64_t st;   /* the sample_type it is for */
-	int valid, ok; /* ok: FAST_TYPES only */
-	uint32_t need; /* bytes before the callchain */
-	int32_t ip, tid, time, cpu, period, chain;
-};
-
 struct pf_prof_builder {
 	struct pf_prof *p;
 	struct pf_prof_builder_opts o;
@@ -94,7 +85,8 @@ struct pf_prof_builder {
 	uint32_t chain_n, chain_cap;
 	uint64_t *chain_keys;
 	uint64_t chain_keys_len, chain_keys_cap;
-	struct fast_layout lay;    /* sample_fast()'s, for the last sample_type */
+	struct pf_sample_plan plan; /* the sample plan of plan_ev (records.h) */
+	const struct pf_event *plan_ev; /* the event it was compiled for, NULL: none yet */
 	struct pf_buf pending;     /* the previous RECORDS payload: its samples wait */
 	int has_pending;
 	char errmsg[256];
@@ -666,71 +658,48 @@ static int64_t chain_stack(pf_prof_builder *b, const struct pf_sample *s, uint16
 	return stack;
 }
 
-/* pf_sample_decode() for the sample types whose fields all come before the
- * end of the callchain (frame-pointer recordings: IP, TID, TIME, CPU,
- * PERIOD, CALLCHAIN and ids): the fields the builder reads, with the same
- * bounds checks, without filling the whole struct. 1 if it applies, 0 if
- * the event needs pf_sample_decode(), -EBADMSG for a short record. */
+/* pf_sample_plan_decode() for the sample types whose fields all come before
+ * the end of the callchain (frame-pointer recordings: IP, TID, TIME, CPU,
+ * PERIOD, CALLCHAIN and ids): the fields the builder reads, at the offsets
+ * of the event's plan, with the same bounds checks, without filling the
+ * whole struct. 1 if it applies, 0 if the event needs
+ * pf_sample_plan_decode(), -EBADMSG for a short record. */
 #define FAST_TYPES                                                                                        \
 	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR |  \
 	 PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN)
 
-static void fast_layout_set(struct fast_layout *L, uint64_t st)
-{
-	L->st = st;
-	L->valid = 1;
-	L->ok = !(st & ~(uint64_t)FAST_TYPES);
-	int32_t off = 0;
-#define FIELD(bitv, dst)                                                                                  \
-	do {                                                                                             \
-		dst = (st & (bitv)) ? off : -1;                                                            \
-		off += (st & (bitv)) ? 8 : 0;                                                              \
-	} while (0)
-	int32_t skip;
-	FIELD(PERF_SAMPLE_IDENTIFIER, skip);
-	FIELD(PERF_SAMPLE_IP, L->ip);
-	FIELD(PERF_SAMPLE_TID, L->tid);
-	FIELD(PERF_SAMPLE_TIME, L->time);
-	FIELD(PERF_SAMPLE_ADDR, skip);
-	FIELD(PERF_SAMPLE_ID, skip);
-	FIELD(PERF_SAMPLE_STREAM_ID, skip);
-	FIELD(PERF_SAMPLE_CPU, L->cpu);
-	FIELD(PERF_SAMPLE_PERIOD, L->period);
-#undef FIELD
-	(void)skip;
-	L->need = (uint32_t)off;
-	L->chain = (st & PERF_SAMPLE_CALLCHAIN) ? off : -1;
-}
-
-static int sample_fast(struct fast_layout *L, const struct pf_event *ev, const struct perf_event_header *rec,
+static int sample_fast(pf_prof_builder *b, const struct pf_event *ev, const struct perf_event_header *rec,
 		       struct pf_sample *s)
 {
-	uint64_t st = ev->attr.sample_type;
-	if (!L->valid || L->st != st)
-		fast_layout_set(L, st);
-	if (!L->ok)
+	const struct pf_sample_plan *P = &b->plan;
+	if (b->plan_ev != ev || P->sample_type != ev->attr.sample_type) {
+		pf_sample_plan_compile(&b->plan, &ev->attr);
+		b->plan_ev = ev;
+	}
+	uint64_t st = P->sample_type;
+	if (st & ~(uint64_t)FAST_TYPES)
 		return 0;
-	const uint8_t *p = (const uint8_t *)rec + sizeof(*rec), *end = (const uint8_t *)rec + rec->size;
-	if (rec->size < sizeof(*rec) || (size_t)(end - p) < L->need)
+	const uint8_t *p = (const uint8_t *)rec, *end = p + rec->size;
+	if (rec->size < P->fixed_end)
 		return -EBADMSG;
 	s->present = st;
 	s->ip = s->time = s->period = s->callchain_nr = 0;
 	s->pid = s->tid = s->cpu = 0;
 	s->callchain = NULL;
-	if (L->ip >= 0)
-		memcpy(&s->ip, p + L->ip, 8);
-	if (L->tid >= 0) {
-		memcpy(&s->pid, p + L->tid, 4);
-		memcpy(&s->tid, p + L->tid + 4, 4);
+	if (P->ip >= 0)
+		memcpy(&s->ip, p + P->ip, 8);
+	if (P->tid >= 0) {
+		memcpy(&s->pid, p + P->tid, 4);
+		memcpy(&s->tid, p + P->tid + 4, 4);
 	}
-	if (L->time >= 0)
-		memcpy(&s->time, p + L->time, 8);
-	if (L->cpu >= 0)
-		memcpy(&s->cpu, p + L->cpu, 4);
-	if (L->period >= 0)
-		memcpy(&s->period, p + L->period, 8);
-	if (L->chain >= 0) {
-		p += L->chain;
+	if (P->time >= 0)
+		memcpy(&s->time, p + P->time, 8);
+	if (P->cpu >= 0)
+		memcpy(&s->cpu, p + P->cpu, 4);
+	if (P->period >= 0)
+		memcpy(&s->period, p + P->period, 8);
+	if (P->callchain >= 0) {
+		p += P->callchain;
 		if (end - p < 8)
 			return -EBADMSG;
 		memcpy(&s->callchain_nr, p, 8);
@@ -745,7 +714,7 @@ static int sample_fast(struct fast_layout *L, const struct pf_event *ev, const s
 static int do_sample(pf_prof_builder *b, const struct pf_event *ev, const struct perf_event_header *rec)
 {
 	struct pf_sample s;
-	int fast = sample_fast(&b->lay, ev, rec, &s);
+	int fast = sample_fast(b, ev, rec, &s);
 	if (fast < 0 || (!fast && pf_sample_decode(ev, rec, &s) < 0)) {
 		b->st.bad_samples++;
 		return 0;
@@ -911,6 +880,7 @@ static int builder_section(pf_prof_builder *b, const struct pf_section *sec, uin
 	}
 	case PF_SEC_EVENT:
 		rc = pf_events_add(&b->evs, sec);
+		b->plan_ev = NULL; /* the events may have moved */
 		if (rc == -EBADMSG)
 			snprintf(b->errmsg, sizeof(b->errmsg), "section %llu: bad EVENT payload",
 				 (unsigned long long)sec->index);

@@ -544,33 +544,94 @@ static int read_format_take(struct cur *c, uint64_t rf, const uint64_t **vals, u
 	return 0;
 }
 
-static int walk_sample(const struct pf_event *ev, uint8_t *rec, size_t size, struct pf_sample *s, int swap)
+/* Bytes of a fixed-size READ value (no PERF_FORMAT_GROUP). */
+static uint16_t read_fixed_bytes(uint64_t rf)
 {
-	const struct perf_event_attr *a = &ev->attr;
-	uint64_t st = a->sample_type;
-	struct cur c = { rec + sizeof(struct perf_event_header), rec + size, swap };
+	return (uint16_t)(8 * (1 + bit(rf, PERF_FORMAT_TOTAL_TIME_ENABLED) + bit(rf, PERF_FORMAT_TOTAL_TIME_RUNNING) +
+			       bit(rf, PERF_FORMAT_ID) + bit(rf, PERF_FORMAT_LOST)));
+}
 
+void pf_sample_plan_compile(struct pf_sample_plan *p, const struct perf_event_attr *a)
+{
+	uint64_t st = a->sample_type;
+	memset(p, 0, sizeof(*p));
+	p->sample_type = st;
+	p->read_format = a->read_format;
+	p->branch_sample_type = a->branch_sample_type;
+	p->regs_user = a->sample_regs_user;
+	p->regs_intr = a->sample_regs_intr;
+	int16_t off = (int16_t)sizeof(struct perf_event_header);
+#define FIXED(bitv, field)                                                                                \
+	do {                                                                                             \
+		p->field = (st & (bitv)) ? off : -1;                                                        \
+		off = (int16_t)(off + ((st & (bitv)) ? 8 : 0));                                             \
+	} while (0)
+	FIXED(PERF_SAMPLE_IDENTIFIER, identifier);
+	FIXED(PERF_SAMPLE_IP, ip);
+	FIXED(PERF_SAMPLE_TID, tid);
+	FIXED(PERF_SAMPLE_TIME, time);
+	FIXED(PERF_SAMPLE_ADDR, addr);
+	FIXED(PERF_SAMPLE_ID, id);
+	FIXED(PERF_SAMPLE_STREAM_ID, stream_id);
+	FIXED(PERF_SAMPLE_CPU, cpu);
+	FIXED(PERF_SAMPLE_PERIOD, period);
+#undef FIXED
+	p->fixed_end = (uint16_t)off;
+	int read_fixed = !(st & PERF_SAMPLE_READ) || !(a->read_format & PERF_FORMAT_GROUP);
+	if ((st & PERF_SAMPLE_READ) && read_fixed)
+		p->read_bytes = read_fixed_bytes(a->read_format);
+	p->callchain = (st & PERF_SAMPLE_CALLCHAIN) && read_fixed ? (int16_t)(off + p->read_bytes) : -1;
+	p->tail = (st & (PERF_SAMPLE_RAW | PERF_SAMPLE_BRANCH_STACK | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER |
+			 PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT | PERF_SAMPLE_DATA_SRC |
+			 PERF_SAMPLE_TRANSACTION | PERF_SAMPLE_REGS_INTR | PERF_SAMPLE_PHYS_ADDR | PERF_SAMPLE_CGROUP |
+			 PERF_SAMPLE_DATA_PAGE_SIZE | PERF_SAMPLE_CODE_PAGE_SIZE | PERF_SAMPLE_AUX)) != 0;
+}
+
+/* The u64 at rec + off (bytes swapped in place first when swap), 0 when
+ * off is -1. */
+static inline uint64_t fixed64(uint8_t *rec, int16_t off, int swap)
+{
+	if (off < 0)
+		return 0;
+	if (swap)
+		pfi_swap64(rec + off);
+	return pfi_ld64(rec + off);
+}
+
+/* The two u32 at rec + off, likewise. */
+static inline void fixed32x2(uint8_t *rec, int16_t off, int swap, uint32_t *a, uint32_t *b)
+{
+	if (off < 0)
+		return;
+	if (swap) {
+		pfi_swap32(rec + off);
+		pfi_swap32(rec + off + 4);
+	}
+	memcpy(a, rec + off, 4);
+	memcpy(b, rec + off + 4, 4);
+}
+
+/* Decodes (and with swap, byte-swaps in place) one sample by its plan: the
+ * fixed-position fields by offset, the rest by walking from fixed_end. */
+static int walk_sample(const struct pf_sample_plan *P, uint8_t *rec, size_t size, struct pf_sample *s, int swap)
+{
+	uint64_t st = P->sample_type;
 	memset(s, 0, sizeof(*s));
 	s->present = st;
-	if ((st & PERF_SAMPLE_IDENTIFIER) && take64(&c, &s->id) < 0)
+	if (size < P->fixed_end)
 		return -EBADMSG;
-	if ((st & PERF_SAMPLE_IP) && take64(&c, &s->ip) < 0)
-		return -EBADMSG;
-	if ((st & PERF_SAMPLE_TID) && take32x2(&c, &s->pid, &s->tid) < 0)
-		return -EBADMSG;
-	if ((st & PERF_SAMPLE_TIME) && take64(&c, &s->time) < 0)
-		return -EBADMSG;
-	if ((st & PERF_SAMPLE_ADDR) && take64(&c, &s->addr) < 0)
-		return -EBADMSG;
-	if ((st & PERF_SAMPLE_ID) && take64(&c, &s->id) < 0)
-		return -EBADMSG;
-	if ((st & PERF_SAMPLE_STREAM_ID) && take64(&c, &s->stream_id) < 0)
-		return -EBADMSG;
-	if ((st & PERF_SAMPLE_CPU) && take32x2(&c, &s->cpu, &s->cpu_res) < 0)
-		return -EBADMSG;
-	if ((st & PERF_SAMPLE_PERIOD) && take64(&c, &s->period) < 0)
-		return -EBADMSG;
-	if ((st & PERF_SAMPLE_READ) && read_format_take(&c, a->read_format, &s->read, &s->read_size) < 0)
+	s->id = fixed64(rec, P->identifier, swap);
+	s->ip = fixed64(rec, P->ip, swap);
+	fixed32x2(rec, P->tid, swap, &s->pid, &s->tid);
+	s->time = fixed64(rec, P->time, swap);
+	s->addr = fixed64(rec, P->addr, swap);
+	if (P->id >= 0)
+		s->id = fixed64(rec, P->id, swap);
+	s->stream_id = fixed64(rec, P->stream_id, swap);
+	fixed32x2(rec, P->cpu, swap, &s->cpu, &s->cpu_res);
+	s->period = fixed64(rec, P->period, swap);
+	struct cur c = { rec + P->fixed_end, rec + size, swap };
+	if ((st & PERF_SAMPLE_READ) && read_format_take(&c, P->read_format, &s->read, &s->read_size) < 0)
 		return -EBADMSG;
 	if (st & PERF_SAMPLE_CALLCHAIN) {
 		if (take64(&c, &s->callchain_nr) < 0 || take_array64(&c, s->callchain_nr, &s->callchain) < 0)
@@ -590,7 +651,7 @@ static int walk_sample(const struct pf_event *ev, uint8_t *rec, size_t size, str
 	if (st & PERF_SAMPLE_BRANCH_STACK) {
 		if (take64(&c, &s->branch_nr) < 0)
 			return -EBADMSG;
-		if ((a->branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX) && take64(&c, &s->branch_hw_idx) < 0)
+		if ((P->branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX) && take64(&c, &s->branch_hw_idx) < 0)
 			return -EBADMSG;
 		if (s->branch_nr > (size_t)(c.end - c.p) / 24)
 			return -EBADMSG;
@@ -605,7 +666,7 @@ static int walk_sample(const struct pf_event *ev, uint8_t *rec, size_t size, str
 			}
 		}
 		c.p += s->branch_nr * 24;
-		if (a->branch_sample_type & PERF_SAMPLE_BRANCH_COUNTERS) {
+		if (P->branch_sample_type & PERF_SAMPLE_BRANCH_COUNTERS) {
 			const uint64_t *cnt;
 			if (take_array64(&c, s->branch_nr, &cnt) < 0)
 				return -EBADMSG;
@@ -614,9 +675,9 @@ static int walk_sample(const struct pf_event *ev, uint8_t *rec, size_t size, str
 	if (st & PERF_SAMPLE_REGS_USER) {
 		if (take64(&c, &s->user_regs_abi) < 0)
 			return -EBADMSG;
-		s->user_regs_mask = a->sample_regs_user;
+		s->user_regs_mask = P->regs_user;
 		if (s->user_regs_abi &&
-		    take_array64(&c, (uint64_t)__builtin_popcountll(a->sample_regs_user), &s->user_regs) < 0)
+		    take_array64(&c, (uint64_t)__builtin_popcountll(P->regs_user), &s->user_regs) < 0)
 			return -EBADMSG;
 	}
 	if (st & PERF_SAMPLE_STACK_USER) {
@@ -637,9 +698,9 @@ static int walk_sample(const struct pf_event *ev, uint8_t *rec, size_t size, str
 	if (st & PERF_SAMPLE_REGS_INTR) {
 		if (take64(&c, &s->intr_regs_abi) < 0)
 			return -EBADMSG;
-		s->intr_regs_mask = a->sample_regs_intr;
+		s->intr_regs_mask = P->regs_intr;
 		if (s->intr_regs_abi &&
-		    take_array64(&c, (uint64_t)__builtin_popcountll(a->sample_regs_intr), &s->intr_regs) < 0)
+		    take_array64(&c, (uint64_t)__builtin_popcountll(P->regs_intr), &s->intr_regs) < 0)
 			return -EBADMSG;
 	}
 	if ((st & PERF_SAMPLE_PHYS_ADDR) && take64(&c, &s->phys_addr) < 0)
@@ -657,11 +718,21 @@ static int walk_sample(const struct pf_event *ev, uint8_t *rec, size_t size, str
 	return 0;
 }
 
+int pf_sample_plan_decode(const struct pf_sample_plan *plan, const struct perf_event_header *rec,
+			  struct pf_sample *out)
+{
+	if (!plan || !rec || !out || rec->size < sizeof(*rec))
+		return -EINVAL;
+	return walk_sample(plan, (uint8_t *)(uintptr_t)rec, rec->size, out, 0);
+}
+
 int pf_sample_decode(const struct pf_event *ev, const struct perf_event_header *rec, struct pf_sample *out)
 {
 	if (!ev || !rec || !out || rec->size < sizeof(*rec))
 		return -EINVAL;
-	return walk_sample(ev, (uint8_t *)(uintptr_t)rec, rec->size, out, 0);
+	struct pf_sample_plan plan;
+	pf_sample_plan_compile(&plan, &ev->attr);
+	return walk_sample(&plan, (uint8_t *)(uintptr_t)rec, rec->size, out, 0);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -856,7 +927,9 @@ int pf_records_swap(const struct pf_events *evs, uint8_t *data, size_t size)
 		if (h.type == PERF_RECORD_SAMPLE) {
 			if (ev) {
 				struct pf_sample s;
-				rc = walk_sample(ev, rec, h.size, &s, 1);
+				struct pf_sample_plan plan;
+				pf_sample_plan_compile(&plan, &ev->attr);
+				rc = walk_sample(&plan, rec, h.size, &s, 1);
 			}
 		} else if (has_trailer(h.type)) {
 			size_t tsz = ev ? pf_sample_id_size(ev) : 0;

@@ -171,3 +171,18 @@ share() {
 	assert_success
 	[[ "$stderr" == *"pfsym: libz.so.1: no dwarf_cfi_addrframe: samples with stack copies are not unwound"* ]]
 }
+
+# Issue 12 (found when pfrec read samples by their event's plan): with
+# --repeat, event 0 also samples READ, and pfrec's fixed-offset walk gave up on
+# such samples, leaving the stale ring-buffer bytes past dyn_size in every
+# stack copy (undefined bytes that compress badly: 84.6 KB against 47.1 KB).
+# A small ring (-m 8) wraps, so those bytes are not the fresh pages' zeros.
+@test "--call-graph dwarf with --repeat: the stack copies hold no stale bytes past dyn_size" {
+	build_workload rec_spin spin -O1 -g -fno-omit-frame-pointer
+	run pfrec -q -m 8 --repeat 2 --call-graph dwarf -e cpu-clock -F 2000 -o rep.pf -- ./spin
+	refute_sanitizer
+	assert_success
+	run "$PFTOOLS_BUILD/tests/plan-check" --stacks rep.pf
+	assert_success
+	assert_output --regexp "^plan-check: [0-9]+ samples with a stack copy, [1-9][0-9]* with bytes past dyn_size, all zero$"
+}

@@ -176,6 +176,46 @@ struct pf_sample {
 	const uint8_t *aux;
 };
 
+/* The compiled layout of one event's PERF_RECORD_SAMPLE (a "plan"): where
+ * each fixed-position field lies and what sizes the variable ones. The
+ * fields up to PERIOD always sit at the same offsets for one sample_type;
+ * READ (with PERF_FORMAT_GROUP), CALLCHAIN, RAW, BRANCH_STACK, the register
+ * sets, STACK_USER and AUX vary per record, and everything after the first
+ * of them is found by walking (include/uapi/linux/perf_event.h, enum
+ * perf_event_type, PERF_RECORD_SAMPLE; the kernel's perf_output_sample()
+ * order). Compile it once per event with pf_sample_plan_compile(); every
+ * decoder of pftools reads samples through one. Plain data: copy it freely. */
+struct pf_sample_plan {
+	uint64_t sample_type;        /* attr.sample_type it was compiled for */
+	uint64_t read_format;        /* attr.read_format (sizes READ) */
+	uint64_t branch_sample_type; /* attr.branch_sample_type (HW_INDEX, COUNTERS) */
+	uint64_t regs_user, regs_intr; /* attr.sample_regs_user / _intr (size the register sets) */
+	/* byte offsets from the start of the record (its 8-byte header
+	 * included) of the fixed-position fields, -1 when absent; tid and cpu
+	 * are two u32 each (pid, tid / cpu, reserved) */
+	int16_t identifier, ip, tid, time, addr, id, stream_id, cpu, period;
+	uint16_t fixed_end;  /* bytes of the header and the fixed-position fields */
+	uint16_t read_bytes; /* READ's size when it is fixed (no PERF_FORMAT_GROUP), else 0 */
+	int16_t callchain;   /* offset of CALLCHAIN's nr when nothing of variable size
+				precedes it, else -1 (also when absent) */
+	uint8_t tail;        /* 1 if a field follows CALLCHAIN (RAW ... AUX) */
+	uint8_t reserved[5];
+};
+
+/* Compiles the plan of samples of an event opened with `attr` into *plan
+ * (sizes from sample_type, read_format, branch_sample_type and the register
+ * masks; nothing else is read). Unknown sample_type bits are kept in
+ * plan->sample_type; pf_sample_plan_decode() ignores them, as the sequential
+ * reading of perf_event.h's order does. No errors. */
+void pf_sample_plan_compile(struct pf_sample_plan *plan, const struct perf_event_attr *attr);
+
+/* Decodes a host-order PERF_RECORD_SAMPLE by a compiled plan, as
+ * pf_sample_decode() does (which compiles the event's plan on each call).
+ * @return 0, -EINVAL (NULL pointers, rec->size < 8) or -EBADMSG if a field or
+ * an array runs past rec->size (nothing past the record is ever read). */
+int pf_sample_plan_decode(const struct pf_sample_plan *plan, const struct perf_event_header *rec,
+			  struct pf_sample *out);
+
 /* Decodes a host-order PERF_RECORD_SAMPLE described by `ev`.
  * @return 0, or -EBADMSG if a field or an array runs past rec->size (nothing
  * past the record is ever read). */

@@ -373,8 +373,6 @@ int open_events(struct rec *R)
 		return -1;
 	for (int e = 0; e < R->o.nev; e++) {
 		attr_init(R, e);
-		if (R->pa[e].attr.sample_type & (PERF_SAMPLE_READ | PERF_SAMPLE_RAW))
-			R->extra_fields = 1;
 		if (e > 0) { /* the same clock as the first, and its forced privilege level */
 			R->pa[e].attr.use_clockid = R->pa[0].attr.use_clockid;
 			R->pa[e].attr.clockid = R->pa[0].attr.clockid;

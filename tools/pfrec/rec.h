@@ -141,7 +141,6 @@ struct rec {
 	struct pfrec_count counts[MAX_EVENTS]; /* read at the end */
 	struct pfrec_threads threads;    /* --per-thread */
 	uint32_t *task_pid;              /* the process of each tasks[] entry (0: unknown) */
-	int extra_fields;                /* an event samples READ or RAW */
 	int no_inherit_read;             /* the kernel refused inherit with PERF_SAMPLE_READ */
 	int per_thread_read;             /* --per-thread or --repeat added PERF_SAMPLE_READ to event 0 */
 	int no_per_thread_read;          /* ... and the kernel refused it */

@@ -371,45 +371,39 @@ static void note_record(struct rec *R, const uint8_t *rec)
 /* --call-graph dwarf: the kernel copies only dyn_size bytes of the user
  * stack and leaves the rest of the STACK_USER field as stale ring-buffer
  * bytes (undefined, perf_event_open(2)); zero them so that they compress
- * (in a copy: the ring's data pages cannot be written, SIGBUS).
- * Walks our fixed sample layout: IDENTIFIER, IP, TID, TIME, CPU, PERIOD,
- * CALLCHAIN, REGS_USER, STACK_USER. */
+ * (in a copy: the ring's data pages cannot be written, SIGBUS). The sample
+ * is read by its event's plan (records.h), whatever fields precede the
+ * stack (READ with --repeat, RAW of a tracepoint). */
 static void scrub_stack(const struct rec *R, uint8_t *rec, size_t size)
 {
-	if (!R->o.dwarf || size < 8 + 48 + 8)
+	if (!R->o.dwarf || size < 16)
 		return;
 	struct perf_event_header h;
 	memcpy(&h, rec, sizeof(h));
 	if (h.type != PERF_RECORD_SAMPLE)
 		return;
-	if (R->extra_fields) {
-		/* READ or RAW sit between PERIOD and the stack copy: those events'
-		 * samples keep their stale bytes (they only compress less) */
+	/* the event: by the IDENTIFIER every event of ours samples first */
+	int ev = 0;
+	if (R->o.nev > 1) {
 		uint64_t id = ld64(rec + 8);
-		for (int e = 0; e < R->o.nev; e++)
+		ev = -1;
+		for (int e = 0; e < R->o.nev && ev < 0; e++)
 			for (uint32_t i = 0; i < R->nids[e]; i++)
-				if (R->ids[e][i] == id && (R->pa[e].attr.sample_type & (PERF_SAMPLE_READ | PERF_SAMPLE_RAW)))
-					return;
+				if (R->ids[e][i] == id) {
+					ev = e;
+					break;
+				}
+		if (ev < 0)
+			return;
 	}
-	size_t pos = 8 + 48;
-	uint64_t nr = ld64(rec + pos);
-	if (nr > (size - pos - 8) / 8)
+	struct pf_sample_plan plan;
+	pf_sample_plan_compile(&plan, &R->pa[ev].attr);
+	struct pf_sample s;
+	if (pf_sample_plan_decode(&plan, (const struct perf_event_header *)(const void *)rec, &s) < 0 ||
+	    !s.user_stack_size || s.user_stack_dyn_size >= s.user_stack_size)
 		return;
-	pos += 8 + nr * 8;
-	if (pos + 8 > size)
-		return;
-	if (ld64(rec + pos) != PERF_SAMPLE_REGS_ABI_NONE)
-		pos += 8 * (size_t)__builtin_popcountll(R->pa[0].attr.sample_regs_user);
-	pos += 8;
-	if (pos + 8 > size)
-		return;
-	uint64_t ssz = ld64(rec + pos);
-	pos += 8;
-	if (!ssz || ssz > size - pos || size - pos - ssz < 8)
-		return;
-	uint64_t dyn = ld64(rec + pos + ssz);
-	if (dyn < ssz)
-		memset(rec + pos + dyn, 0, ssz - dyn);
+	uint8_t *stack = rec + (s.user_stack - rec);
+	memset(stack + s.user_stack_dyn_size, 0, s.user_stack_size - s.user_stack_dyn_size);
 }
 
 /* Copies everything between data_tail and data_head into the file. */
