@@ -247,48 +247,6 @@ double pf_stat_pearson(const double *x, const double *n, size_t k, double *df)
 	return x2;
 }
 
-void pf_stat_quasi(const double *x1, const double *n1, size_t k1, const double *x2, const double *n2, size_t k2,
-		   double phi0, double d0, struct pf_stat_result *r)
-{
-	double X1 = 0, N1 = 0, X2 = 0, N2 = 0;
-	for (size_t j = 0; j < k1; j++) {
-		X1 += x1[j];
-		N1 += n1[j];
-	}
-	for (size_t j = 0; j < k2; j++) {
-		X2 += x2[j];
-		N2 += n2[j];
-	}
-	double dfa, dfb;
-	double chi = pf_stat_pearson(x1, n1, k1, &dfa) + pf_stat_pearson(x2, n2, k2, &dfb);
-	double dff = dfa + dfb;
-	double phi = (d0 * phi0 + chi) / (d0 + dff);
-	if (!(phi >= 1))
-		phi = 1;
-	double df = d0 + dff;
-	r->test = PF_TEST_QUASI;
-	r->phi = phi;
-	r->df = df;
-	r->share1 = N1 > 0 ? X1 / N1 : 0;
-	r->share2 = N2 > 0 ? X2 / N2 : 0;
-	r->delta = r->share2 - r->share1;
-	double P = (X1 + X2) / (N1 + N2);
-	if (!(N1 > 0) || !(N2 > 0) || !(P > 0) || !(P < 1) || !(df > 0)) {
-		r->p = 1;
-		r->ci_lo = r->ci_hi = r->delta;
-		return;
-	}
-	double t = r->delta / sqrt(phi * P * (1 - P) * (1 / N1 + 1 / N2));
-	r->p = 2.0 * pf_stat_t_cdf(-fabs(t), df);
-	if (r->p > 1)
-		r->p = 1;
-	double P1 = r->share1, P2 = r->share2;
-	double se = sqrt(phi * (P1 * (1 - P1) / N1 + P2 * (1 - P2) / N2));
-	double tq = pf_stat_t_quantile(0.975, df);
-	r->ci_lo = r->delta - tq * se;
-	r->ci_hi = r->delta + tq * se;
-}
-
 double pf_stat_pearson_poisson(const double *x, const double *w, size_t k, double *df)
 {
 	double sx = 0, sw = 0;
@@ -308,20 +266,27 @@ double pf_stat_pearson_poisson(const double *x, const double *w, size_t k, doubl
 	return x2;
 }
 
-void pf_stat_quasi_poisson(const double *x1, const double *w1, size_t k1, const double *x2, const double *w2,
-			   size_t k2, double phi0, double d0, struct pf_stat_result *r)
+/* The quasi models' test (pfdiff(1)): side i has runs j with x_ij counts and
+ * exposure E_ij (samples n_ij for shares; 1 / w_ij for times), rate
+ * R_i = sum x_i / sum E_i and variance function V(R) = R (1 - R) for shares,
+ * R for times; with the moderated dispersion phi,
+ *   t = (R2 - R1) / sqrt(phi V(R) (1/E1 + 1/E2)), R pooled over both sides,
+ *   CI: (R2 - R1) +- t_{0.975, df} sqrt(phi (V(R1)/E1 + V(R2)/E2)). */
+static void quasi_test(int poisson, const double *x1, const double *n1, size_t k1, const double *x2,
+		       const double *n2, size_t k2, double phi0, double d0, struct pf_stat_result *r)
 {
-	double X1 = 0, W1 = 0, X2 = 0, W2 = 0;
+	double X1 = 0, E1 = 0, X2 = 0, E2 = 0;
 	for (size_t j = 0; j < k1; j++) {
 		X1 += x1[j];
-		W1 += 1 / w1[j];
+		E1 += poisson ? 1 / n1[j] : n1[j];
 	}
 	for (size_t j = 0; j < k2; j++) {
 		X2 += x2[j];
-		W2 += 1 / w2[j];
+		E2 += poisson ? 1 / n2[j] : n2[j];
 	}
 	double dfa, dfb;
-	double chi = pf_stat_pearson_poisson(x1, w1, k1, &dfa) + pf_stat_pearson_poisson(x2, w2, k2, &dfb);
+	double chi = poisson ? pf_stat_pearson_poisson(x1, n1, k1, &dfa) + pf_stat_pearson_poisson(x2, n2, k2, &dfb)
+			     : pf_stat_pearson(x1, n1, k1, &dfa) + pf_stat_pearson(x2, n2, k2, &dfb);
 	double dff = dfa + dfb;
 	double phi = (d0 * phi0 + chi) / (d0 + dff);
 	if (!(phi >= 1))
@@ -330,23 +295,38 @@ void pf_stat_quasi_poisson(const double *x1, const double *w1, size_t k1, const 
 	r->test = PF_TEST_QUASI;
 	r->phi = phi;
 	r->df = df;
-	r->share1 = W1 > 0 ? X1 / W1 : 0;
-	r->share2 = W2 > 0 ? X2 / W2 : 0;
+	r->share1 = E1 > 0 ? X1 / E1 : 0;
+	r->share2 = E2 > 0 ? X2 / E2 : 0;
 	r->delta = r->share2 - r->share1;
-	double m = (X1 + X2) / (W1 + W2);
-	if (!(W1 > 0) || !(W2 > 0) || !(m > 0) || !(df > 0)) {
+	double R = (X1 + X2) / (E1 + E2);
+	if (!(E1 > 0) || !(E2 > 0) || !(R > 0) || (!poisson && !(R < 1)) || !(df > 0)) {
 		r->p = 1;
 		r->ci_lo = r->ci_hi = r->delta;
 		return;
 	}
-	double t = r->delta / sqrt(phi * m * (1 / W1 + 1 / W2));
+	double R1 = r->share1, R2 = r->share2;
+	double v = poisson ? R : R * (1 - R);
+	double v1 = poisson ? R1 : R1 * (1 - R1), v2 = poisson ? R2 : R2 * (1 - R2);
+	double t = r->delta / sqrt(phi * v * (1 / E1 + 1 / E2));
 	r->p = 2.0 * pf_stat_t_cdf(-fabs(t), df);
 	if (r->p > 1)
 		r->p = 1;
-	double se = sqrt(phi * (r->share1 / W1 + r->share2 / W2));
+	double se = sqrt(phi * (v1 / E1 + v2 / E2));
 	double tq = pf_stat_t_quantile(0.975, df);
 	r->ci_lo = r->delta - tq * se;
 	r->ci_hi = r->delta + tq * se;
+}
+
+void pf_stat_quasi(const double *x1, const double *n1, size_t k1, const double *x2, const double *n2, size_t k2,
+		   double phi0, double d0, struct pf_stat_result *r)
+{
+	quasi_test(0, x1, n1, k1, x2, n2, k2, phi0, d0, r);
+}
+
+void pf_stat_quasi_poisson(const double *x1, const double *w1, size_t k1, const double *x2, const double *w2,
+			   size_t k2, double phi0, double d0, struct pf_stat_result *r)
+{
+	quasi_test(1, x1, w1, k1, x2, w2, k2, phi0, d0, r);
 }
 
 struct pidx {
