@@ -35,7 +35,7 @@ uint8_t pf_host_endian(void)
 	return *(const uint8_t *)&one ? PF_LITTLE_ENDIAN : PF_BIG_ENDIAN;
 }
 
-/* transform.c: an AVX2 build of XXH3 where the CPU has it (1 if used) */
+/* xxh3_long.c: an AVX2 build of XXH3 where the CPU has it (1 if used) */
 int pf_xxh3_long(const void *p, size_t n, uint64_t *h);
 
 uint64_t pf_xxh3(const void *p, size_t n)

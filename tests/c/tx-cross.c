@@ -1,5 +1,5 @@
 /*
- * tx-cross.c - transform 1's decoder (libpfile/transform.c): its fast path
+ * tx-cross.c - transform 1's decoder (libpfile/transform/decode.c, decode_fast.c): its fast path
  * for fixed-layout samples against the generic decoder (PF_TX_SLOW=1), on
  * random sections of several event layouts (fast-only ones, pfrec's, mixed
  * with generic ones; call chains over the slot's 1024 entries; tids that

@@ -1,5 +1,5 @@
 /*
- * fuzz_transform - the RECORDS transform (libpfile/transform.c, format/pfile.md
+ * fuzz_transform - the RECORDS transform (libpfile/transform/, format/pfile.md
  * 3.6): the decoder on hostile payloads, its fast path against its generic
  * one, and encode -> decode round trips of arbitrary records.
  *
