@@ -1,5 +1,5 @@
 /*
- * xxh3_long.c - pf_xxh3()'s path for long inputs (container.c).
+ * xxh3_long.c - pf_xxh3()'s path for long inputs (bytes.c).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -21,7 +21,7 @@ static uint64_t xxh3_avx2(const void *p, size_t n)
 }
 #pragma GCC pop_options
 
-__attribute__((visibility("hidden"))) int pf_xxh3_long(const void *p, size_t n, uint64_t *h)
+__attribute__((visibility("hidden"))) int pfi_xxh3_long(const void *p, size_t n, uint64_t *h)
 {
 	if (!__builtin_cpu_supports("avx2"))
 		return 0;
@@ -29,7 +29,7 @@ __attribute__((visibility("hidden"))) int pf_xxh3_long(const void *p, size_t n, 
 	return 1;
 }
 #else
-__attribute__((visibility("hidden"))) int pf_xxh3_long(const void *p, size_t n, uint64_t *h)
+__attribute__((visibility("hidden"))) int pfi_xxh3_long(const void *p, size_t n, uint64_t *h)
 {
 	(void)p;
 	(void)n;

@@ -1,5 +1,5 @@
 /*
- * fuzz_reader - the container reader (libpfile/container.c) and every payload
+ * fuzz_reader - the container reader (libpfile/reader.c) and every payload
  * decoder behind it: META and SYMINFO key/values, EVENT (pf_events_add), the
  * perf records of RECORDS (sample, mmap, comm, task, lost, throttle, sample
  * id trailers, byte swapping, transform 1), MAPS (and the /proc/PID/maps
