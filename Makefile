@@ -200,10 +200,11 @@ $(patsubst %.c,$(O)/obj/%.o,tools/pfpprof.c $(wildcard tools/pfpprof/*.c)): $(O)
 $(patsubst %.c,$(O)/obj/%.o,tools/pfpprof.c $(wildcard tools/pfpprof/*.c)): ALL_CFLAGS += -I$(O)/gen $(shell $(PKG_CONFIG) --cflags $(PC_PPROF) 2>/dev/null)
 $(O)/bin/pfpprof: $(O)/obj/gen/profile.pb-c.o
 
+PMU_SRC := tools/pfrec/pmu_model.c tools/pfrec/pmu_parse.c tools/pfrec/pmu_list.c
 # pfrec's event parser on its own (tests/pmu.bats)
-$(O)/tests/pmu-test: tests/c/pmu-test.c tools/pfrec/pmu.c tools/pfrec/pmu.h Makefile
+$(O)/tests/pmu-test: tests/c/pmu-test.c $(PMU_SRC) tools/pfrec/pmu.h tools/pfrec/pmu_internal.h Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -o $@ tests/c/pmu-test.c tools/pfrec/pmu.c $(ALL_LDFLAGS)
+	$(CC) $(ALL_CFLAGS) -o $@ tests/c/pmu-test.c $(PMU_SRC) $(ALL_LDFLAGS)
 
 deps:
 	@scripts/install-deps
@@ -231,9 +232,9 @@ $(FUZZ_O)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_LIB_OBJ)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB_OBJ) $(CORE_LIBS) -lm
 
 # the event-spec parser of pfrec, against the fake sysfs trees of tests/fixtures/
-$(FUZZ_O)/fuzz_evspec: tests/fuzz/fuzz_evspec.c tests/fuzz/fuzz.h tools/pfrec/pmu.c tools/pfrec/pmu.h
+$(FUZZ_O)/fuzz_evspec: tests/fuzz/fuzz_evspec.c tests/fuzz/fuzz.h $(PMU_SRC) tools/pfrec/pmu.h tools/pfrec/pmu_internal.h
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ tests/fuzz/fuzz_evspec.c tools/pfrec/pmu.c
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ tests/fuzz/fuzz_evspec.c $(PMU_SRC)
 
 # pfimport's perf.data reader and its conversion to .pf
 PERFDATA_SRC := $(wildcard tools/pfimport/*.c)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# pfrec's event parser (tools/pfrec/pmu.c, issue 16) through
+# pfrec's event parser (tools/pfrec/pmu_*.c, issue 16) through
 # tests/c/pmu-test, which prints the attr of each parsed event. The specs are
 # resolved against the fake sysfs trees of tests/fixtures/sysfs/ (README
 # there) and tests/fixtures/tracefs/, and every expected config below is

@@ -4,7 +4,8 @@
  *   pfrec.c        options, the recording session, the drain loop, summary
  *   pfrec/sys.c    event names, perf_event_open, ring buffers, /proc, META
  *   pfrec/elf.c    build-ids read from ELF notes (files and memory images)
- *   pfrec/pmu.c    event specs resolved against sysfs and tracefs (pmu.h)
+ *   pfrec/pmu_*.c  event specs resolved against sysfs and tracefs (pmu.h):
+ *                  the PMU model, the parser, --list-events
  *   pfrec/events.c the EVENT section's description of an event, --dry-run
  */
 #ifndef PFREC_H

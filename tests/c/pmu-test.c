@@ -1,5 +1,5 @@
 /*
- * pmu-test - prints the attrs that pfrec's event parser (tools/pfrec/pmu.c)
+ * pmu-test - prints the attrs that pfrec's event parser (tools/pfrec/pmu_*.c)
  * makes of event specs, one line per attr, for tests/pmu.bats.
  *
  *   pmu-test [--sysfs DIR] [--tracefs DIR] -e SPEC [-e SPEC]...

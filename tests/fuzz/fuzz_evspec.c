@@ -1,5 +1,5 @@
 /*
- * fuzz_evspec - pfrec's event-spec parser (tools/pfrec/pmu.c) against the
+ * fuzz_evspec - pfrec's event-spec parser (tools/pfrec/pmu_*.c) against the
  * fake sysfs trees of tests/fixtures/sysfs/ and tests/fixtures/tracefs/
  * (the working directory is the source tree, as tests/fuzz/run.sh and
  * tests/fuzz.bats run it; PFTOOLS_FIXTURES names another fixtures folder).

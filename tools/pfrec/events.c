@@ -1,5 +1,5 @@
 /*
- * pfrec/events.c - what pfrec does with the events pfrec/pmu.c resolves:
+ * pfrec/events.c - what pfrec does with the events pfrec/pmu_parse.c resolves:
  * the description appended to each EVENT section (format/pfile.md 4.2.1:
  * the spec as typed, the PMU, the group, scale and unit, a tracepoint's
  * format file) and the lines of --dry-run.

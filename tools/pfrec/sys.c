@@ -1,6 +1,6 @@
 /*
  * pfrec/sys.c - perf_event_open(2), ring buffers, /proc reads and the META
- * section of pfrec. Event specs are parsed in pfrec/pmu.c.
+ * section of pfrec. Event specs are parsed in pfrec/pmu_parse.c.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,667 +1,9 @@
 /*
- * pfrec/pmu.c - event specifications resolved against the PMUs of sysfs
- * (pmu.h says the syntax and the sources).
- *
- * The model: each folder of the sysfs root is a PMU with a `type` file
- * (attr.type), a `format/` folder (one file per field: "config:0-7",
- * "config1:0-15", "config:0-7,32-35"), an `events/` folder (one file per
- * named event holding terms of those fields, "event=0xc5,umask=0x01",
- * with NAME.scale and NAME.unit beside it) and `caps/max_precise`. A PMU
- * named "cpu" or with a `cpus` file is a CPU PMU (several of them: a hybrid
- * machine). Formats, events and caps of a PMU are read the first time a spec
- * needs them.
+ * pfrec/pmu_parse.c - event specifications (pmu.h gives the syntax) resolved
+ * against the model of sysfs PMUs (pmu_model.c): generic names, raw events,
+ * PMU/term/ events, tracepoints, groups and modifiers.
  */
-#include <ctype.h>
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <fnmatch.h>
-#include <inttypes.h>
-#include <limits.h>
-#include <stdarg.h>
-#include <stdbool.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <strings.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include "pmu.h"
-
-#define SYSFS_DEFAULT "/sys/bus/event_source/devices"
-#define FILE_MAX 4096 /* a sysfs attribute is at most a page */
-
-#ifndef PERF_ATTR_SIZE_VER8
-_Static_assert(sizeof(struct perf_event_attr) == PERF_ATTR_SIZE_VER7,
-	       "perf_event_attr without config3 should end at sig_data");
-#endif
-_Static_assert(sizeof(struct pmu_attr) >= 136, "pmu_attr must reach config3");
-
-/* ---- the model -------------------------------------------------------------- */
-
-struct field {
-	char *name;
-	char *text;     /* the format file, trimmed: "config:8-15" */
-	int word;       /* 0: config, 1-3: config1-config3; -1: text not understood */
-	uint64_t mask;  /* the bits of that word */
-};
-
-struct alias {
-	char *name;
-	char *terms;    /* events/NAME, trimmed; NULL when unreadable */
-	int read_err;   /* errno when terms is NULL */
-	double scale;
-	char unit[32];
-};
-
-struct pmu_desc {
-	char *name;
-	uint32_t type;
-	bool core;
-	bool loaded;
-	int max_precise; /* caps/max_precise, or -1 without it */
-	struct field *fields;
-	int nfields;
-	struct alias *aliases;
-	int naliases;
-};
-
-struct pmu_model {
-	char *sysfs_root;
-	char *tracefs_root;
-	struct pmu_desc *pmus;
-	int npmus;
-	int ncore;
-};
-
-/* ---- small helpers ------------------------------------------------------------ */
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (!err || !errlen)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	/* one line, whatever a file or a spec held */
-	for (char *p = err; *p; p++)
-		if (*p == '\n' || *p == '\r' || *p == '\t')
-			*p = ' ';
-}
-
-static int join_path(char *buf, size_t size, const char *a, const char *b, const char *c)
-{
-	int n = snprintf(buf, size, "%s/%s%s%s", a, b, c ? "/" : "", c ? c : "");
-	return (n < 0 || (size_t)n >= size) ? -ENAMETOOLONG : 0;
-}
-
-/* Reads a small text file whole, trailing white space cut.
- * @return its length, or -errno (-EFBIG beyond FILE_MAX - 1 bytes). */
-static int read_small(const char *path, char *buf, size_t size)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	size_t n = 0;
-	for (;;) {
-		if (n == size - 1) {
-			char c;
-			ssize_t r = read(fd, &c, 1);
-			close(fd);
-			return r > 0 ? -EFBIG : (int)n;
-		}
-		ssize_t r = read(fd, buf + n, size - 1 - n);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			int e = errno;
-			close(fd);
-			return -e;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	close(fd);
-	while (n && isspace((unsigned char)buf[n - 1]))
-		n--;
-	buf[n] = 0;
-	return (int)n;
-}
-
-static bool is_dir(const char *path)
-{
-	struct stat st;
-	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-/* Decimal, or hex after 0x. @return 0 or -EINVAL (not a number), -ERANGE. */
-static int parse_u64(const char *s, size_t n, uint64_t *out)
-{
-	uint64_t v = 0;
-	if (n == 0)
-		return -EINVAL;
-	if (n > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-		for (size_t i = 2; i < n; i++) {
-			int d = isdigit((unsigned char)s[i]) ? s[i] - '0'
-				: (s[i] >= 'a' && s[i] <= 'f') ? s[i] - 'a' + 10
-				: (s[i] >= 'A' && s[i] <= 'F') ? s[i] - 'A' + 10 : -1;
-			if (d < 0)
-				return -EINVAL;
-			if (v >> 60)
-				return -ERANGE;
-			v = v << 4 | (uint64_t)d;
-		}
-	} else {
-		for (size_t i = 0; i < n; i++) {
-			if (!isdigit((unsigned char)s[i]))
-				return -EINVAL;
-			uint64_t d = (uint64_t)(s[i] - '0');
-			if (v > (UINT64_MAX - d) / 10)
-				return -ERANGE;
-			v = v * 10 + d;
-		}
-	}
-	*out = v;
-	return 0;
-}
-
-static int popcount64(uint64_t v)
-{
-	return __builtin_popcountll(v);
-}
-
-/* The value's low bits spread over the set bits of mask, lowest first (the
- * kernel's format bitmaps: "config:0-7,32-35" takes value bits 0-7 into
- * config bits 0-7 and value bits 8-11 into 32-35). */
-static uint64_t deposit(uint64_t v, uint64_t mask)
-{
-	uint64_t r = 0, bit = 1;
-	while (mask) {
-		uint64_t low = mask & (~mask + 1);
-		if (v & bit)
-			r |= low;
-		mask &= mask - 1;
-		bit <<= 1;
-	}
-	return r;
-}
-
-static uint64_t field_max(uint64_t mask)
-{
-	int w = popcount64(mask);
-	return w >= 64 ? UINT64_MAX : (UINT64_C(1) << w) - 1;
-}
-
-/* "configN:A-B,C,..." (sysfs-bus-event_source-devices-format). */
-static int parse_format(const char *s, int *word, uint64_t *mask)
-{
-	if (strncmp(s, "config", 6) != 0)
-		return -EINVAL;
-	s += 6;
-	int w = 0;
-	if (*s >= '1' && *s <= '3') {
-		w = *s - '0';
-		s++;
-	}
-	if (*s++ != ':')
-		return -EINVAL;
-	uint64_t m = 0;
-	for (;;) {
-		unsigned a = 0, b;
-		int digits = 0;
-		while (isdigit((unsigned char)*s) && digits < 3) {
-			a = a * 10 + (unsigned)(*s++ - '0');
-			digits++;
-		}
-		if (!digits || a > 63)
-			return -EINVAL;
-		b = a;
-		if (*s == '-') {
-			s++;
-			b = 0;
-			digits = 0;
-			while (isdigit((unsigned char)*s) && digits < 3) {
-				b = b * 10 + (unsigned)(*s++ - '0');
-				digits++;
-			}
-			if (!digits || b > 63 || b < a)
-				return -EINVAL;
-		}
-		m |= (~UINT64_C(0) >> (63 - b)) & ~((UINT64_C(1) << a) - 1);
-		if (*s == ',') {
-			s++;
-			continue;
-		}
-		if (*s)
-			return -EINVAL;
-		break;
-	}
-	*word = w;
-	*mask = m;
-	return 0;
-}
-
-/* ---- loading ------------------------------------------------------------------- */
-
-static int cmp_pmu(const void *a, const void *b)
-{
-	return strcmp(((const struct pmu_desc *)a)->name, ((const struct pmu_desc *)b)->name);
-}
-static int cmp_field(const void *a, const void *b)
-{
-	return strcmp(((const struct field *)a)->name, ((const struct field *)b)->name);
-}
-static int cmp_alias(const void *a, const void *b)
-{
-	return strcmp(((const struct alias *)a)->name, ((const struct alias *)b)->name);
-}
-
-static bool ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), m = strlen(suffix);
-	return n > m && strcmp(s + n - m, suffix) == 0;
-}
-
-/* The names of a folder's entries (no hidden ones), sorted.
- * @return count, or -errno (-ENOENT when the folder is absent). */
-static int list_dir(const char *path, char ***out)
-{
-	DIR *d = opendir(path);
-	if (!d)
-		return -errno;
-	char **v = NULL;
-	int n = 0, cap = 0;
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		if (n == cap) {
-			int ncap = cap ? cap * 2 : 32;
-			char **nv = realloc(v, (size_t)ncap * sizeof(*v));
-			if (!nv)
-				goto nomem;
-			v = nv;
-			cap = ncap;
-		}
-		if (!(v[n] = strdup(de->d_name)))
-			goto nomem;
-		n++;
-	}
-	closedir(d);
-	for (int i = 1; i < n; i++) /* insertion sort: folders are small */
-		for (int j = i; j > 0 && strcmp(v[j - 1], v[j]) > 0; j--) {
-			char *t = v[j];
-			v[j] = v[j - 1];
-			v[j - 1] = t;
-		}
-	*out = v;
-	return n;
-nomem:
-	closedir(d);
-	for (int i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-	return -ENOMEM;
-}
-
-static void free_names(char **v, int n)
-{
-	for (int i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
-static void desc_free(struct pmu_desc *p)
-{
-	for (int i = 0; i < p->nfields; i++) {
-		free(p->fields[i].name);
-		free(p->fields[i].text);
-	}
-	free(p->fields);
-	for (int i = 0; i < p->naliases; i++) {
-		free(p->aliases[i].name);
-		free(p->aliases[i].terms);
-	}
-	free(p->aliases);
-	free(p->name);
-}
-
-/* Reads format/, events/ and caps/max_precise of a PMU once.
- * @return 0 or -errno with err set. */
-static int pmu_load(struct pmu_model *m, struct pmu_desc *p, char *err, size_t errlen)
-{
-	if (p->loaded)
-		return 0;
-	char path[PATH_MAX], buf[FILE_MAX];
-	char **names = NULL;
-	int n = 0, rc;
-
-	/* format/ */
-	if ((rc = join_path(path, sizeof(path), m->sysfs_root, p->name, "format")) < 0)
-		goto path_err;
-	n = list_dir(path, &names);
-	if (n < 0 && n != -ENOENT) {
-		rc = n;
-		goto dir_err;
-	}
-	if (n > 0) {
-		p->fields = calloc((size_t)n, sizeof(*p->fields));
-		if (!p->fields)
-			goto nomem;
-		for (int i = 0; i < n; i++) {
-			char fp[PATH_MAX];
-			struct field *f = &p->fields[p->nfields];
-			if (join_path(fp, sizeof(fp), path, names[i], NULL) < 0)
-				continue;
-			int r = read_small(fp, buf, sizeof(buf));
-			if (r == -EISDIR)
-				continue;
-			f->name = names[i];
-			names[i] = NULL;
-			f->text = strdup(r >= 0 ? buf : "(unreadable)");
-			p->nfields++;
-			if (!f->text)
-				goto nomem;
-			if (r < 0 || parse_format(buf, &f->word, &f->mask) < 0)
-				f->word = -1;
-		}
-		free_names(names, n);
-		names = NULL;
-		qsort(p->fields, (size_t)p->nfields, sizeof(*p->fields), cmp_field);
-	}
-
-	/* events/ */
-	if ((rc = join_path(path, sizeof(path), m->sysfs_root, p->name, "events")) < 0)
-		goto path_err;
-	n = list_dir(path, &names);
-	if (n < 0 && n != -ENOENT) {
-		rc = n;
-		goto dir_err;
-	}
-	if (n > 0) {
-		p->aliases = calloc((size_t)n, sizeof(*p->aliases));
-		if (!p->aliases)
-			goto nomem;
-		for (int i = 0; i < n; i++) {
-			const char *nm = names[i];
-			if (ends_with(nm, ".scale") || ends_with(nm, ".unit") || ends_with(nm, ".per-pkg") ||
-			    ends_with(nm, ".snapshot"))
-				continue;
-			char fp[PATH_MAX];
-			struct alias *a = &p->aliases[p->naliases];
-			if (join_path(fp, sizeof(fp), path, nm, NULL) < 0)
-				continue;
-			int r = read_small(fp, buf, sizeof(buf));
-			if (r == -EISDIR)
-				continue;
-			a->name = names[i];
-			names[i] = NULL;
-			a->scale = 1.0;
-			p->naliases++;
-			if (r >= 0) {
-				if (!(a->terms = strdup(buf)))
-					goto nomem;
-			} else {
-				a->read_err = -r;
-			}
-			char sp[PATH_MAX];
-			if (snprintf(sp, sizeof(sp), "%s.scale", fp) < (int)sizeof(sp) &&
-			    read_small(sp, buf, sizeof(buf)) > 0) {
-				char *end;
-				double s = strtod(buf, &end);
-				if (end != buf && !*end && s > 0 && s < 1e300)
-					a->scale = s;
-			}
-			if (snprintf(sp, sizeof(sp), "%s.unit", fp) < (int)sizeof(sp) &&
-			    read_small(sp, buf, sizeof(buf)) > 0)
-				snprintf(a->unit, sizeof(a->unit), "%.31s", buf);
-		}
-		free_names(names, n);
-		names = NULL;
-		qsort(p->aliases, (size_t)p->naliases, sizeof(*p->aliases), cmp_alias);
-	}
-
-	/* caps/max_precise */
-	p->max_precise = -1;
-	if (join_path(path, sizeof(path), m->sysfs_root, p->name, "caps/max_precise") == 0 &&
-	    read_small(path, buf, sizeof(buf)) > 0) {
-		uint64_t v;
-		if (parse_u64(buf, strlen(buf), &v) == 0 && v <= 3)
-			p->max_precise = (int)v;
-	}
-	p->loaded = true;
-	return 0;
-nomem:
-	free_names(names, n);
-	rc = -ENOMEM;
-	set_err(err, errlen, "out of memory");
-	goto undo;
-path_err:
-	set_err(err, errlen, "PMU %s: path too long under %s", p->name, m->sysfs_root);
-	goto undo;
-dir_err:
-	set_err(err, errlen, "PMU %s: cannot read %s: %s", p->name, path, strerror(-rc));
-undo: /* as before: the next use tries again */
-	for (int i = 0; i < p->nfields; i++) {
-		free(p->fields[i].name);
-		free(p->fields[i].text);
-	}
-	for (int i = 0; i < p->naliases; i++) {
-		free(p->aliases[i].name);
-		free(p->aliases[i].terms);
-	}
-	free(p->fields);
-	free(p->aliases);
-	p->fields = NULL;
-	p->aliases = NULL;
-	p->nfields = p->naliases = 0;
-	return rc;
-}
-
-int pmu_model_open(struct pmu_model **out, const struct pmu_env *env, char *err, size_t errlen)
-{
-	*out = NULL;
-	const char *sys = env && env->sysfs_root ? env->sysfs_root : getenv("PFREC_SYSFS_ROOT");
-	const char *tfs = env && env->tracefs_root ? env->tracefs_root : getenv("PFREC_TRACEFS_ROOT");
-	bool sys_given = sys && *sys;
-	if (!sys_given)
-		sys = SYSFS_DEFAULT;
-	if (tfs && !*tfs)
-		tfs = NULL;
-	if (sys_given && !is_dir(sys)) {
-		set_err(err, errlen, "%s: not a folder (the sysfs root that replaces %s)", sys, SYSFS_DEFAULT);
-		return -ENOTDIR;
-	}
-	struct pmu_model *m = calloc(1, sizeof(*m));
-	if (!m)
-		return -ENOMEM;
-	if (!(m->sysfs_root = strdup(sys)))
-		goto nomem;
-	if (!tfs) {
-		if (is_dir("/sys/kernel/tracing/events"))
-			tfs = "/sys/kernel/tracing";
-		else if (is_dir("/sys/kernel/debug/tracing/events"))
-			tfs = "/sys/kernel/debug/tracing";
-	}
-	if (tfs && !(m->tracefs_root = strdup(tfs)))
-		goto nomem;
-
-	char **names = NULL;
-	int n = list_dir(sys, &names);
-	if (n < 0 && n != -ENOENT) {
-		set_err(err, errlen, "%s: %s", sys, strerror(-n));
-		pmu_model_close(m);
-		return n;
-	}
-	if (n > 0) {
-		m->pmus = calloc((size_t)n, sizeof(*m->pmus));
-		if (!m->pmus) {
-			free_names(names, n);
-			goto nomem;
-		}
-		for (int i = 0; i < n; i++) {
-			char path[PATH_MAX], buf[64];
-			uint64_t type;
-			if (join_path(path, sizeof(path), sys, names[i], "type") < 0)
-				continue;
-			int r = read_small(path, buf, sizeof(buf));
-			if (r <= 0 || parse_u64(buf, (size_t)r, &type) < 0 || type > UINT32_MAX)
-				continue; /* not a PMU */
-			struct pmu_desc *p = &m->pmus[m->npmus++];
-			p->name = names[i];
-			names[i] = NULL;
-			p->type = (uint32_t)type;
-			p->max_precise = -1;
-			p->core = strcmp(p->name, "cpu") == 0 ||
-				  (join_path(path, sizeof(path), sys, p->name, "cpus") == 0 && access(path, F_OK) == 0);
-			m->ncore += p->core;
-		}
-		free_names(names, n);
-		qsort(m->pmus, (size_t)m->npmus, sizeof(*m->pmus), cmp_pmu);
-	}
-	*out = m;
-	return 0;
-nomem:
-	pmu_model_close(m);
-	set_err(err, errlen, "out of memory");
-	return -ENOMEM;
-}
-
-void pmu_model_close(struct pmu_model *m)
-{
-	if (!m)
-		return;
-	for (int i = 0; i < m->npmus; i++)
-		desc_free(&m->pmus[i]);
-	free(m->pmus);
-	free(m->sysfs_root);
-	free(m->tracefs_root);
-	free(m);
-}
-
-const char *pmu_model_sysfs_root(const struct pmu_model *m)
-{
-	return m->sysfs_root;
-}
-
-const char *pmu_model_tracefs_root(const struct pmu_model *m)
-{
-	return m->tracefs_root;
-}
-
-static const struct field *find_field(const struct pmu_desc *p, const char *name)
-{
-	for (int i = 0; i < p->nfields; i++)
-		if (strcmp(p->fields[i].name, name) == 0)
-			return &p->fields[i];
-	return NULL;
-}
-
-/* sysfs event names are matched without regard to case, as perf does */
-static const struct alias *find_alias(const struct pmu_desc *p, const char *name)
-{
-	for (int i = 0; i < p->naliases; i++)
-		if (strcasecmp(p->aliases[i].name, name) == 0)
-			return &p->aliases[i];
-	return NULL;
-}
-
-/* The length of name without a "_N" suffix (N decimal digits). */
-static size_t base_len(const char *name)
-{
-	size_t n = strlen(name), i = n;
-	while (i > 0 && isdigit((unsigned char)name[i - 1]))
-		i--;
-	if (i < n && i > 1 && name[i - 1] == '_')
-		return i - 1;
-	return n;
-}
-
-/* ---- generic names ----------------------------------------------------------------- */
-
-struct generic {
-	const char *name;
-	uint32_t type;
-	uint64_t config;
-	const char *what;
-};
-
-/* The names pfrec has always taken (perf's legacy names). */
-static const struct generic generics[] = {
-	{"cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, "PERF_COUNT_HW_CPU_CYCLES"},
-	{"cpu-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, "PERF_COUNT_HW_CPU_CYCLES"},
-	{"instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, "PERF_COUNT_HW_INSTRUCTIONS"},
-	{"cache-references", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES, "PERF_COUNT_HW_CACHE_REFERENCES"},
-	{"cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES, "PERF_COUNT_HW_CACHE_MISSES"},
-	{"branch-instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS, "PERF_COUNT_HW_BRANCH_INSTRUCTIONS"},
-	{"branches", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS, "PERF_COUNT_HW_BRANCH_INSTRUCTIONS"},
-	{"branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES, "PERF_COUNT_HW_BRANCH_MISSES"},
-	{"bus-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BUS_CYCLES, "PERF_COUNT_HW_BUS_CYCLES"},
-	{"stalled-cycles-frontend", PERF_TYPE_HARDWARE, PERF_COUNT_HW_STALLED_CYCLES_FRONTEND, "PERF_COUNT_HW_STALLED_CYCLES_FRONTEND"},
-	{"stalled-cycles-backend", PERF_TYPE_HARDWARE, PERF_COUNT_HW_STALLED_CYCLES_BACKEND, "PERF_COUNT_HW_STALLED_CYCLES_BACKEND"},
-	{"ref-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_REF_CPU_CYCLES, "PERF_COUNT_HW_REF_CPU_CYCLES"},
-	{"cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, "PERF_COUNT_SW_CPU_CLOCK"},
-	{"task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, "PERF_COUNT_SW_TASK_CLOCK"},
-	{"page-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, "PERF_COUNT_SW_PAGE_FAULTS"},
-	{"faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, "PERF_COUNT_SW_PAGE_FAULTS"},
-	{"minor-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN, "PERF_COUNT_SW_PAGE_FAULTS_MIN"},
-	{"major-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ, "PERF_COUNT_SW_PAGE_FAULTS_MAJ"},
-	{"context-switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES, "PERF_COUNT_SW_CONTEXT_SWITCHES"},
-	{"cs", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES, "PERF_COUNT_SW_CONTEXT_SWITCHES"},
-	{"cpu-migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS, "PERF_COUNT_SW_CPU_MIGRATIONS"},
-	{"migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS, "PERF_COUNT_SW_CPU_MIGRATIONS"},
-	{"alignment-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_ALIGNMENT_FAULTS, "PERF_COUNT_SW_ALIGNMENT_FAULTS"},
-	{"emulation-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_EMULATION_FAULTS, "PERF_COUNT_SW_EMULATION_FAULTS"},
-};
-#define NGENERIC (sizeof(generics) / sizeof(generics[0]))
-
-static const struct generic *find_generic(const char *name)
-{
-	for (size_t i = 0; i < NGENERIC; i++)
-		if (strcmp(generics[i].name, name) == 0)
-			return &generics[i];
-	return NULL;
-}
-
-/* ---- parsing ------------------------------------------------------------------------- */
-
-struct mods {
-	unsigned bits;
-	int precise;
-};
-
-/* One attr being built, before group and modifiers are settled. */
-struct proto {
-	struct pmu_attr pa;
-	struct pmu_desc *desc;  /* the sysfs PMU it opens on, if any */
-	const char *pmu_name;   /* desc->name or a fixed name */
-	unsigned flags;
-	double scale;
-	char unit[32];
-	char *tp_format;
-	char *name;             /* name= */
-};
-
-struct protos {
-	struct proto *v;
-	int n, cap;
-};
-
-struct term {
-	const char *name;       /* into the ctx's scratch copy */
-	const char *val;        /* NULL: a bare term */
-};
-
-struct ctx {
-	struct pmu_model *m;
-	char *err;
-	size_t errlen;
-	const char *ev;         /* the event text the error names */
-};
+#include "pmu_internal.h"
 
 static int fail(struct ctx *c, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail(struct ctx *c, int rc, const char *fmt, ...)
@@ -671,11 +13,11 @@ static int fail(struct ctx *c, int rc, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	set_err(c->err, c->errlen, "%s: %s", c->ev, msg);
+	pmu_set_err(c->err, c->errlen, "%s: %s", c->ev, msg);
 	return rc;
 }
 
-static void protos_free(struct protos *ps)
+void pmu_protos_free(struct protos *ps)
 {
 	for (int i = 0; i < ps->n; i++) {
 		free(ps->v[i].tp_format);
@@ -794,7 +136,7 @@ static int apply_special(struct ctx *c, struct proto *p, const struct term *t)
 			return fail(c, -ENOMEM, "out of memory");
 		return 0;
 	}
-	rc = parse_u64(t->val, strlen(t->val), &v);
+	rc = pmu_parse_u64(t->val, strlen(t->val), &v);
 	if (rc == -EINVAL)
 		return fail(c, rc, "%s=%s: not a number (decimal or 0x-hex)", t->name, t->val);
 	if (!strcmp(t->name, "period")) {
@@ -829,7 +171,7 @@ static int apply_term(struct ctx *c, struct proto *p, const struct pmu_desc *d, 
 	if (t->val && !strcmp(t->val, "?"))
 		return fail(c, -EINVAL, "%s%s=?: '?' is not a value", where, t->name);
 	if (t->val) {
-		rc = parse_u64(t->val, strlen(t->val), &v);
+		rc = pmu_parse_u64(t->val, strlen(t->val), &v);
 		if (rc == -EINVAL)
 			return fail(c, rc, "%s%s=%s: not a number (decimal or 0x-hex)", where, t->name, t->val);
 		if (rc < 0)
@@ -843,7 +185,7 @@ static int apply_term(struct ctx *c, struct proto *p, const struct pmu_desc *d, 
 			return 0;
 		}
 	}
-	const struct field *f = find_field(d, t->name);
+	const struct field *f = pmu_find_field(d, t->name);
 	if (!f) {
 		char names[200];
 		field_names(d, names, sizeof(names));
@@ -855,12 +197,12 @@ static int apply_term(struct ctx *c, struct proto *p, const struct pmu_desc *d, 
 	}
 	if (f->word < 0)
 		return fail(c, -EINVAL, "%sformat/%s of PMU %s is not understood: '%s'", where, f->name, d->name, f->text);
-	if (v > field_max(f->mask))
+	if (v > pmu_field_max(f->mask))
 		return fail(c, -ERANGE, "%s%s=%s does not fit in %s (%s: %d bits, at most 0x%" PRIx64 ")",
-			    where, t->name, t->val ? t->val : "1", f->name, f->text, popcount64(f->mask),
-			    field_max(f->mask));
+			    where, t->name, t->val ? t->val : "1", f->name, f->text, pmu_popcount64(f->mask),
+			    pmu_field_max(f->mask));
 	uint64_t *wp = attr_word(p, f->word);
-	*wp = (*wp & ~f->mask) | deposit(v, f->mask);
+	*wp = (*wp & ~f->mask) | pmu_deposit(v, f->mask);
 	return 0;
 }
 
@@ -868,7 +210,7 @@ static int apply_term(struct ctx *c, struct proto *p, const struct pmu_desc *d, 
 
 /* PMU/TERMS/ on one PMU: the terms of its events/NAME (if a term names one)
  * then the user's, in order. forced: a bare event name resolved already. */
-static int resolve_on_pmu(struct ctx *c, struct protos *ps, struct pmu_desc *d, char *terms_text,
+int pmu_resolve_on_pmu(struct ctx *c, struct protos *ps, struct pmu_desc *d, char *terms_text,
 			  const struct alias *forced)
 {
 	struct term t[MAX_TERMS];
@@ -881,15 +223,15 @@ static int resolve_on_pmu(struct ctx *c, struct protos *ps, struct pmu_desc *d, 
 	const struct generic *legacy = NULL;
 	int event_term = -1;
 	for (int i = 0; i < nt && !forced; i++) {
-		if (t[i].val || is_special(t[i].name) || find_field(d, t[i].name))
+		if (t[i].val || is_special(t[i].name) || pmu_find_field(d, t[i].name))
 			continue;
 		bool word = false;
 		for (int w = 0; w < 4; w++)
 			word |= !strcmp(t[i].name, word_name(w));
 		if (word)
 			continue;
-		const struct alias *a = find_alias(d, t[i].name);
-		const struct generic *g = a ? NULL : find_generic(t[i].name);
+		const struct alias *a = pmu_find_alias(d, t[i].name);
+		const struct generic *g = a ? NULL : pmu_find_generic(t[i].name);
 		if (g && !(d->core && g->type == PERF_TYPE_HARDWARE))
 			g = NULL;
 		if (!a && !g)
@@ -1096,7 +438,7 @@ static int resolve_tracepoint(struct ctx *c, struct protos *ps, const char *sys,
 			    "PFREC_TRACEFS_ROOT names another)");
 	if (snprintf(path, sizeof(path), "%s/events/%s", root, sys) >= (int)sizeof(path))
 		return fail(c, -ENAMETOOLONG, "path too long");
-	if (!is_dir(path)) {
+	if (!pmu_is_dir(path)) {
 		int e = errno == ENOTDIR ? ENOENT : errno;
 		if (e == ENOENT)
 			return fail(c, -ENOENT, "unknown event or tracepoint subsystem '%s' (no %s)", sys, path);
@@ -1104,13 +446,13 @@ static int resolve_tracepoint(struct ctx *c, struct protos *ps, const char *sys,
 	}
 	if (snprintf(path, sizeof(path), "%s/events/%s/%s/id", root, sys, name) >= (int)sizeof(path))
 		return fail(c, -ENAMETOOLONG, "path too long");
-	int r = read_small(path, buf, sizeof(buf));
+	int r = pmu_read_small(path, buf, sizeof(buf));
 	if (r == -ENOENT || r == -ENOTDIR)
 		return fail(c, -ENOENT, "no tracepoint '%s' in subsystem %s (no %s)", name, sys, path);
 	if (r < 0)
 		return fail(c, r, "cannot read %s: %s", path, strerror(-r));
 	uint64_t id;
-	if (parse_u64(buf, (size_t)r, &id) < 0)
+	if (pmu_parse_u64(buf, (size_t)r, &id) < 0)
 		return fail(c, -EINVAL, "%s holds '%s', not a tracepoint id", path, buf);
 	struct proto *p = proto_new(c, ps);
 	if (!p)
@@ -1138,7 +480,7 @@ static int resolve_bare(struct ctx *c, struct protos *ps, const char *name)
 		int rc = pmu_load(m, &m->pmus[i], c->err, c->errlen);
 		if (rc < 0)
 			return rc;
-		if (find_alias(&m->pmus[i], name)) {
+		if (pmu_find_alias(&m->pmus[i], name)) {
 			if (nhit < 64)
 				hit[nhit++] = &m->pmus[i];
 			else
@@ -1151,8 +493,8 @@ static int resolve_bare(struct ctx *c, struct protos *ps, const char *name)
 	bool all_core = true, one_family = true;
 	for (int i = 0; i < nhit; i++) {
 		all_core &= hit[i]->core;
-		one_family &= base_len(hit[i]->name) == base_len(hit[0]->name) &&
-			      !strncmp(hit[i]->name, hit[0]->name, base_len(hit[0]->name));
+		one_family &= pmu_base_len(hit[i]->name) == pmu_base_len(hit[0]->name) &&
+			      !strncmp(hit[i]->name, hit[0]->name, pmu_base_len(hit[0]->name));
 	}
 	if (nhit > 1 && !all_core && !one_family) {
 		char list[256];
@@ -1169,7 +511,7 @@ static int resolve_bare(struct ctx *c, struct protos *ps, const char *name)
 	}
 	for (int i = 0; i < nhit; i++) {
 		int first = ps->n;
-		int rc = resolve_on_pmu(c, ps, hit[i], NULL, find_alias(hit[i], name));
+		int rc = pmu_resolve_on_pmu(c, ps, hit[i], NULL, pmu_find_alias(hit[i], name));
 		if (rc < 0)
 			return rc;
 		if (nhit > 1)
@@ -1193,7 +535,7 @@ static int match_pmus(struct pmu_model *m, const char *name, struct pmu_desc **o
 		}
 	for (int i = 0; i < m->npmus && n < max; i++) {
 		const char *pn = m->pmus[i].name;
-		if (strncmp(pn, name, len) == 0 && pn[len] == '_' && pn[len + 1] && base_len(pn) == len)
+		if (strncmp(pn, name, len) == 0 && pn[len] == '_' && pn[len + 1] && pmu_base_len(pn) == len)
 			out[n++] = &m->pmus[i];
 	}
 	return n;
@@ -1247,16 +589,16 @@ static bool tp_subsystem_exists(const struct pmu_model *m, const char *sys)
 {
 	char path[PATH_MAX];
 	return m->tracefs_root && tp_name_ok(sys) &&
-	       snprintf(path, sizeof(path), "%s/events/%s", m->tracefs_root, sys) < (int)sizeof(path) && is_dir(path);
+	       snprintf(path, sizeof(path), "%s/events/%s", m->tracefs_root, sys) < (int)sizeof(path) && pmu_is_dir(path);
 }
 
 /* A generic name, raw code or event of a sysfs PMU. */
 static bool known_event(struct pmu_model *m, const char *name)
 {
-	if (find_generic(name) || is_raw(name))
+	if (pmu_find_generic(name) || is_raw(name))
 		return true;
 	for (int i = 0; i < m->npmus; i++)
-		if (pmu_load(m, &m->pmus[i], NULL, 0) == 0 && find_alias(&m->pmus[i], name))
+		if (pmu_load(m, &m->pmus[i], NULL, 0) == 0 && pmu_find_alias(&m->pmus[i], name))
 			return true;
 	return false;
 }
@@ -1332,7 +674,7 @@ static int parse_event(struct ctx *c, char *text, struct protos *ps, struct mods
 			for (int i = 0; i < npm; i++) {
 				int first = ps->n;
 				snprintf(copy, sizeof(copy), "%s", terms);
-				if ((rc = resolve_on_pmu(c, ps, pm[i], copy, NULL)) < 0)
+				if ((rc = pmu_resolve_on_pmu(c, ps, pm[i], copy, NULL)) < 0)
 					return rc;
 				if (npm > 1)
 					for (int k = first; k < ps->n; k++)
@@ -1340,7 +682,7 @@ static int parse_event(struct ctx *c, char *text, struct protos *ps, struct mods
 			}
 			return 0;
 		}
-		const struct generic *g = find_generic(head);
+		const struct generic *g = pmu_find_generic(head);
 		char *colon = strchr(head, ':');
 		if (g)
 			rc = resolve_generic(c, ps, g);
@@ -1360,7 +702,7 @@ static int parse_event(struct ctx *c, char *text, struct protos *ps, struct mods
 			return rc;
 		return apply_specials(c, ps, 0, terms, head);
 	}
-	const struct generic *g = find_generic(head);
+	const struct generic *g = pmu_find_generic(head);
 	if (g)
 		return resolve_generic(c, ps, g);
 	if (is_raw(head))
@@ -1488,7 +830,7 @@ static int build_group(struct ctx *c, struct pmu_events *out, const char *item, 
 			} else {
 				p = &mb[i].ps.v[0];
 				/* a member fixed on another CPU PMU joins the copy of its PMU only */
-				if (dk && p->desc && p->desc != dk && (p->desc->core || base_len(p->desc->name) == base_len(dk->name)))
+				if (dk && p->desc && p->desc != dk && (p->desc->core || pmu_base_len(p->desc->name) == pmu_base_len(dk->name)))
 					continue;
 			}
 			struct mods md = mb[i].md;
@@ -1602,7 +944,7 @@ static int parse_item(struct ctx *c, const char *item, struct pmu_events *out)
 				ps.v[k].pa.attr.pinned = 1;
 			rc = emit(c, out, &ps.v[k], item, item, -1, md.bits);
 		}
-		protos_free(&ps);
+		pmu_protos_free(&ps);
 		return rc;
 	}
 	/* {A,B,...}[:MODS]: next_item() saw the braces balance */
@@ -1656,7 +998,7 @@ static int parse_item(struct ctx *c, const char *item, struct pmu_events *out)
 	if (rc == 0)
 		rc = build_group(c, out, item, mb, nm, &gm);
 	for (int i = 0; i < nm; i++)
-		protos_free(&mb[i].ps);
+		pmu_protos_free(&mb[i].ps);
 	free(mb);
 	return rc;
 }
@@ -1669,11 +1011,11 @@ int pmu_parse(struct pmu_model *m, const char *spec, struct pmu_events *out, cha
 		err[0] = 0;
 	size_t len = strnlen(spec, PMU_SPEC_MAX + 1);
 	if (len > PMU_SPEC_MAX) {
-		set_err(err, errlen, "%.40s...: longer than %d bytes", spec, PMU_SPEC_MAX);
+		pmu_set_err(err, errlen, "%.40s...: longer than %d bytes", spec, PMU_SPEC_MAX);
 		return -E2BIG;
 	}
 	if (!len) {
-		set_err(err, errlen, "empty event spec");
+		pmu_set_err(err, errlen, "empty event spec");
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < len; i++)
@@ -1724,158 +1066,3 @@ void pmu_events_free(struct pmu_events *evs)
 	memset(evs, 0, sizeof(*evs));
 }
 
-/* ---- listing ------------------------------------------------------------------------- */
-
-static bool has_glob(const char *p)
-{
-	return strpbrk(p, "*?[") != NULL;
-}
-
-static bool pat_match(const char *pat, const char *s)
-{
-	if (!pat)
-		return true;
-	if (has_glob(pat))
-		return fnmatch(pat, s, FNM_CASEFOLD) == 0;
-	return strcasestr(s, pat) != NULL;
-}
-
-/* The config words an events/ entry gives, or why not ("needs umask="). */
-static void alias_encoding(struct pmu_model *m, struct pmu_desc *d, const struct alias *a, char *buf,
-			   size_t size)
-{
-	char err[512];
-	struct ctx c = {.m = m, .err = err, .errlen = sizeof(err), .ev = a->name};
-	struct protos ps = {0};
-	const char *q = a->terms ? strstr(a->terms, "=?") : NULL;
-	if (q) {
-		/* the first field the user must give */
-		const char *b = q;
-		while (b > a->terms && b[-1] != ',')
-			b--;
-		snprintf(buf, size, "(needs %.*s=VALUE)", (int)(q - b), b);
-	} else if (resolve_on_pmu(&c, &ps, d, NULL, a) < 0) {
-		const char *why = strchr(err, ':');
-		snprintf(buf, size, "(%s)", why ? why + 2 : err);
-	} else {
-		const struct proto *p = &ps.v[0];
-		int o = snprintf(buf, size, "config=0x%" PRIx64, (uint64_t)p->pa.attr.config);
-		uint64_t w[3] = {p->pa.attr.config1, p->pa.attr.config2, PMU_CONFIG3(&p->pa)};
-		for (int i = 0; i < 3; i++)
-			if (w[i] && o > 0 && (size_t)o < size)
-				o += snprintf(buf + o, size - (size_t)o, " config%d=0x%" PRIx64, i + 1, w[i]);
-		if ((a->scale != 1.0 || a->unit[0]) && o > 0 && (size_t)o < size)
-			snprintf(buf + o, size - (size_t)o, " scale=%.10g%s%s", a->scale, a->unit[0] ? " unit=" : "",
-				 a->unit);
-	}
-	protos_free(&ps);
-}
-
-int pmu_list(struct pmu_model *m, const char *pattern, FILE *f)
-{
-	int count = 0, rc;
-	char err[512], line[600];
-	if (pattern && !*pattern)
-		pattern = NULL;
-
-	bool head = false;
-	for (size_t i = 0; i < NGENERIC; i++) {
-		const struct generic *g = &generics[i];
-		if (!pat_match(pattern, g->name))
-			continue;
-		if (!head)
-			fprintf(f, "Generic events:\n");
-		head = true;
-		fprintf(f, "  %-40s %s event (%s)\n", g->name, g->type == PERF_TYPE_HARDWARE ? "hardware" : "software",
-			g->what);
-		count++;
-	}
-
-	for (int i = 0; i < m->npmus; i++) {
-		struct pmu_desc *d = &m->pmus[i];
-		if ((rc = pmu_load(m, d, err, sizeof(err))) < 0) {
-			fprintf(f, "PMU %s: %s\n", d->name, err);
-			continue;
-		}
-		if (!d->naliases && !d->nfields)
-			continue;
-		bool all = pattern && pat_match(pattern, d->name);
-		head = false;
-		for (int k = 0; k < d->naliases; k++) {
-			const struct alias *a = &d->aliases[k];
-			char full[300];
-			snprintf(full, sizeof(full), "%s/%s/", d->name, a->name);
-			if (!all && !pat_match(pattern, full))
-				continue;
-			if (!head) {
-				fprintf(f, "PMU %s (type %u%s", d->name, d->type, d->core ? ", CPU PMU" : "");
-				if (d->max_precise >= 0)
-					fprintf(f, ", max_precise %d", d->max_precise);
-				fprintf(f, "):\n");
-				head = true;
-			}
-			alias_encoding(m, d, a, line, sizeof(line));
-			fprintf(f, "  %-40s %s  %s\n", full, a->terms ? a->terms : "(unreadable)", line);
-			count++;
-		}
-		if (d->nfields && (head || !pattern || all)) {
-			if (!head) {
-				/* a PMU of terms only (uprobe): its formats are its entry */
-				fprintf(f, "PMU %s (type %u%s):\n", d->name, d->type, d->core ? ", CPU PMU" : "");
-				count++;
-			}
-			fprintf(f, "  formats:");
-			for (int k = 0; k < d->nfields; k++)
-				fprintf(f, " %s=%s", d->fields[k].name, d->fields[k].text);
-			fprintf(f, "\n");
-		}
-	}
-
-	if (!m->tracefs_root)
-		return count;
-	char path[PATH_MAX];
-	if (snprintf(path, sizeof(path), "%s/events", m->tracefs_root) >= (int)sizeof(path))
-		return count;
-	char **subs = NULL;
-	int ns = list_dir(path, &subs);
-	if (ns < 0)
-		return count;
-	head = false;
-	for (int i = 0; i < ns; i++) {
-		char sp[PATH_MAX];
-		if (join_path(sp, sizeof(sp), path, subs[i], NULL) < 0 || !is_dir(sp))
-			continue;
-		char **evs = NULL;
-		int ne = list_dir(sp, &evs);
-		if (ne < 0)
-			continue;
-		int nev = 0;
-		for (int k = 0; k < ne; k++) {
-			char ep[PATH_MAX];
-			if (join_path(ep, sizeof(ep), sp, evs[k], NULL) < 0 || !is_dir(ep))
-				continue;
-			nev++;
-			if (!pattern)
-				continue;
-			char full[600];
-			snprintf(full, sizeof(full), "%s:%s", subs[i], evs[k]);
-			if (!pat_match(pattern, full))
-				continue;
-			if (!head)
-				fprintf(f, "Tracepoints (%s):\n", path);
-			head = true;
-			fprintf(f, "  %s\n", full);
-			count++;
-		}
-		if (!pattern && nev) {
-			if (!head)
-				fprintf(f, "Tracepoint subsystems (%s; pfrec --list SUBSYS lists their tracepoints):\n", path);
-			head = true;
-			fprintf(f, "  %-40s %d tracepoint%s\n", subs[i], nev, nev == 1 ? "" : "s");
-			count++;
-		}
-		free_names(evs, ne);
-	}
-	free_names(subs, ns);
-	return count;
-}

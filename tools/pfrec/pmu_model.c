@@ -1,0 +1,567 @@
+/*
+ * pfrec/pmu_model.c - the model of sysfs PMUs that event specifications are
+ * resolved against (pmu_parse.c; pmu.h says the syntax and the sources).
+ *
+ * The model: each folder of the sysfs root is a PMU with a `type` file
+ * (attr.type), a `format/` folder (one file per field: "config:0-7",
+ * "config1:0-15", "config:0-7,32-35"), an `events/` folder (one file per
+ * named event holding terms of those fields, "event=0xc5,umask=0x01",
+ * with NAME.scale and NAME.unit beside it) and `caps/max_precise`. A PMU
+ * named "cpu" or with a `cpus` file is a CPU PMU (several of them: a hybrid
+ * machine). Formats, events and caps of a PMU are read the first time a spec
+ * needs them.
+ */
+#include "pmu_internal.h"
+
+#define SYSFS_DEFAULT "/sys/bus/event_source/devices"
+
+#ifndef PERF_ATTR_SIZE_VER8
+_Static_assert(sizeof(struct perf_event_attr) == PERF_ATTR_SIZE_VER7,
+	       "perf_event_attr without config3 should end at sig_data");
+#endif
+_Static_assert(sizeof(struct pmu_attr) >= 136, "pmu_attr must reach config3");
+
+/* ---- small helpers ------------------------------------------------------------ */
+
+void pmu_set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	if (!err || !errlen)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	/* one line, whatever a file or a spec held */
+	for (char *p = err; *p; p++)
+		if (*p == '\n' || *p == '\r' || *p == '\t')
+			*p = ' ';
+}
+
+int pmu_join_path(char *buf, size_t size, const char *a, const char *b, const char *c)
+{
+	int n = snprintf(buf, size, "%s/%s%s%s", a, b, c ? "/" : "", c ? c : "");
+	return (n < 0 || (size_t)n >= size) ? -ENAMETOOLONG : 0;
+}
+
+/* Reads a small text file whole, trailing white space cut.
+ * @return its length, or -errno (-EFBIG beyond FILE_MAX - 1 bytes). */
+int pmu_read_small(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	size_t n = 0;
+	for (;;) {
+		if (n == size - 1) {
+			char c;
+			ssize_t r = read(fd, &c, 1);
+			close(fd);
+			return r > 0 ? -EFBIG : (int)n;
+		}
+		ssize_t r = read(fd, buf + n, size - 1 - n);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			int e = errno;
+			close(fd);
+			return -e;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	while (n && isspace((unsigned char)buf[n - 1]))
+		n--;
+	buf[n] = 0;
+	return (int)n;
+}
+
+bool pmu_is_dir(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Decimal, or hex after 0x. @return 0 or -EINVAL (not a number), -ERANGE. */
+int pmu_parse_u64(const char *s, size_t n, uint64_t *out)
+{
+	uint64_t v = 0;
+	if (n == 0)
+		return -EINVAL;
+	if (n > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		for (size_t i = 2; i < n; i++) {
+			int d = isdigit((unsigned char)s[i]) ? s[i] - '0'
+				: (s[i] >= 'a' && s[i] <= 'f') ? s[i] - 'a' + 10
+				: (s[i] >= 'A' && s[i] <= 'F') ? s[i] - 'A' + 10 : -1;
+			if (d < 0)
+				return -EINVAL;
+			if (v >> 60)
+				return -ERANGE;
+			v = v << 4 | (uint64_t)d;
+		}
+	} else {
+		for (size_t i = 0; i < n; i++) {
+			if (!isdigit((unsigned char)s[i]))
+				return -EINVAL;
+			uint64_t d = (uint64_t)(s[i] - '0');
+			if (v > (UINT64_MAX - d) / 10)
+				return -ERANGE;
+			v = v * 10 + d;
+		}
+	}
+	*out = v;
+	return 0;
+}
+
+int pmu_popcount64(uint64_t v)
+{
+	return __builtin_popcountll(v);
+}
+
+/* The value's low bits spread over the set bits of mask, lowest first (the
+ * kernel's format bitmaps: "config:0-7,32-35" takes value bits 0-7 into
+ * config bits 0-7 and value bits 8-11 into 32-35). */
+uint64_t pmu_deposit(uint64_t v, uint64_t mask)
+{
+	uint64_t r = 0, bit = 1;
+	while (mask) {
+		uint64_t low = mask & (~mask + 1);
+		if (v & bit)
+			r |= low;
+		mask &= mask - 1;
+		bit <<= 1;
+	}
+	return r;
+}
+
+uint64_t pmu_field_max(uint64_t mask)
+{
+	int w = pmu_popcount64(mask);
+	return w >= 64 ? UINT64_MAX : (UINT64_C(1) << w) - 1;
+}
+
+/* "configN:A-B,C,..." (sysfs-bus-event_source-devices-format). */
+static int parse_format(const char *s, int *word, uint64_t *mask)
+{
+	if (strncmp(s, "config", 6) != 0)
+		return -EINVAL;
+	s += 6;
+	int w = 0;
+	if (*s >= '1' && *s <= '3') {
+		w = *s - '0';
+		s++;
+	}
+	if (*s++ != ':')
+		return -EINVAL;
+	uint64_t m = 0;
+	for (;;) {
+		unsigned a = 0, b;
+		int digits = 0;
+		while (isdigit((unsigned char)*s) && digits < 3) {
+			a = a * 10 + (unsigned)(*s++ - '0');
+			digits++;
+		}
+		if (!digits || a > 63)
+			return -EINVAL;
+		b = a;
+		if (*s == '-') {
+			s++;
+			b = 0;
+			digits = 0;
+			while (isdigit((unsigned char)*s) && digits < 3) {
+				b = b * 10 + (unsigned)(*s++ - '0');
+				digits++;
+			}
+			if (!digits || b > 63 || b < a)
+				return -EINVAL;
+		}
+		m |= (~UINT64_C(0) >> (63 - b)) & ~((UINT64_C(1) << a) - 1);
+		if (*s == ',') {
+			s++;
+			continue;
+		}
+		if (*s)
+			return -EINVAL;
+		break;
+	}
+	*word = w;
+	*mask = m;
+	return 0;
+}
+
+/* ---- loading ------------------------------------------------------------------- */
+
+static int cmp_pmu(const void *a, const void *b)
+{
+	return strcmp(((const struct pmu_desc *)a)->name, ((const struct pmu_desc *)b)->name);
+}
+static int cmp_field(const void *a, const void *b)
+{
+	return strcmp(((const struct field *)a)->name, ((const struct field *)b)->name);
+}
+static int cmp_alias(const void *a, const void *b)
+{
+	return strcmp(((const struct alias *)a)->name, ((const struct alias *)b)->name);
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+	return n > m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* The names of a folder's entries (no hidden ones), sorted.
+ * @return count, or -errno (-ENOENT when the folder is absent). */
+int pmu_list_dir(const char *path, char ***out)
+{
+	DIR *d = opendir(path);
+	if (!d)
+		return -errno;
+	char **v = NULL;
+	int n = 0, cap = 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		if (n == cap) {
+			int ncap = cap ? cap * 2 : 32;
+			char **nv = realloc(v, (size_t)ncap * sizeof(*v));
+			if (!nv)
+				goto nomem;
+			v = nv;
+			cap = ncap;
+		}
+		if (!(v[n] = strdup(de->d_name)))
+			goto nomem;
+		n++;
+	}
+	closedir(d);
+	for (int i = 1; i < n; i++) /* insertion sort: folders are small */
+		for (int j = i; j > 0 && strcmp(v[j - 1], v[j]) > 0; j--) {
+			char *t = v[j];
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+	*out = v;
+	return n;
+nomem:
+	closedir(d);
+	for (int i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+	return -ENOMEM;
+}
+
+void pmu_free_names(char **v, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+static void desc_free(struct pmu_desc *p)
+{
+	for (int i = 0; i < p->nfields; i++) {
+		free(p->fields[i].name);
+		free(p->fields[i].text);
+	}
+	free(p->fields);
+	for (int i = 0; i < p->naliases; i++) {
+		free(p->aliases[i].name);
+		free(p->aliases[i].terms);
+	}
+	free(p->aliases);
+	free(p->name);
+}
+
+/* Reads format/, events/ and caps/max_precise of a PMU once.
+ * @return 0 or -errno with err set. */
+int pmu_load(struct pmu_model *m, struct pmu_desc *p, char *err, size_t errlen)
+{
+	if (p->loaded)
+		return 0;
+	char path[PATH_MAX], buf[FILE_MAX];
+	char **names = NULL;
+	int n = 0, rc;
+
+	/* format/ */
+	if ((rc = pmu_join_path(path, sizeof(path), m->sysfs_root, p->name, "format")) < 0)
+		goto path_err;
+	n = pmu_list_dir(path, &names);
+	if (n < 0 && n != -ENOENT) {
+		rc = n;
+		goto dir_err;
+	}
+	if (n > 0) {
+		p->fields = calloc((size_t)n, sizeof(*p->fields));
+		if (!p->fields)
+			goto nomem;
+		for (int i = 0; i < n; i++) {
+			char fp[PATH_MAX];
+			struct field *f = &p->fields[p->nfields];
+			if (pmu_join_path(fp, sizeof(fp), path, names[i], NULL) < 0)
+				continue;
+			int r = pmu_read_small(fp, buf, sizeof(buf));
+			if (r == -EISDIR)
+				continue;
+			f->name = names[i];
+			names[i] = NULL;
+			f->text = strdup(r >= 0 ? buf : "(unreadable)");
+			p->nfields++;
+			if (!f->text)
+				goto nomem;
+			if (r < 0 || parse_format(buf, &f->word, &f->mask) < 0)
+				f->word = -1;
+		}
+		pmu_free_names(names, n);
+		names = NULL;
+		qsort(p->fields, (size_t)p->nfields, sizeof(*p->fields), cmp_field);
+	}
+
+	/* events/ */
+	if ((rc = pmu_join_path(path, sizeof(path), m->sysfs_root, p->name, "events")) < 0)
+		goto path_err;
+	n = pmu_list_dir(path, &names);
+	if (n < 0 && n != -ENOENT) {
+		rc = n;
+		goto dir_err;
+	}
+	if (n > 0) {
+		p->aliases = calloc((size_t)n, sizeof(*p->aliases));
+		if (!p->aliases)
+			goto nomem;
+		for (int i = 0; i < n; i++) {
+			const char *nm = names[i];
+			if (ends_with(nm, ".scale") || ends_with(nm, ".unit") || ends_with(nm, ".per-pkg") ||
+			    ends_with(nm, ".snapshot"))
+				continue;
+			char fp[PATH_MAX];
+			struct alias *a = &p->aliases[p->naliases];
+			if (pmu_join_path(fp, sizeof(fp), path, nm, NULL) < 0)
+				continue;
+			int r = pmu_read_small(fp, buf, sizeof(buf));
+			if (r == -EISDIR)
+				continue;
+			a->name = names[i];
+			names[i] = NULL;
+			a->scale = 1.0;
+			p->naliases++;
+			if (r >= 0) {
+				if (!(a->terms = strdup(buf)))
+					goto nomem;
+			} else {
+				a->read_err = -r;
+			}
+			char sp[PATH_MAX];
+			if (snprintf(sp, sizeof(sp), "%s.scale", fp) < (int)sizeof(sp) &&
+			    pmu_read_small(sp, buf, sizeof(buf)) > 0) {
+				char *end;
+				double s = strtod(buf, &end);
+				if (end != buf && !*end && s > 0 && s < 1e300)
+					a->scale = s;
+			}
+			if (snprintf(sp, sizeof(sp), "%s.unit", fp) < (int)sizeof(sp) &&
+			    pmu_read_small(sp, buf, sizeof(buf)) > 0)
+				snprintf(a->unit, sizeof(a->unit), "%.31s", buf);
+		}
+		pmu_free_names(names, n);
+		names = NULL;
+		qsort(p->aliases, (size_t)p->naliases, sizeof(*p->aliases), cmp_alias);
+	}
+
+	/* caps/max_precise */
+	p->max_precise = -1;
+	if (pmu_join_path(path, sizeof(path), m->sysfs_root, p->name, "caps/max_precise") == 0 &&
+	    pmu_read_small(path, buf, sizeof(buf)) > 0) {
+		uint64_t v;
+		if (pmu_parse_u64(buf, strlen(buf), &v) == 0 && v <= 3)
+			p->max_precise = (int)v;
+	}
+	p->loaded = true;
+	return 0;
+nomem:
+	pmu_free_names(names, n);
+	rc = -ENOMEM;
+	pmu_set_err(err, errlen, "out of memory");
+	goto undo;
+path_err:
+	pmu_set_err(err, errlen, "PMU %s: path too long under %s", p->name, m->sysfs_root);
+	goto undo;
+dir_err:
+	pmu_set_err(err, errlen, "PMU %s: cannot read %s: %s", p->name, path, strerror(-rc));
+undo: /* as before: the next use tries again */
+	for (int i = 0; i < p->nfields; i++) {
+		free(p->fields[i].name);
+		free(p->fields[i].text);
+	}
+	for (int i = 0; i < p->naliases; i++) {
+		free(p->aliases[i].name);
+		free(p->aliases[i].terms);
+	}
+	free(p->fields);
+	free(p->aliases);
+	p->fields = NULL;
+	p->aliases = NULL;
+	p->nfields = p->naliases = 0;
+	return rc;
+}
+
+int pmu_model_open(struct pmu_model **out, const struct pmu_env *env, char *err, size_t errlen)
+{
+	*out = NULL;
+	const char *sys = env && env->sysfs_root ? env->sysfs_root : getenv("PFREC_SYSFS_ROOT");
+	const char *tfs = env && env->tracefs_root ? env->tracefs_root : getenv("PFREC_TRACEFS_ROOT");
+	bool sys_given = sys && *sys;
+	if (!sys_given)
+		sys = SYSFS_DEFAULT;
+	if (tfs && !*tfs)
+		tfs = NULL;
+	if (sys_given && !pmu_is_dir(sys)) {
+		pmu_set_err(err, errlen, "%s: not a folder (the sysfs root that replaces %s)", sys, SYSFS_DEFAULT);
+		return -ENOTDIR;
+	}
+	struct pmu_model *m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	if (!(m->sysfs_root = strdup(sys)))
+		goto nomem;
+	if (!tfs) {
+		if (pmu_is_dir("/sys/kernel/tracing/events"))
+			tfs = "/sys/kernel/tracing";
+		else if (pmu_is_dir("/sys/kernel/debug/tracing/events"))
+			tfs = "/sys/kernel/debug/tracing";
+	}
+	if (tfs && !(m->tracefs_root = strdup(tfs)))
+		goto nomem;
+
+	char **names = NULL;
+	int n = pmu_list_dir(sys, &names);
+	if (n < 0 && n != -ENOENT) {
+		pmu_set_err(err, errlen, "%s: %s", sys, strerror(-n));
+		pmu_model_close(m);
+		return n;
+	}
+	if (n > 0) {
+		m->pmus = calloc((size_t)n, sizeof(*m->pmus));
+		if (!m->pmus) {
+			pmu_free_names(names, n);
+			goto nomem;
+		}
+		for (int i = 0; i < n; i++) {
+			char path[PATH_MAX], buf[64];
+			uint64_t type;
+			if (pmu_join_path(path, sizeof(path), sys, names[i], "type") < 0)
+				continue;
+			int r = pmu_read_small(path, buf, sizeof(buf));
+			if (r <= 0 || pmu_parse_u64(buf, (size_t)r, &type) < 0 || type > UINT32_MAX)
+				continue; /* not a PMU */
+			struct pmu_desc *p = &m->pmus[m->npmus++];
+			p->name = names[i];
+			names[i] = NULL;
+			p->type = (uint32_t)type;
+			p->max_precise = -1;
+			p->core = strcmp(p->name, "cpu") == 0 ||
+				  (pmu_join_path(path, sizeof(path), sys, p->name, "cpus") == 0 && access(path, F_OK) == 0);
+			m->ncore += p->core;
+		}
+		pmu_free_names(names, n);
+		qsort(m->pmus, (size_t)m->npmus, sizeof(*m->pmus), cmp_pmu);
+	}
+	*out = m;
+	return 0;
+nomem:
+	pmu_model_close(m);
+	pmu_set_err(err, errlen, "out of memory");
+	return -ENOMEM;
+}
+
+void pmu_model_close(struct pmu_model *m)
+{
+	if (!m)
+		return;
+	for (int i = 0; i < m->npmus; i++)
+		desc_free(&m->pmus[i]);
+	free(m->pmus);
+	free(m->sysfs_root);
+	free(m->tracefs_root);
+	free(m);
+}
+
+const char *pmu_model_sysfs_root(const struct pmu_model *m)
+{
+	return m->sysfs_root;
+}
+
+const char *pmu_model_tracefs_root(const struct pmu_model *m)
+{
+	return m->tracefs_root;
+}
+
+const struct field *pmu_find_field(const struct pmu_desc *p, const char *name)
+{
+	for (int i = 0; i < p->nfields; i++)
+		if (strcmp(p->fields[i].name, name) == 0)
+			return &p->fields[i];
+	return NULL;
+}
+
+/* sysfs event names are matched without regard to case, as perf does */
+const struct alias *pmu_find_alias(const struct pmu_desc *p, const char *name)
+{
+	for (int i = 0; i < p->naliases; i++)
+		if (strcasecmp(p->aliases[i].name, name) == 0)
+			return &p->aliases[i];
+	return NULL;
+}
+
+/* The length of name without a "_N" suffix (N decimal digits). */
+size_t pmu_base_len(const char *name)
+{
+	size_t n = strlen(name), i = n;
+	while (i > 0 && isdigit((unsigned char)name[i - 1]))
+		i--;
+	if (i < n && i > 1 && name[i - 1] == '_')
+		return i - 1;
+	return n;
+}
+
+/* ---- generic names ----------------------------------------------------------------- */
+
+/* The names pfrec has always taken (perf's legacy names). */
+const struct generic pmu_generics[] = {
+	{"cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, "PERF_COUNT_HW_CPU_CYCLES"},
+	{"cpu-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, "PERF_COUNT_HW_CPU_CYCLES"},
+	{"instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, "PERF_COUNT_HW_INSTRUCTIONS"},
+	{"cache-references", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES, "PERF_COUNT_HW_CACHE_REFERENCES"},
+	{"cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES, "PERF_COUNT_HW_CACHE_MISSES"},
+	{"branch-instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS, "PERF_COUNT_HW_BRANCH_INSTRUCTIONS"},
+	{"branches", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS, "PERF_COUNT_HW_BRANCH_INSTRUCTIONS"},
+	{"branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES, "PERF_COUNT_HW_BRANCH_MISSES"},
+	{"bus-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BUS_CYCLES, "PERF_COUNT_HW_BUS_CYCLES"},
+	{"stalled-cycles-frontend", PERF_TYPE_HARDWARE, PERF_COUNT_HW_STALLED_CYCLES_FRONTEND, "PERF_COUNT_HW_STALLED_CYCLES_FRONTEND"},
+	{"stalled-cycles-backend", PERF_TYPE_HARDWARE, PERF_COUNT_HW_STALLED_CYCLES_BACKEND, "PERF_COUNT_HW_STALLED_CYCLES_BACKEND"},
+	{"ref-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_REF_CPU_CYCLES, "PERF_COUNT_HW_REF_CPU_CYCLES"},
+	{"cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, "PERF_COUNT_SW_CPU_CLOCK"},
+	{"task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, "PERF_COUNT_SW_TASK_CLOCK"},
+	{"page-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, "PERF_COUNT_SW_PAGE_FAULTS"},
+	{"faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, "PERF_COUNT_SW_PAGE_FAULTS"},
+	{"minor-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN, "PERF_COUNT_SW_PAGE_FAULTS_MIN"},
+	{"major-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ, "PERF_COUNT_SW_PAGE_FAULTS_MAJ"},
+	{"context-switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES, "PERF_COUNT_SW_CONTEXT_SWITCHES"},
+	{"cs", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES, "PERF_COUNT_SW_CONTEXT_SWITCHES"},
+	{"cpu-migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS, "PERF_COUNT_SW_CPU_MIGRATIONS"},
+	{"migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS, "PERF_COUNT_SW_CPU_MIGRATIONS"},
+	{"alignment-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_ALIGNMENT_FAULTS, "PERF_COUNT_SW_ALIGNMENT_FAULTS"},
+	{"emulation-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_EMULATION_FAULTS, "PERF_COUNT_SW_EMULATION_FAULTS"},
+};
+const size_t pmu_ngeneric = sizeof(pmu_generics) / sizeof(pmu_generics[0]);
+
+const struct generic *pmu_find_generic(const char *name)
+{
+	for (size_t i = 0; i < pmu_ngeneric; i++)
+		if (strcmp(pmu_generics[i].name, name) == 0)
+			return &pmu_generics[i];
+	return NULL;
+}
+
