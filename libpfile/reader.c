@@ -385,14 +385,11 @@ static int known_type(uint16_t t)
 	return (t >= PF_SEC_META && t <= PF_SEC_THREADS) || (t >= PF_SEC_STRINGS && t <= PF_SEC_SYMINFO);
 }
 
-int pf_reader_next(pf_reader *r, struct pf_section *sec)
+/* Reads the next section frame: its header (checked) and its whole
+ * payload, at *payload (in r->buf, consumed). @return 1, 0 at the end of the
+ * file, or the negative code of rerr() (r->state says whether to go on). */
+static int read_frame(pf_reader *r, struct pf_section *sec, const uint8_t **payload, uint64_t *sum)
 {
-	if (!r || !sec)
-		return -EINVAL;
-	r->stored = NULL;
-	r->zc_data = NULL;
-	if (r->state == RS_STOP)
-		return 0;
 	if (r->state == RS_RESYNC) {
 		int rc = resync(r);
 		if (rc < 0) {
@@ -448,7 +445,7 @@ int pf_reader_next(pf_reader *r, struct pf_section *sec)
 	sec->transform = h[25];
 	sec->offset = off;
 	sec->index = idx;
-	uint64_t sum = pf_le64(h + 16);
+	*sum = pf_le64(h + 16);
 	size_t total = PF_SECTION_HEADER_SIZE + (size_t)sec->stored_size;
 	n = fill(r, total);
 	if (n < 0) {
@@ -464,8 +461,98 @@ int pf_reader_next(pf_reader *r, struct pf_section *sec)
 			    (unsigned long long)idx, (unsigned long long)off, sec->stored_size,
 			    n - PF_SECTION_HEADER_SIZE, (unsigned long long)r->good_end);
 	}
-	const uint8_t *payload = r->buf + r->pos + PF_SECTION_HEADER_SIZE;
+	*payload = r->buf + r->pos + PF_SECTION_HEADER_SIZE;
 	r->pos += total; /* the section is consumed whatever follows */
+	return 1;
+}
+
+/* The payload restored into r->raw (NUL past its end): decompressed, and
+ * with a transform undone (chain: whether a transform 2 section may continue
+ * the previous one). @return 0 or the negative code of rerr(). */
+static int restore(pf_reader *r, struct pf_section *sec, const uint8_t *payload, int chain)
+{
+	uint64_t off = sec->offset, idx = sec->index;
+	int rc = ensure_raw(r, (size_t)sec->raw_size + 1);
+	if (rc < 0) {
+		r->state = RS_STOP;
+		return rerr(r, rc, off, "out of memory");
+	}
+	if (sec->transform != PF_TRANSFORM_NONE) {
+		r->tx_chain = chain;
+		rc = untransform(r, sec, payload);
+		if (rc < 0)
+			return rc;
+	} else if (sec->compression == PF_COMP_ZSTD) {
+		size_t got = ZSTD_decompressDCtx(r->dctx, r->raw, sec->raw_size, payload, sec->stored_size);
+		if (ZSTD_isError(got) || got != sec->raw_size)
+			return rerr(r, -EBADMSG, off + PF_SECTION_HEADER_SIZE,
+				    "section %llu at offset %llu: zstd frame does not decode to %u bytes: %s "
+				    "(section skipped)",
+				    (unsigned long long)idx, (unsigned long long)off, sec->raw_size,
+				    ZSTD_isError(got) ? ZSTD_getErrorName(got) : "size differs");
+	} else if (sec->raw_size) {
+		memcpy(r->raw, payload, sec->raw_size);
+	}
+	r->raw[sec->raw_size] = 0; /* a NUL past the end, for text payloads */
+	sec->data = r->raw;
+	sec->size = sec->raw_size;
+	return 0;
+}
+
+/* A restored EVENT registered for the transform (and, in the other byte
+ * order, converted and kept for the records' conversion), RECORDS converted
+ * to host order. @return 0 or the negative code of rerr(). */
+static int to_host(pf_reader *r, struct pf_section *sec)
+{
+	uint64_t off = sec->offset, idx = sec->index;
+	int rc = 0;
+	if (sec->type == PF_SEC_EVENT) {
+		/* every EVENT takes an index for transformed RECORDS, even a
+		 * malformed one (which pf_events_add() reports below) */
+		if (!r->tx && pf_tx_new(&r->tx, r->hdr.e_machine) < 0) {
+			r->state = RS_STOP;
+			return rerr(r, -ENOMEM, off, "out of memory");
+		}
+		int erc = r->swap ? pf_event_payload_swap(sec->data, sec->size) : 0;
+		if (pf_tx_add_event(r->tx, sec->data, sec->size) == -ENOMEM) {
+			r->state = RS_STOP;
+			return rerr(r, -ENOMEM, off, "out of memory");
+		}
+		if (r->swap) {
+			rc = erc;
+			if (rc == 0)
+				rc = pf_events_add(&r->evs, sec);
+		}
+	}
+	if (r->swap) {
+		if (sec->type == PF_SEC_RECORDS) {
+			/* Records up to a damaged one are swapped; the record
+			 * iterator stops at the damaged one and reports it, as it
+			 * does for a file in host order. */
+			(void)pf_records_swap(&r->evs, sec->data, sec->size);
+		}
+		if (rc < 0)
+			return rerr(r, rc, off + PF_SECTION_HEADER_SIZE,
+				    "section %llu at offset %llu: cannot convert byte order: damaged records",
+				    (unsigned long long)idx, (unsigned long long)off);
+	}
+	return 0;
+}
+
+int pf_reader_next(pf_reader *r, struct pf_section *sec)
+{
+	if (!r || !sec)
+		return -EINVAL;
+	r->stored = NULL;
+	r->zc_data = NULL;
+	if (r->state == RS_STOP)
+		return 0;
+	const uint8_t *payload = NULL;
+	uint64_t sum = 0;
+	int rc = read_frame(r, sec, &payload, &sum);
+	if (rc <= 0)
+		return rc;
+	uint64_t off = sec->offset, idx = sec->index;
 	/* a RECORDS section not restored from a transform ends the chain of
 	 * sections a transform 2 section may continue (untransform() keeps
 	 * it going) */
@@ -500,65 +587,8 @@ int pf_reader_next(pf_reader *r, struct pf_section *sec)
 		r->zc_size = sec->raw_size;
 		sec->data = (uint8_t *)payload; /* our own input buffer */
 		sec->size = sec->raw_size;
-		r->good_end = cur_off(r);
-		r->stored = payload;
-		return 1;
-	}
-	int rc = ensure_raw(r, (size_t)sec->raw_size + 1);
-	if (rc < 0) {
-		r->state = RS_STOP;
-		return rerr(r, rc, off, "out of memory");
-	}
-	if (sec->transform != PF_TRANSFORM_NONE) {
-		r->tx_chain = chain;
-		rc = untransform(r, sec, payload);
-		if (rc < 0)
-			return rc;
-	} else if (sec->compression == PF_COMP_ZSTD) {
-		size_t got = ZSTD_decompressDCtx(r->dctx, r->raw, sec->raw_size, payload, sec->stored_size);
-		if (ZSTD_isError(got) || got != sec->raw_size)
-			return rerr(r, -EBADMSG, off + PF_SECTION_HEADER_SIZE,
-				    "section %llu at offset %llu: zstd frame does not decode to %u bytes: %s "
-				    "(section skipped)",
-				    (unsigned long long)idx, (unsigned long long)off, sec->raw_size,
-				    ZSTD_isError(got) ? ZSTD_getErrorName(got) : "size differs");
-	} else if (sec->raw_size) {
-		memcpy(r->raw, payload, sec->raw_size);
-	}
-	r->raw[sec->raw_size] = 0; /* a NUL past the end, for text payloads */
-	sec->data = r->raw;
-	sec->size = sec->raw_size;
-	if (sec->type == PF_SEC_EVENT) {
-		/* every EVENT takes an index for transformed RECORDS, even a
-		 * malformed one (which pf_events_add() reports below) */
-		if (!r->tx && pf_tx_new(&r->tx, r->hdr.e_machine) < 0) {
-			r->state = RS_STOP;
-			return rerr(r, -ENOMEM, off, "out of memory");
-		}
-		int erc = r->swap ? pf_event_payload_swap(sec->data, sec->size) : 0;
-		if (pf_tx_add_event(r->tx, sec->data, sec->size) == -ENOMEM) {
-			r->state = RS_STOP;
-			return rerr(r, -ENOMEM, off, "out of memory");
-		}
-		if (r->swap) {
-			rc = erc;
-			if (rc == 0)
-				rc = pf_events_add(&r->evs, sec);
-		}
-	}
-	if (r->swap) {
-		if (sec->type == PF_SEC_EVENT) {
-			/* converted above */
-		} else if (sec->type == PF_SEC_RECORDS) {
-			/* Records up to a damaged one are swapped; the record
-			 * iterator stops at the damaged one and reports it, as it
-			 * does for a file in host order. */
-			(void)pf_records_swap(&r->evs, sec->data, sec->size);
-		}
-		if (rc < 0)
-			return rerr(r, rc, off + PF_SECTION_HEADER_SIZE,
-				    "section %llu at offset %llu: cannot convert byte order: damaged records",
-				    (unsigned long long)idx, (unsigned long long)off);
+	} else if ((rc = restore(r, sec, payload, chain)) < 0 || (rc = to_host(r, sec)) < 0) {
+		return rc;
 	}
 	r->good_end = cur_off(r);
 	r->stored = payload;
