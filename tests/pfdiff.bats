@@ -735,6 +735,21 @@ sur\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\t737572eda080')"
 	run pfdiff --json a.sym.pf b.sym.pf
 	run jq -r '[.base.runs[].run] | @tsv' <<< "$output"
 	assert_output "1	2	3"
+	# from standard input (a pipe or a file) the runs count as from the file
+	pfdiff a.sym.pf b.sym.pf | tail -n +2 > from-file.txt
+	cat a.sym.pf | pfdiff - b.sym.pf > from-pipe.txt
+	run head -1 from-pipe.txt
+	assert_output --regexp '^# base: 3 runs, [0-9]+ samples; new: 3 runs, [0-9]+ samples$'
+	run diff from-file.txt <(tail -n +2 from-pipe.txt)
+	assert_success
+	pfdiff a.sym.pf - < b.sym.pf | tail -n +2 > from-redirect.txt
+	run diff from-file.txt from-redirect.txt
+	assert_success
+	# a pipe named by its path is read once: folded text through <(...) (before the
+	# fix, counting its runs read the pipe's first bytes away: "no samples")
+	run pfdiff <(pffold -q --run 1 a.sym.pf) <(pffold -q --run 1 b.sym.pf)
+	assert_success
+	assert_line --index 0 --regexp '^# base: 1 run, [0-9]+ samples; new: 1 run, [0-9]+ samples$'
 	# in time mode the runs are replicates of times: the quasi-Poisson test
 	run pfdiff --mode=time a.sym.pf b.sym.pf
 	assert_success

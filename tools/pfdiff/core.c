@@ -440,6 +440,32 @@ static int stdin_rewind(int first, off_t start)
 	return 0;
 }
 
+/* Standard input once it is known to be a .pf file: file descriptor 0 is
+ * then seekable (stdin_rewind()) and every reader starts at stdin_pf_start. */
+static int stdin_pf;
+static off_t stdin_pf_start;
+
+/* Standard input, if it holds a .pf file, made seekable: 1 (a .pf file, fd 0
+ * at stdin_pf_start), 0 (anything else, its first byte pushed back), -1 (no
+ * temporary file: message printed). */
+static int stdin_is_pf(void)
+{
+	if (stdin_pf)
+		return lseek(STDIN_FILENO, stdin_pf_start, SEEK_SET) == stdin_pf_start ? 1 : -1;
+	off_t start = lseek(STDIN_FILENO, 0, SEEK_CUR);
+	int ch = getc(stdin);
+	if (ch != 0x89) {
+		if (ch != EOF)
+			ungetc(ch, stdin);
+		return 0;
+	}
+	if (stdin_rewind(ch, start) < 0)
+		return -1;
+	stdin_pf = 1;
+	stdin_pf_start = lseek(STDIN_FILENO, 0, SEEK_CUR);
+	return 1;
+}
+
 static int want_none(void *arg, uint16_t type)
 {
 	(void)arg;
@@ -498,11 +524,16 @@ static int read_run(struct ctx *c, struct run *r, int side)
 	c->side = side;
 	c->path = path;
 	/* The .pf magic starts with byte 0x89, never the start of folded text. */
-	int ch = getc(f);
+	int stdin_known = is_stdin && stdin_pf;
+	int ch = stdin_known ? 0x89 : getc(f);
 	int rc = 0;
 	if (ch == 0x89) {
 		/* libpfile reads "-" from file descriptor 0, from its first byte */
-		rc = is_stdin ? stdin_rewind(ch, start) : 0;
+		rc = stdin_known ? (stdin_is_pf() == 1 ? 0 : -1) : is_stdin ? stdin_rewind(ch, start) : 0;
+		if (rc == 0 && is_stdin && !stdin_pf) {
+			stdin_pf = 1;
+			stdin_pf_start = lseek(STDIN_FILENO, 0, SEEK_CUR);
+		}
 		if (rc == 0 && r->run_k <= 1 && pf_resolved(path) == 0)
 			fprintf(stderr, "pfdiff: %s: not symbolized (run pfsym first): frames are modules\n",
 				path);
@@ -634,19 +665,28 @@ static int time_weights(struct run *runs, size_t nruns)
 }
 
 /* The runs of input `path`: a .pf recording of several runs (pfrec --repeat,
- * format/pfile.md 4.10) counts each as a replicate; anything else (folded
- * text, a recording of one run, standard input) is one. */
+ * format/pfile.md 4.10), a regular file or standard input, counts each as a
+ * replicate; anything else (folded text, a recording of one run, a pipe
+ * named by its path) is one. */
 static uint32_t input_runs(const struct pfdiff_opts *o, const char *path)
 {
-	if (strcmp(path, "-") == 0)
-		return 1;
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return 1;
-	int ch = getc(f);
-	fclose(f);
-	if (ch != 0x89)
-		return 1;
+	if (strcmp(path, "-") == 0) {
+		if (stdin_is_pf() != 1)
+			return 1;
+	} else {
+		/* a pipe named by its path (bash's <(...)) can be read only once:
+		 * never probe it */
+		struct stat st;
+		if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+			return 1;
+		FILE *f = fopen(path, "r");
+		if (!f)
+			return 1;
+		int ch = getc(f);
+		fclose(f);
+		if (ch != 0x89)
+			return 1;
+	}
 	struct pf_fold_opts fo = PF_FOLD_OPTS_INIT;
 	fo.event = o->event;
 	pf_fold *pf = NULL;
