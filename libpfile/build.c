@@ -306,6 +306,11 @@ static int64_t frame_for(pf_prof_builder *b, uint32_t dso, uint64_t off)
 	struct pf_prof_frame f = { NONE, NONE, off, 0, 0, NONE, 0, 0 };
 	if (dso == KERNEL_DSO) {
 		f.flags = PF_FRAME_KERNEL;
+		if (b->o.resolve_kernel) {
+			int rc = b->o.resolve_kernel(b->o.resolve_kernel_ctx, b->p, &f);
+			if (rc < 0)
+				return rc;
+		}
 	} else {
 		int64_t ds = dso_string(b, dso);
 		if (ds < 0)

@@ -174,7 +174,7 @@ static int write_syminfo_start(struct pass *ps, const struct pfsym_opts *so)
 
 /* c: the symbolizer's counts, taken by the caller (at END after the last
  * samples are resolved; at a cut end before, as pfsym always did) */
-static int write_syminfo_end(struct pass *ps, const struct pfsi_sym_counts *cp)
+static int write_syminfo_end(struct pass *ps, const struct pfsi_sym_counts *cp, const struct kern *kern)
 {
 	if (!ps->w)
 		return 0;
@@ -199,6 +199,7 @@ static int write_syminfo_end(struct pass *ps, const struct pfsi_sym_counts *cp)
 	rc |= pf_kv_add_u64(&b, "binaries_unverified", c.unverified);
 	rc |= pf_kv_add_u64(&b, "binaries_from_host", c.from_host);
 	rc |= pfsi_unw_syminfo(ps->unw, &b);
+	rc |= pfsi_kern_syminfo(kern, &b);
 	if (!rc)
 		rc = pf_writer_section(ps->w, PF_SEC_SYMINFO, 0, b.data, b.len);
 	pf_buf_free(&b);
@@ -234,7 +235,9 @@ static int pass_setup(pf_sym *s, struct pass *ps, const struct pf_file_header *f
 	/* the reader hands out kernel data in host order: write it so */
 	pf_prof_init(&ps->prof);
 	ps->unw = pfsi_unw_new(s->sym, &s->o, fh->e_machine);
-	struct pf_prof_builder_opts bo = { sizeof(bo), pfsi_sym_resolve, s->sym, on_sample, ps, pfsi_unw_unwind, ps->unw };
+	struct pf_prof_builder_opts bo = { sizeof(bo), pfsi_sym_resolve, s->sym, on_sample, ps, pfsi_unw_unwind, ps->unw,
+					   pfsi_kern_resolve, s->kern };
+	pfsi_kern_pass_begin(s->kern);
 	/* the whole chunk at once: no realloc copies while it fills */
 	ps->samples.cap = 8 + (size_t)CHUNK_SAMPLES * PF_PROF_SAMPLE_SIZE;
 	ps->samples.data = malloc(ps->samples.cap);
@@ -267,7 +270,7 @@ static int pass_section(pf_sym *s, struct pass *ps, struct ahead_sec *x)
 			return rc;
 		struct pfsi_sym_counts sc;
 		pfsi_sym_counts(s->sym, &sc);
-		if ((rc = write_syminfo_end(ps, &sc)) < 0)
+		if ((rc = write_syminfo_end(ps, &sc, s->kern)) < 0)
 			return rc;
 		ps->ended = 1;
 		ps->end_off = x->offset;
@@ -304,6 +307,18 @@ static int pass_section(pf_sym *s, struct pass *ps, struct ahead_sec *x)
 	}
 	if (sec.type == PF_SEC_META)
 		pfsi_unw_meta(ps->unw, sec.data, sec.size);
+	if (sec.type == PF_SEC_KSYMS) {
+		char m[256];
+		rc = pfsi_kern_section(s->kern, sec.data, sec.size, m, sizeof(m));
+		if (rc == -EBADMSG) {
+			tell(ps, "%s: section %llu at offset %llu: %s (the kallsyms snapshot is not used: kernel "
+			     "frames stay [kernel])", pf_reader_name(ps->r), (unsigned long long)sec.index,
+			     (unsigned long long)sec.offset, m);
+			rc = 0;
+		}
+		if (rc < 0)
+			return rc;
+	}
 	if (sec.type == PF_SEC_RECORDS && sec.data) {
 		/* the builder keeps this payload until the next one: hand
 		 * it the slot's buffer instead of a copy; the builder's
@@ -381,7 +396,7 @@ static int pass_finish(pf_sym *s, struct pass *ps)
 		struct pfsi_sym_counts sc;
 		pfsi_sym_counts(s->sym, &sc);
 		if ((rc = pf_prof_builder_finish(ps->b)) < 0 || (rc = flush_chunk(ps)) < 0 ||
-		    (rc = write_syminfo_end(ps, &sc)) < 0)
+		    (rc = write_syminfo_end(ps, &sc, s->kern)) < 0)
 			return out_error(ps, rc);
 	}
 	ps->complete = 1;
@@ -496,6 +511,7 @@ void pf_sym_report(pf_sym *s, FILE *out, const char *prog)
 			"at [truncated]\n",
 			prog, (unsigned long long)st->truncated);
 	pfsi_unw_report(ps->unw, out, prog);
+	pfsi_kern_report(s->kern, out, prog);
 	pfsi_sym_report(s->sym, out, prog);
 }
 
@@ -540,11 +556,22 @@ int pf_sym_new(pf_sym **out, const struct pf_sym_opts *o, char *errmsg, size_t e
 	s->o.force = po.force;
 	s->o.host_fallback = po.host_fallback;
 	s->o.no_demangle = po.no_demangle;
+	const char *warning = NULL;
+	int rc = pfsi_kern_new(&s->kern, po.kallsyms, &warning,
+			       errmsg, errmsg_size);
+	if (rc < 0) {
+		free(s->strs);
+		free(s);
+		return rc;
+	}
+	if (warning && po.message)
+		po.message(po.message_arg, warning);
 	const char *bad_dir = NULL;
-	int rc = pfsi_sym_new(&s->o, &s->sym, &bad_dir);
+	rc = pfsi_sym_new(&s->o, &s->sym, &bad_dir);
 	if (rc < 0) {
 		if (bad_dir && errmsg_size)
 			snprintf(errmsg, errmsg_size, "%s: %s", bad_dir, strerror(-rc));
+		pfsi_kern_free(s->kern);
 		free(s->strs);
 		free(s);
 		return rc;
@@ -559,6 +586,7 @@ void pf_sym_free(pf_sym *s)
 		return;
 	pass_free(s->pass);
 	pfsi_sym_free(s->sym);
+	pfsi_kern_free(s->kern);
 	if (s->names) {
 		pf_prof_free(s->names);
 		free(s->names);

@@ -491,6 +491,8 @@ static int write_header_sections(struct rec *R)
 	 * pfsym) can then name and unwind vDSO frames as the samples arrive.
 	 * Every 64-bit process of this kernel maps the same image as pfrec. */
 	save_vdso(R, (uint32_t)getpid(), getauxval(AT_SYSINFO_EHDR));
+	/* the kernel's symbols before any RECORDS too, for the same reader */
+	save_ksyms(R);
 	flush_pending(R);
 	return R->werr ? -1 : 0;
 }

@@ -34,6 +34,13 @@ extern "C" {
 typedef int (*pf_prof_resolve_fn)(void *ctx, struct pf_prof *p, struct pf_dso *dso,
 				  struct pf_prof_frame *f);
 
+/* The kernel symbolizer callback (since 0.2). Called once per unique kernel
+ * address. `f` comes filled with file_off = the address, flags =
+ * PF_FRAME_KERNEL and name = dso = NONE; the callback sets name (pf_prof_str
+ * on `p`), addr, sym_off and their flags as it can. @return 0, or a
+ * negative errno that stops the build. */
+typedef int (*pf_prof_kresolve_fn)(void *ctx, struct pf_prof *p, struct pf_prof_frame *f);
+
 /* Called for every sample (and LOST entry) in record order. @return 0 or a
  * negative errno that stops the build. */
 typedef int (*pf_prof_sample_fn)(void *ctx, const struct pf_prof_sample *s);
@@ -61,6 +68,9 @@ struct pf_prof_builder_opts {
 	/* since 0.1 (absent when sz is smaller): */
 	pf_prof_unwind_fn unwind;   /* NULL: user frames from the callchain */
 	void *unwind_ctx;
+	/* since 0.2 (absent when sz is smaller): */
+	pf_prof_kresolve_fn resolve_kernel; /* NULL: kernel frames stay "[kernel]" */
+	void *resolve_kernel_ctx;
 };
 
 /* Counters, for pfsym's summary. */

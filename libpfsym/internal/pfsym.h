@@ -14,6 +14,7 @@
 #include <pfile/sym.h>
 #include <pfile/build.h>
 #include <pfile/advanced.h> /* struct pf_prof, pf_maps, pf_events */
+#include "kernel.h"
 
 struct pfsym_opts {
 	const char *symfs;         /* root of a copy of the recorded machine's files, or NULL */
@@ -315,6 +316,7 @@ struct pf_sym {
 	const char *ddirs[32];
 	char *strs;                /* the copies, one allocation */
 	struct symbolizer *sym;
+	struct kern *kern;         /* kernel frames (kernel.c) */
 	struct pf_prof *names;     /* the strings of pf_sym_lookup()'s names */
 	struct pass *pass;         /* the last pf_sym_rewrite(), kept for
 				      pf_sym_report() and freed by the next one

@@ -98,6 +98,7 @@ struct opts {
 	const char *output;
 	int zlevel; int zlevel_given;
 	int no_transform;           /* --no-transform: RECORDS stored as the kernel wrote them */
+	int no_kallsyms;            /* --no-kallsyms: no KSYMS section */
 	uint64_t flush_ns; int flush_given; /* --flush-interval; 0 = when a section is full */
 	int fsync;                  /* --fsync: fdatasync(2) after every flush */
 	int quiet, verbose;
@@ -205,6 +206,9 @@ uint64_t perf_now(struct rec *R, uint64_t rec_time);
 void save_vdso(struct rec *R, uint32_t pid, uint64_t addr);
 int snapshot_maps(struct rec *R, uint32_t pid, uint64_t time);
 void drain_all(struct rec *R);
+
+/* pfrec/ksyms.c: the KSYMS section (the kernel's symbols, modules, build-ids) */
+void save_ksyms(struct rec *R);
 
 /* pfrec/open.c: the events */
 void attr_init(struct rec *R, int e);
