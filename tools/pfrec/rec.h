@@ -146,6 +146,7 @@ struct rec {
 	int no_inherit_read;             /* the kernel refused inherit with PERF_SAMPLE_READ */
 	int per_thread_read;             /* --per-thread or --repeat added PERF_SAMPLE_READ to event 0 */
 	int no_per_thread_read;          /* ... and the kernel refused it */
+	int no_ksymbol;                  /* the kernel refused attr.ksymbol/bpf_event */
 	int forced_user_only;            /* perf_event_paranoid made pfrec drop kernel samples */
 
 	pf_writer *w; int outfd; const char *outname; int out_regular;
