@@ -27,7 +27,10 @@ void pf_ksyms_free(struct pf_ksyms *k)
 		return;
 	free(k->mods);
 	free(k->syms);
-	free(k->names);
+	if (k->block)
+		free(k->block);
+	else
+		free(k->names);
 	memset(k, 0, sizeof(*k));
 }
 
@@ -39,6 +42,8 @@ static int64_t module_id(struct pf_ksyms *k, const char *name, size_t len)
 	for (uint32_t i = 0; i < k->n_mods; i++)
 		if (strlen(k->mods[i].name) == len && memcmp(k->mods[i].name, name, len) == 0)
 			return (int64_t)i + 1;
+	if (k->n_mods >= 65535)
+		return -EINVAL;
 	if (k->n_mods == k->mods_cap) {
 		uint32_t cap = k->mods_cap ? k->mods_cap * 2 : 16;
 		struct pf_ksyms_module *n = realloc(k->mods, (size_t)cap * sizeof(*n));
@@ -53,7 +58,7 @@ static int64_t module_id(struct pf_ksyms *k, const char *name, size_t len)
 	return k->n_mods;
 }
 
-static int sym_add(struct pf_ksyms *k, uint64_t addr, char type, uint32_t module, const char *name, size_t len)
+static int sym_add(struct pf_ksyms *k, uint64_t addr, char type, uint16_t module, const char *name, size_t len)
 {
 	if (k->n_syms == k->syms_cap) {
 		uint32_t cap = k->syms_cap ? k->syms_cap * 2 : 1024;
@@ -175,7 +180,7 @@ int pf_ksyms_parse(struct pf_ksyms *k, const char *text, size_t len, char *errms
 			rc = -EBADMSG;
 			goto fail;
 		}
-		uint32_t mod = 0;
+		uint16_t mod = 0;
 		if (tab) {
 			const char *m = tab + 1;
 			size_t ml = ll - (size_t)(m - l);
@@ -187,7 +192,8 @@ int pf_ksyms_parse(struct pf_ksyms *k, const char *text, size_t len, char *errms
 			if (is_text_type(type)) {
 				int64_t id = module_id(k, m + 1, ml - 2);
 				if (id == -EINVAL) {
-					emsg(errmsg, errmsg_size, "line %lu: module name over 63 bytes", line);
+					emsg(errmsg, errmsg_size, "line %lu: module name over 63 bytes, or over 65535 modules",
+					     line);
 					rc = -EBADMSG;
 					goto fail;
 				}
@@ -195,7 +201,7 @@ int pf_ksyms_parse(struct pf_ksyms *k, const char *text, size_t len, char *errms
 					rc = (int)id;
 					goto fail;
 				}
-				mod = (uint32_t)id;
+				mod = (uint16_t)id;
 			}
 		}
 		listed++;
@@ -317,7 +323,7 @@ static int get_uleb(const uint8_t *d, size_t size, size_t *pos, uint64_t *v)
 	return -1;
 }
 
-int pf_ksyms_decode(struct pf_ksyms *k, const uint8_t *d, size_t size, char *errmsg, size_t errmsg_size)
+static int decode(struct pf_ksyms *k, const uint8_t *d, size_t size, int own, char *errmsg, size_t errmsg_size)
 {
 	emsg(errmsg, errmsg_size, "%s", "");
 	int rc = -EBADMSG;
@@ -374,10 +380,10 @@ bad_mod:
 	}
 	if (n_syms) {
 		k->syms = malloc((size_t)n_syms * sizeof(*k->syms));
-		/* names take at most what is left of the payload, plus a NUL each */
-		k->names_cap = size - pos + n_syms;
-		k->names = malloc(k->names_cap);
-		if (!k->syms || !k->names)
+		/* the names column is what is left of the payload at most */
+		k->names_cap = size - pos;
+		k->names = own ? NULL : malloc(k->names_cap);
+		if (!k->syms || (!own && !k->names))
 			goto nomem;
 		k->syms_cap = n_syms;
 	}
@@ -388,7 +394,9 @@ bad_mod:
 	for (i = 0; i < n_syms; i++) { /* addresses */
 		uint64_t delta;
 		at = pos;
-		if (get_uleb(d, size, &pos, &delta) < 0) {
+		if (pos < size && d[pos] < 0x80) { /* one byte: most of them */
+			delta = d[pos++];
+		} else if (get_uleb(d, size, &pos, &delta) < 0) {
 			why = "address delta runs past the payload";
 			goto bad_sym;
 		}
@@ -414,26 +422,37 @@ bad_mod:
 	for (i = 0; i < n_syms; i++) { /* modules */
 		uint64_t mod;
 		at = pos;
-		if (get_uleb(d, size, &pos, &mod) < 0 || mod > n_mods) {
+		if (pos < size && d[pos] < 0x80)
+			mod = d[pos++];
+		else if (get_uleb(d, size, &pos, &mod) < 0)
+			mod = UINT64_MAX;
+		if (mod > n_mods) {
 			why = "module index past the module table or the payload";
 			goto bad_sym;
 		}
-		k->syms[i].module = (uint32_t)mod;
+		k->syms[i].module = (uint16_t)mod;
 	}
-	for (i = 0; i < n_syms; i++) { /* names */
-		at = pos;
-		const uint8_t *z = pos < size ? memchr(d + pos, 0, size - pos) : NULL;
-		size_t nl = z ? (size_t)(z - (d + pos)) : 0;
+	/* names: the column copied at once, then split at its NULs */
+	if (own)
+		k->names = (char *)d + pos;
+	else if (n_syms)
+		memcpy(k->names, d + pos, size - pos);
+	const char *nb = k->names, *np = nb, *ne = nb ? nb + (size - pos) : nb;
+	for (i = 0; i < n_syms; i++) {
+		at = pos + (size_t)(np - nb);
+		const char *z = np < ne ? memchr(np, 0, (size_t)(ne - np)) : NULL;
+		size_t nl = z ? (size_t)(z - np) : 0;
 		if (!z || !nl || nl > PF_KSYMS_MAX_NAME) {
 			why = !z ? "name runs past the payload" : "name empty or over 1024 bytes";
 			goto bad_sym;
 		}
-		k->syms[i].name_off = (uint32_t)k->names_len;
-		memcpy(k->names + k->names_len, d + pos, nl + 1);
-		k->names_len += nl + 1;
-		pos += nl + 1;
+		k->syms[i].name_off = (uint32_t)(np - nb);
+		np = z + 1;
 	}
+	k->names_len = (size_t)(np - nb);
 	k->n_syms = n_syms;
+	if (own)
+		k->block = (void *)d;
 	return 0;
 bad_sym:
 	emsg(errmsg, errmsg_size, "KSYMS symbol %u at payload offset %zu: %s", i, at, why);
@@ -441,8 +460,20 @@ bad_sym:
 nomem:
 	rc = -ENOMEM;
 fail:
+	if (own)
+		k->names = NULL; /* the caller's payload */
 	pf_ksyms_free(k);
 	return rc;
+}
+
+int pf_ksyms_decode(struct pf_ksyms *k, const uint8_t *data, size_t size, char *errmsg, size_t errmsg_size)
+{
+	return decode(k, data, size, 0, errmsg, errmsg_size);
+}
+
+int pf_ksyms_decode_owned(struct pf_ksyms *k, uint8_t *data, size_t size, char *errmsg, size_t errmsg_size)
+{
+	return decode(k, data, size, 1, errmsg, errmsg_size);
 }
 
 static int end_marker(const char *n)

@@ -133,17 +133,13 @@ void pfsi_kern_pass_begin(struct kern *k)
 	k->addrs = k->named = 0;
 }
 
-int pfsi_kern_section(struct kern *k, const uint8_t *data, size_t size, char *msg, size_t msg_size)
+void pfsi_kern_take(struct kern *k, struct pf_ksyms *t)
 {
 	if (k->have_rec)
-		return 0; /* the first snapshot is the one used */
-	struct pf_ksyms t = { 0 };
-	int rc = pf_ksyms_decode(&t, data, size, msg, msg_size);
-	if (rc < 0)
-		return rc;
-	k->rec = t;
+		return; /* the first snapshot is the one used */
+	k->rec = *t;
+	memset(t, 0, sizeof(*t));
 	k->have_rec = 1;
-	return 0;
 }
 
 static const struct pf_ksyms *table(const struct kern *k)

@@ -307,17 +307,15 @@ static int pass_section(pf_sym *s, struct pass *ps, struct ahead_sec *x)
 	}
 	if (sec.type == PF_SEC_META)
 		pfsi_unw_meta(ps->unw, sec.data, sec.size);
-	if (sec.type == PF_SEC_KSYMS) {
-		char m[256];
-		rc = pfsi_kern_section(s->kern, sec.data, sec.size, m, sizeof(m));
-		if (rc == -EBADMSG) {
+	if (sec.type == PF_SEC_KSYMS && x->ks_decoded) { /* decoded by the read-ahead thread */
+		if (x->ks_rc == -EBADMSG)
 			tell(ps, "%s: section %llu at offset %llu: %s (the kallsyms snapshot is not used: kernel "
 			     "frames stay [kernel])", pf_reader_name(ps->r), (unsigned long long)sec.index,
-			     (unsigned long long)sec.offset, m);
-			rc = 0;
-		}
-		if (rc < 0)
-			return rc;
+			     (unsigned long long)sec.offset, x->ks_msg);
+		else if (x->ks_rc < 0)
+			return x->ks_rc;
+		else
+			pfsi_kern_take(s->kern, &x->ks);
 	}
 	if (sec.type == PF_SEC_RECORDS && sec.data) {
 		/* the builder keeps this payload until the next one: hand

@@ -23,9 +23,9 @@ void pfsi_kern_free(struct kern *k);
 /* A new pass: the recording's table and the counters are dropped. */
 void pfsi_kern_pass_begin(struct kern *k);
 
-/* A KSYMS section's payload. @return 0, or -EBADMSG with msg set (the
- * snapshot is not used: kernel frames stay "[kernel]"), -ENOMEM. */
-int pfsi_kern_section(struct kern *k, const uint8_t *data, size_t size, char *msg, size_t msg_size);
+/* A KSYMS section's table, decoded (pf_ksyms_decode()): the first one is
+ * taken over (*t is left empty), later ones are left to the caller. */
+void pfsi_kern_take(struct kern *k, struct pf_ksyms *t);
 
 /* pf_prof_kresolve_fn: ctx is the struct kern. */
 int pfsi_kern_resolve(void *ctx, struct pf_prof *p, struct pf_prof_frame *f);

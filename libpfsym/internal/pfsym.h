@@ -275,6 +275,11 @@ struct ahead_sec {
 	int can_continue;
 	uint64_t offset;        /* pf_reader_offset() after the call */
 	char msg[512];          /* pf_reader_errmsg() when rc < 0 */
+	/* a KSYMS section, decoded by the thread (kernel.c takes it) */
+	int ks_decoded;         /* ks and ks_rc are this section's */
+	int ks_rc;              /* pf_ksyms_decode()'s result, ks_msg its message */
+	struct pf_ksyms ks;
+	char ks_msg[256];
 };
 
 struct ahead {
