@@ -183,6 +183,12 @@ void put_records(struct rec *R, const void *p, size_t n)
 {
 	if (R->werr || !n)
 		return;
+	if (R->ksyms && ksyms_flush(R, 0)) {
+		/* KSYMS precedes every RECORDS section: hold them meanwhile */
+		if (pf_buf_put(&R->held, p, n) < 0 && !R->werr)
+			R->werr = -ENOMEM;
+		return;
+	}
 	note_write(R, pf_writer_records(R->w, p, n));
 }
 
@@ -253,6 +259,7 @@ static int start_writer(struct rec *R)
 
 static void write_end(struct rec *R)
 {
+	ksyms_flush(R, 1); /* KSYMS and the records held for it */
 	struct pf_end e;
 	memset(&e, 0, sizeof(e));
 	e.start_time = R->first_time;
@@ -288,6 +295,8 @@ static void begin_run(struct rec *R)
 	R->run_lost0 = R->lost;
 	struct pf_run_mark m = { (uint32_t)R->nruns, t };
 	struct pf_buf b = {0};
+	if (R->ksyms && R->held.len) /* the records held for KSYMS go before */
+		ksyms_flush(R, 1);
 	if (pf_run_mark_encode(&b, &m) == 0)
 		put_section(R, PF_SEC_RUN, &b);
 	pf_buf_free(&b);
@@ -491,7 +500,8 @@ static int write_header_sections(struct rec *R)
 	 * pfsym) can then name and unwind vDSO frames as the samples arrive.
 	 * Every 64-bit process of this kernel maps the same image as pfrec. */
 	save_vdso(R, (uint32_t)getpid(), getauxval(AT_SYSINFO_EHDR));
-	/* the kernel's symbols before any RECORDS too, for the same reader */
+	/* the kernel's symbols before any RECORDS too, for the same reader
+	 * (read by a thread: records wait for it, the command does not) */
 	save_ksyms(R);
 	flush_pending(R);
 	return R->werr ? -1 : 0;

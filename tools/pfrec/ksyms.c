@@ -9,6 +9,9 @@
 
 /* /proc/kallsyms is ~6 MB with ~120k text symbols on a distribution kernel */
 #define KALLSYMS_MAX (256u << 20)
+/* Records held for the KSYMS section beyond this wait for it (memory bound:
+ * ~2 s of --call-graph dwarf at 4 kHz on 4 CPUs) */
+#define KSYMS_HOLD_MAX (256u << 20)
 
 /* Reads a file of the kernel's (its size is not known before) into *b.
  * @return 0 or -errno. */
@@ -109,6 +112,66 @@ static int add_modules(struct pf_ksyms *k)
 	return rc;
 }
 
+/* The snapshot is read by a thread: the kernel takes about 0.3 s of system
+ * time to list /proc/kallsyms (122,000 lines here), which the command's
+ * start must not wait for. Records that come before it is ready are held
+ * in memory (put_records), so that the KSYMS section still precedes every
+ * RECORDS section. */
+struct ksyms_job {
+	pthread_t th;
+	int started;
+	int done;            /* atomic: the thread has finished */
+	struct pf_buf payload; /* the KSYMS payload; empty: none to write */
+	char warn[512];      /* a warning to print (from the main thread) */
+	int warn_is_notice;
+	char verb[160];
+};
+
+static void *ksyms_main(void *arg)
+{
+	struct ksyms_job *j = arg;
+	/* the lowest priority (this thread alone): the recorded command runs
+	 * first where the CPUs are busy */
+	(void)setpriority(PRIO_PROCESS, (id_t)gettid(), 19);
+	struct pf_buf text = { 0 };
+	struct pf_ksyms k = { 0 };
+	char err[256];
+	int rc = slurp("/proc/kallsyms", &text, KALLSYMS_MAX);
+	if (rc < 0) {
+		snprintf(j->warn, sizeof(j->warn), "/proc/kallsyms: %s: kernel frames will show as [kernel] "
+			 "(pfsym --kallsyms FILE names them)", strerror(-rc));
+		j->warn_is_notice = 1;
+		goto out;
+	}
+	rc = pf_ksyms_parse(&k, (const char *)text.data, text.len, err, sizeof(err));
+	if (rc < 0) {
+		snprintf(j->warn, sizeof(j->warn), "warning: /proc/kallsyms: %s: kernel symbols not stored",
+			 rc == -EBADMSG ? err : strerror(-rc));
+		goto out;
+	}
+	if (k.hidden || !k.n_syms) {
+		snprintf(j->warn, sizeof(j->warn),
+			 "warning: /proc/kallsyms shows every address as 0 (kernel.kptr_restrict or "
+			 "kernel.perf_event_paranoid hides them from this user): kernel symbols not stored, kernel "
+			 "frames will show as [kernel]");
+		goto out;
+	}
+	k.build_id_size = (uint8_t)note_build_id("/sys/kernel/notes", k.build_id);
+	(void)add_modules(&k);
+	if (pf_ksyms_encode(&k, &j->payload) < 0) {
+		pf_buf_free(&j->payload);
+		snprintf(j->warn, sizeof(j->warn), "warning: kernel symbols not stored: out of memory");
+	} else {
+		snprintf(j->verb, sizeof(j->verb), "KSYMS: %u text symbols, %u modules, %zu bytes before compression",
+			 k.n_syms, k.n_mods, j->payload.len);
+	}
+out:
+	pf_buf_free(&text);
+	pf_ksyms_free(&k);
+	__atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
 void save_ksyms(struct rec *R)
 {
 	if (R->o.no_kallsyms || R->o.count_only)
@@ -118,39 +181,44 @@ void save_ksyms(struct rec *R)
 		kernel |= !R->pa[e].attr.exclude_kernel;
 	if (!kernel)
 		return; /* no kernel frames to name */
-	struct pf_buf text = { 0 };
-	struct pf_ksyms k = { 0 };
-	char err[256];
-	int rc = slurp("/proc/kallsyms", &text, KALLSYMS_MAX);
-	if (rc < 0) {
-		notice("/proc/kallsyms: %s: kernel frames will show as [kernel] (pfsym --kallsyms FILE names them)",
-		       strerror(-rc));
-		pf_buf_free(&text);
+	struct ksyms_job *j = calloc(1, sizeof(*j));
+	if (!j)
 		return;
-	}
-	rc = pf_ksyms_parse(&k, (const char *)text.data, text.len, err, sizeof(err));
-	pf_buf_free(&text);
-	if (rc < 0) {
-		errmsg("warning: /proc/kallsyms: %s: kernel symbols not stored", rc == -EBADMSG ? err : strerror(-rc));
-		return;
-	}
-	if (k.hidden || !k.n_syms) {
-		errmsg("warning: /proc/kallsyms shows every address as 0 (kernel.kptr_restrict or "
-		       "kernel.perf_event_paranoid hides them from this user): kernel symbols not stored, kernel "
-		       "frames will show as [kernel]");
-		pf_ksyms_free(&k);
-		return;
-	}
-	k.build_id_size = (uint8_t)note_build_id("/sys/kernel/notes", k.build_id);
-	if ((rc = add_modules(&k)) < 0)
-		verbose("/proc/modules: %s: modules without load address", strerror(-rc));
-	struct pf_buf b = { 0 };
-	if (pf_ksyms_encode(&k, &b) < 0) {
-		errmsg("warning: kernel symbols not stored: out of memory");
+	if (pthread_create(&j->th, NULL, ksyms_main, j) != 0) {
+		ksyms_main(j); /* no thread: read it now */
 	} else {
-		verbose("KSYMS: %u text symbols, %u modules, %zu bytes before compression", k.n_syms, k.n_mods, b.len);
-		put_section(R, PF_SEC_KSYMS, &b);
+		j->started = 1;
 	}
-	pf_buf_free(&b);
-	pf_ksyms_free(&k);
+	R->ksyms = j;
+}
+
+/* Writes the KSYMS section and the records held for it, once the thread is
+ * done (wait: wait for it). @return 1 while it is still pending. */
+int ksyms_flush(struct rec *R, int wait)
+{
+	struct ksyms_job *j = R->ksyms;
+	if (!j)
+		return 0;
+	if (!wait && !__atomic_load_n(&j->done, __ATOMIC_ACQUIRE) && R->held.len < KSYMS_HOLD_MAX)
+		return 1;
+	if (j->started)
+		pthread_join(j->th, NULL);
+	R->ksyms = NULL;
+	if (j->warn[0]) {
+		if (j->warn_is_notice)
+			notice("%s", j->warn);
+		else
+			errmsg("%s", j->warn);
+	}
+	if (j->verb[0])
+		verbose("%s", j->verb);
+	if (j->payload.len)
+		put_section(R, PF_SEC_KSYMS, &j->payload);
+	pf_buf_free(&j->payload);
+	free(j);
+	if (R->held.len) {
+		put_records(R, R->held.data, R->held.len);
+		pf_buf_free(&R->held);
+	}
+	return 0;
 }

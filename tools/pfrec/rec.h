@@ -15,6 +15,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -182,6 +183,8 @@ struct rec {
 	int vdso_done;
 	uint8_t *tmp;
 	struct pf_event id_ev;           /* attr[0], for the record decoders */
+	struct ksyms_job *ksyms;         /* the KSYMS reader thread (pfrec/ksyms.c), or NULL */
+	struct pf_buf held;              /* records held until KSYMS is written */
 };
 
 extern struct rec *G; /* the session, for notices (quiet flag) */
@@ -208,8 +211,12 @@ void save_vdso(struct rec *R, uint32_t pid, uint64_t addr);
 int snapshot_maps(struct rec *R, uint32_t pid, uint64_t time);
 void drain_all(struct rec *R);
 
-/* pfrec/ksyms.c: the KSYMS section (the kernel's symbols, modules, build-ids) */
+/* pfrec/ksyms.c: the KSYMS section (the kernel's symbols, modules, build-ids):
+ * save_ksyms() starts reading it in a thread; ksyms_flush() writes it (and
+ * the records put_records() held meanwhile) when the thread is done, or
+ * waits for it with `wait`. @return 1 while it is pending. */
 void save_ksyms(struct rec *R);
+int ksyms_flush(struct rec *R, int wait);
 
 /* pfrec/open.c: the events */
 void attr_init(struct rec *R, int e);
