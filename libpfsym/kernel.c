@@ -12,13 +12,26 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/perf_event.h>
 
 #include "internal/kernel.h"
 
 /* A kallsyms file larger than this is not one (/proc/kallsyms: ~6 MB). */
 #define KALLSYMS_MAX_BYTES (256u << 20)
 
+/* Kernel text registered while recording (PERF_RECORD_KSYMBOL): BPF
+ * programs, trampolines. Kept after unregistering (the builder turns a
+ * section's samples after the next section's records are applied). */
+struct dynsym {
+	uint64_t addr;
+	uint32_t len;
+	uint16_t type;
+	char *name;            /* malloc'd, with " [bpf]" for a BPF program */
+};
+
 struct kern {
+	struct dynsym *dyn;    /* in the order registered */
+	size_t n_dyn, cap_dyn;
 	struct pf_ksyms file;  /* --kallsyms FILE */
 	int have_file;
 	struct pf_ksyms rec;   /* the recording's KSYMS section */
@@ -26,6 +39,8 @@ struct kern {
 	uint64_t addrs, named; /* unique kernel addresses met, named */
 	char warning[512];
 };
+
+static void dyn_free(struct kern *k);
 
 static int read_all(const char *path, char **out, size_t *len)
 {
@@ -123,11 +138,46 @@ void pfsi_kern_free(struct kern *k)
 		return;
 	pf_ksyms_free(&k->file);
 	pf_ksyms_free(&k->rec);
+	dyn_free(k);
 	free(k);
+}
+
+static void dyn_free(struct kern *k)
+{
+	for (size_t i = 0; i < k->n_dyn; i++)
+		free(k->dyn[i].name);
+	free(k->dyn);
+	k->dyn = NULL;
+	k->n_dyn = k->cap_dyn = 0;
+}
+
+int pfsi_kern_ksymbol(void *ctx, uint64_t addr, uint32_t len, uint16_t ksym_type, uint16_t flags, const char *name,
+		      size_t name_len)
+{
+	struct kern *k = ctx;
+	if ((flags & PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER) || !len || name_len > PF_KSYMS_MAX_NAME)
+		return 0;
+	if (k->n_dyn == k->cap_dyn) {
+		size_t cap = k->cap_dyn ? k->cap_dyn * 2 : 16;
+		struct dynsym *n = realloc(k->dyn, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		k->dyn = n;
+		k->cap_dyn = cap;
+	}
+	const char *suffix = ksym_type == PERF_RECORD_KSYMBOL_TYPE_BPF ? " [bpf]" : "";
+	char *nm = malloc(name_len + strlen(suffix) + 1);
+	if (!nm)
+		return -ENOMEM;
+	memcpy(nm, name, name_len);
+	strcpy(nm + name_len, suffix);
+	k->dyn[k->n_dyn++] = (struct dynsym){ addr, len, ksym_type, nm };
+	return 0;
 }
 
 void pfsi_kern_pass_begin(struct kern *k)
 {
+	dyn_free(k);
 	pf_ksyms_free(&k->rec);
 	k->have_rec = 0;
 	k->addrs = k->named = 0;
@@ -155,6 +205,19 @@ int pfsi_kern_resolve(void *ctx, struct pf_prof *p, struct pf_prof_frame *f)
 	uint64_t a = f->file_off;
 	f->addr = a;
 	f->flags |= PF_FRAME_HAS_ADDR;
+	for (size_t i = k->n_dyn; i-- > 0;) { /* the latest registered first */
+		const struct dynsym *d = &k->dyn[i];
+		if (a >= d->addr && a - d->addr < d->len) {
+			int64_t id = pf_prof_str(p, d->name, strlen(d->name));
+			if (id < 0)
+				return (int)id;
+			f->name = (uint32_t)id;
+			f->sym_off = (uint32_t)(a - d->addr);
+			f->flags |= PF_FRAME_HAS_SYMOFF;
+			k->named++;
+			return 0;
+		}
+	}
 	if (!t)
 		return 0;
 	int64_t i = pf_ksyms_find(t, a);
@@ -193,11 +256,12 @@ void pfsi_kern_report(const struct kern *k, FILE *out, const char *prog)
 	if (!k->addrs)
 		return;
 	const char *src = k->have_file ? "the --kallsyms file" : k->have_rec ? "the recording's kallsyms snapshot" : NULL;
-	if (src)
-		fprintf(out, "%s: %llu of %llu unique kernel addresses named from %s\n", prog,
-			(unsigned long long)k->named, (unsigned long long)k->addrs, src);
-	else
+	const char *dyn = k->n_dyn ? (src ? " and KSYMBOL records" : "KSYMBOL records (BPF)") : "";
+	if (src || k->named)
+		fprintf(out, "%s: %llu of %llu unique kernel addresses named from %s%s\n", prog,
+			(unsigned long long)k->named, (unsigned long long)k->addrs, src ? src : "", dyn);
+	if (!src)
 		fprintf(out, "%s: %llu unique kernel addresses left [kernel]: the recording has no kernel symbols "
 			"(pfrec --no-kallsyms, hidden addresses, or an older pfrec; pfsym --kallsyms FILE names them)\n",
-			prog, (unsigned long long)k->addrs);
+			prog, (unsigned long long)(k->addrs - k->named));
 }

@@ -41,6 +41,16 @@ typedef int (*pf_prof_resolve_fn)(void *ctx, struct pf_prof *p, struct pf_dso *d
  * negative errno that stops the build. */
 typedef int (*pf_prof_kresolve_fn)(void *ctx, struct pf_prof *p, struct pf_prof_frame *f);
 
+/* A PERF_RECORD_KSYMBOL (since 0.2): kernel text registered (flags bit 0
+ * clear) or unregistered (bit 0 set) while recording: a BPF program
+ * (ksym_type 1) or out-of-line code such as a BPF trampoline (2). `addr`
+ * and `len` (bytes) bound it; `name` (name_len bytes, no NUL) as the kernel
+ * names it. Called when the RECORDS section that holds it is fed, before
+ * the samples of the section before it are turned. @return 0, or a
+ * negative errno that stops the build. */
+typedef int (*pf_prof_ksymbol_fn)(void *ctx, uint64_t addr, uint32_t len, uint16_t ksym_type, uint16_t flags,
+				  const char *name, size_t name_len);
+
 /* Called for every sample (and LOST entry) in record order. @return 0 or a
  * negative errno that stops the build. */
 typedef int (*pf_prof_sample_fn)(void *ctx, const struct pf_prof_sample *s);
@@ -71,6 +81,8 @@ struct pf_prof_builder_opts {
 	/* since 0.2 (absent when sz is smaller): */
 	pf_prof_kresolve_fn resolve_kernel; /* NULL: kernel frames stay "[kernel]" */
 	void *resolve_kernel_ctx;
+	pf_prof_ksymbol_fn ksymbol;         /* NULL: KSYMBOL records ignored */
+	void *ksymbol_ctx;
 };
 
 /* Counters, for pfsym's summary. */

@@ -27,6 +27,12 @@ void pfsi_kern_pass_begin(struct kern *k);
  * taken over (*t is left empty), later ones are left to the caller. */
 void pfsi_kern_take(struct kern *k, struct pf_ksyms *t);
 
+/* pf_prof_ksymbol_fn: ctx is the struct kern. BPF programs and other text
+ * registered while recording name the addresses inside them, before the
+ * kallsyms table ("NAME [bpf]" for a BPF program). */
+int pfsi_kern_ksymbol(void *ctx, uint64_t addr, uint32_t len, uint16_t ksym_type, uint16_t flags, const char *name,
+		      size_t name_len);
+
 /* pf_prof_kresolve_fn: ctx is the struct kern. */
 int pfsi_kern_resolve(void *ctx, struct pf_prof *p, struct pf_prof_frame *f);
 
