@@ -183,8 +183,9 @@ void put_records(struct rec *R, const void *p, size_t n)
 {
 	if (R->werr || !n)
 		return;
-	if (R->ksyms && ksyms_flush(R, 0)) {
-		/* KSYMS precedes every RECORDS section: hold them meanwhile */
+	if (R->ksyms && ksyms_flush(R, 0) && !R->ksyms_late) {
+		/* KSYMS precedes every RECORDS section: hold them meanwhile
+		 * (until the first flush is due: flush_due()) */
 		if (pf_buf_put(&R->held, p, n) < 0 && !R->werr)
 			R->werr = -ENOMEM;
 		return;
@@ -558,6 +559,14 @@ static void flush_due(struct rec *R, uint64_t now)
 	}
 	if (!R->flush_ns || now - R->last_flush < R->flush_ns || R->werr)
 		return;
+	if (R->ksyms && !R->ksyms_late) {
+		/* /proc/kallsyms is still being read (a loaded machine): the
+		 * records held for it go out now, and KSYMS after them */
+		R->ksyms_late = 1;
+		if (R->held.len)
+			note_write(R, pf_writer_records(R->w, R->held.data, R->held.len));
+		pf_buf_free(&R->held);
+	}
 	flush_pending(R);
 	note_write(R, pf_writer_flush(R->w));
 	sync_output(R);

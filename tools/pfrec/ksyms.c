@@ -115,12 +115,15 @@ static int add_modules(struct pf_ksyms *k)
 /* The snapshot is read by a thread: the kernel takes about 0.3 s of system
  * time to list /proc/kallsyms (122,000 lines here), which the command's
  * start must not wait for. Records that come before it is ready are held
- * in memory (put_records), so that the KSYMS section still precedes every
- * RECORDS section. */
+ * in memory (put_records), so that the KSYMS section precedes every
+ * RECORDS section, but only until the first flush is due (flush_due(): at
+ * most --flush-interval of records is only in memory); on a machine so
+ * loaded that the thread is not done by then, KSYMS follows some records. */
 struct ksyms_job {
 	pthread_t th;
 	int started;
 	int done;            /* atomic: the thread has finished */
+	pid_t tid;           /* atomic: the thread's id (0 until it runs) */
 	struct pf_buf payload; /* the KSYMS payload; empty: none to write */
 	char warn[512];      /* a warning to print (from the main thread) */
 	int warn_is_notice;
@@ -133,6 +136,7 @@ static void *ksyms_main(void *arg)
 	/* the lowest priority (this thread alone): the recorded command runs
 	 * first where the CPUs are busy */
 	(void)setpriority(PRIO_PROCESS, (id_t)gettid(), 19);
+	__atomic_store_n(&j->tid, gettid(), __ATOMIC_RELEASE);
 	struct pf_buf text = { 0 };
 	struct pf_ksyms k = { 0 };
 	char err[256];
@@ -201,8 +205,14 @@ int ksyms_flush(struct rec *R, int wait)
 		return 0;
 	if (!wait && !__atomic_load_n(&j->done, __ATOMIC_ACQUIRE) && R->held.len < KSYMS_HOLD_MAX)
 		return 1;
-	if (j->started)
+	if (j->started) {
+		/* waited for now (the recording ends): its priority back to
+		 * pfrec's where allowed (raising it needs CAP_SYS_NICE) */
+		pid_t t = __atomic_load_n(&j->tid, __ATOMIC_ACQUIRE);
+		if (t && !__atomic_load_n(&j->done, __ATOMIC_ACQUIRE))
+			(void)setpriority(PRIO_PROCESS, (id_t)t, getpriority(PRIO_PROCESS, 0));
 		pthread_join(j->th, NULL);
+	}
 	R->ksyms = NULL;
 	if (j->warn[0]) {
 		if (j->warn_is_notice)

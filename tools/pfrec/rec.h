@@ -185,6 +185,8 @@ struct rec {
 	struct pf_event id_ev;           /* attr[0], for the record decoders */
 	struct ksyms_job *ksyms;         /* the KSYMS reader thread (pfrec/ksyms.c), or NULL */
 	struct pf_buf held;              /* records held until KSYMS is written */
+	int ksyms_late;                  /* the first flush came first: records are
+					    no longer held, KSYMS follows them */
 };
 
 extern struct rec *G; /* the session, for notices (quiet flag) */
