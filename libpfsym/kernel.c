@@ -142,6 +142,11 @@ void pfsi_kern_free(struct kern *k)
 	free(k);
 }
 
+int pfsi_kern_has_file(const struct kern *k)
+{
+	return k->have_file;
+}
+
 static void dyn_free(struct kern *k)
 {
 	for (size_t i = 0; i < k->n_dyn; i++)

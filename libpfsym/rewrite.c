@@ -27,6 +27,9 @@
 #define CHUNK_SAMPLES 4096
 #define CHUNK_NS 1000000000ull /* 1 s of sample time */
 #define TABLE_CHUNK_BYTES (4u << 20)
+/* RECORDS bytes held for a KSYMS section still to come (pfrec holds none
+ * beyond its first flush, 0.5 s: this is for a loaded recording machine) */
+#define QUEUE_MAX (64u << 20)
 
 /* One pass of pf_sym_rewrite(). */
 struct pass {
@@ -49,6 +52,12 @@ struct pass {
 	int damaged;
 	int complete;          /* the closing SYMINFO is written: a summary */
 	uint64_t end_off;
+	/* META "ksyms" 1 (pfrec will write a KSYMS section, perhaps after some
+	 * RECORDS): RECORDS payloads wait here, copied, until it comes (or END,
+	 * or QUEUE_MAX bytes), so that no kernel frame is made before it */
+	int ksyms_wait;
+	struct qsec { struct pf_section s; uint8_t *data; } *q;
+	size_t nq, capq, q_bytes;
 	char *errmsg;
 	size_t errmsg_size;
 };
@@ -57,6 +66,9 @@ static void pass_free(struct pass *ps)
 {
 	if (!ps)
 		return;
+	for (size_t i = 0; i < ps->nq; i++)
+		free(ps->q[i].data);
+	free(ps->q);
 	pf_prof_builder_free(ps->b);
 	pfsi_unw_free(ps->unw);
 	pf_prof_free(&ps->prof);
@@ -206,6 +218,49 @@ static int write_syminfo_end(struct pass *ps, const struct pfsi_sym_counts *cp, 
 	return rc;
 }
 
+/* ---- RECORDS waiting for the KSYMS section -------------------------------- */
+
+static int queue_records(struct pass *ps, const struct pf_section *sec)
+{
+	if (ps->nq == ps->capq) {
+		size_t cap = ps->capq ? ps->capq * 2 : 16;
+		struct qsec *n = realloc(ps->q, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		ps->q = n;
+		ps->capq = cap;
+	}
+	uint8_t *d = malloc(sec->size ? sec->size : 1);
+	if (!d)
+		return -ENOMEM;
+	memcpy(d, sec->data, sec->size);
+	ps->q[ps->nq].s = *sec;
+	ps->q[ps->nq].s.data = d;
+	ps->q[ps->nq++].data = d;
+	ps->q_bytes += sec->size;
+	return 0;
+}
+
+/* The waiting RECORDS to the builder, in order; no more waiting. */
+static int drain_queue(struct pass *ps)
+{
+	int rc = 0;
+	ps->ksyms_wait = 0;
+	for (size_t i = 0; i < ps->nq; i++) {
+		if (!rc) {
+			rc = pf_prof_builder_section(ps->b, &ps->q[i].s);
+			if (rc == -EBADMSG) {
+				tell(ps, "%s: %s", pf_reader_name(ps->r), pf_prof_builder_errmsg(ps->b));
+				rc = 0;
+			}
+		}
+		free(ps->q[i].data);
+	}
+	ps->nq = 0;
+	ps->q_bytes = 0;
+	return rc;
+}
+
 /* ---- the pass ----------------------------------------------------------- */
 
 /* The writer (unless out_fd is -1), the unwinder, the builder. The reader
@@ -266,7 +321,7 @@ static int pass_section(pf_sym *s, struct pass *ps, struct ahead_sec *x)
 		ps->syminfo_written = 1;
 	}
 	if (sec.type == PF_SEC_END) {
-		if ((rc = pf_prof_builder_finish(ps->b)) < 0 || (rc = flush_chunk(ps)) < 0)
+		if ((rc = drain_queue(ps)) < 0 || (rc = pf_prof_builder_finish(ps->b)) < 0 || (rc = flush_chunk(ps)) < 0)
 			return rc;
 		struct pfsi_sym_counts sc;
 		pfsi_sym_counts(s->sym, &sc);
@@ -305,8 +360,13 @@ static int pass_section(pf_sym *s, struct pass *ps, struct ahead_sec *x)
 		if (pf_dso_image_decode(sec.data, sec.size, &img) == 0 && (rc = pfsi_sym_add_image(s->sym, &img)) < 0)
 			return rc;
 	}
-	if (sec.type == PF_SEC_META)
+	if (sec.type == PF_SEC_META) {
 		pfsi_unw_meta(ps->unw, sec.data, sec.size);
+		char v[8];
+		if (pf_kv_get(sec.data, sec.size, "ksyms", v, sizeof(v)) > 0 && strcmp(v, "1") == 0 &&
+		    !pfsi_kern_has_file(s->kern))
+			ps->ksyms_wait = 1;
+	}
 	if (sec.type == PF_SEC_KSYMS && x->ks_decoded) { /* decoded by the read-ahead thread */
 		if (x->ks_rc == -EBADMSG)
 			tell(ps, "%s: section %llu at offset %llu: %s (the kallsyms snapshot is not used: kernel "
@@ -316,8 +376,15 @@ static int pass_section(pf_sym *s, struct pass *ps, struct ahead_sec *x)
 			return x->ks_rc;
 		else
 			pfsi_kern_take(s->kern, &x->ks);
+		if (ps->nq && (rc = drain_queue(ps)) < 0)
+			return rc;
+		ps->ksyms_wait = 0;
 	}
-	if (sec.type == PF_SEC_RECORDS && sec.data) {
+	if (sec.type == PF_SEC_RECORDS && sec.data && ps->ksyms_wait) {
+		rc = queue_records(ps, &sec);
+		if (!rc && ps->q_bytes > QUEUE_MAX)
+			rc = drain_queue(ps); /* no KSYMS in sight: on without it */
+	} else if (sec.type == PF_SEC_RECORDS && sec.data) {
 		/* the builder keeps this payload until the next one: hand
 		 * it the slot's buffer instead of a copy; the builder's
 		 * previous buffer goes back to the reader through the slot */
@@ -393,7 +460,7 @@ static int pass_finish(pf_sym *s, struct pass *ps)
 	if (!ps->ended) {
 		struct pfsi_sym_counts sc;
 		pfsi_sym_counts(s->sym, &sc);
-		if ((rc = pf_prof_builder_finish(ps->b)) < 0 || (rc = flush_chunk(ps)) < 0 ||
+		if ((rc = drain_queue(ps)) < 0 || (rc = pf_prof_builder_finish(ps->b)) < 0 || (rc = flush_chunk(ps)) < 0 ||
 		    (rc = write_syminfo_end(ps, &sc, s->kern)) < 0)
 			return out_error(ps, rc);
 	}

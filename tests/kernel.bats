@@ -59,7 +59,7 @@ kernel_frames() {
 	assert_output --regexp 'section [0-9]+ KSYMS at offset'
 	n=$(kallsyms_text | wc -l)
 	all=$(awk '$2 ~ /^[tTwW]$/' /proc/kallsyms | wc -l)
-	line=$(grep '^  ksyms ' <<<"$output")
+	line=$(grep '^  ksyms symbols=' <<<"$output")
 	[[ $line == *" symbols=$all "* ]] || { echo "$line: expected symbols=$all" >&2; false; }
 	# the kernel's build-id as /sys/kernel/notes holds it (GNU note, type 3)
 	bid=$(sed -E 's/.* build_id=([0-9a-f-]+).*/\1/' <<<"$line")

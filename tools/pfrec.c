@@ -472,7 +472,11 @@ static int write_header_sections(struct rec *R)
 	mi.start_time_ns = R->clock_id >= 0 ? pfrec_now_ns(R->clock_id) : 0;
 	mi.event_fallback = R->fallback[0] ? R->fallback : NULL;
 	mi.exclude_kernel = R->pa[0].attr.exclude_kernel;
-	if (pfrec_meta_build(&b, &mi) < 0 || meta_call_graph(&b, &R->o) < 0) {
+	/* META "ksyms" = 1: a KSYMS section will follow (format/pfile.md
+	 * 4.11), perhaps after some RECORDS: a reader may wait for it */
+	int ksyms = ksyms_wanted(R);
+	if (pfrec_meta_build(&b, &mi) < 0 || meta_call_graph(&b, &R->o) < 0 ||
+	    (ksyms && pf_kv_add(&b, "ksyms", "1") < 0)) {
 		errmsg("out of memory");
 		return -1;
 	}

@@ -20,6 +20,9 @@ struct kern;
 int pfsi_kern_new(struct kern **out, const char *kallsyms, const char **warning, char *errmsg, size_t errmsg_size);
 void pfsi_kern_free(struct kern *k);
 
+/* Whether a --kallsyms file is used (the recording's KSYMS is not). */
+int pfsi_kern_has_file(const struct kern *k);
+
 /* A new pass: the recording's table and the counters are dropped. */
 void pfsi_kern_pass_begin(struct kern *k);
 

@@ -176,15 +176,20 @@ out:
 	return NULL;
 }
 
-void save_ksyms(struct rec *R)
+int ksyms_wanted(const struct rec *R)
 {
 	if (R->o.no_kallsyms || R->o.count_only)
-		return;
+		return 0;
 	int kernel = 0;
 	for (int e = 0; e < R->o.nev; e++)
 		kernel |= !R->pa[e].attr.exclude_kernel;
-	if (!kernel)
-		return; /* no kernel frames to name */
+	return kernel; /* else no kernel frames to name */
+}
+
+void save_ksyms(struct rec *R)
+{
+	if (!ksyms_wanted(R))
+		return;
 	struct ksyms_job *j = calloc(1, sizeof(*j));
 	if (!j)
 		return;

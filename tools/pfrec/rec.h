@@ -219,6 +219,8 @@ void drain_all(struct rec *R);
  * waits for it with `wait`. @return 1 while it is pending. */
 void save_ksyms(struct rec *R);
 int ksyms_flush(struct rec *R, int wait);
+/* Whether a KSYMS section is to be written (kernel samples, not --no-kallsyms). */
+int ksyms_wanted(const struct rec *R);
 
 /* pfrec/open.c: the events */
 void attr_init(struct rec *R, int e);
