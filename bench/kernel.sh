@@ -27,7 +27,7 @@ gcc $CFLAGS -o "$O/model" demo/model.c -L"$O" -lkernels -Wl,-rpath,'$ORIGIN' -lp
 once_us() {
 	local s e
 	s=${EPOCHREALTIME/./}
-	bash -c "$1" >/dev/null
+	bash -c "$1" >/dev/null 2>&1
 	e=${EPOCHREALTIME/./}
 	echo $((e - s))
 }
