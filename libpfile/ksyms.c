@@ -363,7 +363,8 @@ static int decode(struct pf_ksyms *k, const uint8_t *d, size_t size, int own, ch
 		m->build_id_size = d[pos + 16];
 		size_t nl = d[pos + 17];
 		pos += 18;
-		if (m->build_id_size > 64 || !nl || nl > 63 || m->build_id_size + nl > size - pos) {
+		if (m->build_id_size > 64 || !nl || nl > 63 || m->build_id_size + nl > size - pos ||
+		    memchr(d + pos + m->build_id_size, 0, nl)) {
 			pos = at;
 			goto bad_mod;
 		}
@@ -374,8 +375,8 @@ static int decode(struct pf_ksyms *k, const uint8_t *d, size_t size, int own, ch
 		k->n_mods++;
 		continue;
 bad_mod:
-		emsg(errmsg, errmsg_size, "KSYMS module %u at payload offset %zu: runs past the payload or has "
-			 "a bad length", i, at);
+		emsg(errmsg, errmsg_size, "KSYMS module %u at payload offset %zu: runs past the payload, has "
+			 "a bad length or a NUL in its name", i, at);
 		goto fail;
 	}
 	if (n_syms) {
