@@ -298,6 +298,11 @@ static int64_t frame_for(pf_prof_builder *b, uint32_t dso, uint64_t off)
 	struct pf_prof_frame f = { NONE, NONE, off, 0, 0, NONE, 0, 0 };
 	if (dso == KERNEL_DSO) {
 		f.flags = PF_FRAME_KERNEL;
+		if (b->o.resolve_kernel) {
+			int rc = b->o.resolve_kernel(b->o.resolve_kernel_ctx, b->p, &f);
+			if (rc < 0)
+				return rc;
+		}
 	} else {
 		int64_t ds = dso_string(b, dso);
 		if (ds < 0)
@@ -788,6 +793,25 @@ static int do_sample(pf_prof_builder *b, const struct pf_event *ev, const struct
 /* Pass 1 of a RECORDS payload: mappings, forks, execs, names. */
 static int do_state(pf_prof_builder *b, const struct perf_event_header *rec)
 {
+	if (rec->type == PERF_RECORD_KSYMBOL && b->o.ksymbol) {
+		/* u64 addr, u32 len, u16 ksym_type, u16 flags, NUL-terminated name
+		 * (then the sample_id trailer) */
+		const uint8_t *p = (const uint8_t *)rec;
+		if (rec->size < 8 + 16 + 2)
+			return 0;
+		uint64_t addr;
+		uint32_t len;
+		uint16_t type, flags;
+		memcpy(&addr, p + 8, 8);
+		memcpy(&len, p + 16, 4);
+		memcpy(&type, p + 20, 2);
+		memcpy(&flags, p + 22, 2);
+		const char *name = (const char *)p + 24;
+		const char *z = memchr(name, 0, rec->size - 24u);
+		if (!z || z == name)
+			return 0;
+		return b->o.ksymbol(b->o.ksymbol_ctx, addr, len, type, flags, name, (size_t)(z - name));
+	}
 	if (rec->type != PERF_RECORD_MMAP && rec->type != PERF_RECORD_MMAP2 && rec->type != PERF_RECORD_FORK &&
 	    rec->type != PERF_RECORD_COMM)
 		return 0; /* samples above all: no event lookup */

@@ -133,6 +133,18 @@ static void *ahead_main(void *arg)
 			oom = pf_reader_swap_data(a->r, &x->data, &x->cap) < 0;
 			x->s.data = x->data;
 		}
+		/* the kernel's symbol table is decoded here too, beside the
+		 * main thread (about 100 instructions a symbol) */
+		x->ks_decoded = 0;
+		if (rc > 0 && !oom && sec.type == PF_SEC_KSYMS && x->s.data) {
+			pf_ksyms_free(&x->ks);
+			x->ks_rc = pf_ksyms_decode_owned(&x->ks, x->data, x->s.size, x->ks_msg, sizeof(x->ks_msg));
+			x->ks_decoded = 1;
+			if (x->ks_rc == 0) { /* the table holds the payload now (x->s.data) */
+				x->data = NULL;
+				x->cap = 0;
+			}
+		}
 		const uint8_t *st = rc > 0 ? pf_reader_stored(a->r) : NULL;
 		if (st && sec.stored_size > x->stored_cap) {
 			uint8_t *n = realloc(x->stored, sec.stored_size);
@@ -222,6 +234,7 @@ void pfsi_ahead_stop(struct ahead *a)
 	for (unsigned i = 0; i < AHEAD_SLOTS; i++) {
 		free(a->slot[i].data);
 		free(a->slot[i].stored);
+		pf_ksyms_free(&a->slot[i].ks);
 	}
 	pthread_mutex_destroy(&a->mu);
 	pthread_cond_destroy(&a->cv);

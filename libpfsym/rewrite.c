@@ -27,6 +27,9 @@
 #define CHUNK_SAMPLES 4096
 #define CHUNK_NS 1000000000ull /* 1 s of sample time */
 #define TABLE_CHUNK_BYTES (4u << 20)
+/* RECORDS bytes held for a KSYMS section still to come (pfrec holds none
+ * beyond its first flush, 0.5 s: this is for a loaded recording machine) */
+#define QUEUE_MAX (64u << 20)
 
 /* One pass of pf_sym_rewrite(). */
 struct pass {
@@ -49,6 +52,12 @@ struct pass {
 	int damaged;
 	int complete;          /* the closing SYMINFO is written: a summary */
 	uint64_t end_off;
+	/* META "ksyms" 1 (pfrec will write a KSYMS section, perhaps after some
+	 * RECORDS): RECORDS payloads wait here, copied, until it comes (or END,
+	 * or QUEUE_MAX bytes), so that no kernel frame is made before it */
+	int ksyms_wait;
+	struct qsec { struct pf_section s; uint8_t *data; } *q;
+	size_t nq, capq, q_bytes;
 	char *errmsg;
 	size_t errmsg_size;
 };
@@ -57,6 +66,9 @@ static void pass_free(struct pass *ps)
 {
 	if (!ps)
 		return;
+	for (size_t i = 0; i < ps->nq; i++)
+		free(ps->q[i].data);
+	free(ps->q);
 	pf_prof_builder_free(ps->b);
 	pfsi_unw_free(ps->unw);
 	pf_prof_free(&ps->prof);
@@ -174,7 +186,7 @@ static int write_syminfo_start(struct pass *ps, const struct pfsym_opts *so)
 
 /* c: the symbolizer's counts, taken by the caller (at END after the last
  * samples are resolved; at a cut end before, as pfsym always did) */
-static int write_syminfo_end(struct pass *ps, const struct pfsi_sym_counts *cp)
+static int write_syminfo_end(struct pass *ps, const struct pfsi_sym_counts *cp, const struct kern *kern)
 {
 	if (!ps->w)
 		return 0;
@@ -199,9 +211,53 @@ static int write_syminfo_end(struct pass *ps, const struct pfsi_sym_counts *cp)
 	rc |= pf_kv_add_u64(&b, "binaries_unverified", c.unverified);
 	rc |= pf_kv_add_u64(&b, "binaries_from_host", c.from_host);
 	rc |= pfsi_unw_syminfo(ps->unw, &b);
+	rc |= pfsi_kern_syminfo(kern, &b);
 	if (!rc)
 		rc = pf_writer_section(ps->w, PF_SEC_SYMINFO, 0, b.data, b.len);
 	pf_buf_free(&b);
+	return rc;
+}
+
+/* ---- RECORDS waiting for the KSYMS section -------------------------------- */
+
+static int queue_records(struct pass *ps, const struct pf_section *sec)
+{
+	if (ps->nq == ps->capq) {
+		size_t cap = ps->capq ? ps->capq * 2 : 16;
+		struct qsec *n = realloc(ps->q, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		ps->q = n;
+		ps->capq = cap;
+	}
+	uint8_t *d = malloc(sec->size ? sec->size : 1);
+	if (!d)
+		return -ENOMEM;
+	memcpy(d, sec->data, sec->size);
+	ps->q[ps->nq].s = *sec;
+	ps->q[ps->nq].s.data = d;
+	ps->q[ps->nq++].data = d;
+	ps->q_bytes += sec->size;
+	return 0;
+}
+
+/* The waiting RECORDS to the builder, in order; no more waiting. */
+static int drain_queue(struct pass *ps)
+{
+	int rc = 0;
+	ps->ksyms_wait = 0;
+	for (size_t i = 0; i < ps->nq; i++) {
+		if (!rc) {
+			rc = pf_prof_builder_section(ps->b, &ps->q[i].s);
+			if (rc == -EBADMSG) {
+				tell(ps, "%s: %s", pf_reader_name(ps->r), pf_prof_builder_errmsg(ps->b));
+				rc = 0;
+			}
+		}
+		free(ps->q[i].data);
+	}
+	ps->nq = 0;
+	ps->q_bytes = 0;
 	return rc;
 }
 
@@ -234,7 +290,9 @@ static int pass_setup(pf_sym *s, struct pass *ps, const struct pf_file_header *f
 	/* the reader hands out kernel data in host order: write it so */
 	pf_prof_init(&ps->prof);
 	ps->unw = pfsi_unw_new(s->sym, &s->o, fh->e_machine);
-	struct pf_prof_builder_opts bo = { sizeof(bo), pfsi_sym_resolve, s->sym, on_sample, ps, pfsi_unw_unwind, ps->unw };
+	struct pf_prof_builder_opts bo = { sizeof(bo), pfsi_sym_resolve, s->sym, on_sample, ps, pfsi_unw_unwind, ps->unw,
+					   pfsi_kern_resolve, s->kern, pfsi_kern_ksymbol, s->kern };
+	pfsi_kern_pass_begin(s->kern);
 	/* the whole chunk at once: no realloc copies while it fills */
 	ps->samples.cap = 8 + (size_t)CHUNK_SAMPLES * PF_PROF_SAMPLE_SIZE;
 	ps->samples.data = malloc(ps->samples.cap);
@@ -263,11 +321,11 @@ static int pass_section(pf_sym *s, struct pass *ps, struct ahead_sec *x)
 		ps->syminfo_written = 1;
 	}
 	if (sec.type == PF_SEC_END) {
-		if ((rc = pf_prof_builder_finish(ps->b)) < 0 || (rc = flush_chunk(ps)) < 0)
+		if ((rc = drain_queue(ps)) < 0 || (rc = pf_prof_builder_finish(ps->b)) < 0 || (rc = flush_chunk(ps)) < 0)
 			return rc;
 		struct pfsi_sym_counts sc;
 		pfsi_sym_counts(s->sym, &sc);
-		if ((rc = write_syminfo_end(ps, &sc)) < 0)
+		if ((rc = write_syminfo_end(ps, &sc, s->kern)) < 0)
 			return rc;
 		ps->ended = 1;
 		ps->end_off = x->offset;
@@ -302,9 +360,31 @@ static int pass_section(pf_sym *s, struct pass *ps, struct ahead_sec *x)
 		if (pf_dso_image_decode(sec.data, sec.size, &img) == 0 && (rc = pfsi_sym_add_image(s->sym, &img)) < 0)
 			return rc;
 	}
-	if (sec.type == PF_SEC_META)
+	if (sec.type == PF_SEC_META) {
 		pfsi_unw_meta(ps->unw, sec.data, sec.size);
-	if (sec.type == PF_SEC_RECORDS && sec.data) {
+		char v[8];
+		if (pf_kv_get(sec.data, sec.size, "ksyms", v, sizeof(v)) > 0 && strcmp(v, "1") == 0 &&
+		    !pfsi_kern_has_file(s->kern))
+			ps->ksyms_wait = 1;
+	}
+	if (sec.type == PF_SEC_KSYMS && x->ks_decoded) { /* decoded by the read-ahead thread */
+		if (x->ks_rc == -EBADMSG)
+			tell(ps, "%s: section %llu at offset %llu: %s (the kallsyms snapshot is not used: kernel "
+			     "frames stay [kernel])", pf_reader_name(ps->r), (unsigned long long)sec.index,
+			     (unsigned long long)sec.offset, x->ks_msg);
+		else if (x->ks_rc < 0)
+			return x->ks_rc;
+		else
+			pfsi_kern_take(s->kern, &x->ks);
+		if (ps->nq && (rc = drain_queue(ps)) < 0)
+			return rc;
+		ps->ksyms_wait = 0;
+	}
+	if (sec.type == PF_SEC_RECORDS && sec.data && ps->ksyms_wait) {
+		rc = queue_records(ps, &sec);
+		if (!rc && ps->q_bytes > QUEUE_MAX)
+			rc = drain_queue(ps); /* no KSYMS in sight: on without it */
+	} else if (sec.type == PF_SEC_RECORDS && sec.data) {
 		/* the builder keeps this payload until the next one: hand
 		 * it the slot's buffer instead of a copy; the builder's
 		 * previous buffer goes back to the reader through the slot */
@@ -380,8 +460,8 @@ static int pass_finish(pf_sym *s, struct pass *ps)
 	if (!ps->ended) {
 		struct pfsi_sym_counts sc;
 		pfsi_sym_counts(s->sym, &sc);
-		if ((rc = pf_prof_builder_finish(ps->b)) < 0 || (rc = flush_chunk(ps)) < 0 ||
-		    (rc = write_syminfo_end(ps, &sc)) < 0)
+		if ((rc = drain_queue(ps)) < 0 || (rc = pf_prof_builder_finish(ps->b)) < 0 || (rc = flush_chunk(ps)) < 0 ||
+		    (rc = write_syminfo_end(ps, &sc, s->kern)) < 0)
 			return out_error(ps, rc);
 	}
 	ps->complete = 1;
@@ -496,6 +576,7 @@ void pf_sym_report(pf_sym *s, FILE *out, const char *prog)
 			"at [truncated]\n",
 			prog, (unsigned long long)st->truncated);
 	pfsi_unw_report(ps->unw, out, prog);
+	pfsi_kern_report(s->kern, out, prog);
 	pfsi_sym_report(s->sym, out, prog);
 }
 
@@ -540,11 +621,22 @@ int pf_sym_new(pf_sym **out, const struct pf_sym_opts *o, char *errmsg, size_t e
 	s->o.force = po.force;
 	s->o.host_fallback = po.host_fallback;
 	s->o.no_demangle = po.no_demangle;
+	const char *warning = NULL;
+	int rc = pfsi_kern_new(&s->kern, po.kallsyms, &warning,
+			       errmsg, errmsg_size);
+	if (rc < 0) {
+		free(s->strs);
+		free(s);
+		return rc;
+	}
+	if (warning && po.message)
+		po.message(po.message_arg, warning);
 	const char *bad_dir = NULL;
-	int rc = pfsi_sym_new(&s->o, &s->sym, &bad_dir);
+	rc = pfsi_sym_new(&s->o, &s->sym, &bad_dir);
 	if (rc < 0) {
 		if (bad_dir && errmsg_size)
 			snprintf(errmsg, errmsg_size, "%s: %s", bad_dir, strerror(-rc));
+		pfsi_kern_free(s->kern);
 		free(s->strs);
 		free(s);
 		return rc;
@@ -559,6 +651,7 @@ void pf_sym_free(pf_sym *s)
 		return;
 	pass_free(s->pass);
 	pfsi_sym_free(s->sym);
+	pfsi_kern_free(s->kern);
 	if (s->names) {
 		pf_prof_free(s->names);
 		free(s->names);

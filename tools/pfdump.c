@@ -687,6 +687,9 @@ static void do_section(const struct pf_section *sec, struct pf_events *evs, int 
 	case PF_SEC_BUILDID:
 		pfd_buildid_sec(sec, mode == M_BUILDIDS, mode == M_DUMP);
 		break;
+	case PF_SEC_KSYMS:
+		pfd_ksyms_sec(sec, mode == M_BUILDIDS, mode == M_DUMP);
+		break;
 	case PF_SEC_MAPS:
 		if (mode == M_DUMP)
 			pfd_print_maps(sec);

@@ -42,6 +42,9 @@ static void usage(FILE *f)
 	      "                        or that no build-id can vouch for (none recorded)\n"
 	      "      --no-demangle     keep C++ and Rust names as mangled in the symbol table\n"
 	      "                        (default: demangled, e.g. 'Worker<3>::spin(long)')\n"
+	      "      --kallsyms=FILE   name kernel frames from FILE (text as /proc/kallsyms\n"
+	      "                        shows it, read as root) instead of the recording's\n"
+	      "                        snapshot: for recordings made with --no-kallsyms\n"
 	      "  -q, --quiet           no summary on standard error\n"
 	      "      --resolve=BINARY  a debugging aid: print the name pfsym gives each ELF\n"
 	      "                        virtual address ADDR (hex) of BINARY ('ADDR NAME',\n"
@@ -202,6 +205,7 @@ int main(int argc, char **argv)
 		{ "debug-dir", required_argument, NULL, 'D' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "no-demangle", no_argument, NULL, 'M' },
+		{ "kallsyms", required_argument, NULL, 'K' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "resolve", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
@@ -215,6 +219,7 @@ int main(int argc, char **argv)
 	/* a closed output pipe is a write error (EPIPE), reported in one line */
 	pf_out_ignore_sigpipe();
 	struct pf_sym_opts so = PF_SYM_OPTS_INIT;
+	so.message = on_message;
 	const char *out = NULL, *in = "-", *resolve = NULL;
 	const char *ddirs[32];
 	int quiet = 0, c;
@@ -242,6 +247,9 @@ int main(int argc, char **argv)
 			break;
 		case 'M':
 			so.no_demangle = 1;
+			break;
+		case 'K':
+			so.kallsyms = optarg;
 			break;
 		case 'q':
 			quiet = 1;

@@ -34,6 +34,23 @@ extern "C" {
 typedef int (*pf_prof_resolve_fn)(void *ctx, struct pf_prof *p, struct pf_dso *dso,
 				  struct pf_prof_frame *f);
 
+/* The kernel symbolizer callback (since 0.2). Called once per unique kernel
+ * address. `f` comes filled with file_off = the address, flags =
+ * PF_FRAME_KERNEL and name = dso = NONE; the callback sets name (pf_prof_str
+ * on `p`), addr, sym_off and their flags as it can. @return 0, or a
+ * negative errno that stops the build. */
+typedef int (*pf_prof_kresolve_fn)(void *ctx, struct pf_prof *p, struct pf_prof_frame *f);
+
+/* A PERF_RECORD_KSYMBOL (since 0.2): kernel text registered (flags bit 0
+ * clear) or unregistered (bit 0 set) while recording: a BPF program
+ * (ksym_type 1) or out-of-line code such as a BPF trampoline (2). `addr`
+ * and `len` (bytes) bound it; `name` (name_len bytes, no NUL) as the kernel
+ * names it. Called when the RECORDS section that holds it is fed, before
+ * the samples of the section before it are turned. @return 0, or a
+ * negative errno that stops the build. */
+typedef int (*pf_prof_ksymbol_fn)(void *ctx, uint64_t addr, uint32_t len, uint16_t ksym_type, uint16_t flags,
+				  const char *name, size_t name_len);
+
 /* Called for every sample (and LOST entry) in record order. @return 0 or a
  * negative errno that stops the build. */
 typedef int (*pf_prof_sample_fn)(void *ctx, const struct pf_prof_sample *s);
@@ -61,6 +78,11 @@ struct pf_prof_builder_opts {
 	/* since 0.1 (absent when sz is smaller): */
 	pf_prof_unwind_fn unwind;   /* NULL: user frames from the callchain */
 	void *unwind_ctx;
+	/* since 0.2 (absent when sz is smaller): */
+	pf_prof_kresolve_fn resolve_kernel; /* NULL: kernel frames stay "[kernel]" */
+	void *resolve_kernel_ctx;
+	pf_prof_ksymbol_fn ksymbol;         /* NULL: KSYMBOL records ignored */
+	void *ksymbol_ctx;
 };
 
 /* Counters, for pfsym's summary. */

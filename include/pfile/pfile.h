@@ -121,6 +121,7 @@ enum pf_section_type {
 	PF_SEC_THREADS = 0x0008,   /* pid, tid, comm of threads alive at start */
 	PF_SEC_COUNTS = 0x0009,    /* each event's total count at the end (key/value) */
 	PF_SEC_RUN = 0x000a,       /* a run of the command begins (pfrec --repeat; format 1.3) */
+	PF_SEC_KSYMS = 0x000b,     /* the kernel's text symbols and modules (format 1.4; ksyms.h) */
 
 	/* resolved profile: format/profile.md, encoders/decoders in profile.h */
 	PF_SEC_STRINGS = 0x0100,   /* resolved profile: string table chunk */

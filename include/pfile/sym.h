@@ -60,6 +60,11 @@ extern "C" {
 /* A symbolizer and unwinder, with what it has loaded (opaque). */
 typedef struct pf_sym pf_sym;
 
+/* Called with each fault of the input that does not stop the pass (a
+ * damaged section: what was read is still resolved): one line, no program
+ * name, no newline. */
+typedef void (*pf_sym_message_fn)(void *arg, const char *msg);
+
 /* Where binaries are looked for and how names are shown (pfsym's options:
  * pfsym(1) describes the order of the places tried). */
 struct pf_sym_opts {
@@ -74,15 +79,26 @@ struct pf_sym_opts {
 				        * the recorded one or cannot be checked */
 	int host_fallback;             /* with symfs: also this machine's files */
 	int no_demangle;               /* keep C++/Rust names as in the symbol table */
+	/* since 0.2 (absent when sz is smaller): */
+	const char *kallsyms;          /* a kallsyms text file ("ADDRESS TYPE NAME
+				        * [MODULE]" lines, as /proc/kallsyms) that
+				        * names kernel frames instead of the
+				        * recording's KSYMS snapshot, or NULL */
+	pf_sym_message_fn message;     /* warnings of pf_sym_new() that stop
+				        * nothing (a kallsyms file whose addresses
+				        * are all 0), or NULL (not told) */
+	void *message_arg;
 };
-#define PF_SYM_OPTS_INIT { sizeof(struct pf_sym_opts), NULL, NULL, 0, 0, 0, 0 }
+#define PF_SYM_OPTS_INIT { sizeof(struct pf_sym_opts), NULL, NULL, 0, 0, 0, 0, NULL, NULL, NULL }
 
 /* A new symbolizer for options `o` (NULL: the defaults). The strings of `o`
  * are copied. The symfs and debug directories are opened now.
+ * o->kallsyms is read and parsed now.
  * @return 0 with *out set (free it with pf_sym_free()); -EINVAL (o->sz too
  * small, more than 32 debug directories); -ENOMEM; or -errno of a directory
- * that cannot be opened, with errmsg "DIR: REASON" (errmsg is "" for the
- * other errors). */
+ * or kallsyms file that cannot be opened (-EBADMSG: a kallsyms line that is
+ * not one), with errmsg "DIR: REASON" or "FILE: REASON" (errmsg is "" for
+ * the other errors). */
 int pf_sym_new(pf_sym **out, const struct pf_sym_opts *o, char *errmsg, size_t errmsg_size);
 
 /* Frees s and everything it loaded; NULL is a no-op. */
@@ -101,10 +117,6 @@ int pf_sym_lookup(pf_sym *s, const char *path, uint64_t vaddr, const char **name
  * negative return stops the pass and is returned by it. */
 typedef int (*pf_sym_sample_fn)(void *arg, const struct pf_prof *p, const struct pf_prof_sample *s);
 
-/* Called with each fault of the input that does not stop the pass (a
- * damaged section: what was read is still resolved): one line, no program
- * name, no newline. */
-typedef void (*pf_sym_message_fn)(void *arg, const char *msg);
 
 /* Options of pf_sym_rewrite(). */
 struct pf_sym_rewrite_opts {

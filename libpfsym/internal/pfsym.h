@@ -14,6 +14,7 @@
 #include <pfile/sym.h>
 #include <pfile/build.h>
 #include <pfile/advanced.h> /* struct pf_prof, pf_maps, pf_events */
+#include "kernel.h"
 
 struct pfsym_opts {
 	const char *symfs;         /* root of a copy of the recorded machine's files, or NULL */
@@ -274,6 +275,11 @@ struct ahead_sec {
 	int can_continue;
 	uint64_t offset;        /* pf_reader_offset() after the call */
 	char msg[512];          /* pf_reader_errmsg() when rc < 0 */
+	/* a KSYMS section, decoded by the thread (kernel.c takes it) */
+	int ks_decoded;         /* ks and ks_rc are this section's */
+	int ks_rc;              /* pf_ksyms_decode()'s result, ks_msg its message */
+	struct pf_ksyms ks;
+	char ks_msg[256];
 };
 
 struct ahead {
@@ -315,6 +321,7 @@ struct pf_sym {
 	const char *ddirs[32];
 	char *strs;                /* the copies, one allocation */
 	struct symbolizer *sym;
+	struct kern *kern;         /* kernel frames (kernel.c) */
 	struct pf_prof *names;     /* the strings of pf_sym_lookup()'s names */
 	struct pass *pass;         /* the last pf_sym_rewrite(), kept for
 				      pf_sym_report() and freed by the next one

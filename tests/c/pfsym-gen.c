@@ -35,6 +35,14 @@
  *                              0x10000000 * (i + 1), 64 KiB, file offset 0,
  *                              and has 4 samples at offset 0x1010 (tests of
  *                              the files pfsym opens: tests/hostile-paths.bats).
+ *   ksymbol OUT    process "gen" (pid 100), /opt/gen.bin at 0x400000, and two
+ *                  BPF programs registered by PERF_RECORD_KSYMBOL:
+ *                  bpf_prog_0123456789abcdef_one at 0xffffffffc0001000 (0x100
+ *                  bytes) and bpf_prog_fedcba9876543210_two at
+ *                  0xffffffffc0002000 (0x80 bytes), unregistered at the end;
+ *                  3 samples in one at +0x10, 2 in two at +0x7f, 1 at
+ *                  0xffffffffc0002080 (just past two), each called from
+ *                  0x401010 (tests/kernel.bats).
  * OUT may be "-" for standard output.
  */
 #include <fcntl.h>
@@ -175,6 +183,48 @@ static void gen_raw(pf_writer *w)
 	comm(200, 200, "other", 1, t + 830000000ull);
 	mmap2(200, 0x400000, 0x10000, 0x0, "/opt/other.bin", t + 840000000ull);
 	sample(1, 200, 200, t + 850000000ull, s3, 2);
+	if (pf_writer_records(w, rb.data, rb.len) < 0)
+		die("records");
+}
+
+static void ksymbol(uint64_t addr, uint32_t len, uint16_t flags, const char *name, uint64_t time)
+{
+	size_t nl = strlen(name), padded = (nl + 1 + 7) & ~(size_t)7;
+	put_hdr(PERF_RECORD_KSYMBOL, PERF_RECORD_MISC_KERNEL, (uint16_t)(8 + 16 + padded + 32));
+	u64(addr); u32(len);
+	uint16_t tf[2] = { PERF_RECORD_KSYMBOL_TYPE_BPF, flags };
+	pf_buf_put(&rb, tf, 4);
+	char zero[8] = { 0 };
+	pf_buf_put(&rb, name, nl);
+	pf_buf_put(&rb, zero, padded - nl);
+	trailer(100, 100, time, 1);
+}
+
+/* A sample in the kernel at kip, called from user address uip. */
+static void ksample(uint64_t kip, uint64_t uip, uint64_t time)
+{
+	put_hdr(PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL, (uint16_t)(8 + 8 * 7 + 8 * 4));
+	u64(1); u64(kip); u32(100); u32(100); u64(time); u32(0); u32(0); u64(1000);
+	u64(4);
+	u64(PERF_CONTEXT_KERNEL); u64(kip);
+	u64(PERF_CONTEXT_USER); u64(uip);
+}
+
+static void gen_ksymbol(pf_writer *w)
+{
+	event(w, "cpu-clock", PERF_COUNT_SW_CPU_CLOCK, 1);
+	uint64_t t = 1000000000ull;
+	comm(100, 100, "gen", 1, t);
+	mmap2(100, 0x400000, 0x10000, 0x1000, "/opt/gen.bin", t + 1);
+	ksymbol(0xffffffffc0001000ull, 0x100, 0, "bpf_prog_0123456789abcdef_one", t + 2);
+	ksymbol(0xffffffffc0002000ull, 0x80, 0, "bpf_prog_fedcba9876543210_two", t + 3);
+	for (int i = 0; i < 3; i++)
+		ksample(0xffffffffc0001010ull, 0x401010, t + 10 + (uint64_t)i);
+	for (int i = 0; i < 2; i++)
+		ksample(0xffffffffc000207full, 0x401010, t + 20 + (uint64_t)i);
+	ksample(0xffffffffc0002080ull, 0x401010, t + 30);
+	ksymbol(0xffffffffc0001000ull, 0x100, PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER, "bpf_prog_0123456789abcdef_one", t + 40);
+	ksymbol(0xffffffffc0002000ull, 0x80, PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER, "bpf_prog_fedcba9876543210_two", t + 41);
 	if (pf_writer_records(w, rb.data, rb.len) < 0)
 		die("records");
 }
@@ -466,6 +516,8 @@ int main(int argc, char **argv)
 		gen_views(w);
 	else if (strcmp(argv[1], "resolved-lost") == 0 && argc == 4)
 		gen_resolved(w, strtoull(argv[2], NULL, 10), D_LOST);
+	else if (strcmp(argv[1], "ksymbol") == 0)
+		gen_ksymbol(w);
 	else if (strcmp(argv[1], "paths") == 0 && argc >= 4)
 		gen_paths(w, argv + 2, argc - 3);
 	else

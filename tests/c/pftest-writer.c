@@ -22,6 +22,11 @@
  *                      each input RECORDS section flushed on its own, so the
  *                      output keeps its boundaries and splits only sections
  *                      larger than --frame)
+ *   ksyms-damage HOW IN OUT
+ *                      as recode, with the KSYMS payload damaged under a
+ *                      valid checksum: HOW "cut" keeps its first 60%, "count"
+ *                      sets n_symbols to 0xffffffff, "names" turns every NUL
+ *                      of its last 64 bytes into 'x' (the names run past it)
  *   rawcmp A B         compares the sections of two files as the reader hands
  *                      them out (type and restored bytes): prints
  *                      "N sections identical" or the first difference (exit 1)
@@ -1449,6 +1454,8 @@ static pf_reader *open_in(const char *path)
 	return r;
 }
 
+static const char *ksyms_damage; /* ksyms-damage HOW, for mode_recode */
+
 static int mode_recode(const char *in, const char *out)
 {
 	pf_reader *r = open_in(in);
@@ -1476,6 +1483,17 @@ static int mode_recode(const char *in, const char *out)
 			rc = pf_writer_records(w, s.data, s.size);
 			if (rc == 0)
 				rc = pf_writer_flush(w);
+		} else if (s.type == PF_SEC_KSYMS && ksyms_damage) {
+			size_t n = s.size;
+			if (!strcmp(ksyms_damage, "cut"))
+				n = s.size * 6 / 10;
+			else if (!strcmp(ksyms_damage, "count") && n >= 12)
+				pf_put_le32(s.data + 8, 0xffffffffu);
+			else if (!strcmp(ksyms_damage, "names"))
+				for (size_t j = n > 64 ? n - 64 : 0; j < n; j++)
+					if (!s.data[j])
+						s.data[j] = 'x';
+			rc = pf_writer_section(w, s.type, s.flags, s.data, n);
 		} else
 			rc = pf_writer_section(w, s.type, s.flags, s.data, s.size);
 		if (rc < 0)
@@ -1778,6 +1796,10 @@ int main(int argc, char **argv)
 		return mode_flip(argv[i], strtoll(argv[i + 1], NULL, 0), atoi(argv[i + 2]));
 	if (!strcmp(mode, "recode") && left == 2)
 		return mode_recode(argv[i], argv[i + 1]);
+	if (!strcmp(mode, "ksyms-damage") && left == 3) {
+		ksyms_damage = argv[i];
+		return mode_recode(argv[i + 1], argv[i + 2]);
+	}
 	if (!strcmp(mode, "rawcmp") && left == 2)
 		return mode_rawcmp(argv[i], argv[i + 1]);
 	if (!strcmp(mode, "tx-hostile") && left == 1)

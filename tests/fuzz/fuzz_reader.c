@@ -4,7 +4,7 @@
  * perf records of RECORDS (sample, mmap, comm, task, lost, throttle, sample
  * id trailers, byte swapping, transform 1), MAPS (and the /proc/PID/maps
  * parser of the mapping timeline), BUILDID, DSO_IMAGE, THREADS, END (with
- * its run table), RUN, and the resolved-profile tables STRINGS, FRAMES,
+ * its run table), RUN, KSYMS (decode, re-encode, lookups), and the resolved-profile tables STRINGS, FRAMES,
  * STACKS and SAMPLES.
  *
  * Input: one option byte, then a .pf file. Options: bit 0 recompute the
@@ -19,6 +19,7 @@
 #include "maps.h"
 #include "build.h"
 #include "fold.h"
+#include "ksyms.h"
 
 static int want_some(void *arg, uint16_t type)
 {
@@ -200,6 +201,39 @@ static void section(const struct pf_section *s, struct pf_events *evs, struct pf
 			uint32_t k = pf_run_of(starts, ns, e.stop_time);
 			FUZZ_ASSERT(k <= ns);
 		}
+		break;
+	}
+	case PF_SEC_KSYMS: {
+		struct pf_ksyms k = { 0 };
+		char em[256];
+		if (pf_ksyms_decode(&k, d, n, em, sizeof(em)) == 0) {
+			FUZZ_ASSERT(k.build_id_size <= 64);
+			for (uint32_t i = 0; i < k.n_syms; i++) {
+				FUZZ_ASSERT(!i || k.syms[i - 1].addr <= k.syms[i].addr);
+				FUZZ_ASSERT(k.syms[i].module <= k.n_mods);
+				FUZZ_ASSERT(k.syms[i].name_off < k.names_len);
+				const char *nm = pf_ksyms_name(&k, i);
+				fuzz_touch(nm, strlen(nm));
+			}
+			/* every symbol's own address finds a symbol at that address, or none */
+			for (uint32_t i = 0; i < k.n_syms && i < 4096; i++) {
+				int64_t j = pf_ksyms_find(&k, k.syms[i].addr + 1);
+				FUZZ_ASSERT(j < (int64_t)k.n_syms);
+				if (j >= 0)
+					FUZZ_ASSERT(k.syms[j].addr <= k.syms[i].addr + 1);
+			}
+			/* a decoded table encodes and decodes to the same table */
+			struct pf_buf b = { 0 };
+			struct pf_ksyms k2 = { 0 };
+			FUZZ_ASSERT(pf_ksyms_encode(&k, &b) == 0);
+			FUZZ_ASSERT(pf_ksyms_decode(&k2, b.data, b.len, em, sizeof(em)) == 0);
+			FUZZ_ASSERT(k2.n_syms == k.n_syms && k2.n_mods == k.n_mods);
+			pf_ksyms_free(&k2);
+			pf_buf_free(&b);
+		} else {
+			FUZZ_ASSERT(!k.n_syms && !k.syms && em[0]);
+		}
+		pf_ksyms_free(&k);
 		break;
 	}
 	case PF_SEC_RUN: {

@@ -79,6 +79,9 @@ static void usage(FILE *f)
 		"      --no-transform         store records as the kernel wrote them, without\n"
 		"                             the columnar transform (larger files that pf\n"
 		"                             format 1.0 readers can read)\n"
+		"      --no-kallsyms          do not store the kernel's symbols (/proc/kallsyms\n"
+		"                             text symbols, modules, build-ids) that pfsym\n"
+		"                             names kernel frames with\n"
 		"      --flush-interval=SEC   write the records at least every SEC seconds, so\n"
 		"                             that a killed pfrec or a power cut loses at most\n"
 		"                             about that much (default %g to a file, %g to a\n"
@@ -212,7 +215,7 @@ static void resolve_events(struct opts *o)
 
 void parse_args(struct opts *o, int argc, char **argv)
 {
-	enum { OPT_DURATION = 256, OPT_CALL_GRAPH, OPT_NO_TRANSFORM, OPT_FLUSH_INTERVAL, OPT_FSYNC, OPT_LIST, OPT_DRY_RUN, OPT_COUNT_ONLY, OPT_PER_THREAD, OPT_REPEAT };
+	enum { OPT_DURATION = 256, OPT_CALL_GRAPH, OPT_NO_TRANSFORM, OPT_FLUSH_INTERVAL, OPT_FSYNC, OPT_LIST, OPT_DRY_RUN, OPT_COUNT_ONLY, OPT_PER_THREAD, OPT_REPEAT, OPT_NO_KALLSYMS };
 	static const struct option lo[] = {
 		{"pid", required_argument, 0, 'p'},
 		{"tid", required_argument, 0, 't'},
@@ -232,6 +235,7 @@ void parse_args(struct opts *o, int argc, char **argv)
 		{"output", required_argument, 0, 'o'},
 		{"compress", required_argument, 0, 'z'},
 		{"no-transform", no_argument, 0, OPT_NO_TRANSFORM},
+		{"no-kallsyms", no_argument, 0, OPT_NO_KALLSYMS},
 		{"flush-interval", required_argument, 0, OPT_FLUSH_INTERVAL},
 		{"fsync", no_argument, 0, OPT_FSYNC},
 		{"quiet", no_argument, 0, 'q'},
@@ -326,6 +330,9 @@ void parse_args(struct opts *o, int argc, char **argv)
 			break;
 		case OPT_NO_TRANSFORM:
 			o->no_transform = 1;
+			break;
+		case OPT_NO_KALLSYMS:
+			o->no_kallsyms = 1;
 			break;
 		case OPT_FLUSH_INTERVAL: {
 			errno = 0;

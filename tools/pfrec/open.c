@@ -237,6 +237,10 @@ void attr_init(struct rec *R, int e)
 		a->comm_exec = 1;
 		a->task = 1;
 		a->build_id = 1;
+		/* BPF programs and trampolines loaded while recording, with
+		 * their names (pfdump shows them) */
+		a->ksymbol = !a->exclude_kernel && !R->no_ksymbol;
+		a->bpf_event = !a->exclude_kernel && !R->no_ksymbol;
 	}
 	snprintf(R->evname[e], sizeof(R->evname[e]), "%.127s", s->name);
 }
@@ -252,6 +256,11 @@ static int open_first(struct rec *R, int e, pid_t pid, int cpu, int group_fd)
 			return fd;
 		int err = errno;
 		verbose("perf_event_open(%s, pid %d, cpu %d): %s", R->evname[e], (int)pid, cpu, strerror(err));
+		if ((err == EINVAL || err == E2BIG) && (a->ksymbol || a->bpf_event)) {
+			a->ksymbol = a->bpf_event = 0; /* before Linux 5.1 */
+			R->no_ksymbol = 1;
+			continue;
+		}
 		if ((err == EINVAL || err == E2BIG) && a->build_id) {
 			a->build_id = 0; /* before 5.12: read build-ids from the files */
 			continue;
@@ -298,6 +307,7 @@ static int open_first(struct rec *R, int e, pid_t pid, int cpu, int group_fd)
 		    pid != -1) {
 			a->exclude_kernel = 1;
 			a->exclude_hv = 1;
+			a->ksymbol = a->bpf_event = 0;
 			R->forced_user_only = 1;
 			notice("kernel samples not allowed (/proc/sys/kernel/perf_event_paranoid is %d): "
 			       "recording user space only", pfrec_paranoid());

@@ -15,6 +15,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -98,6 +99,7 @@ struct opts {
 	const char *output;
 	int zlevel; int zlevel_given;
 	int no_transform;           /* --no-transform: RECORDS stored as the kernel wrote them */
+	int no_kallsyms;            /* --no-kallsyms: no KSYMS section */
 	uint64_t flush_ns; int flush_given; /* --flush-interval; 0 = when a section is full */
 	int fsync;                  /* --fsync: fdatasync(2) after every flush */
 	int quiet, verbose;
@@ -144,6 +146,7 @@ struct rec {
 	int no_inherit_read;             /* the kernel refused inherit with PERF_SAMPLE_READ */
 	int per_thread_read;             /* --per-thread or --repeat added PERF_SAMPLE_READ to event 0 */
 	int no_per_thread_read;          /* ... and the kernel refused it */
+	int no_ksymbol;                  /* the kernel refused attr.ksymbol/bpf_event */
 	int forced_user_only;            /* perf_event_paranoid made pfrec drop kernel samples */
 
 	pf_writer *w; int outfd; const char *outname; int out_regular;
@@ -179,6 +182,10 @@ struct rec {
 	int vdso_done;
 	uint8_t *tmp;
 	struct pf_event id_ev;           /* attr[0], for the record decoders */
+	struct ksyms_job *ksyms;         /* the KSYMS reader thread (pfrec/ksyms.c), or NULL */
+	struct pf_buf held;              /* records held until KSYMS is written */
+	int ksyms_late;                  /* the first flush came first: records are
+					    no longer held, KSYMS follows them */
 };
 
 extern struct rec *G; /* the session, for notices (quiet flag) */
@@ -204,6 +211,15 @@ uint64_t perf_now(struct rec *R, uint64_t rec_time);
 void save_vdso(struct rec *R, uint32_t pid, uint64_t addr);
 int snapshot_maps(struct rec *R, uint32_t pid, uint64_t time);
 void drain_all(struct rec *R);
+
+/* pfrec/ksyms.c: the KSYMS section (the kernel's symbols, modules, build-ids):
+ * save_ksyms() starts reading it in a thread; ksyms_flush() writes it (and
+ * the records put_records() held meanwhile) when the thread is done, or
+ * waits for it with `wait`. @return 1 while it is pending. */
+void save_ksyms(struct rec *R);
+int ksyms_flush(struct rec *R, int wait);
+/* Whether a KSYMS section is to be written (kernel samples, not --no-kallsyms). */
+int ksyms_wanted(const struct rec *R);
 
 /* pfrec/open.c: the events */
 void attr_init(struct rec *R, int e);

@@ -1,0 +1,520 @@
+/*
+ * ksyms.c - the kernel's text symbols (ksyms.h): kallsyms text, the KSYMS
+ * section payload (format/pfile.md 4.11) and address lookup.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ksyms.h"
+
+static void emsg(char *m, size_t sz, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void emsg(char *m, size_t sz, const char *fmt, ...)
+{
+	if (!sz)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(m, sz, fmt, ap);
+	va_end(ap);
+}
+
+void pf_ksyms_free(struct pf_ksyms *k)
+{
+	if (!k)
+		return;
+	free(k->mods);
+	free(k->syms);
+	if (k->block)
+		free(k->block);
+	else
+		free(k->names);
+	memset(k, 0, sizeof(*k));
+}
+
+/* Index (1-based) of module `name`, added if new. @return it, or -ENOMEM/-EINVAL. */
+static int64_t module_id(struct pf_ksyms *k, const char *name, size_t len)
+{
+	if (!len || len >= sizeof(k->mods[0].name))
+		return -EINVAL;
+	for (uint32_t i = 0; i < k->n_mods; i++)
+		if (strlen(k->mods[i].name) == len && memcmp(k->mods[i].name, name, len) == 0)
+			return (int64_t)i + 1;
+	if (k->n_mods >= 65535)
+		return -EINVAL;
+	if (k->n_mods == k->mods_cap) {
+		uint32_t cap = k->mods_cap ? k->mods_cap * 2 : 16;
+		struct pf_ksyms_module *n = realloc(k->mods, (size_t)cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		k->mods = n;
+		k->mods_cap = cap;
+	}
+	struct pf_ksyms_module *m = &k->mods[k->n_mods++];
+	memset(m, 0, sizeof(*m));
+	memcpy(m->name, name, len);
+	return k->n_mods;
+}
+
+static int sym_add(struct pf_ksyms *k, uint64_t addr, char type, uint16_t module, const char *name, size_t len)
+{
+	if (k->n_syms == k->syms_cap) {
+		uint32_t cap = k->syms_cap ? k->syms_cap * 2 : 1024;
+		struct pf_ksym *n = realloc(k->syms, (size_t)cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		k->syms = n;
+		k->syms_cap = cap;
+	}
+	if (k->names_len + len + 1 > k->names_cap || k->names_len + len + 1 > UINT32_MAX) {
+		if (k->names_len + len + 1 > UINT32_MAX)
+			return -ENOMEM;
+		size_t cap = k->names_cap ? k->names_cap * 2 : 65536;
+		while (cap < k->names_len + len + 1)
+			cap *= 2;
+		char *n = realloc(k->names, cap);
+		if (!n)
+			return -ENOMEM;
+		k->names = n;
+		k->names_cap = cap;
+	}
+	struct pf_ksym *s = &k->syms[k->n_syms++];
+	s->addr = addr;
+	s->module = module;
+	s->type = type;
+	s->name_off = (uint32_t)k->names_len;
+	memcpy(k->names + k->names_len, name, len);
+	k->names[k->names_len + len] = 0;
+	k->names_len += len + 1;
+	return 0;
+}
+
+static int is_text_type(char c)
+{
+	return c == 't' || c == 'T' || c == 'w' || c == 'W';
+}
+
+/* Stable sort by address: merge sort with a scratch array. */
+static void merge_sort(struct pf_ksym *a, struct pf_ksym *tmp, size_t n)
+{
+	if (n < 2)
+		return;
+	size_t h = n / 2;
+	merge_sort(a, tmp, h);
+	merge_sort(a + h, tmp, n - h);
+	if (a[h - 1].addr <= a[h].addr)
+		return;
+	size_t i = 0, j = h, o = 0;
+	while (i < h && j < n)
+		tmp[o++] = a[j].addr < a[i].addr ? a[j++] : a[i++];
+	while (i < h)
+		tmp[o++] = a[i++];
+	while (j < n)
+		tmp[o++] = a[j++];
+	memcpy(a, tmp, n * sizeof(*a));
+}
+
+static int sort_syms(struct pf_ksyms *k)
+{
+	int sorted = 1;
+	for (uint32_t i = 1; i < k->n_syms && sorted; i++)
+		sorted = k->syms[i - 1].addr <= k->syms[i].addr;
+	if (sorted)
+		return 0;
+	struct pf_ksym *tmp = malloc((size_t)k->n_syms * sizeof(*tmp));
+	if (!tmp)
+		return -ENOMEM;
+	merge_sort(k->syms, tmp, k->n_syms);
+	free(tmp);
+	return 0;
+}
+
+int pf_ksyms_parse(struct pf_ksyms *k, const char *text, size_t len, char *errmsg, size_t errmsg_size)
+{
+	emsg(errmsg, errmsg_size, "%s", "");
+	size_t pos = 0;
+	unsigned long line = 0;
+	uint64_t listed = 0, nonzero = 0;
+	int rc = 0;
+	while (pos < len) {
+		line++;
+		const char *l = text + pos;
+		const char *nl = memchr(l, '\n', len - pos);
+		size_t ll = nl ? (size_t)(nl - l) : len - pos;
+		pos += ll + (nl ? 1 : 0);
+		if (!ll)
+			continue;
+		/* ADDRESS */
+		size_t i = 0;
+		uint64_t addr = 0;
+		while (i < ll && i < 16) {
+			char c = l[i];
+			int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+				: c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+			if (d < 0)
+				break;
+			addr = addr << 4 | (uint64_t)d;
+			i++;
+		}
+		if (!i || i >= ll || l[i] != ' ') {
+			emsg(errmsg, errmsg_size, "line %lu: not \"ADDRESS TYPE NAME\" (a hexadecimal address of "
+				 "at most 16 digits, a space, a type letter, a space, a name)", line);
+			rc = -EBADMSG;
+			goto fail;
+		}
+		i++;
+		if (i + 2 > ll || l[i + 1] != ' ' || !((l[i] >= 'a' && l[i] <= 'z') || (l[i] >= 'A' && l[i] <= 'Z'))) {
+			emsg(errmsg, errmsg_size, "line %lu: no type letter after the address", line);
+			rc = -EBADMSG;
+			goto fail;
+		}
+		char type = l[i];
+		i += 2;
+		const char *name = l + i;
+		const char *tab = memchr(name, '\t', ll - i);
+		size_t nlen = tab ? (size_t)(tab - name) : ll - i;
+		if (!nlen || nlen > PF_KSYMS_MAX_NAME) {
+			emsg(errmsg, errmsg_size, "line %lu: %s symbol name", line, nlen ? "too long a" : "no");
+			rc = -EBADMSG;
+			goto fail;
+		}
+		uint16_t mod = 0;
+		if (tab) {
+			const char *m = tab + 1;
+			size_t ml = ll - (size_t)(m - l);
+			if (ml < 3 || m[0] != '[' || m[ml - 1] != ']') {
+				emsg(errmsg, errmsg_size, "line %lu: a tab not followed by \"[MODULE]\"", line);
+				rc = -EBADMSG;
+				goto fail;
+			}
+			if (is_text_type(type)) {
+				int64_t id = module_id(k, m + 1, ml - 2);
+				if (id == -EINVAL) {
+					emsg(errmsg, errmsg_size, "line %lu: module name over 63 bytes, or over 65535 modules",
+					     line);
+					rc = -EBADMSG;
+					goto fail;
+				}
+				if (id < 0) {
+					rc = (int)id;
+					goto fail;
+				}
+				mod = (uint16_t)id;
+			}
+		}
+		listed++;
+		if (addr)
+			nonzero++;
+		if (!is_text_type(type))
+			continue;
+		if ((rc = sym_add(k, addr, type, mod, name, nlen)) < 0)
+			goto fail;
+	}
+	if (listed && !nonzero) {
+		/* kptr_restrict or perf_event_paranoid: addresses shown as 0 */
+		free(k->syms);
+		k->syms = NULL;
+		k->n_syms = k->syms_cap = 0;
+		k->hidden = 1;
+		return 0;
+	}
+	if ((rc = sort_syms(k)) < 0)
+		goto fail;
+	return 0;
+fail:
+	pf_ksyms_free(k);
+	return rc;
+}
+
+int pf_ksyms_set_module(struct pf_ksyms *k, const char *name, uint64_t base, uint64_t size_bytes,
+			const uint8_t *bid, size_t bid_size)
+{
+	if (!name || bid_size > 64)
+		return -EINVAL;
+	int64_t id = module_id(k, name, strlen(name));
+	if (id < 0)
+		return (int)id;
+	struct pf_ksyms_module *m = &k->mods[id - 1];
+	m->base = base;
+	m->size_bytes = size_bytes;
+	m->build_id_size = (uint8_t)(bid ? bid_size : 0);
+	if (bid && bid_size)
+		memcpy(m->build_id, bid, bid_size);
+	return 0;
+}
+
+static int put_uleb(struct pf_buf *b, uint64_t v)
+{
+	uint8_t t[10];
+	size_t n = 0;
+	do {
+		uint8_t c = v & 0x7f;
+		v >>= 7;
+		t[n++] = c | (v ? 0x80 : 0);
+	} while (v);
+	return pf_buf_put(b, t, n);
+}
+
+int pf_ksyms_encode(const struct pf_ksyms *k, struct pf_buf *out)
+{
+	if (k->n_mods > 65535 || k->build_id_size > 64)
+		return -EINVAL;
+	uint8_t h[16] = { 0 };
+	h[0] = k->build_id_size;
+	h[4] = (uint8_t)k->n_mods;
+	h[5] = (uint8_t)(k->n_mods >> 8);
+	for (int i = 0; i < 4; i++)
+		h[8 + i] = (uint8_t)(k->n_syms >> (8 * i));
+	int rc = pf_buf_put(out, h, sizeof(h));
+	rc |= pf_buf_put(out, k->build_id, k->build_id_size);
+	for (uint32_t i = 0; i < k->n_mods && !rc; i++) {
+		const struct pf_ksyms_module *m = &k->mods[i];
+		size_t nl = strlen(m->name);
+		if (m->build_id_size > 64)
+			return -EINVAL;
+		uint8_t e[2] = { m->build_id_size, (uint8_t)nl };
+		rc |= pf_buf_put_le64(out, m->base);
+		rc |= pf_buf_put_le64(out, m->size_bytes);
+		rc |= pf_buf_put(out, e, 2);
+		rc |= pf_buf_put(out, m->build_id, m->build_id_size);
+		rc |= pf_buf_put(out, m->name, nl);
+	}
+	/* four columns, which compress better than rows (4.11) */
+	uint64_t prev = 0;
+	for (uint32_t i = 0; i < k->n_syms && !rc; i++) {
+		const struct pf_ksym *s = &k->syms[i];
+		if (s->addr < prev || s->module > k->n_mods || !is_text_type(s->type))
+			return -EINVAL;
+		rc |= put_uleb(out, s->addr - prev);
+		prev = s->addr;
+	}
+	for (uint32_t i = 0; i < k->n_syms && !rc; i++)
+		rc |= pf_buf_put(out, &k->syms[i].type, 1);
+	for (uint32_t i = 0; i < k->n_syms && !rc; i++)
+		rc |= put_uleb(out, k->syms[i].module);
+	for (uint32_t i = 0; i < k->n_syms && !rc; i++) {
+		const char *name = k->names + k->syms[i].name_off;
+		size_t nl = strlen(name);
+		if (!nl || nl > PF_KSYMS_MAX_NAME)
+			return -EINVAL;
+		rc |= pf_buf_put(out, name, nl + 1);
+	}
+	return rc ? -ENOMEM : 0;
+}
+
+/* @return 0, or -1 when the value runs past `size` or over 64 bits. */
+static int get_uleb(const uint8_t *d, size_t size, size_t *pos, uint64_t *v)
+{
+	uint64_t r = 0;
+	for (unsigned sh = 0; sh < 64; sh += 7) {
+		if (*pos >= size)
+			return -1;
+		uint8_t c = d[(*pos)++];
+		if (sh == 63 && (c & 0x7e))
+			return -1;
+		r |= (uint64_t)(c & 0x7f) << sh;
+		if (!(c & 0x80)) {
+			*v = r;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int decode(struct pf_ksyms *k, const uint8_t *d, size_t size, int own, char *errmsg, size_t errmsg_size)
+{
+	emsg(errmsg, errmsg_size, "%s", "");
+	int rc = -EBADMSG;
+	if (size < 16) {
+		emsg(errmsg, errmsg_size, "KSYMS payload of %zu bytes, shorter than its 16-byte header", size);
+		return -EBADMSG;
+	}
+	uint8_t bsz = d[0];
+	uint32_t n_mods = pf_le32(d + 4), n_syms = pf_le32(d + 8);
+	size_t pos = 16;
+	if (bsz > 64 || n_mods > 65535 || bsz > size - pos) {
+		emsg(errmsg, errmsg_size, "KSYMS header: %s", bsz > 64 ? "build-id over 64 bytes"
+			 : n_mods > 65535 ? "more than 65535 modules" : "build-id runs past the payload");
+		return -EBADMSG;
+	}
+	/* every symbol takes at least 4 bytes: bound the table by the payload */
+	if (n_syms > (size - pos) / 4) {
+		emsg(errmsg, errmsg_size, "KSYMS header: %u symbols cannot fit in %zu bytes", n_syms, size);
+		return -EBADMSG;
+	}
+	k->build_id_size = bsz;
+	memcpy(k->build_id, d + pos, bsz);
+	pos += bsz;
+	if (n_mods) {
+		k->mods = calloc(n_mods, sizeof(*k->mods));
+		if (!k->mods)
+			goto nomem;
+		k->mods_cap = n_mods;
+	}
+	for (uint32_t i = 0; i < n_mods; i++) {
+		size_t at = pos;
+		if (size - pos < 18)
+			goto bad_mod;
+		struct pf_ksyms_module *m = &k->mods[i];
+		m->base = pf_le64(d + pos);
+		m->size_bytes = pf_le64(d + pos + 8);
+		m->build_id_size = d[pos + 16];
+		size_t nl = d[pos + 17];
+		pos += 18;
+		if (m->build_id_size > 64 || !nl || nl > 63 || m->build_id_size + nl > size - pos ||
+		    memchr(d + pos + m->build_id_size, 0, nl)) {
+			pos = at;
+			goto bad_mod;
+		}
+		memcpy(m->build_id, d + pos, m->build_id_size);
+		pos += m->build_id_size;
+		memcpy(m->name, d + pos, nl);
+		pos += nl;
+		k->n_mods++;
+		continue;
+bad_mod:
+		emsg(errmsg, errmsg_size, "KSYMS module %u at payload offset %zu: runs past the payload, has "
+			 "a bad length or a NUL in its name", i, at);
+		goto fail;
+	}
+	if (n_syms) {
+		k->syms = malloc((size_t)n_syms * sizeof(*k->syms));
+		/* the names column is what is left of the payload at most */
+		k->names_cap = size - pos;
+		k->names = own ? NULL : malloc(k->names_cap);
+		if (!k->syms || (!own && !k->names))
+			goto nomem;
+		k->syms_cap = n_syms;
+	}
+	uint64_t addr = 0;
+	const char *why = NULL;
+	size_t at = pos;
+	uint32_t i;
+	for (i = 0; i < n_syms; i++) { /* addresses */
+		uint64_t delta;
+		at = pos;
+		if (pos < size && d[pos] < 0x80) { /* one byte: most of them */
+			delta = d[pos++];
+		} else if (get_uleb(d, size, &pos, &delta) < 0) {
+			why = "address delta runs past the payload";
+			goto bad_sym;
+		}
+		if (i && addr + delta < addr) {
+			why = "address past 2^64";
+			goto bad_sym;
+		}
+		addr += delta;
+		k->syms[i].addr = addr;
+	}
+	for (i = 0; i < n_syms; i++) { /* types */
+		at = pos;
+		if (pos >= size) {
+			why = "type runs past the payload";
+			goto bad_sym;
+		}
+		k->syms[i].type = (char)d[pos++];
+		if (!is_text_type(k->syms[i].type)) {
+			why = "type is not t, T, w or W";
+			goto bad_sym;
+		}
+	}
+	for (i = 0; i < n_syms; i++) { /* modules */
+		uint64_t mod;
+		at = pos;
+		if (pos < size && d[pos] < 0x80)
+			mod = d[pos++];
+		else if (get_uleb(d, size, &pos, &mod) < 0)
+			mod = UINT64_MAX;
+		if (mod > n_mods) {
+			why = "module index past the module table or the payload";
+			goto bad_sym;
+		}
+		k->syms[i].module = (uint16_t)mod;
+	}
+	/* names: the column copied at once, then split at its NULs */
+	if (own)
+		k->names = (char *)d + pos;
+	else if (n_syms)
+		memcpy(k->names, d + pos, size - pos);
+	const char *nb = k->names, *np = nb, *ne = nb ? nb + (size - pos) : nb;
+	for (i = 0; i < n_syms; i++) {
+		at = pos + (size_t)(np - nb);
+		const char *z = np < ne ? memchr(np, 0, (size_t)(ne - np)) : NULL;
+		size_t nl = z ? (size_t)(z - np) : 0;
+		if (!z || !nl || nl > PF_KSYMS_MAX_NAME) {
+			why = !z ? "name runs past the payload" : "name empty or over 1024 bytes";
+			goto bad_sym;
+		}
+		k->syms[i].name_off = (uint32_t)(np - nb);
+		np = z + 1;
+	}
+	k->names_len = (size_t)(np - nb);
+	k->n_syms = n_syms;
+	if (own)
+		k->block = (void *)d;
+	return 0;
+bad_sym:
+	emsg(errmsg, errmsg_size, "KSYMS symbol %u at payload offset %zu: %s", i, at, why);
+	goto fail;
+nomem:
+	rc = -ENOMEM;
+fail:
+	if (own)
+		k->names = NULL; /* the caller's payload */
+	pf_ksyms_free(k);
+	return rc;
+}
+
+int pf_ksyms_decode(struct pf_ksyms *k, const uint8_t *data, size_t size, char *errmsg, size_t errmsg_size)
+{
+	return decode(k, data, size, 0, errmsg, errmsg_size);
+}
+
+int pf_ksyms_decode_owned(struct pf_ksyms *k, uint8_t *data, size_t size, char *errmsg, size_t errmsg_size)
+{
+	return decode(k, data, size, 1, errmsg, errmsg_size);
+}
+
+static int end_marker(const char *n)
+{
+	static const char *const ends[] = { "_etext", "_einittext", "__irqentry_text_end", "__softirqentry_text_end",
+					    "__entry_text_end" };
+	for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++)
+		if (strcmp(n, ends[i]) == 0)
+			return 1;
+	return 0;
+}
+
+int64_t pf_ksyms_find(const struct pf_ksyms *k, uint64_t addr)
+{
+	uint32_t lo = 0, hi = k->n_syms; /* first symbol above addr: lo */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (k->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return -1;
+	uint32_t next = lo;
+	uint32_t i = lo - 1;
+	uint64_t at = k->syms[i].addr;
+	while (i && k->syms[i - 1].addr == at) /* aliases: the first listed */
+		i--;
+	const struct pf_ksym *s = &k->syms[i];
+	if (end_marker(k->names + s->name_off))
+		return -1;
+	if (s->module) {
+		const struct pf_ksyms_module *m = &k->mods[s->module - 1];
+		if (m->size_bytes && (addr < m->base || addr - m->base >= m->size_bytes))
+			return -1;
+		if (next == k->n_syms && !m->size_bytes)
+			return -1;
+	} else if (next == k->n_syms) {
+		return -1;
+	}
+	return i;
+}

@@ -1,0 +1,252 @@
+#!/usr/bin/env bats
+# Kernel frames named from the kernel's symbols: pfrec's KSYMS section
+# (format/pfile.md 4.11), pfsym --kallsyms FILE, pfdump's view of the section.
+# Expected names come from /proc/kallsyms itself (awk over it, independently
+# of pftools) and from perf report on a perf record of the same workload.
+load helpers
+bats_require_minimum_version 1.5.0
+
+# a syscall-heavy workload: one-byte reads of /dev/zero, writes to /dev/null
+WORK=(dd if=/dev/zero of=/dev/null bs=1 count=400000)
+
+kallsyms_visible() {
+	[ -r /proc/kallsyms ] && awk '$2 ~ /^[tT]$/ && $1 !~ /^0+$/ {found=1; exit} END {exit !found}' /proc/kallsyms
+}
+
+setup_file() {
+	cd "$BATS_FILE_TMPDIR"
+	kallsyms_visible || return 0
+	pfrec -q -g -o k.pf -- "${WORK[@]}"
+	pfsym -q k.pf -o k.sym.pf
+	pfrec -q -g --no-kallsyms -o nok.pf -- "${WORK[@]}"
+}
+
+setup() {
+	[[ $BATS_TEST_DESCRIPTION == *"KSYMBOL records"* ]] || kallsyms_visible || skip "/proc/kallsyms shows no addresses to this user (kptr_restrict): kernel symbols cannot be stored"
+	cd "$BATS_FILE_TMPDIR"
+}
+
+# Text symbols of /proc/kallsyms as "ADDRESS NAME" (module symbols "NAME
+# [MODULE]"), sorted by address, the first listed of several at one address.
+kallsyms_text() {
+	awk '$2 ~ /^[tTwW]$/ { n = $3; if ($4 != "") n = n " " $4; printf "%s %09d %s\n", $1, NR, n }' "${1:-/proc/kallsyms}" |
+		sort -k1,1 -k2,2n | awk '$1 != last { last = $1; $2 = ""; sub(/  /, " "); print }'
+}
+
+# expected_names ADDRS_FILE SYMS_FILE: "ADDRESS NAME" for each address (16
+# hex digits, sorted), the symbol with the largest address <= it
+expected_names() {
+	{ sed 's/$/ 1/' "$1"; awk '{ a = $1; $1 = ""; print a " 0" $0 }' "$2"; } |
+		sort -k1,1 -k2,2n |
+		awk '$2 == 0 { $1 = $2 = ""; cur = substr($0, 3); next } { print $1 " " cur }'
+}
+
+# kernel_frames FILE: "ADDRESS NAME" of each kernel frame of a resolved
+# file (address as looked up: a return address minus one), "-" if unnamed
+kernel_frames() {
+	pfdump -p "$1" | awk '/^  prof_frame / && / flags=kernel/ {
+		name = "-"; addr = ""
+		for (i = 2; i <= NF; i++) {
+			if ($i ~ /^name=/) name = substr($i, 6)
+			if ($i ~ /^file_off=0x/) addr = substr($i, 12)
+		}
+		print addr, name }' | sort -u
+}
+
+@test "pfrec stores the kernel's text symbols and build-id in a KSYMS section" {
+	run pfdump k.pf
+	assert_success
+	assert_output --regexp 'section [0-9]+ KSYMS at offset'
+	n=$(kallsyms_text | wc -l)
+	all=$(awk '$2 ~ /^[tTwW]$/' /proc/kallsyms | wc -l)
+	line=$(grep '^  ksyms symbols=' <<<"$output")
+	[[ $line == *" symbols=$all "* ]] || { echo "$line: expected symbols=$all" >&2; false; }
+	# the kernel's build-id as /sys/kernel/notes holds it (GNU note, type 3)
+	bid=$(sed -E 's/.* build_id=([0-9a-f-]+).*/\1/' <<<"$line")
+	[ "$bid" != "-" ]
+	od -An -tx1 -v /sys/kernel/notes | tr -d ' \n' | grep -q "$bid"
+	run pfdump --build-ids k.pf
+	assert_line "$bid [kernel.kallsyms]"
+	run pfdump --json k.pf
+	assert_output --partial "\"type\":\"ksyms\",\"symbols\":$all,"
+	(( n > 1000 ))
+}
+
+@test "every sampled kernel address is named as /proc/kallsyms says (largest address <= it)" {
+	kernel_frames k.sym.pf >frames
+	(( $(wc -l <frames) > 20 ))
+	cut -d' ' -f1 frames >addrs
+	kallsyms_text >syms
+	expected_names addrs syms >expected
+	# every kernel frame of this workload lies in a kernel function
+	run grep -c ' -$' frames
+	assert_output 0
+	run diff expected frames
+	assert_success
+	# the syscalls of the workload are among them
+	grep -q ' do_syscall_64$' frames
+	grep -Eq ' (ksys_read|vfs_read)$' frames
+}
+
+@test "pffold --kernel marks named kernel frames _[k]; the folded stacks run from the syscall entry" {
+	pffold --kernel k.sym.pf >k.folded 2>/dev/null
+	grep -Eq '^dd;(.*;)?read;entry_SYSCALL_64[a-z_]*_\[k\];do_syscall_64_\[k\];' k.folded
+	run grep -c '\[kernel\]_\[k\]' k.folded
+	assert_output 0
+	pffold k.sym.pf >k2.folded 2>/dev/null
+	grep -q ';do_syscall_64;' k2.folded
+	run grep -c '_\[k\]' k2.folded
+	assert_output 0
+}
+
+@test "kernel self time by function agrees with perf report --sort sym on the same workload" {
+	command -v perf >/dev/null || skip "no perf (Debian linux-perf)"
+	perf record -q -e cpu-clock -F 4000 -g -o perf.data -- "${WORK[@]}" 2>/dev/null
+	# perf: self overhead of kernel symbols, in percent of all samples' periods
+	perf report -i perf.data --no-children --sort sym --stdio 2>/dev/null |
+		awk '$2 == "[k]" { sub(/%/, "", $1); print $3, $1 }' | sort -k2,2gr >perf.top
+	# pftools: the leaf frame of each folded stack, weighted by period
+	pffold --kernel --weight=period k.sym.pf | awk '
+		/^#/ { next }
+		{ w = $NF; $NF = ""; n = split($0, f, ";"); leaf = f[n]; sub(/ +$/, "", leaf)
+		  total += w; if (leaf ~ /_\[k\]$/) { sub(/_\[k\]$/, "", leaf); self[leaf] += w } }
+		END { for (s in self) printf "%s %.2f\n", s, 100 * self[s] / total }' | sort -k2,2gr >pf.top
+	head -5 perf.top pf.top
+	# Tolerance: two recordings of a random process: each kernel function
+	# with at least 2% in perf has a share within 5 points (absolute) in
+	# pftools; the top kernel function is the same.
+	[ "$(head -1 perf.top | cut -d' ' -f1)" = "$(head -1 pf.top | cut -d' ' -f1)" ]
+	checked=0
+	while read -r sym share; do
+		awk -v s="$share" 'BEGIN { exit !(s >= 2) }' || continue
+		mine=$(awk -v s="$sym" '$1 == s { print $2 }' pf.top)
+		[ -n "$mine" ] || { echo "$sym ($share% in perf) missing from pftools" >&2; false; }
+		awk -v a="$share" -v b="$mine" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 5) }' ||
+			{ echo "$sym: perf $share%, pftools $mine%" >&2; false; }
+		checked=$((checked + 1))
+	done <perf.top
+	(( checked >= 2 ))
+}
+
+@test "pfrec --no-kallsyms stores no KSYMS section: kernel frames stay [kernel]" {
+	run pfdump nok.pf
+	refute_output --partial ' KSYMS '
+	run pfsym nok.pf -o nok.sym.pf
+	assert_success
+	assert_output --partial 'unique kernel addresses left [kernel]'
+	run pffold --kernel nok.sym.pf
+	assert_output --partial ';[kernel]_[k]'
+	refute_output --partial 'do_syscall_64'
+	kernel_frames nok.sym.pf >frames0
+	(( $(wc -l <frames0) > 20 ))
+	run grep -vc ' -$' frames0
+	assert_output 0
+}
+
+@test "pfsym --kallsyms FILE names the kernel frames of a recording without the snapshot" {
+	cp /proc/kallsyms ks.txt
+	run pfsym --kallsyms ks.txt nok.pf -o nok2.sym.pf
+	assert_success
+	assert_output --regexp 'of [0-9]+ unique kernel addresses named from the --kallsyms file'
+	kernel_frames nok2.sym.pf >frames2
+	cut -d' ' -f1 frames2 >addrs2
+	kallsyms_text ks.txt >syms2
+	expected_names addrs2 syms2 >expected2
+	run diff expected2 frames2
+	assert_success
+	run grep -c ' -$' frames2
+	assert_output 0
+}
+
+@test "module symbols are named 'function [module]'; addresses past the last symbol stay [kernel]" {
+	# read_zero and vfs_read made a module's in a copy of kallsyms
+	awk '$3 == "read_zero" || $3 == "vfs_read" { print $0 "\t[fakemod]"; next } { print }' /proc/kallsyms >mod.txt
+	grep -q 'read_zero	\[fakemod\]' mod.txt
+	run pfsym --kallsyms mod.txt nok.pf -o mod.sym.pf
+	assert_success
+	run pffold mod.sym.pf
+	assert_output --partial ';read_zero [fakemod]'
+	refute_output --regexp ';read_zero( [0-9]|;)'
+	# one symbol, do_syscall_64, and the next one: only do_syscall_64 is named
+	awk '$3 == "do_syscall_64" { print; getline; print; exit }' /proc/kallsyms >two.txt
+	[ "$(wc -l <two.txt)" -eq 2 ]
+	run pfsym --kallsyms two.txt nok.pf -o two.sym.pf
+	assert_success
+	run pffold two.sym.pf
+	assert_output --partial ';do_syscall_64;[kernel]'
+	run -0 pfdump -p two.sym.pf
+	names=$(grep 'flags=kernel' <<<"$output" | grep -o ' name=[^ ]*' | sort -u)
+	[ "$names" = " name=do_syscall_64" ]
+	# one symbol alone: it has no end, so nothing is named
+	head -1 two.txt >one.txt
+	run pfsym --kallsyms one.txt nok.pf -o one.sym.pf
+	assert_success
+	assert_output --partial '0 of '
+}
+
+@test "a kallsyms file with every address 0 gives one warning and [kernel] frames" {
+	awk '{ $1 = "0000000000000000"; print }' /proc/kallsyms >zero.txt
+	run pfsym --kallsyms zero.txt nok.pf -o zero.sym.pf
+	assert_success
+	run grep -c 'every address is 0' <<<"$output"
+	assert_output 1
+	run pffold --kernel zero.sym.pf
+	assert_output --partial '[kernel]_[k]'
+	refute_output --partial 'do_syscall_64'
+}
+
+@test "a kallsyms file that is not one is a one-line error naming the file and line" {
+	printf 'ffffffff81000000 T ok\nnot a kallsyms line\n' >bad.txt
+	run pfsym --kallsyms bad.txt nok.pf -o bad.sym.pf
+	assert_failure 1
+	assert_output "pfsym: bad.txt: line 2: not \"ADDRESS TYPE NAME\" (a hexadecimal address of at most 16 digits, a space, a type letter, a space, a name)"
+	run pfsym --kallsyms missing.txt nok.pf -o bad.sym.pf
+	assert_failure 1
+	assert_output "pfsym: missing.txt: No such file or directory"
+}
+
+@test "a damaged KSYMS section is one clear error; the rest of the recording resolves" {
+	for how in cut count names; do
+		"$PFTOOLS_BUILD/tests/pftest-writer" ksyms-damage "$how" k.pf "dmg-$how.pf"
+		run pfsym "dmg-$how.pf" -o "dmg-$how.sym.pf"
+		assert_failure 1
+		assert_line --regexp "^pfsym: dmg-$how\\.pf: section [0-9]+ at offset [0-9]+: KSYMS .*\\(the kallsyms snapshot is not used: kernel frames stay \\[kernel\\]\\)$"
+		[ "$(grep -c 'KSYMS' <<<"$output")" -eq 1 ]
+		run pffold --kernel "dmg-$how.sym.pf"
+		assert_success
+		assert_line --regexp '^dd;.*read;\[kernel\]_\[k\]'
+		run pfdump "dmg-$how.pf"
+		assert_failure 1
+		assert_output --regexp "dmg-$how\\.pf: section [0-9]+ at offset [0-9]+: KSYMS"
+	done
+}
+
+@test "pfrec asks for KSYMBOL and BPF_EVENT records: a BPF program loaded while recording is seen loaded and unloaded" {
+	build_workload bpf_load bpf_load -O2
+	pfrec -q -o bpf.pf -- ./bpf_load 50 >bpf.out || skip "no BPF here (bpf_load: $(cat bpf.out))"
+	read -r id tag <bpf.out
+	run -0 pfdump bpf.pf
+	# the program's own id and tag (BPF_OBJ_GET_INFO_BY_FD), its name as the kernel makes it
+	assert_line --regexp " KSYMBOL addr=0xffffffff[0-9a-f]+ len=[0-9]+ ksym_type=1 flags=0x0 name=bpf_prog_${tag}_pftest_prog$"
+	assert_line --regexp " KSYMBOL addr=0xffffffff[0-9a-f]+ len=[0-9]+ ksym_type=1 flags=0x1 name=bpf_prog_${tag}_pftest_prog$"
+	assert_line --regexp " BPF_EVENT bpf_type=1 flags=0x0 bpf_id=$id tag=$tag$"
+	assert_line --regexp " BPF_EVENT bpf_type=2 flags=0x0 bpf_id=$id tag=$tag$"
+	run -0 pfdump --json bpf.pf
+	assert_output --partial "\"name\":\"bpf_prog_${tag}_pftest_prog\""
+}
+
+@test "addresses in BPF programs registered while recording are named from their KSYMBOL records" {
+	# a synthetic recording (tests/c/pfsym-gen.c ksymbol): two programs, 3
+	# samples in the first, 2 on the last byte of the second, 1 just past it
+	"$PFTOOLS_BUILD/tests/pfsym-gen" ksymbol ks.pf
+	run pfsym ks.pf -o ks.sym.pf
+	assert_success
+	assert_line "pfsym: 2 of 3 unique kernel addresses named from KSYMBOL records (BPF)"
+	run -0 pffold --kernel ks.sym.pf
+	assert_output "gen;[gen.bin];[kernel]_[k] 1
+gen;[gen.bin];bpf_prog_0123456789abcdef_one [bpf]_[k] 3
+gen;[gen.bin];bpf_prog_fedcba9876543210_two [bpf]_[k] 2"
+	run -0 pfdump -p ks.sym.pf
+	assert_line --partial "name=bpf_prog_0123456789abcdef_one [bpf] file_off=0xffffffffc0001010 addr=0xffffffffc0001010 sym_off=0x10 flags=kernel|has_addr|has_symoff"
+	assert_line --partial "name=bpf_prog_fedcba9876543210_two [bpf] file_off=0xffffffffc000207f addr=0xffffffffc000207f sym_off=0x7f flags=kernel|has_addr|has_symoff"
+}

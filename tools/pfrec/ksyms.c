@@ -1,0 +1,239 @@
+/*
+ * pfrec/ksyms.c - the KSYMS section (format/pfile.md 4.11): the kernel's
+ * text symbols from /proc/kallsyms, each module's load address and size
+ * (/proc/modules) and build-id (/sys/module/NAME/notes), and the kernel's
+ * build-id (/sys/kernel/notes), so that pfsym names kernel frames offline.
+ */
+#include "pfrec/rec.h"
+#include "ksyms.h"
+
+/* /proc/kallsyms is ~6 MB with ~120k text symbols on a distribution kernel */
+#define KALLSYMS_MAX (256u << 20)
+/* Records held for the KSYMS section beyond this wait for it (memory bound:
+ * ~2 s of --call-graph dwarf at 4 kHz on 4 CPUs) */
+#define KSYMS_HOLD_MAX (256u << 20)
+
+/* Reads a file of the kernel's (its size is not known before) into *b.
+ * @return 0 or -errno. */
+static int slurp(const char *path, struct pf_buf *b, size_t max)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		if (b->cap - b->len < 65536) {
+			size_t cap = b->cap ? b->cap * 2 : 1 << 20;
+			uint8_t *n = realloc(b->data, cap);
+			if (!n) {
+				close(fd);
+				return -ENOMEM;
+			}
+			b->data = n;
+			b->cap = cap;
+		}
+		ssize_t r = read(fd, b->data + b->len, b->cap - b->len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = -errno;
+			close(fd);
+			return e;
+		}
+		if (!r)
+			break;
+		b->len += (size_t)r;
+		if (b->len > max) {
+			close(fd);
+			return -EFBIG;
+		}
+	}
+	close(fd);
+	return 0;
+}
+
+/* The GNU build-id note (type 3, name "GNU") among the ELF notes of `path`
+ * (native byte order, 4-byte aligned). @return its size (copied to bid, at
+ * most 64), or 0 when there is none. */
+static size_t note_build_id(const char *path, uint8_t bid[64])
+{
+	struct pf_buf b = { 0 };
+	size_t got = 0;
+	if (slurp(path, &b, 1 << 20) == 0) {
+		size_t p = 0;
+		while (b.len - p >= 12) {
+			uint32_t nsz, dsz, type;
+			memcpy(&nsz, b.data + p, 4);
+			memcpy(&dsz, b.data + p + 4, 4);
+			memcpy(&type, b.data + p + 8, 4);
+			size_t nal = ((size_t)nsz + 3) & ~(size_t)3, dal = ((size_t)dsz + 3) & ~(size_t)3;
+			if (nal > b.len - p - 12 || dal > b.len - p - 12 - nal)
+				break;
+			const uint8_t *name = b.data + p + 12, *desc = name + nal;
+			if (type == 3 && nsz == 4 && memcmp(name, "GNU", 4) == 0 && dsz && dsz <= 64) {
+				memcpy(bid, desc, dsz);
+				got = dsz;
+				break;
+			}
+			p += 12 + nal + dal;
+		}
+	}
+	pf_buf_free(&b);
+	return got;
+}
+
+/* /proc/modules: "NAME SIZE REFS DEPS STATE ADDRESS [TAINT]" per line. */
+static int add_modules(struct pf_ksyms *k)
+{
+	struct pf_buf b = { 0 };
+	int rc = slurp("/proc/modules", &b, 16u << 20);
+	if (rc < 0) {
+		pf_buf_free(&b);
+		return rc == -ENOENT ? 0 : rc; /* a kernel without modules */
+	}
+	if (pf_buf_put(&b, "", 1) < 0) {
+		pf_buf_free(&b);
+		return -ENOMEM;
+	}
+	char *save = NULL;
+	for (char *l = strtok_r((char *)b.data, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		char name[64], state[32];
+		unsigned long long size, addr;
+		if (sscanf(l, "%63s %llu %*s %*s %31s %llx", name, &size, state, &addr) != 4)
+			continue;
+		char path[128];
+		uint8_t bid[64];
+		snprintf(path, sizeof(path), "/sys/module/%s/notes/.note.gnu.build-id", name);
+		size_t bsz = note_build_id(path, bid);
+		if ((rc = pf_ksyms_set_module(k, name, addr, size, bsz ? bid : NULL, bsz)) < 0 && rc != -EINVAL)
+			break;
+		rc = 0;
+	}
+	pf_buf_free(&b);
+	return rc;
+}
+
+/* The snapshot is read by a thread: the kernel takes about 0.3 s of system
+ * time to list /proc/kallsyms (122,000 lines here), which the command's
+ * start must not wait for. Records that come before it is ready are held
+ * in memory (put_records), so that the KSYMS section precedes every
+ * RECORDS section, but only until the first flush is due (flush_due(): at
+ * most --flush-interval of records is only in memory); on a machine so
+ * loaded that the thread is not done by then, KSYMS follows some records. */
+struct ksyms_job {
+	pthread_t th;
+	int started;
+	int done;            /* atomic: the thread has finished */
+	pid_t tid;           /* atomic: the thread's id (0 until it runs) */
+	struct pf_buf payload; /* the KSYMS payload; empty: none to write */
+	char warn[512];      /* a warning to print (from the main thread) */
+	int warn_is_notice;
+	char verb[160];
+};
+
+static void *ksyms_main(void *arg)
+{
+	struct ksyms_job *j = arg;
+	/* the lowest priority (this thread alone): the recorded command runs
+	 * first where the CPUs are busy */
+	(void)setpriority(PRIO_PROCESS, (id_t)gettid(), 19);
+	__atomic_store_n(&j->tid, gettid(), __ATOMIC_RELEASE);
+	struct pf_buf text = { 0 };
+	struct pf_ksyms k = { 0 };
+	char err[256];
+	int rc = slurp("/proc/kallsyms", &text, KALLSYMS_MAX);
+	if (rc < 0) {
+		snprintf(j->warn, sizeof(j->warn), "/proc/kallsyms: %s: kernel frames will show as [kernel] "
+			 "(pfsym --kallsyms FILE names them)", strerror(-rc));
+		j->warn_is_notice = 1;
+		goto out;
+	}
+	rc = pf_ksyms_parse(&k, (const char *)text.data, text.len, err, sizeof(err));
+	if (rc < 0) {
+		snprintf(j->warn, sizeof(j->warn), "warning: /proc/kallsyms: %s: kernel symbols not stored",
+			 rc == -EBADMSG ? err : strerror(-rc));
+		goto out;
+	}
+	if (k.hidden || !k.n_syms) {
+		snprintf(j->warn, sizeof(j->warn),
+			 "warning: /proc/kallsyms shows every address as 0 (kernel.kptr_restrict or "
+			 "kernel.perf_event_paranoid hides them from this user): kernel symbols not stored, kernel "
+			 "frames will show as [kernel]");
+		goto out;
+	}
+	k.build_id_size = (uint8_t)note_build_id("/sys/kernel/notes", k.build_id);
+	(void)add_modules(&k);
+	if (pf_ksyms_encode(&k, &j->payload) < 0) {
+		pf_buf_free(&j->payload);
+		snprintf(j->warn, sizeof(j->warn), "warning: kernel symbols not stored: out of memory");
+	} else {
+		snprintf(j->verb, sizeof(j->verb), "KSYMS: %u text symbols, %u modules, %zu bytes before compression",
+			 k.n_syms, k.n_mods, j->payload.len);
+	}
+out:
+	pf_buf_free(&text);
+	pf_ksyms_free(&k);
+	__atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+int ksyms_wanted(const struct rec *R)
+{
+	if (R->o.no_kallsyms || R->o.count_only)
+		return 0;
+	int kernel = 0;
+	for (int e = 0; e < R->o.nev; e++)
+		kernel |= !R->pa[e].attr.exclude_kernel;
+	return kernel; /* else no kernel frames to name */
+}
+
+void save_ksyms(struct rec *R)
+{
+	if (!ksyms_wanted(R))
+		return;
+	struct ksyms_job *j = calloc(1, sizeof(*j));
+	if (!j)
+		return;
+	if (pthread_create(&j->th, NULL, ksyms_main, j) != 0) {
+		ksyms_main(j); /* no thread: read it now */
+	} else {
+		j->started = 1;
+	}
+	R->ksyms = j;
+}
+
+/* Writes the KSYMS section and the records held for it, once the thread is
+ * done (wait: wait for it). @return 1 while it is still pending. */
+int ksyms_flush(struct rec *R, int wait)
+{
+	struct ksyms_job *j = R->ksyms;
+	if (!j)
+		return 0;
+	if (!wait && !__atomic_load_n(&j->done, __ATOMIC_ACQUIRE) && R->held.len < KSYMS_HOLD_MAX)
+		return 1;
+	if (j->started) {
+		/* waited for now (the recording ends): its priority back to
+		 * pfrec's where allowed (raising it needs CAP_SYS_NICE) */
+		pid_t t = __atomic_load_n(&j->tid, __ATOMIC_ACQUIRE);
+		if (t && !__atomic_load_n(&j->done, __ATOMIC_ACQUIRE))
+			(void)setpriority(PRIO_PROCESS, (id_t)t, getpriority(PRIO_PROCESS, 0));
+		pthread_join(j->th, NULL);
+	}
+	R->ksyms = NULL;
+	if (j->warn[0]) {
+		if (j->warn_is_notice)
+			notice("%s", j->warn);
+		else
+			errmsg("%s", j->warn);
+	}
+	if (j->verb[0])
+		verbose("%s", j->verb);
+	if (j->payload.len)
+		put_section(R, PF_SEC_KSYMS, &j->payload);
+	pf_buf_free(&j->payload);
+	free(j);
+	if (R->held.len) {
+		put_records(R, R->held.data, R->held.len);
+		pf_buf_free(&R->held);
+	}
+	return 0;
+}
