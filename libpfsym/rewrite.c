@@ -234,7 +234,8 @@ static int pass_setup(pf_sym *s, struct pass *ps, const struct pf_file_header *f
 	/* the reader hands out kernel data in host order: write it so */
 	pf_prof_init(&ps->prof);
 	ps->unw = pfsi_unw_new(s->sym, &s->o, fh->e_machine);
-	struct pf_prof_builder_opts bo = { sizeof(bo), pfsi_sym_resolve, s->sym, on_sample, ps, pfsi_unw_unwind, ps->unw };
+	struct pf_prof_builder_opts bo = { sizeof(bo), pfsi_sym_resolve, s->sym, on_sample, ps, pfsi_unw_unwind, ps->unw,
+					   pfsi_sym_resolve_chain, s->sym };
 	/* the whole chunk at once: no realloc copies while it fills */
 	ps->samples.cap = 8 + (size_t)CHUNK_SAMPLES * PF_PROF_SAMPLE_SIZE;
 	ps->samples.data = malloc(ps->samples.cap);

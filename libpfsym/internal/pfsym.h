@@ -161,6 +161,18 @@ int pfsi_unw_syminfo(const struct unwinder *u, struct pf_buf *b);
  * many reached the outermost frame, and a count per stop reason. */
 void pfsi_unw_report(const struct unwinder *u, FILE *out, const char *prog);
 
+/* ---- lines.c: inline frames and source lines ---- */
+
+struct pfsi_lines;
+
+/* pf_prof_resolve_chain_fn: ctx is the struct symbolizer. f[0] as
+ * pfsi_sym_resolve() fills it, then its source line and the functions
+ * inlined at the address from the DWARF of the file symbols came from. */
+int pfsi_sym_resolve_chain(void *ctx, struct pf_prof *p, struct pf_dso *dso, struct pf_prof_frame *f,
+			   uint32_t max);
+/* Frees a binfo's DWARF index; NULL is a no-op. */
+void pfsi_lines_free(struct pfsi_lines *l);
+
 /* ---- shared by find.c and symtab.c ---- */
 
 enum binfo_state { ST_NEW, ST_OK, ST_MISSING, ST_MISMATCH, ST_UNVERIFIED, ST_NOFILE };
@@ -207,6 +219,7 @@ struct binfo {
 	uint64_t addrs, addrs_named; /* unique addresses asked, named */
 	int asked;                  /* wanted for a frame or for unwinding, not
 				       only preloaded: counted and reported */
+	struct pfsi_lines *lines;   /* lines.c: its DWARF index, NULL until asked */
 	struct binfo *next;
 };
 
