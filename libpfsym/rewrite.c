@@ -235,7 +235,7 @@ static int pass_setup(pf_sym *s, struct pass *ps, const struct pf_file_header *f
 	pf_prof_init(&ps->prof);
 	ps->unw = pfsi_unw_new(s->sym, &s->o, fh->e_machine);
 	struct pf_prof_builder_opts bo = { sizeof(bo), pfsi_sym_resolve, s->sym, on_sample, ps, pfsi_unw_unwind, ps->unw,
-					   pfsi_sym_resolve_chain, s->sym };
+					   s->o.no_inline ? NULL : pfsi_sym_resolve_chain, s->sym };
 	/* the whole chunk at once: no realloc copies while it fills */
 	ps->samples.cap = 8 + (size_t)CHUNK_SAMPLES * PF_PROF_SAMPLE_SIZE;
 	ps->samples.data = malloc(ps->samples.cap);
@@ -541,6 +541,7 @@ int pf_sym_new(pf_sym **out, const struct pf_sym_opts *o, char *errmsg, size_t e
 	s->o.force = po.force;
 	s->o.host_fallback = po.host_fallback;
 	s->o.no_demangle = po.no_demangle;
+	s->o.no_inline = po.no_inline;
 	const char *bad_dir = NULL;
 	int rc = pfsi_sym_new(&s->o, &s->sym, &bad_dir);
 	if (rc < 0) {

@@ -42,6 +42,8 @@ static void usage(FILE *f)
 	      "                        or that no build-id can vouch for (none recorded)\n"
 	      "      --no-demangle     keep C++ and Rust names as mangled in the symbol table\n"
 	      "                        (default: demangled, e.g. 'Worker<3>::spin(long)')\n"
+	      "      --no-inline       no inline frames and no source lines (by default, from\n"
+	      "                        the DWARF of the binary or its debug file)\n"
 	      "  -q, --quiet           no summary on standard error\n"
 	      "      --resolve=BINARY  a debugging aid: print the name pfsym gives each ELF\n"
 	      "                        virtual address ADDR (hex) of BINARY ('ADDR NAME',\n"
@@ -202,6 +204,7 @@ int main(int argc, char **argv)
 		{ "debug-dir", required_argument, NULL, 'D' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "no-demangle", no_argument, NULL, 'M' },
+		{ "no-inline", no_argument, NULL, 'I' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "resolve", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
@@ -242,6 +245,9 @@ int main(int argc, char **argv)
 			break;
 		case 'M':
 			so.no_demangle = 1;
+			break;
+		case 'I':
+			so.no_inline = 1;
 			break;
 		case 'q':
 			quiet = 1;

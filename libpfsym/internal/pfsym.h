@@ -22,6 +22,7 @@ struct pfsym_opts {
 	int force;                 /* use a binary whose build-id differs or cannot be checked */
 	int host_fallback;         /* with symfs: also look at this machine's files */
 	int no_demangle;           /* keep C++/Rust names as in the symbol table */
+	int no_inline;             /* no inline frames, no source lines (lines.c) */
 };
 
 /* ---- root.c: files opened under a root, never outside it ---- */
