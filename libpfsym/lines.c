@@ -81,7 +81,8 @@ static int ln_load(void)
 		lib = "libdw.so.1";
 	void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
 	if (!h) {
-		fprintf(stderr, "pfsym: cannot load libdw (%s): no inline frames or source lines\n", dlerror());
+		/* unwind.c names the fault (once) when it needs libdw too */
+		fprintf(stderr, "pfsym: libdw not loaded (%s): no inline frames or source lines\n", dlerror());
 		return 0;
 	}
 #define LN_SYM(f)                                                                                \
