@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal/pfsym.h"
@@ -43,6 +44,7 @@
 	X(dwarf_begin_elf) \
 	X(dwarf_end) \
 	X(dwarf_addrdie) \
+	X(dwarf_getaranges) \
 	X(dwarf_dieoffset) \
 	X(dwarf_child) \
 	X(dwarf_siblingof) \
@@ -144,6 +146,12 @@ struct pfsi_lines {
 	int fd;        /* its descriptor, or -1 */
 	struct ln_cu **cus; /* sorted by off */
 	size_t n_cus, cap_cus;
+	/* the shown name of each linkage name (or DW_AT_name) met, as a
+	 * string id of nm_p: libdw's strings of one function are one pointer
+	 * (its abstract origin's), so the pointer is the key */
+	struct ln_name { const char *k; uint32_t id; } *nm;
+	size_t nm_n, nm_cap;
+	const struct pf_prof *nm_p;
 	/* build scratch: ranges of inlined nodes */
 	struct ln_rng { uint64_t lo, hi; uint32_t node, depth; } *rng;
 	size_t n_rng, cap_rng;
@@ -167,6 +175,7 @@ void pfsi_lines_free(struct pfsi_lines *l)
 		cu_free(l->cus[i]);
 	free(l->cus);
 	free(l->rng);
+	free(l->nm);
 	if (l->dbg)
 		LN(dwarf_end)(l->dbg);
 	if (l->elf)
@@ -191,6 +200,28 @@ static int has_debug_info(Elf *e)
 			return 1;
 	}
 	return 0;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+void pfsi_lines_report(const struct symbolizer *s, FILE *out, const char *prog)
+{
+	const char *e = getenv("PFSYM_LINES_STATS");
+	if (!e || strcmp(e, "1") != 0)
+		return;
+	fprintf(out,
+		"%s: lines: %llu addresses, %.3f us each to find the CU (indexed), %.3f us each to make "
+		"the frames; %llu DWARF files opened in %.1f ms; %llu compilation units indexed in %.1f ms\n",
+		prog, (unsigned long long)s->ln_addrs,
+		s->ln_addrs ? (double)s->ln_lookup_ns / 1e3 / (double)s->ln_addrs : 0.0,
+		s->ln_addrs ? (double)s->ln_chain_ns / 1e3 / (double)s->ln_addrs : 0.0,
+		(unsigned long long)s->ln_files, (double)s->ln_open_ns / 1e6, (unsigned long long)s->ln_cus,
+		(double)s->ln_index_ns / 1e6);
 }
 
 /* The DWARF of b (opened once; l->dbg NULL when there is none). */
@@ -226,8 +257,18 @@ static struct pfsi_lines *lines_of(struct symbolizer *s, struct binfo *b, struct
 			}
 		}
 	}
-	if (e)
+	if (e) {
+		uint64_t t0 = now_ns();
 		l->dbg = LN(dwarf_begin_elf)(e, DWARF_C_READ, NULL);
+		/* the address ranges of every CU, read once here (dwarf_addrdie
+		 * would on its first call) */
+		Dwarf_Aranges *ar;
+		size_t n_ar;
+		if (l->dbg)
+			(void)LN(dwarf_getaranges)(l->dbg, &ar, &n_ar);
+		s->ln_open_ns += now_ns() - t0;
+		s->ln_files++;
+	}
 	return l;
 }
 
@@ -525,7 +566,51 @@ static int set_src(struct pf_prof *p, const struct ln_cu *c, struct pf_prof_fram
 
 /* The shown name of an inlined node: its linkage name demangled (as the
  * symbol table's names are), else its DW_AT_name. */
-static int64_t node_name(struct symbolizer *s, struct pf_prof *p, const struct ln_node *n)
+static int64_t node_name_make(struct symbolizer *s, struct pf_prof *p, const struct ln_node *n);
+
+/* node_name_make(), cached per name pointer (demangling costs about 1 us). */
+static int64_t node_name(struct symbolizer *s, struct pfsi_lines *l, struct pf_prof *p, const struct ln_node *n)
+{
+	const char *k = n->linkage ? n->linkage : n->name;
+	if (!k)
+		return PF_PROF_NONE;
+	if (l->nm_p != p) { /* another table: ids of the old one mean nothing */
+		l->nm_n = 0;
+		if (l->nm)
+			memset(l->nm, 0, l->nm_cap * sizeof(*l->nm));
+		l->nm_p = p;
+	}
+	if ((l->nm_n + 1) * 2 > l->nm_cap) {
+		size_t cap = l->nm_cap ? l->nm_cap * 2 : 256;
+		struct ln_name *t = calloc(cap, sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		for (size_t i = 0; i < l->nm_cap; i++) {
+			if (!l->nm[i].k)
+				continue;
+			size_t j = ((uintptr_t)l->nm[i].k >> 3) * 0x9e3779b97f4a7c15ull >> 40 & (cap - 1);
+			while (t[j].k)
+				j = (j + 1) & (cap - 1);
+			t[j] = l->nm[i];
+		}
+		free(l->nm);
+		l->nm = t;
+		l->nm_cap = cap;
+	}
+	size_t j = ((uintptr_t)k >> 3) * 0x9e3779b97f4a7c15ull >> 40 & (l->nm_cap - 1);
+	for (; l->nm[j].k; j = (j + 1) & (l->nm_cap - 1))
+		if (l->nm[j].k == k)
+			return l->nm[j].id;
+	int64_t id = node_name_make(s, p, n);
+	if (id < 0 || id == PF_PROF_NONE)
+		return id;
+	l->nm[j].k = k;
+	l->nm[j].id = (uint32_t)id;
+	l->nm_n++;
+	return id;
+}
+
+static int64_t node_name_make(struct symbolizer *s, struct pf_prof *p, const struct ln_node *n)
 {
 	if (n->linkage && !s->o.no_demangle) {
 		char *d = cplus_demangle(n->linkage, DMGL_PARAMS | DMGL_ANSI);
@@ -540,6 +625,9 @@ static int64_t node_name(struct symbolizer *s, struct pf_prof *p, const struct l
 		return PF_PROF_NONE;
 	return pf_prof_str(p, nm, strlen(nm));
 }
+
+static int chain_frames(struct symbolizer *s, struct pfsi_lines *l, struct pf_prof *p, const struct ln_cu *c,
+			uint64_t v, struct pf_prof_frame *f, uint32_t max);
 
 int pfsi_sym_resolve_chain(void *ctx, struct pf_prof *p, struct pf_dso *dso, struct pf_prof_frame *f, uint32_t max)
 {
@@ -558,7 +646,27 @@ int pfsi_sym_resolve_chain(void *ctx, struct pf_prof *p, struct pf_dso *dso, str
 	if (!l->dbg)
 		return 1;
 	uint64_t v = f->addr;
+	uint64_t t0 = now_ns();
+	size_t had = l->n_cus;
 	struct ln_cu *c = cu_for(l, v);
+	uint64_t t1 = now_ns();
+	if (l->n_cus != had) { /* a CU indexed now (or the aranges read) */
+		s->ln_cus++;
+		s->ln_index_ns += t1 - t0;
+	} else {
+		s->ln_lookup_ns += t1 - t0;
+	}
+	rc = chain_frames(s, l, p, c, v, f, max);
+	s->ln_chain_ns += now_ns() - t1;
+	s->ln_addrs++;
+	return rc;
+}
+
+/* The frames of v in CU c (NULL: f[0] alone) into f[0..max). */
+static int chain_frames(struct symbolizer *s, struct pfsi_lines *l, struct pf_prof *p, const struct ln_cu *c,
+			uint64_t v, struct pf_prof_frame *f, uint32_t max)
+{
+	int rc;
 	if (!c)
 		return 1;
 	const struct ln_row *r = row_for(c, v);
@@ -585,7 +693,7 @@ int pfsi_sym_resolve_chain(void *ctx, struct pf_prof *p, struct pf_dso *dso, str
 		g->flags &= ~(PF_FRAME_HAS_SYMOFF | PF_FRAME_UNRESOLVED | PF_FRAME_DEPTH_MASK);
 		g->flags |= PF_FRAME_INLINE | (d << PF_FRAME_DEPTH_SHIFT);
 		g->sym_off = 0;
-		int64_t id = node_name(s, p, nd);
+		int64_t id = node_name(s, l, p, nd);
 		if (id < 0)
 			return (int)id;
 		g->name = (uint32_t)id;

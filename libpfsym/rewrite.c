@@ -497,6 +497,7 @@ void pf_sym_report(pf_sym *s, FILE *out, const char *prog)
 			"at [truncated]\n",
 			prog, (unsigned long long)st->truncated);
 	pfsi_unw_report(ps->unw, out, prog);
+	pfsi_lines_report(s->sym, out, prog);
 	pfsi_sym_report(s->sym, out, prog);
 }
 

@@ -173,6 +173,10 @@ int pfsi_sym_resolve_chain(void *ctx, struct pf_prof *p, struct pf_dso *dso, str
 			   uint32_t max);
 /* Frees a binfo's DWARF index; NULL is a no-op. */
 void pfsi_lines_free(struct pfsi_lines *l);
+/* With PFSYM_LINES_STATS=1 in the environment, one line "PROG: lines: ..."
+ * with the time spent opening DWARF files, indexing compilation units and
+ * looking addresses up (a measuring aid for bench/inline.sh). */
+void pfsi_lines_report(const struct symbolizer *s, FILE *out, const char *prog);
 
 /* ---- shared by find.c and symtab.c ---- */
 
@@ -250,6 +254,9 @@ struct symbolizer {
 	uint32_t preload_next;  /* pfsi_sym_preload_one()'s cursor in the DSO table */
 	struct image *images;
 	struct pf_prof *prof; /* the tables that sym->name_id refer to */
+	/* lines.c's costs (PFSYM_LINES_STATS=1: pfsi_lines_report()) */
+	uint64_t ln_files, ln_cus, ln_addrs;   /* DWARF files opened, CUs indexed, addresses */
+	uint64_t ln_open_ns, ln_index_ns, ln_lookup_ns, ln_chain_ns;
 };
 
 /* find.c */
