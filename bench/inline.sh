@@ -67,16 +67,24 @@ for w in inl_cxx model; do
 	t_noinl=$(best "$RUNS" "pfsym -q --no-inline < $O/$w.pf > /dev/null")
 	t_fp_new=$(best "$RUNS" "pfsym -q < $O/$w.pf | pffold --no-inline")
 	t_fp_def=$(best "$RUNS" "pfsym -q < $O/$w.pf | pffold")
+	t_noinl_pipe=$(best "$RUNS" "pfsym -q --no-inline < $O/$w.pf | pffold")
 	if [ $have_old = 1 ]; then
 		t_fp_old=$(best "$RUNS" "$OLD/bin/pfsym -q < $O/$w.pf | $OLD/bin/pffold")
 	else
 		t_fp_old=0
 	fi
-	us_addr=$(awk -v a="$t_inl" -v b="$t_noinl" -v u="$ua" 'BEGIN { d = a - b; if (d < 0) d = 0; printf "%.2f", u ? d * 1e6 / u : 0 }')
+	us_addr=$(awk -v a="$t_inl" -v b="$t_noinl" -v u="$ua" 'BEGIN { d = a - b; if (d < 0) d = 0; printf "%.0f", u ? d * 1e6 / u : 0 }')
+	# pfsym's own account (PFSYM_LINES_STATS=1): warm us per address (find
+	# the CU in its index + make the frames), DWARF opening, CU indexing
+	st=$(PFSYM_LINES_STATS=1 pfsym "$O/$w.pf" -o /dev/null 2>&1 | grep ': lines: ')
+	warm=$(sed -n 's/.*addresses, \([0-9.]*\) us each to find.*, \([0-9.]*\) us each to make.*/\1 \2/p' <<<"$st" | awk '{ printf "%.2f", $1 + $2 }')
+	opened=$(sed -n 's/.*; \([0-9]*\) DWARF files opened in \([0-9.]*\) ms.*/\1 files, \2 ms/p' <<<"$st")
+	indexed=$(sed -n 's/.*; \([0-9]*\) compilation units indexed in \([0-9.]*\) ms.*/\1 CUs, \2 ms/p' <<<"$st")
 	ratio=$(awk -v a="$(rate "$n" "$t_lines")" -v b="$(rate "$np" "$t_perf")" 'BEGIN {printf "%.1f", a / b}')
 	slow_new=$(awk -v a="$t_fp_new" -v b="$t_fp_old" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')
+	slow_noinl=$(awk -v a="$t_noinl_pipe" -v b="$t_fp_old" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')
 	slow_def=$(awk -v a="$t_fp_def" -v b="$t_fp_old" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')
-	rows+="| $w | $n / $np | $ua | $t_lines ($(rate "$n" "$t_lines")/s) | $t_perf ($(rate "$np" "$t_perf")/s) | ${ratio}x | $us_addr | $t_fp_old | $t_fp_new (${slow_new}x) | $t_fp_def (${slow_def}x) |"$'\n'
+	rows+="| $w | $n / $np | $ua | $t_lines ($(rate "$n" "$t_lines")/s) | $t_perf ($(rate "$np" "$t_perf")/s) | ${ratio}x | $warm | $us_addr | $opened; $indexed | $t_fp_old | $t_noinl_pipe (${slow_noinl}x) | $t_fp_new (${slow_new}x) | $t_fp_def (${slow_def}x) |"$'\n'
 done
 
 {
@@ -86,10 +94,12 @@ done
 	echo "Command: \`bench/inline.sh\` (BENCH_SECONDS=$SECS, best of $RUNS runs, perf script best of $PERF_RUNS):"
 	echo "each workload recorded with \`-g -F 4000 -e cpu-clock\` by pfrec and by perf record (frame pointers)."
 	echo "perf's command: \`perf script -F comm,tid,ip,sym,srcline --inline\` (perf $(perf version 2>/dev/null | awk '{print $3}'))."
-	echo "us/addr: (pfsym - pfsym --no-inline) / unique addresses, files in the page cache."
+	echo "warm us/addr: pfsym's own account (PFSYM_LINES_STATS=1) of finding the CU in its index and making the"
+	echo "frames, per unique address, once the DWARF file is open and its CU indexed; all-in us/addr:"
+	echo "(pfsym - pfsym --no-inline) / unique addresses, which includes opening (decompressing) each DWARF file."
 	echo "Old: $OLD (the build before inline frames): \`pfsym | pffold\`."
 	echo
-	echo "| workload | samples pf / perf | unique addrs | pfsym \| pffold --lines s | perf script srcline --inline s | per-sample speed-up | us/addr | old fp pipeline s | pffold --no-inline s (x old) | pffold (inline) s (x old) |"
-	echo "|---|---|---|---|---|---|---|---|---|---|"
+	echo "| workload | samples pf / perf | unique addrs | pfsym \| pffold --lines s | perf script srcline --inline s | per-sample speed-up | warm us/addr | all-in us/addr | DWARF opened; CUs indexed | old fp pipeline s | pfsym --no-inline \| pffold s (x old) | pfsym \| pffold --no-inline s (x old) | pfsym \| pffold s (x old) |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 	printf '%s' "$rows"
 } | tee "$O/RESULTS-inline.md"
