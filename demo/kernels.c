@@ -6,15 +6,21 @@
 
 #define NI __attribute__((noinline))
 
+/* One row of a times one column of b: inlined into matmul, where pfsym
+ * shows it as a frame of its own (matmul;dot_[i] in pffold's output). */
+static inline float dot(const float *row, const float *col, int k, int stride)
+{
+	float s = 0;
+	for (int p = 0; p < k; p++)
+		s += row[p] * col[p * stride];
+	return s;
+}
+
 NI void matmul(const float *a, const float *b, float *c, int n, int k, int m)
 {
 	for (int i = 0; i < n; i++)
-		for (int j = 0; j < m; j++) {
-			float s = 0;
-			for (int p = 0; p < k; p++)
-				s += a[i * k + p] * b[p * m + j];
-			c[i * m + j] = s;
-		}
+		for (int j = 0; j < m; j++)
+			c[i * m + j] = dot(a + i * k, b + j, k, m);
 }
 
 NI void softmax(float *x, int n, int m)

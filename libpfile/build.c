@@ -64,6 +64,10 @@ struct pf_prof_builder {
 	uint32_t *dso_str; /* dso id -> string id */
 	uint32_t dso_str_cap;
 	uint32_t unknown_frame;
+	/* with resolve_chain: frame id -> the frame inlined into it at the same
+	 * address (the next stack node towards the leaf), NONE if none */
+	uint32_t *inl_next;
+	uint32_t inl_cap;
 	uint32_t trunc_frame;      /* the "[truncated]" frame, NONE until needed */
 	uint32_t max_stack;        /* the kernel's limit: META perf_event_max_stack */
 	/* the items of one sample, items_cap of each: the arrays below, or
@@ -173,6 +177,7 @@ void pf_prof_builder_free(pf_prof_builder *b)
 	pf_events_free(&b->evs);
 	pf_maps_free(&b->maps);
 	free(b->cache);
+	free(b->inl_next);
 	pfi_comms_free(&b->comms);
 	free(b->dso_str);
 	free(b->chains);
@@ -283,6 +288,55 @@ static int64_t dso_string(pf_prof_builder *b, uint32_t dso)
 	return b->dso_str[dso];
 }
 
+/* Records that frame `inner` is inlined into frame `outer` at its address. */
+static int inl_link(pf_prof_builder *b, uint32_t outer, uint32_t inner)
+{
+	if (outer >= b->inl_cap) {
+		uint32_t cap = b->inl_cap ? b->inl_cap : 1024;
+		while (cap <= outer)
+			cap *= 2;
+		uint32_t *n = realloc(b->inl_next, (size_t)cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		for (uint32_t i = b->inl_cap; i < cap; i++)
+			n[i] = NONE;
+		b->inl_next = n;
+		b->inl_cap = cap;
+	}
+	b->inl_next[outer] = inner;
+	return 0;
+}
+
+#define MAX_INLINE 64 /* inline frames kept per address (deeper ones dropped) */
+
+/* frame_for() with resolve_chain: the outer frame and its inlined frames,
+ * interned and linked (inl_next), the outer one cached in slot k. */
+static int64_t chain_for(pf_prof_builder *b, uint32_t dso, uint32_t k, const struct pf_prof_frame *f0)
+{
+	struct pf_prof_frame fs[MAX_INLINE + 1];
+	fs[0] = *f0;
+	int n = b->o.resolve_chain(b->o.resolve_chain_ctx, b->p, pf_maps_dso(&b->maps, dso), fs, MAX_INLINE + 1);
+	if (n < 0)
+		return n;
+	if (n < 1 || n > MAX_INLINE + 1)
+		n = 1;
+	uint32_t ids[MAX_INLINE + 1];
+	for (int i = 0; i < n; i++) {
+		int64_t id = pf_prof_frame(b->p, &fs[i]);
+		if (id < 0)
+			return id;
+		ids[i] = (uint32_t)id;
+	}
+	for (int i = 0; i + 1 < n; i++)
+		if (inl_link(b, ids[i], ids[i + 1]) < 0)
+			return -ENOMEM;
+	b->cache[k].dso = dso;
+	b->cache[k].off = f0->file_off;
+	b->cache[k].frame = ids[0];
+	b->cache_n++;
+	return ids[0];
+}
+
 /* Frame id for (dso, off): from the cache, else resolved and interned. */
 static int64_t frame_for(pf_prof_builder *b, uint32_t dso, uint64_t off)
 {
@@ -310,6 +364,8 @@ static int64_t frame_for(pf_prof_builder *b, uint32_t dso, uint64_t off)
 		f.dso = (uint32_t)ds;
 		f.flags = PF_FRAME_UNRESOLVED;
 		b->st.unique_addrs++;
+		if (b->o.resolve_chain)
+			return chain_for(b, dso, k, &f);
 		if (b->o.resolve) {
 			int rc = b->o.resolve(b->o.resolve_ctx, b->p, pf_maps_dso(&b->maps, dso), &f);
 			if (rc < 0)
@@ -486,6 +542,14 @@ static int64_t resolve_items(pf_prof_builder *b, const struct pf_sample *s, uint
 		if (id < 0)
 			return id;
 		stack = (uint32_t)id;
+		/* the functions inlined at that address: nodes of their own
+		 * under it, deepest towards the leaf */
+		for (uint32_t fr = b->frames[i]; fr < b->inl_cap && b->inl_next[fr] != NONE;) {
+			fr = b->inl_next[fr];
+			if ((id = pf_prof_stack(b->p, stack, fr)) < 0)
+				return id;
+			stack = (uint32_t)id;
+		}
 	}
 	return stack;
 }

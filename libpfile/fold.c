@@ -232,6 +232,8 @@ int pfi_fold_sample(void *ctx, const struct pf_prof_sample *s)
 		f->period_n++;
 		f->ent[mm->k].w = w_add(f, f->ent[mm->k].w, w);
 		f->total = w_add(f, f->total, w);
+		if ((f->o.flags & PF_FOLD_BY_LINE) && pfi_fold_line_add(f, s->stack, w) < 0)
+			return -ENOMEM;
 		f->samples++;
 		if (f->any_trunc && f->ent[mm->k].node != NONE && f->dn[f->ent[mm->k].node].trunc)
 			f->truncated++;
@@ -266,6 +268,8 @@ int pfi_fold_sample(void *ctx, const struct pf_prof_sample *s)
 	*mm = (struct fold_memo){ s->stack, comm, pid, tid, cpu, event, k };
 	f->ent[k].w = w_add(f, f->ent[k].w, w);
 	f->total = w_add(f, f->total, w);
+	if ((f->o.flags & PF_FOLD_BY_LINE) && pfi_fold_line_add(f, s->stack, w) < 0)
+		return -ENOMEM;
 	f->samples++;
 	if (f->any_trunc && node != NONE && f->dn[node].trunc)
 		f->truncated++;
@@ -354,6 +358,10 @@ static int64_t frame_display(pf_fold *f, uint32_t frame)
 	} else {
 		rc = pf_buf_put(&b, "[unknown]", 9);
 	}
+	if ((f->o.flags & PF_FOLD_LINES) && fr->line) {
+		snprintf(tmp, sizeof(tmp), ":%u", fr->line);
+		rc |= pf_buf_put(&b, tmp, strlen(tmp));
+	}
 	if (name && (f->o.flags & PF_FOLD_DSO) && dso) {
 		const char *bn = base_name(dso);
 		rc |= pf_buf_put(&b, " [", 2);
@@ -362,6 +370,8 @@ static int64_t frame_display(pf_fold *f, uint32_t frame)
 	}
 	if ((fr->flags & PF_FRAME_KERNEL) && (f->o.flags & PF_FOLD_KERNEL))
 		rc |= pf_buf_put(&b, "_[k]", 4);
+	else if ((fr->flags & PF_FRAME_INLINE) && (f->o.flags & PF_FOLD_INLINE_MARK))
+		rc |= pf_buf_put(&b, "_[i]", 4);
 	if (rc) {
 		pf_buf_free(&b);
 		return -ENOMEM;
@@ -496,6 +506,10 @@ static int64_t stack_dnode(pf_fold *f, uint32_t stack)
 	}
 	while (n--) {
 		uint32_t s = f->dn_path[n], fr = f->prof.stacks[s].frame;
+		if ((f->o.flags & PF_FOLD_NO_INLINE) && (f->prof.frames[fr].flags & PF_FRAME_INLINE)) {
+			f->stack_dn[s] = top; /* the outer function's node */
+			continue;
+		}
 		int64_t d = frame_display(f, fr);
 		if (d < 0)
 			return d;
@@ -931,6 +945,7 @@ void pf_fold_close(pf_fold *f)
 	free(f->run_starts);
 	free(f->comm_keep);
 	free(f->frame_disp);
+	free(f->line_w);
 	free(f->stack_dn);
 	free(f->dn);
 	free(f->dn_hash);

@@ -100,6 +100,7 @@ fail:
 
 static void binfo_free(struct binfo *b)
 {
+	pfsi_lines_free(b->lines); /* before the ELF handles it reads */
 	if (b->elf_sym && b->elf_sym != b->elf_main)
 		elf_end(b->elf_sym);
 	if (b->elf_main)

@@ -291,7 +291,8 @@ static int pass_setup(pf_sym *s, struct pass *ps, const struct pf_file_header *f
 	pf_prof_init(&ps->prof);
 	ps->unw = pfsi_unw_new(s->sym, &s->o, fh->e_machine);
 	struct pf_prof_builder_opts bo = { sizeof(bo), pfsi_sym_resolve, s->sym, on_sample, ps, pfsi_unw_unwind, ps->unw,
-					   pfsi_kern_resolve, s->kern, pfsi_kern_ksymbol, s->kern };
+					   pfsi_kern_resolve, s->kern, pfsi_kern_ksymbol, s->kern,
+					   s->o.no_inline ? NULL : pfsi_sym_resolve_chain, s->sym };
 	pfsi_kern_pass_begin(s->kern);
 	/* the whole chunk at once: no realloc copies while it fills */
 	ps->samples.cap = 8 + (size_t)CHUNK_SAMPLES * PF_PROF_SAMPLE_SIZE;
@@ -577,6 +578,7 @@ void pf_sym_report(pf_sym *s, FILE *out, const char *prog)
 			prog, (unsigned long long)st->truncated);
 	pfsi_unw_report(ps->unw, out, prog);
 	pfsi_kern_report(s->kern, out, prog);
+	pfsi_lines_report(s->sym, out, prog);
 	pfsi_sym_report(s->sym, out, prog);
 }
 
@@ -631,6 +633,7 @@ int pf_sym_new(pf_sym **out, const struct pf_sym_opts *o, char *errmsg, size_t e
 	}
 	if (warning && po.message)
 		po.message(po.message_arg, warning);
+	s->o.no_inline = po.no_inline;
 	const char *bad_dir = NULL;
 	rc = pfsi_sym_new(&s->o, &s->sym, &bad_dir);
 	if (rc < 0) {

@@ -88,6 +88,16 @@ outside() {
 	done | sort -u
 }
 
+# dl_libs INPUT: the libraries the dynamic loader opened for pfsym's dlopen of
+# libdw (and ld.so.cache), path and real path: libdw is loaded at the first
+# stack copy to unwind and at the first address whose source line is looked
+# up (libpfsym/lines.c), so every run that names a frame loads it. They are
+# pfsym's own code, opened O_RDONLY|O_CLOEXEC by ld.so (pfsym opens a
+# recorded file with O_NOFOLLOW|O_NONBLOCK too).
+dl_libs() {
+	opens "$1" | awk -F'\t' '$1 ~ /^\/(usr\/)?lib\/.*\.so[.0-9]*$|^\/etc\/ld\.so\.cache$/ && $2 == "O_RDONLY|O_CLOEXEC" {print $1; print $3}'
+}
+
 # gen ARGS...: tests/c/pfsym-gen.c
 gen() {
 	"$PFTOOLS_BUILD/tests/pfsym-gen" "$@"
@@ -124,7 +134,8 @@ main_stacks() {
 		"/lib/p_good#$BID" sr1.pf
 	traced --symfs "$S" sr1.pf -o "$out"
 	assert_success
-	run -0 outside sr1.pf "$S" "$out"
+	mapfile -t libs < <(dl_libs sr1.pf)
+	run -0 outside sr1.pf "$S" "$out" "${libs[@]}"
 	assert_output ""
 	# what the summary says of each
 	run -0 pfsym --symfs "$S" sr1.pf -o "$out"
@@ -152,7 +163,8 @@ main_stacks() {
 	assert_success
 	assert_output --regexp "libc\.so\.6: not found .*\(this machine's file: not looked at without --host-fallback\)"
 	refute_output --partial "from this machine"
-	run -0 outside rec.pf "$S" "$PWD/sr2.sym"
+	mapfile -t libs < <(dl_libs rec.pf)
+	run -0 outside rec.pf "$S" "$PWD/sr2.sym" "${libs[@]}"
 	assert_output ""
 	run -0 pffold sr2.sym
 	run main_stacks <<<"$output"
@@ -186,7 +198,8 @@ main_stacks() {
 	ln -s /dbgfiles/prog.debug "$S/usr/lib/debug/.build-id/${BID:0:2}/${BID:2}.debug"
 	traced --symfs "$S" rec.pf -o sr3.sym
 	assert_success
-	run -0 outside rec.pf "$S" "$PWD/sr3.sym"
+	mapfile -t libs < <(dl_libs rec.pf)
+	run -0 outside rec.pf "$S" "$PWD/sr3.sym" "${libs[@]}"
 	assert_output ""
 	run -0 pffold sr3.sym
 	run main_stacks <<<"$output"
@@ -197,7 +210,8 @@ main_stacks() {
 	ln -s "${up}${PWD#/}/outside/prog.debug" "$S/opt/dbg/.build-id/${BID:0:2}/${BID:2}.debug"
 	traced --symfs "$S" --debug-dir "$S/opt/dbg" rec.pf -o sr3b.sym
 	assert_success
-	run -0 outside rec.pf "$S" "$PWD/sr3b.sym"
+	mapfile -t libs < <(dl_libs rec.pf)
+	run -0 outside rec.pf "$S" "$PWD/sr3b.sym" "${libs[@]}"
 	assert_output ""
 	run -0 pffold sr3b.sym
 	refute_output --partial "path_a"
@@ -206,7 +220,8 @@ main_stacks() {
 	ln -s "${up}${PWD#/}/outside/prog.debug" "$D/.build-id/${BID:0:2}/${BID:2}.debug"
 	traced --symfs "$S" --debug-dir "$D" rec.pf -o sr3c.sym
 	assert_success
-	run -0 outside rec.pf "$S" "$D" "$PWD/sr3c.sym"
+	mapfile -t libs < <(dl_libs rec.pf)
+	run -0 outside rec.pf "$S" "$D" "$PWD/sr3c.sym" "${libs[@]}"
 	assert_output ""
 	run -0 pffold sr3c.sym
 	refute_output --partial "path_a"

@@ -254,8 +254,10 @@ setup() {
 	n_samples=$(pffold s.pf 2>/dev/null | awk '{ n += $NF } END { print n }')
 	[ "$(jq -r 'select(.type=="prof_sample" and (.flags // "") != "lost") | .period' json.out | wc -l)" = "$n_samples" ]
 	# the named frames are the frames pffold shows, less its bracketed display names
+	# and the _[i] mark of inlined functions' frames
 	jq -r 'select(.type=="prof_frame") | .name // empty' json.out | sed 's/;/\\x3b/g' | sort -u >pfdump.names
-	pffold s.pf 2>/dev/null | sed 's/ [0-9]*$//' | cut -d';' -f2- | tr ';' '\n' | grep -v '^\[' | sort -u >pffold.names
+	pffold s.pf 2>/dev/null | sed 's/ [0-9]*$//' | cut -d';' -f2- | tr ';' '\n' | grep -v '^\[' |
+		sed 's/_\[i\]$//' | sort -u >pffold.names
 	diff pfdump.names pffold.names
 	grep -qx leaf_one pfdump.names
 	# leaf_one's ELF address less its offset in the function is nm's address of the symbol

@@ -42,6 +42,11 @@ static void usage(FILE *f)
 	      "                          line '# pffold weight=period unit=ns period=N' that\n"
 	      "                          pfdiff reads and other readers skip\n"
 	      "      --kernel            mark kernel frames with the suffix _[k]\n"
+	      "      --no-inline         leave out the frames of inlined functions (their time\n"
+	      "                          goes to the function they were inlined into); by\n"
+	      "                          default each is a frame of its own, marked _[i]\n"
+	      "      --lines             append ':LINE' (source line) to every frame that has\n"
+	      "                          one: 'name:LINE', before ' [module]' and _[i]/_[k]\n"
 	      "      --dso               append ' [module]' to every named frame\n"
 	      "      --addrs             show unresolved frames as [module+0xOFFSET] (file\n"
 	      "                          offset) instead of [module]\n"
@@ -61,6 +66,9 @@ static void usage(FILE *f)
 	      "                          (POSIX extended)\n"
 	      "      --top=N             instead of folded stacks, print the N functions with\n"
 	      "                          the most self and total weight, with their shares\n"
+	      "      --by=WHAT           with --top: function (default), or line: the N source\n"
+	      "                          lines (FILE:LINE) with the most self weight, with\n"
+	      "                          their function\n"
 	      "  -s, --sort=KEYS         instead of folded stacks, perf report's table: one row\n"
 	      "                          per distinct KEYS (comma-separated: comm, pid, tid,\n"
 	      "                          dso, sym, cpu, event), total and self shares; with\n"
@@ -131,6 +139,27 @@ static void print_top(pf_fold *f, size_t n, FILE *out)
 	free(t);
 }
 
+/* --top=N --by=line: the N source lines with the most self weight. */
+static void print_top_lines(pf_fold *f, size_t n, FILE *out)
+{
+	struct pf_fold_top_line *t = calloc(n ? n : 1, sizeof(*t));
+	if (!t)
+		return;
+	uint64_t total = pf_fold_total(f);
+	size_t m = pf_fold_top_lines(f, t, n);
+	fprintf(out, "Top %zu source lines by self share (of %llu)\n", n, (unsigned long long)total);
+	for (size_t i = 0; i < m; i++) {
+		char loc[4200];
+		if (t[i].file)
+			snprintf(loc, sizeof(loc), "%s:%u", t[i].file, t[i].line);
+		else
+			snprintf(loc, sizeof(loc), "??:0");
+		fprintf(out, "  %6.2f%%  %12llu  %s  %s\n", total ? 100.0 * (double)t[i].weight / (double)total : 0.0,
+			(unsigned long long)t[i].weight, loc, t[i].func ? t[i].func : "[unknown]");
+	}
+	free(t);
+}
+
 /* Appends " OPT=VALUE" to the selection text sel[size]. */
 static void sel_add(char *sel, size_t size, const char *opt, const char *value)
 {
@@ -180,10 +209,11 @@ struct args {
 	int callees;
 	int quiet;
 	unsigned every_ms; /* --every: redraw period, 0 = none */
+	int by_line;       /* --by=line: --top's table of source lines */
 };
 
 enum { O_PID = 256, O_TID, O_NOCOMM, O_KERNEL, O_DSO, O_ADDRS, O_COMM, O_PIDF, O_TIME, O_RUN, O_TOP,
-       O_TIDF, O_CPU, O_DSOF, O_SYM, O_CALLERS, O_CALLEES, O_EVERY };
+       O_TIDF, O_CPU, O_DSOF, O_SYM, O_CALLERS, O_CALLEES, O_EVERY, O_NOINLINE, O_LINES, O_BY };
 
 /* The options of the filters, views and redraws (parse_args()'s rest).
  * @return -1 when handled, -2 when not an option of these, else the exit
@@ -271,6 +301,9 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ "no-comm", no_argument, NULL, O_NOCOMM },
 		{ "weight", required_argument, NULL, 'w' },
 		{ "kernel", no_argument, NULL, O_KERNEL },
+		{ "no-inline", no_argument, NULL, O_NOINLINE },
+		{ "lines", no_argument, NULL, O_LINES },
+		{ "by", required_argument, NULL, O_BY },
 		{ "dso", no_argument, NULL, O_DSO },
 		{ "addrs", no_argument, NULL, O_ADDRS },
 		{ "event", required_argument, NULL, 'e' },
@@ -319,6 +352,20 @@ static int parse_args(int argc, char **argv, struct args *a)
 			break;
 		case O_KERNEL:
 			o->flags |= PF_FOLD_KERNEL;
+			break;
+		case O_NOINLINE:
+			o->flags |= PF_FOLD_NO_INLINE;
+			break;
+		case O_LINES:
+			o->flags |= PF_FOLD_LINES;
+			break;
+		case O_BY:
+			if (strcmp(optarg, "line") == 0)
+				a->by_line = 1;
+			else if (strcmp(optarg, "function") == 0)
+				a->by_line = 0;
+			else
+				return pf_cli_usage(PROG, "--by: '%s' is not 'function' or 'line'", optarg);
 			break;
 		case O_DSO:
 			o->flags |= PF_FOLD_DSO;
@@ -389,6 +436,13 @@ static int parse_args(int argc, char **argv, struct args *a)
 		return pf_cli_usage(PROG, "--sort, --callers and --callees are separate views: give one");
 	if (a->sort)
 		o->flags |= a->keys.fold_flags;
+	if (a->by_line && (a->top < 1 || a->sort || a->calls))
+		return pf_cli_usage(PROG, "--by=line ranks source lines for --top=N: give --top=N (and no other view)");
+	if (a->by_line)
+		o->flags |= PF_FOLD_BY_LINE;
+	/* inlined frames are marked _[i] unless left out */
+	if (!(o->flags & PF_FOLD_NO_INLINE))
+		o->flags |= PF_FOLD_INLINE_MARK;
 	if (a->every_ms && !a->sort && !a->calls && a->top < 1)
 		return pf_cli_usage(PROG, "--every redraws a table: give --top=N, --sort or --callers/--callees");
 	return -1;
@@ -406,6 +460,10 @@ static int write_output(pf_fold *f, const struct args *a, FILE *of)
 			return -1;
 		}
 		return rc < 0 ? -rc : 0;
+	}
+	if (a->top > 0 && a->by_line) {
+		print_top_lines(f, (size_t)a->top, of);
+		return 0;
 	}
 	if (a->top > 0) {
 		print_top(f, (size_t)a->top, of);

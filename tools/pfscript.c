@@ -426,6 +426,10 @@ static int write_stack(struct ctx *c, FILE *o, uint32_t stack, unsigned fl)
 		const struct pf_prof_stack *node = pf_prof_stack_get(c->prof, st);
 		uint32_t fid = node->frame;
 		st = node->parent;
+		/* perf script without --inline: an inlined function's frame
+		 * (profile format 1.2) is part of its real function's line */
+		if (pf_prof_frame_get(c->prof, fid)->flags & PF_FRAME_INLINE)
+			continue;
 		int k = c->fkern[fid];
 		/* the first frame of each part (kernel, user) is where the
 		 * sample was taken or the kernel was entered; the others

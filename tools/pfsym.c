@@ -45,6 +45,8 @@ static void usage(FILE *f)
 	      "      --kallsyms=FILE   name kernel frames from FILE (text as /proc/kallsyms\n"
 	      "                        shows it, read as root) instead of the recording's\n"
 	      "                        snapshot: for recordings made with --no-kallsyms\n"
+	      "      --no-inline       no inline frames and no source lines (by default, from\n"
+	      "                        the DWARF of the binary or its debug file)\n"
 	      "  -q, --quiet           no summary on standard error\n"
 	      "      --resolve=BINARY  a debugging aid: print the name pfsym gives each ELF\n"
 	      "                        virtual address ADDR (hex) of BINARY ('ADDR NAME',\n"
@@ -206,6 +208,7 @@ int main(int argc, char **argv)
 		{ "force", no_argument, NULL, 'f' },
 		{ "no-demangle", no_argument, NULL, 'M' },
 		{ "kallsyms", required_argument, NULL, 'K' },
+		{ "no-inline", no_argument, NULL, 'I' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "resolve", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
@@ -250,6 +253,9 @@ int main(int argc, char **argv)
 			break;
 		case 'K':
 			so.kallsyms = optarg;
+			break;
+		case 'I':
+			so.no_inline = 1;
 			break;
 		case 'q':
 			quiet = 1;

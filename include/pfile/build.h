@@ -69,6 +69,20 @@ typedef int (*pf_prof_sample_fn)(void *ctx, const struct pf_prof_sample *s);
 typedef int (*pf_prof_unwind_fn)(void *ctx, struct pf_maps *maps, const struct pf_sample *s,
 				 uint64_t *addrs, uint32_t max);
 
+/* The symbolizer callback with inline frames (profile format 1.2): called
+ * instead of pf_prof_resolve_fn, once per unique (DSO, file offset) of a
+ * user address in a mapping. f[0] comes filled as for pf_prof_resolve_fn
+ * and is the outer (real, not inlined) function's frame; the callback fills
+ * it as pf_prof_resolve_fn does, and f[1..n) with the functions inlined at
+ * that address, outermost first: each with PF_FRAME_INLINE, its depth
+ * (1..) in PF_FRAME_DEPTH bits, dso/file_off/addr of f[0], its name,
+ * src_file and line. Every frame's line is where the next deeper frame was
+ * inlined (its call site), the deepest frame's the address's own line.
+ * `max` (>= 1) is the room in f. @return n (>= 1: f[0] alone when nothing is
+ * inlined), or a negative errno that stops the build. */
+typedef int (*pf_prof_resolve_chain_fn)(void *ctx, struct pf_prof *p, struct pf_dso *dso,
+					struct pf_prof_frame *f, uint32_t max);
+
 struct pf_prof_builder_opts {
 	size_t sz;                  /* sizeof(struct pf_prof_builder_opts) */
 	pf_prof_resolve_fn resolve; /* NULL: frames stay DSO + offset */
@@ -83,6 +97,11 @@ struct pf_prof_builder_opts {
 	void *resolve_kernel_ctx;
 	pf_prof_ksymbol_fn ksymbol;         /* NULL: KSYMBOL records ignored */
 	void *ksymbol_ctx;
+	pf_prof_resolve_chain_fn resolve_chain; /* non-NULL: used instead of
+				     * `resolve`; each address becomes its
+				     * frame plus one stack node per inlined
+				     * frame, deepest at the leaf side */
+	void *resolve_chain_ctx;
 };
 
 /* Counters, for pfsym's summary. */

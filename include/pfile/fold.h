@@ -31,6 +31,17 @@ enum pf_fold_weight { PF_FOLD_SAMPLES = 0, PF_FOLD_PERIOD = 1 };
 #define PF_FOLD_CPU     0x40u /* entries (pf_fold_entry_next()) keyed by CPU too; lines unchanged */
 #define PF_FOLD_ALL_EVENTS 0x80u /* fold the samples of every event (`event` ignored), entries
                                     keyed by event; lines sum them (mind the units with periods) */
+/* Inline frames and lines (profile format 1.2, format/profile.md 3.3): by
+ * default a function inlined at an address is a frame of its own under its
+ * caller's frame, named as the function (no mark). */
+#define PF_FOLD_NO_INLINE  0x100u /* inlined frames left out: their time is the outer
+                                     (real) function's, as before format 1.2 */
+#define PF_FOLD_INLINE_MARK 0x200u /* inlined frames get the suffix "_[i]" (flamegraph.pl
+                                     colours such frames as inlined) */
+#define PF_FOLD_LINES      0x400u /* frames with a known source line get ":LINE" after the
+                                     name (before " [module]" and "_[i]"/"_[k]") */
+#define PF_FOLD_BY_LINE    0x800u /* also sum the weight per source line of the leaf
+                                     (innermost) frame, for pf_fold_top_lines() */
 
 struct pf_fold_opts {
 	size_t sz;               /* sizeof(struct pf_fold_opts) */
@@ -142,6 +153,19 @@ const char *pf_fold_errmsg(const pf_fold *f);
  * Fills up to `n` entries sorted by decreasing weight (ties by name).
  * @return the number filled. Pointers are owned by f. */
 struct pf_fold_top { const char *name; uint64_t weight; };
+
+/* Top source lines (with PF_FOLD_BY_LINE, else 0 entries): the self weight of
+ * each source line, i.e. of the samples whose innermost frame (an inlined
+ * function's, when one is inlined at the leaf address) was at that line.
+ * Entries with the same file, line and function are one. `file` is the
+ * source file's path as the DWARF names it (NULL when the frame has no
+ * line: then `line` is 0 and the entry holds the function's samples without
+ * a line), `func` the function's name without suffixes, "[kernel]" for a
+ * kernel frame without a name, NULL for another frame without one. Fills up to `n` entries sorted by decreasing weight (ties
+ * by file, line, function). @return the number filled; pointers are owned
+ * by f. Source: the resolved profile's frame fields src_file and line. */
+struct pf_fold_top_line { const char *file; uint32_t line; const char *func; uint64_t weight; };
+size_t pf_fold_top_lines(pf_fold *f, struct pf_fold_top_line *out, size_t n);
 size_t pf_fold_top_self(pf_fold *f, struct pf_fold_top *out, size_t n);
 size_t pf_fold_top_total(pf_fold *f, struct pf_fold_top *out, size_t n);
 

@@ -36,12 +36,21 @@ extern "C" {
 #define PF_FRAME_UNRESOLVED 0x02u /* the DSO is known, the symbol is not: "[dso+0xoff]" */
 #define PF_FRAME_MISMATCH   0x04u /* the binary found has another build-id than recorded */
 #define PF_FRAME_UNKNOWN    0x08u /* no mapping holds the address: "[unknown]" */
-#define PF_FRAME_INLINE     0x10u /* reserved: an inlined call (not produced yet) */
+#define PF_FRAME_INLINE     0x10u /* a function inlined at this address (format 1.2):
+				   * its depth is PF_FRAME_DEPTH(flags) */
 #define PF_FRAME_HAS_ADDR   0x20u /* `addr` holds the ELF virtual address */
 #define PF_FRAME_TRUNCATED  0x40u /* not code: the root of a stack whose call chain a
 				   * depth limit cut, named "[truncated]" */
 #define PF_FRAME_HAS_SYMOFF 0x80u /* `sym_off` holds the offset in the named function
 				   * (profile format 1.1; files of 1.0 never set it) */
+
+/* The inline depth of a PF_FRAME_INLINE frame (format/profile.md 3.2,
+ * format 1.2): flag bits 8-15, 1 for a function inlined directly into the
+ * outer (real) function, 2 for one inlined into that, and so on (at most
+ * 255); 0 in every other frame. */
+#define PF_FRAME_DEPTH_SHIFT 8
+#define PF_FRAME_DEPTH_MASK  0xff00u
+#define PF_FRAME_DEPTH(flags) (((flags) & PF_FRAME_DEPTH_MASK) >> PF_FRAME_DEPTH_SHIFT)
 
 /* Sample flags. */
 #define PF_SAMPLE_LOST 0x01u /* not a sample: `period` samples were lost here */

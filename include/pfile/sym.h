@@ -6,9 +6,12 @@
  * debug file) by path and build-id, optionally under a copy of the recorded
  * machine's root (`symfs`), indexes its symbol table (.symtab, else
  * .dynsym, plus NAME@plt stubs of the PLT), demangles C++ and Rust names,
+ * finds the functions inlined at each address and the source lines (DWARF,
+ * an index per compilation unit built when first needed),
  * and unwinds the user-stack copies of `pfrec --call-graph dwarf` samples
  * with the binaries' DWARF CFI. It links libelf and libpfile; libdw is
- * loaded (dlopen) the first time a sample with a stack copy is unwound.
+ * loaded (dlopen) the first time a sample with a stack copy is unwound or
+ * an address's source line is looked up.
  * Its sources are in libpfsym/; pkg-config name `libpfsym`.
  *
  * HowTo: print the resolved stack of every sample (examples/print-stacks.c):
@@ -88,8 +91,13 @@ struct pf_sym_opts {
 				        * nothing (a kallsyms file whose addresses
 				        * are all 0), or NULL (not told) */
 	void *message_arg;
+	int no_inline;                 /* no inline frames and no source lines (a
+				        * resolved profile as format 1.1 wrote it);
+				        * by default both come from the DWARF of the
+				        * file symbols came from, else of the binary,
+				        * else of its debug file found by build-id */
 };
-#define PF_SYM_OPTS_INIT { sizeof(struct pf_sym_opts), NULL, NULL, 0, 0, 0, 0, NULL, NULL, NULL }
+#define PF_SYM_OPTS_INIT { sizeof(struct pf_sym_opts), NULL, NULL, 0, 0, 0, 0, NULL, NULL, NULL, 0 }
 
 /* A new symbolizer for options `o` (NULL: the defaults). The strings of `o`
  * are copied. The symfs and debug directories are opened now.

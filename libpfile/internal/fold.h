@@ -85,6 +85,8 @@ struct pf_fold {
 	struct pf_buf text;
 	struct line *lines;
 	size_t n_lines;
+	uint64_t *line_w;          /* PF_FOLD_BY_LINE: weight per leaf frame id (fold_lines.c) */
+	uint32_t line_w_cap;
 	uint64_t *agg;             /* top-N scratch, per disp id */
 	uint32_t *gen;
 	struct pf_buf warn;
@@ -145,5 +147,9 @@ int pfi_fold_build_lines(pf_fold *f);
 int pfi_fold_read(pf_fold *f, const char *path);
 /* Ends the spool of a pipe's raw sections: state 0 (done) or -1 (given up, why). */
 void pfi_fold_spool_drop(pf_fold *f, int state, const char *why);
+
+/* fold_lines.c: PF_FOLD_BY_LINE's sum of w for the leaf frame of stack
+ * node `stack` (NONE: nothing). @return 0 or -ENOMEM. */
+int pfi_fold_line_add(pf_fold *f, uint32_t stack, uint64_t w);
 
 #endif /* PFILE_INTERNAL_FOLD_H */

@@ -23,6 +23,7 @@ struct pfsym_opts {
 	int force;                 /* use a binary whose build-id differs or cannot be checked */
 	int host_fallback;         /* with symfs: also look at this machine's files */
 	int no_demangle;           /* keep C++/Rust names as in the symbol table */
+	int no_inline;             /* no inline frames, no source lines (lines.c) */
 };
 
 /* ---- root.c: files opened under a root, never outside it ---- */
@@ -162,6 +163,22 @@ int pfsi_unw_syminfo(const struct unwinder *u, struct pf_buf *b);
  * many reached the outermost frame, and a count per stop reason. */
 void pfsi_unw_report(const struct unwinder *u, FILE *out, const char *prog);
 
+/* ---- lines.c: inline frames and source lines ---- */
+
+struct pfsi_lines;
+
+/* pf_prof_resolve_chain_fn: ctx is the struct symbolizer. f[0] as
+ * pfsi_sym_resolve() fills it, then its source line and the functions
+ * inlined at the address from the DWARF of the file symbols came from. */
+int pfsi_sym_resolve_chain(void *ctx, struct pf_prof *p, struct pf_dso *dso, struct pf_prof_frame *f,
+			   uint32_t max);
+/* Frees a binfo's DWARF index; NULL is a no-op. */
+void pfsi_lines_free(struct pfsi_lines *l);
+/* With PFSYM_LINES_STATS=1 in the environment, one line "PROG: lines: ..."
+ * with the time spent opening DWARF files, indexing compilation units and
+ * looking addresses up (a measuring aid for bench/inline.sh). */
+void pfsi_lines_report(const struct symbolizer *s, FILE *out, const char *prog);
+
 /* ---- shared by find.c and symtab.c ---- */
 
 enum binfo_state { ST_NEW, ST_OK, ST_MISSING, ST_MISMATCH, ST_UNVERIFIED, ST_NOFILE };
@@ -208,6 +225,7 @@ struct binfo {
 	uint64_t addrs, addrs_named; /* unique addresses asked, named */
 	int asked;                  /* wanted for a frame or for unwinding, not
 				       only preloaded: counted and reported */
+	struct pfsi_lines *lines;   /* lines.c: its DWARF index, NULL until asked */
 	struct binfo *next;
 };
 
@@ -237,6 +255,9 @@ struct symbolizer {
 	uint32_t preload_next;  /* pfsi_sym_preload_one()'s cursor in the DSO table */
 	struct image *images;
 	struct pf_prof *prof; /* the tables that sym->name_id refer to */
+	/* lines.c's costs (PFSYM_LINES_STATS=1: pfsi_lines_report()) */
+	uint64_t ln_files, ln_cus, ln_addrs;   /* DWARF files opened, CUs indexed, addresses */
+	uint64_t ln_open_ns, ln_index_ns, ln_lookup_ns, ln_chain_ns;
 };
 
 /* find.c */

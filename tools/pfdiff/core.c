@@ -331,6 +331,10 @@ static int read_pf(struct ctx *c, const char *path)
 	fo.event = c->o->event;
 	fo.comm = c->o->comm;
 	fo.flags = c->o->key_module ? PF_FOLD_DSO : 0;
+	/* inlined functions take part as functions, named as pffold's
+	 * folded text names them (name_[i]): a .pf file and its folded
+	 * text compare alike */
+	fo.flags |= PF_FOLD_INLINE_MARK;
 	if (c->o->no_root)
 		fo.flags |= PF_FOLD_NO_COMM;
 	fo.run = c->cur->run_k;

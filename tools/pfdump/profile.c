@@ -104,7 +104,9 @@ void pfd_profile_section(const struct pf_section *sec)
 		f_strid("src_file", f->src_file);
 		if (f->line)
 			pfd_u64("line", f->line);
-		pfd_bits("flags", f->flags, frame_flags, 8);
+		pfd_bits("flags", f->flags & ~PF_FRAME_DEPTH_MASK, frame_flags, 8);
+		if (f->flags & PF_FRAME_DEPTH_MASK)
+			pfd_u64("inline_depth", PF_FRAME_DEPTH(f->flags));
 		pfd_obj_end();
 	}
 	for (uint32_t id = n_st; id < pf_prof_n_stacks(prof); id++) {

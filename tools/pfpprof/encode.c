@@ -253,6 +253,10 @@ static void add_sample(struct enc *e, const struct pp_agg *a)
 	/* leaf first, as the stack nodes run from the leaf to the root */
 	for (uint32_t n = a->stack; n != NONE && !e->err;) {
 		const struct pf_prof_stack *st = pf_prof_stack_get(p, n);
+		if (pf_prof_frame_get(p, st->frame)->flags & PF_FRAME_INLINE) {
+			n = st->parent; /* one location per address: its real function's */
+			continue;
+		}
 		uint64_t loc = location_id(e, st->frame);
 		PUSH(e, s->location_id, s->n_location_id, loc);
 		n = st->parent;

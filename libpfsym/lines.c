@@ -1,0 +1,710 @@
+/*
+ * libpfsym/lines.c - inline frames and source lines of an address
+ * (profile format 1.2: format/profile.md 3.1-3.3).
+ *
+ * The DWARF comes from the file symbols came from when that is a separate
+ * debug file, else from the binary when it has .debug_info, else from the
+ * debug file found by build-id (pfsi_sym_dso_debug_fd()): the build-id rules
+ * of symbols. libdw reads it (loaded with dlopen, as for unwinding).
+ *
+ * libdw's per-address calls (dwarf_getscopes, dwfl_module_getsrc) cost about
+ * 70 us cold each, so they are not used per address. Instead, the first
+ * address that falls in a compilation unit (found with dwarf_addrdie, i.e.
+ * .debug_aranges or the CU ranges libdw reads once) builds that unit's index
+ * in one walk of its DIE tree and one dwarf_getsrclines():
+ *   - every DW_TAG_inlined_subroutine becomes a node (name, call_file,
+ *     call_line, parent node); its address ranges are swept into sorted,
+ *     disjoint segments that each name the deepest node covering them;
+ *   - the line table is copied and sorted by address.
+ * An address is then two binary searches and a walk up the parents. The
+ * builder asks once per (DSO, file offset), so each address is resolved once
+ * per run.
+ *
+ * Lines follow binutils' addr2line: the row that holds an address is the last
+ * row at or before it in its sequence (none after an end_sequence row).
+ */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <gelf.h>
+#include <libiberty/demangle.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal/pfsym.h"
+
+#define LN_NONE UINT32_MAX
+
+/* ---- libdw, loaded when first needed ---- */
+
+#define LN_FUNCS(X) \
+	X(dwarf_begin_elf) \
+	X(dwarf_end) \
+	X(dwarf_addrdie) \
+	X(dwarf_getaranges) \
+	X(dwarf_dieoffset) \
+	X(dwarf_child) \
+	X(dwarf_siblingof) \
+	X(dwarf_haschildren) \
+	X(dwarf_tag) \
+	X(dwarf_ranges) \
+	X(dwarf_attr) \
+	X(dwarf_attr_integrate) \
+	X(dwarf_formudata) \
+	X(dwarf_formstring) \
+	X(dwarf_getsrcfiles) \
+	X(dwarf_filesrc) \
+	X(dwarf_getsrclines) \
+	X(dwarf_onesrcline) \
+	X(dwarf_lineaddr) \
+	X(dwarf_lineno) \
+	X(dwarf_lineendsequence) \
+	X(dwarf_linesrc)
+
+#ifdef PF_DW_DLOPEN
+#include <dlfcn.h>
+#define LN_PTR(f) static __typeof__(f) *ln_##f;
+LN_FUNCS(LN_PTR)
+#undef LN_PTR
+#define LN(f) (*ln_##f)
+
+/* 1 once libdw's functions are there; 0 (after one message) if not. */
+static int ln_load(void)
+{
+	static int state; /* 0 not tried, 1 loaded, -1 failed */
+	if (state)
+		return state > 0;
+	state = -1;
+	const char *lib = getenv("PFSYM_LIBDW"); /* as unwind.c */
+	if (!lib || !*lib)
+		lib = "libdw.so.1";
+	void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		/* unwind.c names the fault (once) when it needs libdw too */
+		fprintf(stderr, "pfsym: libdw not loaded (%s): no inline frames or source lines\n", dlerror());
+		return 0;
+	}
+#define LN_SYM(f)                                                                                \
+	if (!(ln_##f = (__typeof__(ln_##f))dlsym(h, #f))) {                                     \
+		fprintf(stderr, "pfsym: %s: no %s: no inline frames or source lines\n", lib, #f); \
+		return 0;                                                                        \
+	}
+	LN_FUNCS(LN_SYM)
+#undef LN_SYM
+	state = 1;
+	return 1;
+}
+#else
+#define LN(f) f
+static int ln_load(void)
+{
+	return 1;
+}
+#endif
+
+/* ---- the index of one compilation unit ---- */
+
+struct ln_node {
+	const char *name;      /* DW_AT_name of the inlined function (libdw's memory) */
+	const char *linkage;   /* DW_AT_linkage_name, or NULL */
+	const char *call_file; /* full path, or NULL */
+	uint32_t call_line;
+	uint32_t parent;       /* the node it is inlined into, LN_NONE: the real function */
+	uint32_t depth;        /* 1: inlined into the real function */
+};
+
+struct ln_seg {
+	uint64_t lo, hi; /* [lo, hi) */
+	uint32_t node;   /* the deepest inlined node covering it */
+};
+
+struct ln_row {
+	uint64_t addr;
+	const char *file; /* full path (libdw's memory), or NULL */
+	uint32_t line;
+	uint32_t end;     /* an end_sequence row: no line from here */
+	uint32_t order;   /* the row's index in libdw's table (ties) */
+};
+
+struct ln_cu {
+	uint64_t off; /* the CU DIE's offset */
+	const char *comp_dir; /* DW_AT_comp_dir, or NULL */
+	struct ln_node *nodes;
+	uint32_t n_nodes, cap_nodes;
+	struct ln_seg *segs;
+	size_t n_segs;
+	struct ln_row *rows;
+	size_t n_rows;
+};
+
+struct pfsi_lines {
+	Dwarf *dbg;    /* NULL: no DWARF */
+	Elf *elf;      /* a debug file opened here, or NULL */
+	int fd;        /* its descriptor, or -1 */
+	struct ln_cu **cus; /* sorted by off */
+	size_t n_cus, cap_cus;
+	/* the shown name of each linkage name (or DW_AT_name) met, as a
+	 * string id of nm_p: libdw's strings of one function are one pointer
+	 * (its abstract origin's), so the pointer is the key */
+	struct ln_name { const char *k; uint32_t id; } *nm;
+	size_t nm_n, nm_cap;
+	const struct pf_prof *nm_p;
+	/* build scratch: ranges of inlined nodes */
+	struct ln_rng { uint64_t lo, hi; uint32_t node, depth; } *rng;
+	size_t n_rng, cap_rng;
+};
+
+static void cu_free(struct ln_cu *c)
+{
+	if (!c)
+		return;
+	free(c->nodes);
+	free(c->segs);
+	free(c->rows);
+	free(c);
+}
+
+void pfsi_lines_free(struct pfsi_lines *l)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; i < l->n_cus; i++)
+		cu_free(l->cus[i]);
+	free(l->cus);
+	free(l->rng);
+	free(l->nm);
+	if (l->dbg)
+		LN(dwarf_end)(l->dbg);
+	if (l->elf)
+		elf_end(l->elf);
+	if (l->fd >= 0)
+		close(l->fd);
+	free(l);
+}
+
+static int has_debug_info(Elf *e)
+{
+	size_t shstrndx;
+	if (!e || elf_getshdrstrndx(e, &shstrndx) < 0)
+		return 0;
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		const char *n = elf_strptr(e, shstrndx, sh.sh_name);
+		if (n && (strcmp(n, ".debug_info") == 0 || strcmp(n, ".zdebug_info") == 0))
+			return 1;
+	}
+	return 0;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+void pfsi_lines_report(const struct symbolizer *s, FILE *out, const char *prog)
+{
+	const char *e = getenv("PFSYM_LINES_STATS");
+	if (!e || strcmp(e, "1") != 0)
+		return;
+	fprintf(out,
+		"%s: lines: %llu addresses, %.3f us each to find the CU (indexed), %.3f us each to make "
+		"the frames; %llu DWARF files opened in %.1f ms; %llu compilation units indexed in %.1f ms\n",
+		prog, (unsigned long long)s->ln_addrs,
+		s->ln_addrs ? (double)s->ln_lookup_ns / 1e3 / (double)s->ln_addrs : 0.0,
+		s->ln_addrs ? (double)s->ln_chain_ns / 1e3 / (double)s->ln_addrs : 0.0,
+		(unsigned long long)s->ln_files, (double)s->ln_open_ns / 1e6, (unsigned long long)s->ln_cus,
+		(double)s->ln_index_ns / 1e6);
+}
+
+/* The DWARF of b (opened once; l->dbg NULL when there is none). */
+static struct pfsi_lines *lines_of(struct symbolizer *s, struct binfo *b, struct pf_dso *dso)
+{
+	if (b->lines)
+		return b->lines;
+	struct pfsi_lines *l = calloc(1, sizeof(*l));
+	if (!l)
+		return NULL;
+	l->fd = -1;
+	b->lines = l;
+	if (!ln_load())
+		return l;
+	Elf *e = NULL;
+	if (b->elf_sym && b->elf_sym != b->elf_main && has_debug_info(b->elf_sym))
+		e = b->elf_sym;
+	else if (has_debug_info(b->elf_main))
+		e = b->elf_main;
+	else if (dso) {
+		const char *path;
+		int fd = pfsi_sym_dso_debug_fd(s, dso, &path);
+		if (fd >= 0) {
+			Elf *d = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+			if (d && has_debug_info(d)) {
+				l->elf = d;
+				l->fd = fd;
+				e = d;
+			} else {
+				if (d)
+					elf_end(d);
+				close(fd);
+			}
+		}
+	}
+	if (e) {
+		uint64_t t0 = now_ns();
+		l->dbg = LN(dwarf_begin_elf)(e, DWARF_C_READ, NULL);
+		/* the address ranges of every CU, read once here (dwarf_addrdie
+		 * would on its first call) */
+		Dwarf_Aranges *ar;
+		size_t n_ar;
+		if (l->dbg)
+			(void)LN(dwarf_getaranges)(l->dbg, &ar, &n_ar);
+		s->ln_open_ns += now_ns() - t0;
+		s->ln_files++;
+	}
+	return l;
+}
+
+static int rng_add(struct pfsi_lines *l, uint64_t lo, uint64_t hi, uint32_t node, uint32_t depth)
+{
+	if (lo >= hi)
+		return 0;
+	if (l->n_rng == l->cap_rng) {
+		size_t cap = l->cap_rng ? l->cap_rng * 2 : 256;
+		struct ln_rng *n = realloc(l->rng, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		l->rng = n;
+		l->cap_rng = cap;
+	}
+	l->rng[l->n_rng++] = (struct ln_rng){ lo, hi, node, depth };
+	return 0;
+}
+
+/* Collects the inlined nodes under `die`'s children: `parent` is the node
+ * they are inlined into (LN_NONE: a real function), `depth` its depth. */
+static int walk(struct pfsi_lines *l, struct ln_cu *c, Dwarf_Die *die, Dwarf_Files *files, size_t n_files,
+		uint32_t parent, uint32_t depth, int level)
+{
+	Dwarf_Die child;
+	if (level > 256 || LN(dwarf_child)(die, &child) != 0)
+		return 0;
+	do {
+		int tag = LN(dwarf_tag)(&child);
+		uint32_t p = parent, d = depth;
+		if (tag == DW_TAG_subprogram) {
+			p = LN_NONE; /* a function defined inside another: its own chains */
+			d = 0;
+		} else if (tag == DW_TAG_inlined_subroutine) {
+			if (c->n_nodes == c->cap_nodes) {
+				uint32_t cap = c->cap_nodes ? c->cap_nodes * 2 : 64;
+				struct ln_node *n = realloc(c->nodes, cap * sizeof(*n));
+				if (!n)
+					return -ENOMEM;
+				c->nodes = n;
+				c->cap_nodes = cap;
+			}
+			struct ln_node *n = &c->nodes[c->n_nodes];
+			memset(n, 0, sizeof(*n));
+			Dwarf_Attribute a;
+			if (LN(dwarf_attr_integrate)(&child, DW_AT_name, &a))
+				n->name = LN(dwarf_formstring)(&a);
+			if (LN(dwarf_attr_integrate)(&child, DW_AT_linkage_name, &a) ||
+			    LN(dwarf_attr_integrate)(&child, DW_AT_MIPS_linkage_name, &a))
+				n->linkage = LN(dwarf_formstring)(&a);
+			Dwarf_Word w;
+			if (LN(dwarf_attr)(&child, DW_AT_call_file, &a) && LN(dwarf_formudata)(&a, &w) == 0 &&
+			    files && w < n_files)
+				n->call_file = LN(dwarf_filesrc)(files, w, NULL, NULL);
+			if (LN(dwarf_attr)(&child, DW_AT_call_line, &a) && LN(dwarf_formudata)(&a, &w) == 0)
+				n->call_line = (uint32_t)w;
+			n->parent = parent;
+			n->depth = depth + 1;
+			p = c->n_nodes++;
+			d = depth + 1;
+			Dwarf_Addr base, lo, hi;
+			ptrdiff_t off = 0;
+			while ((off = LN(dwarf_ranges)(&child, off, &base, &lo, &hi)) > 0)
+				if (rng_add(l, lo, hi, p, d) < 0)
+					return -ENOMEM;
+		}
+		if (LN(dwarf_haschildren)(&child) > 0) {
+			int rc = walk(l, c, &child, files, n_files, p, d, level + 1);
+			if (rc < 0)
+				return rc;
+		}
+	} while (LN(dwarf_siblingof)(&child, &child) == 0);
+	return 0;
+}
+
+static int rng_cmp(const void *a, const void *b)
+{
+	const struct ln_rng *x = a, *y = b;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	if (x->depth != y->depth)
+		return x->depth < y->depth ? -1 : 1;
+	return x->node < y->node ? -1 : x->node > y->node;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Sweeps l->rng into c->segs: disjoint, sorted, each with the deepest node
+ * covering it (at equal depth, the later in DIE order). */
+static int sweep(struct pfsi_lines *l, struct ln_cu *c)
+{
+	size_t n = l->n_rng;
+	if (!n)
+		return 0;
+	qsort(l->rng, n, sizeof(*l->rng), rng_cmp);
+	uint64_t *pts = malloc(2 * n * sizeof(*pts));
+	size_t *act = malloc(n * sizeof(*act));
+	c->segs = malloc(2 * n * sizeof(*c->segs));
+	if (!pts || !act || !c->segs) {
+		free(pts);
+		free(act);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		pts[2 * i] = l->rng[i].lo;
+		pts[2 * i + 1] = l->rng[i].hi;
+	}
+	qsort(pts, 2 * n, sizeof(*pts), u64_cmp);
+	size_t np = 0;
+	for (size_t i = 0; i < 2 * n; i++)
+		if (!np || pts[np - 1] != pts[i])
+			pts[np++] = pts[i];
+	size_t n_act = 0, next = 0;
+	for (size_t i = 0; i + 1 < np; i++) {
+		uint64_t x = pts[i];
+		size_t k = 0;
+		for (size_t j = 0; j < n_act; j++)
+			if (l->rng[act[j]].hi > x)
+				act[k++] = act[j];
+		n_act = k;
+		while (next < n && l->rng[next].lo == x)
+			act[n_act++] = next++;
+		if (!n_act)
+			continue;
+		size_t best = act[0];
+		for (size_t j = 1; j < n_act; j++) {
+			const struct ln_rng *r = &l->rng[act[j]], *b = &l->rng[best];
+			if (r->depth > b->depth || (r->depth == b->depth && r->node > b->node))
+				best = act[j];
+		}
+		uint32_t node = l->rng[best].node;
+		if (c->n_segs && c->segs[c->n_segs - 1].hi == x && c->segs[c->n_segs - 1].node == node)
+			c->segs[c->n_segs - 1].hi = pts[i + 1];
+		else
+			c->segs[c->n_segs++] = (struct ln_seg){ x, pts[i + 1], node };
+	}
+	free(pts);
+	free(act);
+	return 0;
+}
+
+static int row_cmp(const void *a, const void *b)
+{
+	const struct ln_row *x = a, *y = b;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->end != y->end) /* a sequence's end before the next one's start */
+		return x->end ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* Builds the index of the CU whose DIE is `cudie`. NULL when out of memory. */
+static struct ln_cu *cu_build(struct pfsi_lines *l, Dwarf_Die *cudie)
+{
+	struct ln_cu *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->off = LN(dwarf_dieoffset)(cudie);
+	Dwarf_Attribute a;
+	if (LN(dwarf_attr)(cudie, DW_AT_comp_dir, &a))
+		c->comp_dir = LN(dwarf_formstring)(&a);
+	Dwarf_Files *files = NULL;
+	size_t n_files = 0;
+	if (LN(dwarf_getsrcfiles)(cudie, &files, &n_files) != 0) {
+		files = NULL;
+		n_files = 0;
+	}
+	l->n_rng = 0;
+	if (walk(l, c, cudie, files, n_files, LN_NONE, 0, 0) < 0 || sweep(l, c) < 0) {
+		cu_free(c);
+		return NULL;
+	}
+	Dwarf_Lines *lines;
+	size_t n_lines;
+	if (LN(dwarf_getsrclines)(cudie, &lines, &n_lines) == 0 && n_lines) {
+		c->rows = malloc(n_lines * sizeof(*c->rows));
+		if (!c->rows) {
+			cu_free(c);
+			return NULL;
+		}
+		for (size_t i = 0; i < n_lines; i++) {
+			Dwarf_Line *ln = LN(dwarf_onesrcline)(lines, i);
+			Dwarf_Addr a;
+			int line;
+			bool end = false;
+			if (!ln || LN(dwarf_lineaddr)(ln, &a) != 0)
+				continue;
+			if (LN(dwarf_lineno)(ln, &line) != 0)
+				line = 0;
+			LN(dwarf_lineendsequence)(ln, &end);
+			struct ln_row *r = &c->rows[c->n_rows++];
+			r->addr = a;
+			r->file = LN(dwarf_linesrc)(ln, NULL, NULL);
+			r->line = line > 0 ? (uint32_t)line : 0;
+			r->end = end;
+			r->order = (uint32_t)i;
+		}
+		qsort(c->rows, c->n_rows, sizeof(*c->rows), row_cmp);
+	}
+	return c;
+}
+
+/* The index of the CU holding ELF virtual address v, built when first
+ * asked; NULL when no CU holds it (or out of memory). */
+static struct ln_cu *cu_for(struct pfsi_lines *l, uint64_t v)
+{
+	Dwarf_Die cudie;
+	if (!LN(dwarf_addrdie)(l->dbg, v, &cudie))
+		return NULL;
+	uint64_t off = LN(dwarf_dieoffset)(&cudie);
+	size_t lo = 0, hi = l->n_cus;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (l->cus[mid]->off < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < l->n_cus && l->cus[lo]->off == off)
+		return l->cus[lo];
+	if (l->n_cus == l->cap_cus) {
+		size_t cap = l->cap_cus ? l->cap_cus * 2 : 16;
+		struct ln_cu **n = realloc(l->cus, cap * sizeof(*n));
+		if (!n)
+			return NULL;
+		l->cus = n;
+		l->cap_cus = cap;
+	}
+	struct ln_cu *c = cu_build(l, &cudie);
+	if (!c)
+		return NULL;
+	memmove(l->cus + lo + 1, l->cus + lo, (l->n_cus - lo) * sizeof(*l->cus));
+	l->cus[lo] = c;
+	l->n_cus++;
+	return c;
+}
+
+/* The line-table row holding v, or NULL. */
+static const struct ln_row *row_for(const struct ln_cu *c, uint64_t v)
+{
+	size_t lo = 0, hi = c->n_rows; /* first row with addr > v */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (c->rows[mid].addr <= v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || c->rows[lo - 1].end)
+		return NULL;
+	return &c->rows[lo - 1];
+}
+
+/* The deepest inlined node covering v, or LN_NONE. */
+static uint32_t node_for(const struct ln_cu *c, uint64_t v)
+{
+	size_t lo = 0, hi = c->n_segs;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (c->segs[mid].lo <= v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || v >= c->segs[lo - 1].hi)
+		return LN_NONE;
+	return c->segs[lo - 1].node;
+}
+
+/* Sets f's source file and line: a relative file name is joined to the
+ * CU's compilation directory, as addr2line shows it. */
+static int set_src(struct pf_prof *p, const struct ln_cu *c, struct pf_prof_frame *f, const char *file,
+		   uint32_t line)
+{
+	f->line = line;
+	f->src_file = PF_PROF_NONE;
+	if (file) {
+		char buf[4096];
+		if (file[0] != '/' && c->comp_dir && c->comp_dir[0]) {
+			int k = snprintf(buf, sizeof(buf), "%s/%s", c->comp_dir, file);
+			if (k > 0 && (size_t)k < sizeof(buf))
+				file = buf;
+		}
+		int64_t id = pf_prof_str(p, file, strlen(file));
+		if (id < 0)
+			return (int)id;
+		f->src_file = (uint32_t)id;
+	}
+	return 0;
+}
+
+/* The shown name of an inlined node: its linkage name demangled (as the
+ * symbol table's names are), else its DW_AT_name. */
+static int64_t node_name_make(struct symbolizer *s, struct pf_prof *p, const struct ln_node *n);
+
+/* node_name_make(), cached per name pointer (demangling costs about 1 us). */
+static int64_t node_name(struct symbolizer *s, struct pfsi_lines *l, struct pf_prof *p, const struct ln_node *n)
+{
+	const char *k = n->linkage ? n->linkage : n->name;
+	if (!k)
+		return PF_PROF_NONE;
+	if (l->nm_p != p) { /* another table: ids of the old one mean nothing */
+		l->nm_n = 0;
+		if (l->nm)
+			memset(l->nm, 0, l->nm_cap * sizeof(*l->nm));
+		l->nm_p = p;
+	}
+	if ((l->nm_n + 1) * 2 > l->nm_cap) {
+		size_t cap = l->nm_cap ? l->nm_cap * 2 : 256;
+		struct ln_name *t = calloc(cap, sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		for (size_t i = 0; i < l->nm_cap; i++) {
+			if (!l->nm[i].k)
+				continue;
+			size_t j = ((uintptr_t)l->nm[i].k >> 3) * 0x9e3779b97f4a7c15ull >> 40 & (cap - 1);
+			while (t[j].k)
+				j = (j + 1) & (cap - 1);
+			t[j] = l->nm[i];
+		}
+		free(l->nm);
+		l->nm = t;
+		l->nm_cap = cap;
+	}
+	size_t j = ((uintptr_t)k >> 3) * 0x9e3779b97f4a7c15ull >> 40 & (l->nm_cap - 1);
+	for (; l->nm[j].k; j = (j + 1) & (l->nm_cap - 1))
+		if (l->nm[j].k == k)
+			return l->nm[j].id;
+	int64_t id = node_name_make(s, p, n);
+	if (id < 0 || id == PF_PROF_NONE)
+		return id;
+	l->nm[j].k = k;
+	l->nm[j].id = (uint32_t)id;
+	l->nm_n++;
+	return id;
+}
+
+static int64_t node_name_make(struct symbolizer *s, struct pf_prof *p, const struct ln_node *n)
+{
+	if (n->linkage && !s->o.no_demangle) {
+		char *d = cplus_demangle(n->linkage, DMGL_PARAMS | DMGL_ANSI);
+		if (d) {
+			int64_t id = pf_prof_str(p, d, strlen(d));
+			free(d);
+			return id;
+		}
+	}
+	const char *nm = n->name ? n->name : n->linkage;
+	if (!nm)
+		return PF_PROF_NONE;
+	return pf_prof_str(p, nm, strlen(nm));
+}
+
+static int chain_frames(struct symbolizer *s, struct pfsi_lines *l, struct pf_prof *p, const struct ln_cu *c,
+			uint64_t v, struct pf_prof_frame *f, uint32_t max);
+
+int pfsi_sym_resolve_chain(void *ctx, struct pf_prof *p, struct pf_dso *dso, struct pf_prof_frame *f, uint32_t max)
+{
+	struct symbolizer *s = ctx;
+	int rc = pfsi_sym_resolve(ctx, p, dso, f);
+	if (rc < 0)
+		return rc;
+	if (!(f->flags & PF_FRAME_HAS_ADDR) || (f->flags & PF_FRAME_MISMATCH))
+		return 1;
+	struct binfo *b = pfsi_binfo_get(s, dso);
+	if (!b || b->state != ST_OK)
+		return 1;
+	struct pfsi_lines *l = lines_of(s, b, dso);
+	if (!l)
+		return -ENOMEM;
+	if (!l->dbg)
+		return 1;
+	uint64_t v = f->addr;
+	uint64_t t0 = now_ns();
+	size_t had = l->n_cus;
+	struct ln_cu *c = cu_for(l, v);
+	uint64_t t1 = now_ns();
+	if (l->n_cus != had) { /* a CU indexed now (or the aranges read) */
+		s->ln_cus++;
+		s->ln_index_ns += t1 - t0;
+	} else {
+		s->ln_lookup_ns += t1 - t0;
+	}
+	rc = chain_frames(s, l, p, c, v, f, max);
+	s->ln_chain_ns += now_ns() - t1;
+	s->ln_addrs++;
+	return rc;
+}
+
+/* The frames of v in CU c (NULL: f[0] alone) into f[0..max). */
+static int chain_frames(struct symbolizer *s, struct pfsi_lines *l, struct pf_prof *p, const struct ln_cu *c,
+			uint64_t v, struct pf_prof_frame *f, uint32_t max)
+{
+	int rc;
+	if (!c)
+		return 1;
+	const struct ln_row *r = row_for(c, v);
+	uint32_t all[256], n = 0, *chain = all;
+	for (uint32_t k = node_for(c, v); k != LN_NONE && n < 256; k = c->nodes[k].parent)
+		all[n++] = k; /* deepest first */
+	if (n > max - 1) { /* keep the outermost ones */
+		chain = all + (n - (max - 1));
+		n = max - 1;
+	}
+	/* chain[n-1] is inlined into the real function: its call site is
+	 * the real function's line */
+	if (n) {
+		const struct ln_node *o = &c->nodes[chain[n - 1]];
+		if ((rc = set_src(p, c, &f[0], o->call_file, o->call_line)) < 0)
+			return rc;
+	} else if (r && (rc = set_src(p, c, &f[0], r->file, r->line)) < 0) {
+		return rc;
+	}
+	for (uint32_t d = 1; d <= n; d++) {
+		const struct ln_node *nd = &c->nodes[chain[n - d]];
+		struct pf_prof_frame *g = &f[d];
+		*g = f[0];
+		g->flags &= ~(PF_FRAME_HAS_SYMOFF | PF_FRAME_UNRESOLVED | PF_FRAME_DEPTH_MASK);
+		g->flags |= PF_FRAME_INLINE | (d << PF_FRAME_DEPTH_SHIFT);
+		g->sym_off = 0;
+		int64_t id = node_name(s, l, p, nd);
+		if (id < 0)
+			return (int)id;
+		g->name = (uint32_t)id;
+		if (d < n) {
+			const struct ln_node *in = &c->nodes[chain[n - d - 1]];
+			rc = set_src(p, c, g, in->call_file, in->call_line);
+		} else {
+			rc = r ? set_src(p, c, g, r->file, r->line) : set_src(p, c, g, NULL, 0);
+		}
+		if (rc < 0)
+			return rc;
+	}
+	return (int)n + 1;
+}

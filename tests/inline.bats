@@ -1,0 +1,202 @@
+#!/usr/bin/env bats
+# Inline frames and source lines (issue 15; format/profile.md 3.3): pfsym's
+# chain of inlined functions and the file:line of each frame, for every
+# sampled address of workloads built at -O2 -g, against binutils' addr2line
+# -i (tests/inline_check.py); pffold's _[i] frames, --no-inline, --lines and
+# --top --by=line; binaries without DWARF.
+load helpers
+bats_require_minimum_version 1.5.0
+
+CHECK="$BATS_TEST_DIRNAME/inline_check.py"
+
+setup_file() {
+	cd "$BATS_FILE_TMPDIR"
+	# inl.c: static inline step() and mix() in work()'s loop
+	build_workload inl inl_fp -O2 -g -fno-omit-frame-pointer
+	build_workload inl inl_dw -O2 -g
+	g++ -O2 -g -fno-omit-frame-pointer -o cxx_fp "$PFTOOLS_SRC/tests/workloads/inl_cxx.cc"
+	g++ -O2 -g -o cxx_dw "$PFTOOLS_SRC/tests/workloads/inl_cxx.cc"
+	pfrec -q -g -F 4000 -o c_fp.pf -- ./inl_fp 30000000
+	pfrec -q --call-graph dwarf -F 4000 -o c_dw.pf -- ./inl_dw 30000000
+	pfrec -q -g -F 4000 -o cxx_fp.pf -- ./cxx_fp 60
+	pfrec -q --call-graph dwarf -F 4000 -o cxx_dw.pf -- ./cxx_dw 60
+	for r in c_fp c_dw cxx_fp cxx_dw; do
+		pfsym -q "$r.pf" -o "$r.sym.pf"
+		pfdump -p -j "$r.sym.pf" >"$r.json"
+	done
+}
+
+setup() {
+	cd "$BATS_FILE_TMPDIR"
+}
+
+@test "C, frame pointers: every sampled address's inline chain and lines equal addr2line -i's" {
+	run python3 "$CHECK" "$PWD/inl_fp" <c_fp.json
+	echo "$output"
+	assert_success
+	# the workload's structure: mix inlined into step inlined into work
+	run pffold -q c_fp.sym.pf
+	assert_output --partial ';work;step_[i];mix_[i] '
+}
+
+@test "C, DWARF-unwound: every sampled address's inline chain and lines equal addr2line -i's" {
+	run python3 "$CHECK" "$PWD/inl_dw" <c_dw.json
+	echo "$output"
+	assert_success
+	run pffold -q c_dw.sym.pf
+	assert_output --partial ';main;work;step_[i];mix_[i] '
+}
+
+@test "C++ templates and std::sort, both unwinders: chains and lines equal addr2line -i -C's" {
+	run python3 "$CHECK" --demangle "$PWD/cxx_fp" <cxx_fp.json
+	echo "$output"
+	assert_success
+	run python3 "$CHECK" --demangle "$PWD/cxx_dw" <cxx_dw.json
+	echo "$output"
+	assert_success
+	# std::sort's helpers show as inlined frames under the sort loop
+	run pffold -q cxx_fp.sym.pf
+	[[ $output =~ std::__introsort_loop\<[^\;]*\;[^\;]*std::__unguarded_partition_pivot\<[^\;]*_\[i\] ]]
+}
+
+@test "chains never cross: each inline frame's node is under its own address's caller frame" {
+	# inline_check.py checks every stack node of all four recordings
+	# (also above); here the property alone, with a count of inline frames
+	for r in c_fp c_dw cxx_fp cxx_dw; do
+		run python3 "$CHECK" <"$r.json"
+		echo "$r: $output"
+		assert_success
+	done
+	# and the folded view: every _[i] frame follows its real function or
+	# another _[i] frame of the chain (never a frame of another address):
+	# in inl.c mix_[i] only ever follows step_[i], step_[i] only work
+	run pffold -q c_fp.sym.pf
+	refute_output --regexp '[^]];mix_\[i\]'
+	run bash -c "pffold -q c_fp.sym.pf | grep -o '[^;]*;step_\[i\]' | sort -u"
+	assert_output 'work;step_[i]'
+}
+
+@test "pffold --no-inline equals the output without inline frames (pfsym --no-inline, format 1.1)" {
+	for r in c_fp c_dw cxx_fp cxx_dw; do
+		pfsym -q --no-inline "$r.pf" -o "$r.noinl.pf"
+		pffold --no-inline "$r.sym.pf" >a.txt
+		pffold "$r.noinl.pf" >b.txt
+		cmp a.txt b.txt
+		# the 1.1 output has no inline frame and no line
+		run pfdump -p -j "$r.noinl.pf"
+		refute_output --partial '"inline_depth"'
+		refute_output --partial '"line":'
+		refute_output --partial '|inline'
+	done
+	# and it differs from the default view, which has the inlined frames
+	run pffold -q --no-inline c_fp.sym.pf
+	refute_output --partial '_[i]'
+	assert_output --partial ';work '
+}
+
+@test "pffold --lines: name:LINE on every frame that has a line; mix's lines are mix's in the source" {
+	run pffold -q --lines c_fp.sym.pf
+	assert_success
+	# lines of mix()'s body and of step()'s, from the source itself
+	mix_lines=$(awk '/^static inline unsigned long mix/ { on = 1 } on && /^}/ { print NR; on = 0 } on { print NR }' "$PFTOOLS_SRC/tests/workloads/inl.c" | tr '\n' ' ')
+	step_call=$(grep -n 'unsigned long y = mix' "$PFTOOLS_SRC/tests/workloads/inl.c" | cut -d: -f1)
+	step_call2=$(grep -n 'return y + mix' "$PFTOOLS_SRC/tests/workloads/inl.c" | cut -d: -f1)
+	n=0
+	while read -r l; do
+		[[ $l == *';mix:'* ]] || continue
+		m=${l##*;mix:}
+		m=${m%%_*}
+		[[ " $mix_lines " == *" $m "* ]] || { echo "mix:$m not in mix's lines ($mix_lines): $l"; false; }
+		s=${l%%;mix:*}
+		s=${s##*;step:}
+		s=${s%%_*}
+		[[ $s == "$step_call" || $s == "$step_call2" ]] || { echo "step:$s is not a call of mix: $l"; false; }
+		n=$((n + 1))
+	done <<<"$output"
+	[ "$n" -gt 0 ]
+	# order of suffixes: name:LINE [module]_[i]
+	run pffold -q --lines --dso c_fp.sym.pf
+	assert_output --regexp ';mix:[0-9]+ \[inl_fp\]_\[i\]'
+}
+
+@test "pffold --top=N --by=line: hottest source lines with their function, as the leaf frames of --lines sum them" {
+	run pffold -q --top=5 --by=line c_fp.sym.pf
+	assert_success
+	echo "$output"
+	assert_line --index 0 --regexp '^Top 5 source lines by self share \(of [0-9]+\)$'
+	src="$PFTOOLS_SRC/tests/workloads/inl.c"
+	# the hottest line is in the workload, in mix or step
+	assert_line --index 1 --regexp "^ +[0-9.]+%  +[0-9]+  .*/inl\.c:[0-9]+  (mix|step)$"
+	# each row's weight equals the sum of the folded lines whose leaf is
+	# FUNC:LINE (pffold --lines), for the rows of inl.c
+	folded=$(pffold -q --lines --no-comm c_fp.sym.pf)
+	while read -r pct w loc fn; do
+		[[ $loc == */inl.c:* ]] || continue
+		line=${loc##*:}
+		sum=$(awk -v leaf="$fn:$line" '{ n = split($1, f, ";"); x = f[n]; sub(/_\[i\]$/, "", x); if (x == leaf) s += $2 } END { print s + 0 }' <<<"$folded")
+		[ "$sum" = "$w" ] || { echo "$fn $loc: $w, folded lines sum $sum"; false; }
+	done < <(tail -n +2 <<<"$output")
+	run pffold -q --by=line c_fp.sym.pf
+	assert_failure 2
+	run pffold -q --top=3 --by=file c_fp.sym.pf
+	assert_failure 2
+}
+
+@test "a binary without DWARF: function names, no lines, no inline frames, no crash" {
+	build_workload inl nodw -O2 -fno-omit-frame-pointer
+	strip --strip-debug nodw
+	pfrec -q -g -F 4000 -o nodw.pf -- ./nodw 20000000
+	run pfsym nodw.pf -o nodw.sym.pf
+	refute_sanitizer
+	assert_success
+	pfdump -p -j nodw.sym.pf >nodw.json
+	# frames of nodw: named, without line or inline depth
+	run python3 -c '
+import json, sys
+n = 0
+for l in open("nodw.json"):
+    o = json.loads(l)
+    if o.get("type") == "prof_frame" and o.get("dso", "").endswith("/nodw"):
+        n += 1
+        assert "name" in o, o
+        assert "line" not in o and "src_file" not in o and "inline_depth" not in o, o
+print(n)'
+	assert_success
+	[ "$output" -gt 0 ]
+	run pffold -q nodw.sym.pf
+	assert_output --partial ';work '
+	refute_output --partial 'mix'
+	# and a debug file with DWARF for it found by build-id gives them back
+	build_workload inl withdw -O2 -g -fno-omit-frame-pointer
+	bid=$(readelf -n withdw | awk '/Build ID/ {print $3}')
+	mkdir -p "dbg/.build-id/${bid:0:2}"
+	objcopy --only-keep-debug withdw "dbg/.build-id/${bid:0:2}/${bid:2}.debug"
+	strip --strip-debug withdw
+	pfrec -q -g -F 4000 -o withdw.pf -- ./withdw 20000000
+	pfsym -q --debug-dir="$PWD/dbg" withdw.pf -o withdw.sym.pf
+	run pffold -q withdw.sym.pf
+	assert_output --partial ';work;step_[i];mix_[i] '
+}
+
+@test "inline frames are deterministic: two runs, file and pipe, give the same bytes" {
+	pfsym -q c_dw.pf -o a.pf
+	pfsym -q c_dw.pf -o b.pf
+	cmp a.pf b.pf
+	pfsym -q <cxx_fp.pf | pffold >pipe.txt
+	pffold cxx_fp.sym.pf >file.txt
+	cmp pipe.txt file.txt
+}
+
+@test "Rust: inline chains and lines equal addr2line -i -C's (skipped without rustc)" {
+	rustc=$(command -v rustc || true)
+	[ -n "$rustc" ] || [ ! -x "$HOME/.cargo/bin/rustc" ] || rustc=$HOME/.cargo/bin/rustc
+	[ -n "$rustc" ] || skip "rustc is not installed (Debian's rustc is not in scripts/install-deps)"
+	"$rustc" -C opt-level=2 -g -C force-frame-pointers=yes -o rs "$PFTOOLS_SRC/tests/workloads/inl_rs.rs"
+	pfrec -q -g -F 4000 -o rs.pf -- ./rs 30000000
+	pfsym -q rs.pf -o rs.sym.pf
+	run bash -c "pfdump -p -j rs.sym.pf | python3 '$CHECK' --demangle '$PWD/rs'"
+	echo "$output"
+	assert_success
+	run pffold -q rs.sym.pf
+	assert_output --regexp 'work;[^ ]*step_\[i\];[^ ]*mix_\[i\] '
+}

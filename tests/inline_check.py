@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""inline_check.py - checks pfsym's inline frames and source lines against
+binutils' addr2line (tests/inline.bats).
+
+Usage: pfdump -p -j RESOLVED.pf | inline_check.py [--demangle] BINARY...
+
+For every address of BINARY that a frame of the resolved profile names, the
+chain of frames pfsym wrote for it (the real function, then each inlined
+function by depth) must equal what `addr2line -a -i -f -e BINARY ADDR`
+prints (read innermost first), name by name and file:line by file:line; the
+real function's name may carry a GCC clone suffix (.constprop.0, ...) that
+the DWARF name lacks. Also checks that chains never cross: an inline frame's
+stack node is always under the node of the same address one depth less, and
+the node under a frame that has deeper inline frames is that address's next
+depth. Prints one line per fault and "checked N addresses, M inline frames";
+exits 1 on any fault, or when no address of a BINARY was checked.
+"""
+import json
+import re
+import subprocess
+import sys
+
+INLINE = 0x10
+
+
+def main():
+    args = sys.argv[1:]
+    demangle = False
+    if args and args[0] == "--demangle":
+        demangle = True
+        args = args[1:]
+    bins = args
+    strings, frames, stacks = {}, {}, {}
+    for ln in sys.stdin:
+        o = json.loads(ln)
+        t = o.get("type")
+        if t == "prof_string":
+            strings[o["id"]] = o.get("text", "")
+        elif t == "prof_frame":
+            frames[o["id"]] = o
+        elif t == "prof_stack":
+            stacks[o["id"]] = o
+    faults = []
+
+    def fkey(f):
+        return (f.get("dso"), f.get("file_off"))
+
+    def depth(f):
+        return f.get("inline_depth", 0)
+
+    # chains per address: depth -> frame
+    chains = {}
+    for f in frames.values():
+        if "dso" not in f or "addr" not in f:
+            continue
+        chains.setdefault(fkey(f), {})[depth(f)] = f
+    for key, ch in chains.items():
+        if sorted(ch) != list(range(len(ch))):
+            faults.append("%s %s: depths %s are not 0..n" % (key[0], key[1], sorted(ch)))
+
+    # chains never cross
+    for s in stacks.values():
+        f = frames[s["frame"]]
+        p = stacks.get(s.get("parent")) if s.get("parent") is not None else None
+        pf = frames[p["frame"]] if p else None
+        if "inline" in f.get("flags", ""):
+            if not pf or fkey(pf) != fkey(f) or depth(pf) != depth(f) - 1:
+                faults.append("stack %d: inline frame %s (depth %d) not under its caller at the same address"
+                              % (s["id"], f.get("name"), depth(f)))
+        if pf is not None and "dso" in pf and "addr" in pf:
+            ch = chains.get(fkey(pf), {})
+            if depth(pf) + 1 in ch and (fkey(f) != fkey(pf) or depth(f) != depth(pf) + 1):
+                faults.append("stack %d: under %s (depth %d) comes %s, not its inline frame"
+                              % (s["id"], pf.get("name"), depth(pf), f.get("name")))
+
+    n_addr = n_inl = 0
+    for b in bins:
+        mine = {}
+        for key, ch in chains.items():
+            dso = strings.get(ch[0]["dso"]) if isinstance(ch[0]["dso"], int) else ch[0]["dso"]
+            if dso == b:
+                mine[int(ch[0]["addr"], 16)] = ch
+        if not mine:
+            faults.append("%s: no address resolved" % b)
+            continue
+        addrs = sorted(mine)
+        cmd = ["addr2line", "-a", "-i", "-f", "-e", b] + (["-C"] if demangle else []) + ["0x%x" % a for a in addrs]
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.splitlines()
+        theirs, cur = {}, None
+        i = 0
+        while i < len(out):
+            if re.fullmatch(r"0x[0-9a-f]+", out[i]):
+                cur = int(out[i], 16)
+                theirs[cur] = []
+                i += 1
+                continue
+            name, loc = out[i], out[i + 1] if i + 1 < len(out) else "??:0"
+            loc = re.sub(r" \(discriminator \d+\)$", "", loc)
+            fn, _, line = loc.rpartition(":")
+            theirs[cur].append((name, fn, int(line) if line.isdigit() else 0))
+            i += 2
+        for a in addrs:
+            ch = mine[a]
+            want = list(reversed(theirs.get(a, [])))  # outermost first
+            got = []
+            for d in range(len(ch)):
+                f = ch[d]
+                nm = f.get("name")
+                nm = strings.get(nm, nm) if isinstance(nm, int) else nm
+                sf = f.get("src_file")
+                sf = strings.get(sf, sf) if isinstance(sf, int) else sf
+                got.append((nm or "??", sf or "??", f.get("line", 0)))
+            n_addr += 1
+            n_inl += len(ch) - 1
+            if want and want[0][0] == "??" and want[0][1] == "??":
+                want_cmp = []  # no DWARF for it: no lines, no inline frames
+                if len(got) != 1 or got[0][1] != "??" or got[0][2] != 0:
+                    faults.append("%s 0x%x: addr2line knows nothing, pfsym has %s" % (b, a, got))
+                continue
+            want_cmp = want
+            ok = len(got) == len(want_cmp)
+            if ok:
+                for d, (g, w) in enumerate(zip(got, want_cmp)):
+                    gname = g[0]
+                    if d == 0:  # a clone's suffix, as the symbol table or its demangling has it
+                        gname = re.sub(r"( \[clone [^\]]*\])+$", "", gname)
+                        gname = re.sub(r"\.(constprop|isra|part|cold|lto_priv)\.\d+.*$", "", gname)
+                    # line 0: no line known (addr2line then may still name the CU's file)
+                    same_loc = (g[1], g[2]) == (w[1], w[2]) or (g[2] == 0 and w[2] == 0)
+                    if gname != w[0] or not same_loc:
+                        ok = False
+            if not ok:
+                faults.append("%s 0x%x: pfsym %s, addr2line %s" % (b, a, got, want_cmp))
+    for f in faults[:40]:
+        print(f[:2000])
+    print("checked %d addresses, %d inline frames, %d faults" % (n_addr, n_inl, len(faults)))
+    return 1 if faults else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
