@@ -39,6 +39,7 @@ struct pass {
 	uint64_t chunk_t0;     /* time of the chunk's first sample */
 	pf_prof_builder *b;
 	struct unwinder *unw;
+	struct pfsi_jit *jit;  /* JIT maps (PERFMAP sections) */
 	int swap;              /* the reader converts the byte order */
 	uint8_t transform;     /* the writer's (wo.transform) */
 	struct ahead ah;
@@ -59,6 +60,7 @@ static void pass_free(struct pass *ps)
 		return;
 	pf_prof_builder_free(ps->b);
 	pfsi_unw_free(ps->unw);
+	pfsi_jit_free(ps->jit);
 	pf_prof_free(&ps->prof);
 	pf_buf_free(&ps->samples);
 	pf_buf_free(&ps->bs);
@@ -234,7 +236,8 @@ static int pass_setup(pf_sym *s, struct pass *ps, const struct pf_file_header *f
 	/* the reader hands out kernel data in host order: write it so */
 	pf_prof_init(&ps->prof);
 	ps->unw = pfsi_unw_new(s->sym, &s->o, fh->e_machine);
-	struct pf_prof_builder_opts bo = { sizeof(bo), pfsi_sym_resolve, s->sym, on_sample, ps, pfsi_unw_unwind, ps->unw };
+	struct pf_prof_builder_opts bo = { sizeof(bo), pfsi_sym_resolve, s->sym, on_sample, ps, pfsi_unw_unwind, ps->unw,
+					   pfsi_jit_resolve, ps->jit };
 	/* the whole chunk at once: no realloc copies while it fills */
 	ps->samples.cap = 8 + (size_t)CHUNK_SAMPLES * PF_PROF_SAMPLE_SIZE;
 	ps->samples.data = malloc(ps->samples.cap);
@@ -304,6 +307,9 @@ static int pass_section(pf_sym *s, struct pass *ps, struct ahead_sec *x)
 	}
 	if (sec.type == PF_SEC_META)
 		pfsi_unw_meta(ps->unw, sec.data, sec.size);
+	if (sec.type == PF_SEC_PERFMAP && sec.data && !pfsi_jit_prescanned(ps->jit) &&
+	    pfsi_jit_add(ps->jit, sec.data, sec.size, pf_prof_builder_stats(ps->b)->samples) == -ENOMEM)
+		return -ENOMEM;
 	if (sec.type == PF_SEC_RECORDS && sec.data) {
 		/* the builder keeps this payload until the next one: hand
 		 * it the slot's buffer instead of a copy; the builder's
@@ -411,6 +417,10 @@ int pf_sym_rewrite(pf_sym *s, pf_reader *r, int out_fd, const struct pf_sym_rewr
 	ps->r = r;
 	ps->errmsg = errmsg;
 	ps->errmsg_size = errmsg_size;
+	/* JIT maps are written when a recording stops, after its samples:
+	 * from a file, read them first */
+	if (!(ps->jit = pfsi_jit_new()) || pfsi_jit_prescan(ps->jit, pf_reader_name(r)) < 0)
+		return set_error(ps, -ENOMEM, "out of memory");
 	/* The read-ahead thread starts now, reading the first sections while
 	 * this thread sets up the rest (a new thread waited up to 0.5 ms for a
 	 * CPU when it was started last). From here on only it touches the
@@ -496,6 +506,7 @@ void pf_sym_report(pf_sym *s, FILE *out, const char *prog)
 			"at [truncated]\n",
 			prog, (unsigned long long)st->truncated);
 	pfsi_unw_report(ps->unw, out, prog);
+	pfsi_jit_report(ps->jit, out, prog);
 	pfsi_sym_report(s->sym, out, prog);
 }
 

@@ -42,6 +42,8 @@ static void usage(FILE *f)
 	      "                          line '# pffold weight=period unit=ns period=N' that\n"
 	      "                          pfdiff reads and other readers skip\n"
 	      "      --kernel            mark kernel frames with the suffix _[k]\n"
+	      "      --jit               mark JIT frames (named from /tmp/perf-PID.map) with\n"
+	      "                          the suffix _[j]\n"
 	      "      --dso               append ' [module]' to every named frame\n"
 	      "      --addrs             show unresolved frames as [module+0xOFFSET] (file\n"
 	      "                          offset) instead of [module]\n"
@@ -183,7 +185,7 @@ struct args {
 };
 
 enum { O_PID = 256, O_TID, O_NOCOMM, O_KERNEL, O_DSO, O_ADDRS, O_COMM, O_PIDF, O_TIME, O_RUN, O_TOP,
-       O_TIDF, O_CPU, O_DSOF, O_SYM, O_CALLERS, O_CALLEES, O_EVERY };
+       O_TIDF, O_CPU, O_DSOF, O_SYM, O_CALLERS, O_CALLEES, O_EVERY, O_JIT };
 
 /* The options of the filters, views and redraws (parse_args()'s rest).
  * @return -1 when handled, -2 when not an option of these, else the exit
@@ -271,6 +273,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ "no-comm", no_argument, NULL, O_NOCOMM },
 		{ "weight", required_argument, NULL, 'w' },
 		{ "kernel", no_argument, NULL, O_KERNEL },
+		{ "jit", no_argument, NULL, O_JIT },
 		{ "dso", no_argument, NULL, O_DSO },
 		{ "addrs", no_argument, NULL, O_ADDRS },
 		{ "event", required_argument, NULL, 'e' },
@@ -319,6 +322,9 @@ static int parse_args(int argc, char **argv, struct args *a)
 			break;
 		case O_KERNEL:
 			o->flags |= PF_FOLD_KERNEL;
+			break;
+		case O_JIT:
+			o->flags |= PF_FOLD_JIT;
 			break;
 		case O_DSO:
 			o->flags |= PF_FOLD_DSO;

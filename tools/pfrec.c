@@ -77,7 +77,7 @@ void verbose(const char *fmt, ...)
 /* ------------------------------------------------------------------ */
 /* small sets                                                           */
 
-static int u32set_has(const struct u32set *s, uint32_t v)
+int u32set_has(const struct u32set *s, uint32_t v)
 {
 	if (!s->cap)
 		return 0;
@@ -825,6 +825,7 @@ int main(int argc, char **argv)
 	runs_poll(R, 1);
 	enable_all(R, 0);
 	drain_all(R);
+	save_perfmaps(R, R->clock_id >= 0 ? pfrec_now_ns(R->clock_id) : R->last_time);
 	flush_pending(R);
 	if (R->o.repeat) /* a run cut short (--duration, a signal): status unknown */
 		end_run(R, -1);
@@ -889,6 +890,7 @@ int main(int argc, char **argv)
 	free(R->o.pids);
 	free(R->o.tids);
 	free(R->known.k);
+	free(R->perfmaps.k);
 	strset_free(&R->seen_paths);
 	pf_buf_free(&R->pend_bid);
 	for (int i = 0; i < R->npend; i++)

@@ -52,6 +52,17 @@ typedef int (*pf_prof_sample_fn)(void *ctx, const struct pf_prof_sample *s);
 typedef int (*pf_prof_unwind_fn)(void *ctx, struct pf_maps *maps, const struct pf_sample *s,
 				 uint64_t *addrs, uint32_t max);
 
+/* Optional resolver of addresses in anonymous memory (JIT code named by
+ * /tmp/perf-PID.map: pfsym passes one over the PERFMAP sections). Called once
+ * per unique (pid, address) of a user address that lies in a mapping of kind
+ * PF_DSO_ANON or PF_DSO_PSEUDO (dso: that DSO), or in no mapping at all (dso
+ * NULL), before `resolve`. `f` comes filled as for pf_prof_resolve_fn with
+ * file_off = the address (dso: NONE when no mapping). @return 1 when it named
+ * the frame (f->name, f->dso set; the builder keeps f as is), 0 when not (the
+ * frame is made as without it), or a negative errno that stops the build. */
+typedef int (*pf_prof_resolve_anon_fn)(void *ctx, struct pf_prof *p, uint32_t pid, uint64_t addr,
+				       struct pf_dso *dso, struct pf_prof_frame *f);
+
 struct pf_prof_builder_opts {
 	size_t sz;                  /* sizeof(struct pf_prof_builder_opts) */
 	pf_prof_resolve_fn resolve; /* NULL: frames stay DSO + offset */
@@ -61,6 +72,9 @@ struct pf_prof_builder_opts {
 	/* since 0.1 (absent when sz is smaller): */
 	pf_prof_unwind_fn unwind;   /* NULL: user frames from the callchain */
 	void *unwind_ctx;
+	/* since 0.2 (absent when sz is smaller): */
+	pf_prof_resolve_anon_fn resolve_anon; /* NULL: anonymous memory stays "[anon]"-like */
+	void *resolve_anon_ctx;
 };
 
 /* Counters, for pfsym's summary. */

@@ -32,7 +32,10 @@
  *    pf_sym_report(s, stderr, "prog");                  // the summary
  *
  * The output of pf_sym_rewrite() is a function of the input's bytes and the
- * files found alone (not of timing, not of whether the input is a pipe).
+ * files found alone (not of timing, not of whether the input is a pipe),
+ * with one exception: JIT maps (PERFMAP sections, /tmp/perf-PID.map), which
+ * a recording holds after its samples, are read first when the reader's
+ * name is a regular file, and only where they come from a pipe.
  *
  * Errors are negative errno values (as in pfile.h); functions that take an
  * `errmsg` buffer write a one-line message there (no trailing newline, no

@@ -248,6 +248,29 @@ int pfsi_has_dynsym(Elf *e);
 int pfsi_load_syms(struct binfo *b, Elf *e, Elf64_Word type, Elf *plt);
 void pfsi_load_segments(struct binfo *b, Elf *e);
 
+/* ---- perfmap.c: JIT symbols from PERFMAP sections (/tmp/perf-PID.map) ---- */
+
+struct pfsi_jit;
+
+/* An empty set of JIT maps. @return NULL when out of memory. */
+struct pfsi_jit *pfsi_jit_new(void);
+void pfsi_jit_free(struct pfsi_jit *j);
+/* Adds a PERFMAP payload (format/pfile.md 4.12); samples_so_far: samples
+ * already resolved (counted as late when not prescanned). Malformed lines
+ * are skipped. @return 0, -EBADMSG (shorter than its header), -ENOMEM. */
+int pfsi_jit_add(struct pfsi_jit *j, const uint8_t *data, size_t size, uint64_t samples_so_far);
+/* Reads the PERFMAP sections of the recording at `path` before the pass
+ * (they are written when the recording stops, after the samples): nothing
+ * for "-" or what is not a regular file. @return 0 or -ENOMEM. */
+int pfsi_jit_prescan(struct pfsi_jit *j, const char *path);
+/* Whether pfsi_jit_prescan() read the file (then the pass skips the sections). */
+int pfsi_jit_prescanned(const struct pfsi_jit *j);
+/* pf_prof_resolve_anon_fn: ctx is the struct pfsi_jit. */
+int pfsi_jit_resolve(void *ctx, struct pf_prof *p, uint32_t pid, uint64_t addr, struct pf_dso *dso,
+		     struct pf_prof_frame *f);
+/* One summary line (nothing without JIT maps), and one if they came late. */
+void pfsi_jit_report(const struct pfsi_jit *j, FILE *out, const char *prog);
+
 /* ---- ahead.c: buffers and the read-ahead thread of rewrite.c ---- */
 
 #define SPARE_BYTES (8u << 20)

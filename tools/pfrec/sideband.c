@@ -37,7 +37,7 @@ static void pend_mark(struct rec *R)
 		R->pend_since = pfrec_now_ns(CLOCK_MONOTONIC);
 }
 
-static struct pf_buf *pend_new(struct rec *R, uint16_t type)
+struct pf_buf *pend_new(struct rec *R, uint16_t type)
 {
 	if (R->npend == R->cappend) {
 		int ncap = R->cappend ? R->cappend * 2 : 16;
@@ -337,8 +337,14 @@ static void note_record(struct rec *R, const uint8_t *rec)
 	}
 	case PERF_RECORD_EXIT: {
 		struct pf_task k;
-		if (R->o.per_thread && pf_task_decode(ev, hp, &k) == 0 && pfrec_threads_exit(&R->threads, k.pid, k.tid) < 0)
+		if (pf_task_decode(ev, hp, &k) < 0)
+			break;
+		if (R->o.per_thread && pfrec_threads_exit(&R->threads, k.pid, k.tid) < 0)
 			verbose("out of memory: thread %u's exit is not counted", (unsigned)k.tid);
+		/* the process is gone, its JIT map is complete (and its pid may
+		 * be used again before the recording stops) */
+		if (k.pid == k.tid)
+			save_perfmap(R, k.pid, t);
 		break;
 	}
 	case PERF_RECORD_COMM: {
