@@ -196,6 +196,8 @@ struct binfo {
 	int dbg_searched, fd_dbg;   /* pfsi_sym_dso_debug_fd()'s file, -1 if none */
 	char *dbgfile;
 	struct pf_buf tried;        /* "FILE (why), ..." */
+	struct pf_buf skipped;      /* debug files with the right name that failed
+				       a check: "FILE (why), ..." (debuglink.c) */
 	Elf *elf_main, *elf_sym;
 	int fd_main, fd_sym;
 	char *image;                /* [vdso] copy, owned */
@@ -239,6 +241,10 @@ struct symbolizer {
 };
 
 /* find.c */
+void pfsi_tried(struct binfo *b, const char *path, const char *why); /* notes a place tried */
+/* debuglink.c: b's .gnu_debuglink file, for a binary found without .symtab
+ * (`path`: the recorded one, without " (deleted)"); sets b's symbol file */
+void pfsi_debuglink_find(struct symbolizer *s, struct binfo *b, const char *path);
 struct binfo *pfsi_binfo_new(struct symbolizer *s, const struct pf_dso *dso, int deleted, int as_is);
 struct binfo *pfsi_binfo_get(struct symbolizer *s, struct pf_dso *dso);
 void pfsi_find_files(struct symbolizer *s, struct binfo *b);
