@@ -18,8 +18,9 @@
  * /memfd:..., [heap]) are never looked up, and a file that was deleted when
  * recorded (" (deleted)") never at the path recorded for it.
  *
- * This file finds and checks the files (each_cand(), try_file()); the symbol
- * index of a file found is symtab.c's.
+ * A binary found without .symtab gets the file its .gnu_debuglink names,
+ * CRC32-checked (debuglink.c). This file finds and checks the files
+ * (each_cand(), try_file()); the symbol index of a file found is symtab.c's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -141,6 +142,7 @@ void pfsi_sym_free(struct symbolizer *s)
 		pfsi_root_fini(&s->ddir_roots[i]);
 	pfsi_root_fini(&s->sysroot);
 	pfsi_root_fini(&s->host);
+	pfsi_debuginfod_free(s);
 	free(s);
 }
 
@@ -355,6 +357,19 @@ static int try_file(struct symbolizer *s, struct binfo *b, const struct cand *c,
 	return b->elf_main && b->elf_sym;
 }
 
+/* The debuginfod servers' file of b's build-id (debuginfo: its debug
+ * file, else its executable), tried as a file of this machine. */
+static void try_debuginfod(struct symbolizer *s, struct binfo *b, int debuginfo, struct find_ctx *x)
+{
+	char p[PATH_MAX];
+	if (b->as_is || pfsi_debuginfod_fetch(s, b, debuginfo, p, sizeof(p)) < 0)
+		return;
+	if (s->host.fd < 0 && pfsi_root_init(&s->host, "/") < 0)
+		return;
+	struct cand c = { &s->host, p, 0, debuginfo };
+	try_file(s, b, &c, x);
+}
+
 void pfsi_find_files(struct symbolizer *s, struct binfo *b)
 {
 	char path[PATH_MAX + 16];
@@ -377,6 +392,8 @@ void pfsi_find_files(struct symbolizer *s, struct binfo *b)
 		if (b->deleted)
 			pfsi_tried(b, b->path, "deleted when recorded: not looked for at its path");
 		each_cand(s, b, path, try_file, &x);
+		if (!b->elf_main)
+			try_debuginfod(s, b, 0, &x);
 	}
 	if (!b->elf_main && x.mm) {
 		/* --force: a binary with another build-id, or none to check */
@@ -408,6 +425,15 @@ void pfsi_find_files(struct symbolizer *s, struct binfo *b)
 	b->state = ST_OK;
 	if (!b->elf_sym && !b->as_is)
 		pfsi_debuglink_find(s, b, path);
+	if (!b->elf_sym && !b->as_is && !b->forced) {
+		struct find_ctx y = { NULL, -1, 0, NULL, 0, 0 };
+		try_debuginfod(s, b, 1, &y);
+		if (y.mm) {
+			elf_end(y.mm);
+			close(y.mm_fd);
+		}
+		free(y.mm_path);
+	}
 	if (b->elf_sym)
 		pfsi_load_syms(b, b->elf_sym, SHT_SYMTAB, b->elf_main);
 	else if (pfsi_has_dynsym(b->elf_main))

@@ -507,6 +507,7 @@ void pf_sym_report(pf_sym *s, FILE *out, const char *prog)
 			prog, (unsigned long long)st->truncated);
 	pfsi_unw_report(ps->unw, out, prog);
 	pfsi_jit_report(ps->jit, out, prog);
+	pfsi_debuginfod_report(s->sym, out, prog);
 	pfsi_sym_report(s->sym, out, prog);
 }
 
@@ -551,6 +552,7 @@ int pf_sym_new(pf_sym **out, const struct pf_sym_opts *o, char *errmsg, size_t e
 	s->o.force = po.force;
 	s->o.host_fallback = po.host_fallback;
 	s->o.no_demangle = po.no_demangle;
+	s->o.debuginfod = po.debuginfod;
 	const char *bad_dir = NULL;
 	int rc = pfsi_sym_new(&s->o, &s->sym, &bad_dir);
 	if (rc < 0) {

@@ -77,8 +77,15 @@ struct pf_sym_opts {
 				        * the recorded one or cannot be checked */
 	int host_fallback;             /* with symfs: also this machine's files */
 	int no_demangle;               /* keep C++/Rust names as in the symbol table */
+	/* since 0.2 (absent when sz is smaller): */
+	int debuginfod;                /* fetch missing executables and debug files by
+				        * build-id from the servers of DEBUGINFOD_URLS
+				        * through libdebuginfod.so.1 (loaded at the first
+				        * use; its cache): 0 when that variable is set
+				        * (the default), -1 never, 1 the same, asked for
+				        * explicitly (pfsym --debuginfod) */
 };
-#define PF_SYM_OPTS_INIT { sizeof(struct pf_sym_opts), NULL, NULL, 0, 0, 0, 0 }
+#define PF_SYM_OPTS_INIT { sizeof(struct pf_sym_opts), NULL, NULL, 0, 0, 0, 0, 0 }
 
 /* A new symbolizer for options `o` (NULL: the defaults). The strings of `o`
  * are copied. The symfs and debug directories are opened now.

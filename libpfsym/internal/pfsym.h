@@ -22,6 +22,7 @@ struct pfsym_opts {
 	int force;                 /* use a binary whose build-id differs or cannot be checked */
 	int host_fallback;         /* with symfs: also look at this machine's files */
 	int no_demangle;           /* keep C++/Rust names as in the symbol table */
+	int debuginfod;            /* -1 never; 0 when DEBUGINFOD_URLS is set; 1 asked for */
 };
 
 /* ---- root.c: files opened under a root, never outside it ---- */
@@ -238,6 +239,11 @@ struct symbolizer {
 	uint32_t preload_next;  /* pfsi_sym_preload_one()'s cursor in the DSO table */
 	struct image *images;
 	struct pf_prof *prof; /* the tables that sym->name_id refer to */
+	/* debuginfod.c */
+	int dbgd_state;        /* 0 not tried, 1 client ready, -1 none */
+	void *dbgd_client;
+	unsigned dbgd_fetched; /* files the client returned */
+	char dbgd_note[320];   /* why it is not used, when it was asked for */
 };
 
 /* find.c */
@@ -245,6 +251,14 @@ void pfsi_tried(struct binfo *b, const char *path, const char *why); /* notes a 
 /* debuglink.c: b's .gnu_debuglink file, for a binary found without .symtab
  * (`path`: the recorded one, without " (deleted)"); sets b's symbol file */
 void pfsi_debuglink_find(struct symbolizer *s, struct binfo *b, const char *path);
+/* debuginfod.c: the file of b's build-id (debuginfo: its debug file, else
+ * its executable) from the debuginfod servers or their cache, when
+ * DEBUGINFOD_URLS is set; path gets its name on this machine (notes a
+ * failure as tried). @return 0 or -1. */
+int pfsi_debuginfod_fetch(struct symbolizer *s, struct binfo *b, int debuginfo, char *path, size_t path_size);
+void pfsi_debuginfod_free(struct symbolizer *s);
+/* One line: files fetched, or why debuginfod was not used when asked for. */
+void pfsi_debuginfod_report(const struct symbolizer *s, FILE *out, const char *prog);
 struct binfo *pfsi_binfo_new(struct symbolizer *s, const struct pf_dso *dso, int deleted, int as_is);
 struct binfo *pfsi_binfo_get(struct symbolizer *s, struct pf_dso *dso);
 void pfsi_find_files(struct symbolizer *s, struct binfo *b);
