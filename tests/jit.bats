@@ -50,6 +50,22 @@ leaf_names() {
 	assert_equal "$(grep -c ' PERFMAP ' <<<"$output")" 1
 }
 
+@test "attached with -p to a JIT that keeps running: its map is copied when the recording stops" {
+	[ -s j.pid ] || skip "perfmap_jit has no code for this machine"
+	./pj 2500 >a.pid &
+	local bg=$!
+	for _ in $(seq 1 50); do [ -s a.pid ] && break; sleep 0.05; done
+	pid=$(cat a.pid)
+	pfrec -q -g -F 2000 -p "$pid" --duration 1 -o a.pf
+	kill "$bg" 2>/dev/null || true
+	wait "$bg" 2>/dev/null || true
+	run pfdump a.pf
+	assert_equal "$(grep -c ' PERFMAP ' <<<"$output")" 1
+	pfsym -q a.pf -o a.sym
+	run leaf_names <(pffold --dso a.sym) "perf-$pid.map"
+	assert_output "$(expected_names "/tmp/perf-$pid.map")"
+}
+
 @test "pfsym names JIT frames from the map the program wrote, later lines overriding earlier ones" {
 	[ -s j.pid ] || skip "perfmap_jit has no code for this machine"
 	pid=$(cat j.pid)
