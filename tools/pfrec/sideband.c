@@ -224,12 +224,19 @@ void save_vdso(struct rec *R, uint32_t pid, uint64_t addr)
 /* Parses a maps text for executable file mappings and the vDSO. */
 static void scan_maps_text(struct rec *R, uint32_t pid, const char *text, size_t len)
 {
-	struct pf_proc_map pm;
+	struct pf_proc_map pm, prev;
+	memset(&prev, 0, sizeof(prev));
 	size_t pos = 0;
-	int rc;
+	int rc, have_prev = 0;
 	while ((rc = pf_proc_maps_next(text, len, &pos, &pm)) != 0) {
 		if (rc < 0)
 			continue;
+		/* text remapped over itself is the file's (pfsym names it so) */
+		struct pf_proc_map line = pm;
+		if (pm.perms[2] == 'x')
+			pf_proc_map_remapped(&pm, have_prev ? &prev : NULL, text, len, pos);
+		prev = line;
+		have_prev = 1;
 		struct mapref mr = { pm.start, pm.end, pm.inode, 1 };
 		if (pm.path_len == 6 && memcmp(pm.path, "[vdso]", 6) == 0)
 			save_vdso(R, pid, pm.start);
