@@ -260,7 +260,16 @@ static int want_perfmap(void *arg, uint16_t type)
 int pfsi_jit_prescan(struct pfsi_jit *j, const char *path)
 {
 	struct stat st;
-	if (!path || strcmp(path, "-") == 0 || stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+	if (!path)
+		return 0;
+	/* standard input redirected from a file: read it through a description
+	 * of its own (a dup would share the main reader's offset) */
+	if (strcmp(path, "-") == 0) {
+		if (fstat(0, &st) < 0 || !S_ISREG(st.st_mode))
+			return 0;
+		path = "/proc/self/fd/0";
+	}
+	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode))
 		return 0;
 	pf_reader *r;
 	if (pf_reader_open(&r, path) < 0) {

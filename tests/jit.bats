@@ -112,9 +112,15 @@ leaf_names() {
 	assert_equal "$(pffold --jit j.sym | sed 's/_\[j\]//g')" "$(pffold j.sym)"
 }
 
+@test "standard input redirected from the file: the JIT maps are read first, as from the named file" {
+	[ -s j.pid ] || skip "perfmap_jit has no code for this machine"
+	pfsym -q <j.pf >stdin.sym
+	assert_equal "$(pffold stdin.sym)" "$(pffold j.sym)"
+}
+
 @test "a recording read from a pipe: JIT maps come after the samples, and pfsym says so" {
 	[ -s j.pid ] || skip "perfmap_jit has no code for this machine"
-	run --separate-stderr bash -c 'pfsym - <j.pf | pffold'
+	run --separate-stderr bash -c 'cat j.pf | pfsym - | pffold'
 	assert_success
 	[[ "$stderr" == *"JIT maps came after the samples in a stream"* ]]
 	run grep -c 'jit_alpha' <<<"$output"
