@@ -48,6 +48,8 @@ leaf_names() {
 	assert_success
 	# the process exited before the stop: copied once, at its exit
 	assert_equal "$(grep -c ' PERFMAP ' <<<"$output")" 1
+	# its text, as pfdump shows it, is the file's
+	diff <(sed -n '/^  perfmap pid='"$pid"' /,/^  [^ ]/p' <<<"$output" | sed -n 's/^    //p') "/tmp/perf-$pid.map"
 }
 
 @test "attached with -p to a JIT that keeps running: its map is copied when the recording stops" {

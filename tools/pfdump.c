@@ -689,6 +689,7 @@ static void do_section(const struct pf_section *sec, struct pf_events *evs, int 
 		pfd_buildid_sec(sec, mode == M_BUILDIDS, mode == M_DUMP);
 		break;
 	case PF_SEC_MAPS:
+	case PF_SEC_PERFMAP:
 		if (mode == M_DUMP)
 			pfd_print_maps(sec);
 		break;

@@ -18,7 +18,7 @@ void pfd_do_threads(const struct pf_section *sec, int show);
 /* BUILDID: one "BUILDID PATH" line per new file if list (--build-ids),
  * else one buildid line per entry if show. */
 void pfd_buildid_sec(const struct pf_section *sec, int list, int show);
-void pfd_print_maps(const struct pf_section *sec);
+void pfd_print_maps(const struct pf_section *sec); /* MAPS and PERFMAP */
 void pfd_print_dso(const struct pf_section *sec);
 void pfd_print_run_mark(const struct pf_run_mark *m);
 void pfd_print_end(const struct pf_end *e);
