@@ -52,6 +52,13 @@ struct chain_ent {
 
 enum item { IT_KERNEL, IT_USER, IT_OTHER, IT_OTHER_COUNTED };
 
+/* A frame of anonymous memory (resolve_anon): per process, as JIT maps are. */
+struct anon_ent {
+	uint64_t addr;
+	uint32_t pid;
+	uint32_t frame; /* UINT32_MAX: an empty slot */
+};
+
 struct pf_prof_builder {
 	struct pf_prof *p;
 	struct pf_prof_builder_opts o;
@@ -60,6 +67,8 @@ struct pf_prof_builder {
 	struct pf_prof_stats st;
 	struct addr_ent *cache;
 	uint32_t cache_n, cache_cap;
+	struct anon_ent *anon;     /* frames of anonymous memory by (pid, address), */
+	uint32_t anon_n, anon_cap; /* with o.resolve_anon only */
 	struct pf_comms comms;     /* thread names over time */
 	uint32_t *dso_str; /* dso id -> string id */
 	uint32_t dso_str_cap;
@@ -178,6 +187,7 @@ void pf_prof_builder_free(pf_prof_builder *b)
 	pf_maps_free(&b->maps);
 	free(b->cache);
 	free(b->inl_next);
+	free(b->anon);
 	pfi_comms_free(&b->comms);
 	free(b->dso_str);
 	free(b->chains);
@@ -384,11 +394,87 @@ static int64_t frame_for(pf_prof_builder *b, uint32_t dso, uint64_t off)
 
 enum ctx { CTX_USER, CTX_KERNEL, CTX_OTHER };
 
+static int anon_grow(pf_prof_builder *b)
+{
+	uint32_t cap = b->anon_cap ? b->anon_cap * 2 : 1024;
+	struct anon_ent *n = malloc(cap * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < cap; i++)
+		n[i].frame = UINT32_MAX;
+	for (uint32_t i = 0; i < b->anon_cap; i++) {
+		if (b->anon[i].frame == UINT32_MAX)
+			continue;
+		uint32_t k = (uint32_t)mix64(b->anon[i].addr ^ ((uint64_t)b->anon[i].pid << 40)) & (cap - 1);
+		while (n[k].frame != UINT32_MAX)
+			k = (k + 1) & (cap - 1);
+		n[k] = b->anon[i];
+	}
+	free(b->anon);
+	b->anon = n;
+	b->anon_cap = cap;
+	return 0;
+}
+
+/* The frame of `addr` in anonymous memory of `pid` (mp: its mapping, or
+ * NULL): o.resolve_anon's, else the usual one; cached by (pid, address). */
+static int64_t anon_frame(pf_prof_builder *b, uint32_t pid, uint64_t addr, const struct pf_map *mp)
+{
+	if ((b->anon_n + 1) * 2 > b->anon_cap && anon_grow(b) < 0)
+		return -ENOMEM;
+	uint32_t mask = b->anon_cap - 1;
+	uint32_t k = (uint32_t)mix64(addr ^ ((uint64_t)pid << 40)) & mask;
+	while (b->anon[k].frame != UINT32_MAX) {
+		if (b->anon[k].pid == pid && b->anon[k].addr == addr)
+			return b->anon[k].frame;
+		k = (k + 1) & mask;
+	}
+	struct pf_prof_frame f = { NONE, NONE, addr, 0, PF_FRAME_UNRESOLVED, NONE, 0, 0 };
+	struct pf_dso *d = NULL;
+	if (mp) {
+		d = pf_maps_dso(&b->maps, mp->dso);
+		int64_t ds = dso_string(b, mp->dso);
+		if (ds < 0)
+			return ds;
+		f.dso = (uint32_t)ds;
+	}
+	int rc = b->o.resolve_anon(b->o.resolve_anon_ctx, b->p, pid, addr, d, &f);
+	if (rc < 0)
+		return rc;
+	int64_t id;
+	if (rc > 0) {
+		b->st.unique_addrs++;
+		id = pf_prof_frame(b->p, &f);
+	} else if (mp) {
+		id = frame_for(b, mp->dso, addr - mp->start + mp->pgoff);
+	} else {
+		id = NONE; /* the caller's "[unknown]" */
+	}
+	if (id < 0 || id == NONE)
+		return id;
+	b->anon[k].pid = pid;
+	b->anon[k].addr = addr;
+	b->anon[k].frame = (uint32_t)id;
+	b->anon_n++;
+	return id;
+}
+
 static int64_t user_frame(pf_prof_builder *b, uint32_t pid, uint64_t addr, uint64_t time, int *resolved,
 			  int *live)
 {
 	const struct pf_map *mp = pf_maps_find_live(&b->maps, pid, addr, time, live);
 	*resolved = 0;
+	if (b->o.resolve_anon && pid != UINT32_MAX) {
+		uint8_t kind = mp ? pf_maps_dso(&b->maps, mp->dso)->kind : PF_DSO_ANON;
+		if (kind == PF_DSO_ANON || kind == PF_DSO_PSEUDO) {
+			int64_t id = anon_frame(b, pid, addr, mp);
+			if (id != NONE) {
+				if (id >= 0 && b->p->frames[id].name != NONE)
+					*resolved = 1;
+				return id;
+			}
+		}
+	}
 	if (!mp) {
 		if (b->unknown_frame == NONE) {
 			struct pf_prof_frame f = { NONE, NONE, 0, 0, PF_FRAME_UNKNOWN, NONE, 0, 0 };

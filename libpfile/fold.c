@@ -309,6 +309,21 @@ static const char *base_name(const char *path)
 	return s && s[1] ? s + 1 : path;
 }
 
+/* Whether a module is a perf map ("/tmp/perf-PID.map"): JIT code, as
+ * FlameGraph's stackcollapse-perf.pl --jit tells it. */
+static int is_perf_map(const char *dso)
+{
+	const char *b = base_name(dso);
+	if (strncmp(b, "perf-", 5) != 0)
+		return 0;
+	b += 5;
+	if (*b < '0' || *b > '9')
+		return 0;
+	while (*b >= '0' && *b <= '9')
+		b++;
+	return strcmp(b, ".map") == 0;
+}
+
 static int64_t frame_display(pf_fold *f, uint32_t frame)
 {
 	if (frame >= f->frame_disp_cap) {
@@ -372,6 +387,8 @@ static int64_t frame_display(pf_fold *f, uint32_t frame)
 		rc |= pf_buf_put(&b, "_[k]", 4);
 	else if ((fr->flags & PF_FRAME_INLINE) && (f->o.flags & PF_FOLD_INLINE_MARK))
 		rc |= pf_buf_put(&b, "_[i]", 4);
+	else if (name && dso && (f->o.flags & PF_FOLD_JIT) && is_perf_map(dso))
+		rc |= pf_buf_put(&b, "_[j]", 4);
 	if (rc) {
 		pf_buf_free(&b);
 		return -ENOMEM;

@@ -576,15 +576,44 @@ int pf_proc_maps_next(const char *text, size_t len, size_t *pos, struct pf_proc_
 	return 1;
 }
 
+int pf_proc_map_remapped(struct pf_proc_map *pm, const struct pf_proc_map *prev, const char *text, size_t len,
+			 size_t pos)
+{
+	struct pf_proc_map next;
+	int rc;
+	if (pm->path_len || pm->inode || !prev || !prev->path_len || prev->path[0] != '/' || !prev->inode ||
+	    prev->end != pm->start)
+		return 0;
+	while ((rc = pf_proc_maps_next(text, len, &pos, &next)) < 0)
+		;
+	if (rc == 0 || next.start != pm->end || next.inode != prev->inode || next.path_len != prev->path_len ||
+	    memcmp(next.path, prev->path, prev->path_len) != 0 || next.pgoff < prev->pgoff ||
+	    next.pgoff - prev->pgoff != next.start - prev->start)
+		return 0;
+	pm->pgoff = prev->pgoff + (pm->start - prev->start);
+	pm->path = prev->path;
+	pm->path_len = prev->path_len;
+	pm->inode = prev->inode;
+	return 1;
+}
+
 int pf_maps_add_proc_maps(struct pf_maps *m, uint32_t pid, uint64_t time_ns,
 			  const char *text, size_t len)
 {
-	struct pf_proc_map pm;
+	struct pf_proc_map pm, prev;
+	memset(&prev, 0, sizeof(prev));
 	size_t pos = 0;
-	int rc, added = 0;
+	int rc, added = 0, have_prev = 0;
 	while ((rc = pf_proc_maps_next(text, len, &pos, &pm)) != 0) {
+		if (rc < 0)
+			continue;
+		struct pf_proc_map line = pm;
+		if (pm.perms[2] == 'x')
+			pf_proc_map_remapped(&pm, have_prev ? &prev : NULL, text, len, pos);
+		prev = line;
+		have_prev = 1;
 		/* executable, file-backed or pseudo ("[vdso]"), not empty */
-		if (rc < 0 || pm.perms[2] != 'x' || !pm.path_len || pm.end <= pm.start)
+		if (pm.perms[2] != 'x' || !pm.path_len || pm.end <= pm.start)
 			continue;
 		int64_t dso = pf_maps_dso_intern(m, pm.path, pm.path_len, NULL, 0);
 		if (dso < 0)

@@ -18,8 +18,9 @@
  * /memfd:..., [heap]) are never looked up, and a file that was deleted when
  * recorded (" (deleted)") never at the path recorded for it.
  *
- * This file finds and checks the files (each_cand(), try_file()); the symbol
- * index of a file found is symtab.c's.
+ * A binary found without .symtab gets the file its .gnu_debuglink names,
+ * CRC32-checked (debuglink.c). This file finds and checks the files
+ * (each_cand(), try_file()); the symbol index of a file found is symtab.c's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -116,6 +117,7 @@ static void binfo_free(struct binfo *b)
 	free(b->found);
 	free(b->symfile);
 	pf_buf_free(&b->tried);
+	pf_buf_free(&b->skipped);
 	free(b->syms);
 	free(b->plt_names);
 	free(b);
@@ -141,6 +143,7 @@ void pfsi_sym_free(struct symbolizer *s)
 		pfsi_root_fini(&s->ddir_roots[i]);
 	pfsi_root_fini(&s->sysroot);
 	pfsi_root_fini(&s->host);
+	pfsi_debuginfod_free(s);
 	free(s);
 }
 
@@ -177,7 +180,7 @@ static void hex(const uint8_t *b, size_t n, char *out)
 	out[2 * n] = 0;
 }
 
-static void tried(struct binfo *b, const char *path, const char *why)
+void pfsi_tried(struct binfo *b, const char *path, const char *why)
 {
 	if (b->tried.len)
 		pf_buf_put(&b->tried, ", ", 2);
@@ -288,12 +291,12 @@ static int try_file(struct symbolizer *s, struct binfo *b, const struct cand *c,
 	const char *why;
 	int fd = open_cand(c, label, sizeof(label), real, sizeof(real), &why);
 	if (fd < 0) {
-		tried(b, label, why);
+		pfsi_tried(b, label, why);
 		return 0;
 	}
 	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!e || elf_kind(e) != ELF_K_ELF) {
-		tried(b, label, "not an ELF file");
+		pfsi_tried(b, label, "not an ELF file");
 		if (e)
 			elf_end(e);
 		close(fd);
@@ -318,7 +321,7 @@ static int try_file(struct symbolizer *s, struct binfo *b, const struct cand *c,
 		x->mismatched = 1;
 	}
 	if (bad[0]) {
-		tried(b, label, bad);
+		pfsi_tried(b, label, bad);
 		if (s->o.force && !x->mm) {
 			x->mm = e;
 			x->mm_fd = fd;
@@ -347,12 +350,25 @@ static int try_file(struct symbolizer *s, struct binfo *b, const struct cand *c,
 		b->host_sym = (uint8_t)c->host;
 		used = 1;
 	}
-	tried(b, label, !used ? "matches, no .symtab" : c->host ? "used, from this machine" : "used");
+	pfsi_tried(b, label, !used ? "matches, no .symtab" : c->host ? "used, from this machine" : "used");
 	if (!used) {
 		elf_end(e);
 		close(fd);
 	}
 	return b->elf_main && b->elf_sym;
+}
+
+/* The debuginfod servers' file of b's build-id (debuginfo: its debug
+ * file, else its executable), tried as a file of this machine. */
+static void try_debuginfod(struct symbolizer *s, struct binfo *b, int debuginfo, struct find_ctx *x)
+{
+	char p[PATH_MAX];
+	if (b->as_is || pfsi_debuginfod_fetch(s, b, debuginfo, p, sizeof(p)) < 0)
+		return;
+	if (s->host.fd < 0 && pfsi_root_init(&s->host, "/") < 0)
+		return;
+	struct cand c = { &s->host, p, 0, debuginfo };
+	try_file(s, b, &c, x);
 }
 
 void pfsi_find_files(struct symbolizer *s, struct binfo *b)
@@ -361,7 +377,7 @@ void pfsi_find_files(struct symbolizer *s, struct binfo *b)
 	struct find_ctx x = { NULL, -1, 0, NULL, 0, 0 };
 	if (strlen(b->path) >= PATH_MAX) {
 		/* cut short, it would name another file */
-		tried(b, "(the recorded path)", "path too long");
+		pfsi_tried(b, "(the recorded path)", "path too long");
 		b->state = ST_MISSING;
 		return;
 	}
@@ -372,11 +388,13 @@ void pfsi_find_files(struct symbolizer *s, struct binfo *b)
 		if (s->host.fd >= 0 || pfsi_root_init(&s->host, "/") == 0)
 			try_file(s, b, &c, &x);
 		else
-			tried(b, path, "cannot open /");
+			pfsi_tried(b, path, "cannot open /");
 	} else {
 		if (b->deleted)
-			tried(b, b->path, "deleted when recorded: not looked for at its path");
+			pfsi_tried(b, b->path, "deleted when recorded: not looked for at its path");
 		each_cand(s, b, path, try_file, &x);
+		if (!b->elf_main)
+			try_debuginfod(s, b, 0, &x);
 	}
 	if (!b->elf_main && x.mm) {
 		/* --force: a binary with another build-id, or none to check */
@@ -401,11 +419,22 @@ void pfsi_find_files(struct symbolizer *s, struct binfo *b)
 	free(x.mm_path);
 	if (!b->elf_main) {
 		if (s->o.symfs && !s->o.host_fallback && !b->as_is && !b->deleted)
-			tried(b, path, "this machine's file: not looked at without --host-fallback");
+			pfsi_tried(b, path, "this machine's file: not looked at without --host-fallback");
 		b->state = x.mismatched ? ST_MISMATCH : x.unverified ? ST_UNVERIFIED : ST_MISSING;
 		return;
 	}
 	b->state = ST_OK;
+	if (!b->elf_sym && !b->as_is)
+		pfsi_debuglink_find(s, b, path);
+	if (!b->elf_sym && !b->as_is && !b->forced) {
+		struct find_ctx y = { NULL, -1, 0, NULL, 0, 0 };
+		try_debuginfod(s, b, 1, &y);
+		if (y.mm) {
+			elf_end(y.mm);
+			close(y.mm_fd);
+		}
+		free(y.mm_path);
+	}
 	if (b->elf_sym)
 		pfsi_load_syms(b, b->elf_sym, SHT_SYMTAB, b->elf_main);
 	else if (pfsi_has_dynsym(b->elf_main))
@@ -536,11 +565,26 @@ int pfsi_sym_report(struct symbolizer *s, FILE *out, const char *prog)
 				two && b->host_sym ? "symbols from " : "", two && b->host_sym ? b->symfile : "");
 			lines++;
 		}
-		if (b->state != ST_MISSING && b->state != ST_MISMATCH && b->state != ST_UNVERIFIED && !b->forced)
-			continue;
 		char bidhex[140] = "none";
 		if (b->bid_size)
 			hex(b->bid, b->bid_size, bidhex);
+		if (b->skipped.len) {
+			fprintf(out, "%s: %s: debug files skipped: %s\n", prog, b->path, (char *)b->skipped.data);
+			lines++;
+		}
+		if (b->state == ST_OK && !b->forced && !b->elf_sym && b->fd_main >= 0 && b->addrs_named < b->addrs) {
+			/* found, stripped, no debug file: .dynsym at most */
+			char name[PATH_MAX];
+			lookup_path(b, name, sizeof(name));
+			fprintf(out,
+				"%s: %s: stripped (no .symtab) and no debug file found: %llu of %llu addresses "
+				"unnamed (build-id %s); tried: %s\n",
+				prog, name, (unsigned long long)(b->addrs - b->addrs_named), (unsigned long long)b->addrs,
+				bidhex, b->tried.data ? (char *)b->tried.data : "nothing");
+			lines++;
+		}
+		if (b->state != ST_MISSING && b->state != ST_MISMATCH && b->state != ST_UNVERIFIED && !b->forced)
+			continue;
 		const char *what =
 			b->forced ? (b->bid_size ? "used despite a build-id mismatch (--force)"
 						 : "used without a build-id check: none recorded (--force)")

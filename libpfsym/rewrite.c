@@ -42,6 +42,7 @@ struct pass {
 	uint64_t chunk_t0;     /* time of the chunk's first sample */
 	pf_prof_builder *b;
 	struct unwinder *unw;
+	struct pfsi_jit *jit;  /* JIT maps (PERFMAP sections) */
 	int swap;              /* the reader converts the byte order */
 	uint8_t transform;     /* the writer's (wo.transform) */
 	struct ahead ah;
@@ -71,6 +72,7 @@ static void pass_free(struct pass *ps)
 	free(ps->q);
 	pf_prof_builder_free(ps->b);
 	pfsi_unw_free(ps->unw);
+	pfsi_jit_free(ps->jit);
 	pf_prof_free(&ps->prof);
 	pf_buf_free(&ps->samples);
 	pf_buf_free(&ps->bs);
@@ -292,7 +294,8 @@ static int pass_setup(pf_sym *s, struct pass *ps, const struct pf_file_header *f
 	ps->unw = pfsi_unw_new(s->sym, &s->o, fh->e_machine);
 	struct pf_prof_builder_opts bo = { sizeof(bo), pfsi_sym_resolve, s->sym, on_sample, ps, pfsi_unw_unwind, ps->unw,
 					   pfsi_kern_resolve, s->kern, pfsi_kern_ksymbol, s->kern,
-					   s->o.no_inline ? NULL : pfsi_sym_resolve_chain, s->sym };
+					   s->o.no_inline ? NULL : pfsi_sym_resolve_chain, s->sym,
+					   pfsi_jit_resolve, ps->jit };
 	pfsi_kern_pass_begin(s->kern);
 	/* the whole chunk at once: no realloc copies while it fills */
 	ps->samples.cap = 8 + (size_t)CHUNK_SAMPLES * PF_PROF_SAMPLE_SIZE;
@@ -381,6 +384,9 @@ static int pass_section(pf_sym *s, struct pass *ps, struct ahead_sec *x)
 			return rc;
 		ps->ksyms_wait = 0;
 	}
+	if (sec.type == PF_SEC_PERFMAP && sec.data && !pfsi_jit_prescanned(ps->jit) &&
+	    pfsi_jit_add(ps->jit, sec.data, sec.size, pf_prof_builder_stats(ps->b)->samples) == -ENOMEM)
+		return -ENOMEM;
 	if (sec.type == PF_SEC_RECORDS && sec.data && ps->ksyms_wait) {
 		rc = queue_records(ps, &sec);
 		if (!rc && ps->q_bytes > QUEUE_MAX)
@@ -492,6 +498,10 @@ int pf_sym_rewrite(pf_sym *s, pf_reader *r, int out_fd, const struct pf_sym_rewr
 	ps->r = r;
 	ps->errmsg = errmsg;
 	ps->errmsg_size = errmsg_size;
+	/* JIT maps are written when a recording stops, after its samples:
+	 * from a file, read them first */
+	if (!(ps->jit = pfsi_jit_new()) || pfsi_jit_prescan(ps->jit, pf_reader_name(r)) < 0)
+		return set_error(ps, -ENOMEM, "out of memory");
 	/* The read-ahead thread starts now, reading the first sections while
 	 * this thread sets up the rest (a new thread waited up to 0.5 ms for a
 	 * CPU when it was started last). From here on only it touches the
@@ -579,6 +589,8 @@ void pf_sym_report(pf_sym *s, FILE *out, const char *prog)
 	pfsi_unw_report(ps->unw, out, prog);
 	pfsi_kern_report(s->kern, out, prog);
 	pfsi_lines_report(s->sym, out, prog);
+	pfsi_jit_report(ps->jit, out, prog);
+	pfsi_debuginfod_report(s->sym, out, prog);
 	pfsi_sym_report(s->sym, out, prog);
 }
 
@@ -634,6 +646,7 @@ int pf_sym_new(pf_sym **out, const struct pf_sym_opts *o, char *errmsg, size_t e
 	if (warning && po.message)
 		po.message(po.message_arg, warning);
 	s->o.no_inline = po.no_inline;
+	s->o.debuginfod = po.debuginfod;
 	const char *bad_dir = NULL;
 	rc = pfsi_sym_new(&s->o, &s->sym, &bad_dir);
 	if (rc < 0) {

@@ -71,7 +71,7 @@ refute_crash() {
 	run pfdump future.pf
 	refute_crash
 	assert_failure 1
-	assert_output "pfdump: future.pf: format version 2.0 is newer than this reader (1.3)"
+	assert_output "pfdump: future.pf: format version 2.0 is newer than this reader (1.4)"
 }
 
 @test "truncated at many points: intact prefix, one message, exit 1, never a crash" {

@@ -247,7 +247,7 @@ hdr_define() { sed -nE "s/^#define $1 +([^ /]+).*/\\1/p" "$HDR"; }
 	cp "$T/ex.pf" "$T/v.pf" && setbyte "$T/v.pf" 8 02 # major 2, checksum now wrong too
 	run "$EX" --read "$T/v.pf"
 	assert_failure 1
-	assert_output --partial 'format version 2.0 is newer than this reader (1.3)'
+	assert_output --partial 'format version 2.0 is newer than this reader (1.4)'
 	cp "$T/ex.pf" "$T/e.pf" && setbyte "$T/e.pf" 16 28 # e_machine: checksum mismatch
 	run "$EX" --read "$T/e.pf"
 	assert_failure 1
@@ -274,7 +274,7 @@ hdr_define() { sed -nE "s/^#define $1 +([^ /]+).*/\\1/p" "$HDR"; }
 	assert_line -n 1 --partial 'type 0x0004'
 }
 
-@test "a --repeat recording: a 1.3 file whose RUN payloads are laid out as section 4.10 says" {
+@test "a --repeat recording: a 1.4 file whose RUN payloads are laid out as section 4.10 says" {
 	command -v pfrec >/dev/null || skip "pfrec not built"
 	run pfrec --repeat 2 -e cpu-clock -o "$T/runs.pf" -- /bin/true
 	refute_sanitizer

@@ -7,6 +7,9 @@ PFTOOLS_SRC=${PFTOOLS_SRC:-$(cd "$BATS_TEST_DIRNAME/.." && pwd)}
 PFTOOLS_BUILD=${PFTOOLS_BUILD:-$PFTOOLS_SRC/build}
 PATH="$PFTOOLS_BUILD/bin:$PATH"
 export PATH PFTOOLS_SRC PFTOOLS_BUILD
+# No debuginfod server unless a test starts one (Debian's profile.d may set
+# DEBUGINFOD_URLS to a public server: pfsym would ask it for missing files).
+unset DEBUGINFOD_URLS
 # ASan: leaks are errors; keep going messages short.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:exitcode=99}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:exitcode=98}

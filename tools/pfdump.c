@@ -44,6 +44,7 @@ static void usage(FILE *f)
 		"  -s, --stats       records per type, samples per process, lost samples,\n"
 		"                    section sizes and compression, completeness\n"
 		"  -b, --build-ids   one \"BUILDID PATH\" line per file with a build-id\n"
+		"                    (and [vdso], from its recorded image)\n"
 		"  -p, --profile     also show the resolved profile (pfsym's output): one line\n"
 		"                    per string, frame, stack node and sample\n"
 		"  -j, --json        JSON Lines output (one object per line)\n"
@@ -691,12 +692,21 @@ static void do_section(const struct pf_section *sec, struct pf_events *evs, int 
 		pfd_ksyms_sec(sec, mode == M_BUILDIDS, mode == M_DUMP);
 		break;
 	case PF_SEC_MAPS:
+	case PF_SEC_PERFMAP:
 		if (mode == M_DUMP)
 			pfd_print_maps(sec);
 		break;
 	case PF_SEC_DSO_IMAGE:
-		if (mode == M_DUMP)
+		if (mode == M_DUMP) {
 			pfd_print_dso(sec);
+		} else if (mode == M_BUILDIDS) {
+			/* [vdso]: the build-id of the image recorded, not a file's */
+			struct pf_dso_image d;
+			if (pf_dso_image_decode(sec->data, sec->size, &d) < 0)
+				pfd_payload_error(sec, "DSO_IMAGE");
+			else
+				pfd_print_buildid(d.build_id, d.build_id_size, d.path, d.path_len);
+		}
 		break;
 	case PF_SEC_END:
 		if (pf_end_decode(sec->data, sec->size, &end_totals) < 0) {

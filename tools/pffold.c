@@ -47,6 +47,8 @@ static void usage(FILE *f)
 	      "                          default each is a frame of its own, marked _[i]\n"
 	      "      --lines             append ':LINE' (source line) to every frame that has\n"
 	      "                          one: 'name:LINE', before ' [module]' and _[i]/_[k]\n"
+	      "      --jit               mark JIT frames (named from /tmp/perf-PID.map) with\n"
+	      "                          the suffix _[j]\n"
 	      "      --dso               append ' [module]' to every named frame\n"
 	      "      --addrs             show unresolved frames as [module+0xOFFSET] (file\n"
 	      "                          offset) instead of [module]\n"
@@ -213,7 +215,7 @@ struct args {
 };
 
 enum { O_PID = 256, O_TID, O_NOCOMM, O_KERNEL, O_DSO, O_ADDRS, O_COMM, O_PIDF, O_TIME, O_RUN, O_TOP,
-       O_TIDF, O_CPU, O_DSOF, O_SYM, O_CALLERS, O_CALLEES, O_EVERY, O_NOINLINE, O_LINES, O_BY };
+       O_TIDF, O_CPU, O_DSOF, O_SYM, O_CALLERS, O_CALLEES, O_EVERY, O_NOINLINE, O_LINES, O_BY, O_JIT };
 
 /* The options of the filters, views and redraws (parse_args()'s rest).
  * @return -1 when handled, -2 when not an option of these, else the exit
@@ -304,6 +306,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ "no-inline", no_argument, NULL, O_NOINLINE },
 		{ "lines", no_argument, NULL, O_LINES },
 		{ "by", required_argument, NULL, O_BY },
+		{ "jit", no_argument, NULL, O_JIT },
 		{ "dso", no_argument, NULL, O_DSO },
 		{ "addrs", no_argument, NULL, O_ADDRS },
 		{ "event", required_argument, NULL, 'e' },
@@ -366,6 +369,9 @@ static int parse_args(int argc, char **argv, struct args *a)
 				a->by_line = 0;
 			else
 				return pf_cli_usage(PROG, "--by: '%s' is not 'function' or 'line'", optarg);
+			break;
+		case O_JIT:
+			o->flags |= PF_FOLD_JIT;
 			break;
 		case O_DSO:
 			o->flags |= PF_FOLD_DSO;

@@ -77,7 +77,7 @@ void verbose(const char *fmt, ...)
 /* ------------------------------------------------------------------ */
 /* small sets                                                           */
 
-static int u32set_has(const struct u32set *s, uint32_t v)
+int u32set_has(const struct u32set *s, uint32_t v)
 {
 	if (!s->cap)
 		return 0;
@@ -242,8 +242,9 @@ static int start_writer(struct rec *R)
 	 * each other's coding (transform 2, 3.6.7) until they add up to a
 	 * frame: they cost little more than one frame would */
 	wo.transform = R->o.no_transform ? PF_TRANSFORM_NONE : PF_TRANSFORM_COLUMNS_NEXT;
-	if (R->o.repeat)
-		wo.min_minor = 3; /* RUN sections, END's run table */
+	/* KSYMS (by default) and PERFMAP (whenever a process has a JIT map)
+	 * sections may follow: 1.4; RUN sections and END's run table: 1.3 */
+	wo.min_minor = 4;
 	if (!R->o.no_transform && R->o.dwarf)
 		wo.records_frame_bytes = DWARF_FRAME_BYTES;
 	int rc = pf_writer_open_fd(&R->w, R->outfd, &wo);
@@ -850,6 +851,7 @@ int main(int argc, char **argv)
 	runs_poll(R, 1);
 	enable_all(R, 0);
 	drain_all(R);
+	save_perfmaps(R, R->clock_id >= 0 ? pfrec_now_ns(R->clock_id) : R->last_time);
 	flush_pending(R);
 	if (R->o.repeat) /* a run cut short (--duration, a signal): status unknown */
 		end_run(R, -1);
@@ -914,6 +916,7 @@ int main(int argc, char **argv)
 	free(R->o.pids);
 	free(R->o.tids);
 	free(R->known.k);
+	free(R->perfmaps.k);
 	strset_free(&R->seen_paths);
 	pf_buf_free(&R->pend_bid);
 	for (int i = 0; i < R->npend; i++)

@@ -47,6 +47,10 @@ static void usage(FILE *f)
 	      "                        snapshot: for recordings made with --no-kallsyms\n"
 	      "      --no-inline       no inline frames and no source lines (by default, from\n"
 	      "                        the DWARF of the binary or its debug file)\n"
+	      "      --debuginfod=URL  fetch binaries and debug files missing here by build-id\n"
+	      "                        from the debuginfod server(s) URL (space-separated;\n"
+	      "                        sets DEBUGINFOD_URLS, which is used when set)\n"
+	      "      --no-debuginfod   never ask debuginfod servers, even with DEBUGINFOD_URLS\n"
 	      "  -q, --quiet           no summary on standard error\n"
 	      "      --resolve=BINARY  a debugging aid: print the name pfsym gives each ELF\n"
 	      "                        virtual address ADDR (hex) of BINARY ('ADDR NAME',\n"
@@ -57,7 +61,8 @@ static void usage(FILE *f)
 	      "Binaries are looked up in this order: the recorded path (under --symfs DIR,\n"
 	      "else on this machine), each --debug-dir, /usr/lib/debug/.build-id/xx/rest.debug\n"
 	      "(under --symfs DIR, else on this machine), and with --symfs --host-fallback,\n"
-	      "this machine's path and /usr/lib/debug/.build-id. A file is used only if its\n"
+	      "this machine's path and /usr/lib/debug/.build-id; then a stripped binary's\n"
+	      ".gnu_debuglink file (CRC32-checked) and debuginfod. A file is used only if its\n"
 	      "build-id matches the recording's (without --force); frames of missing or\n"
 	      "mismatched binaries stay '[file+0xOFFSET]' and the summary lists the places\n"
 	      "tried. Only regular files are opened: never FIFOs, devices, sockets, or files\n"
@@ -209,6 +214,8 @@ int main(int argc, char **argv)
 		{ "no-demangle", no_argument, NULL, 'M' },
 		{ "kallsyms", required_argument, NULL, 'K' },
 		{ "no-inline", no_argument, NULL, 'I' },
+		{ "debuginfod", required_argument, NULL, 'U' },
+		{ "no-debuginfod", no_argument, NULL, 'N' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "resolve", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
@@ -247,6 +254,21 @@ int main(int argc, char **argv)
 			break;
 		case 'f':
 			so.force = 1;
+			break;
+		case 'U':
+			if (!*optarg) {
+				fprintf(stderr, PROG ": --debuginfod: an empty URL\n");
+				return 2;
+			}
+			/* libdebuginfod reads its servers from the environment only */
+			if (setenv("DEBUGINFOD_URLS", optarg, 1) < 0) {
+				fprintf(stderr, PROG ": --debuginfod: %s\n", strerror(errno));
+				return 1;
+			}
+			so.debuginfod = 1;
+			break;
+		case 'N':
+			so.debuginfod = -1;
 			break;
 		case 'M':
 			so.no_demangle = 1;

@@ -82,6 +82,16 @@ typedef int (*pf_prof_unwind_fn)(void *ctx, struct pf_maps *maps, const struct p
  * inlined), or a negative errno that stops the build. */
 typedef int (*pf_prof_resolve_chain_fn)(void *ctx, struct pf_prof *p, struct pf_dso *dso,
 					struct pf_prof_frame *f, uint32_t max);
+/* Optional resolver of addresses in anonymous memory (JIT code named by
+ * /tmp/perf-PID.map: pfsym passes one over the PERFMAP sections). Called once
+ * per unique (pid, address) of a user address that lies in a mapping of kind
+ * PF_DSO_ANON or PF_DSO_PSEUDO (dso: that DSO), or in no mapping at all (dso
+ * NULL), before `resolve`. `f` comes filled as for pf_prof_resolve_fn with
+ * file_off = the address (dso: NONE when no mapping). @return 1 when it named
+ * the frame (f->name, f->dso set; the builder keeps f as is), 0 when not (the
+ * frame is made as without it), or a negative errno that stops the build. */
+typedef int (*pf_prof_resolve_anon_fn)(void *ctx, struct pf_prof *p, uint32_t pid, uint64_t addr,
+				       struct pf_dso *dso, struct pf_prof_frame *f);
 
 struct pf_prof_builder_opts {
 	size_t sz;                  /* sizeof(struct pf_prof_builder_opts) */
@@ -102,6 +112,8 @@ struct pf_prof_builder_opts {
 				     * frame plus one stack node per inlined
 				     * frame, deepest at the leaf side */
 	void *resolve_chain_ctx;
+	pf_prof_resolve_anon_fn resolve_anon; /* NULL: anonymous memory stays "[anon]"-like */
+	void *resolve_anon_ctx;
 };
 
 /* Counters, for pfsym's summary. */

@@ -29,6 +29,8 @@ enum pf_fold_weight { PF_FOLD_SAMPLES = 0, PF_FOLD_PERIOD = 1 };
 #define PF_FOLD_DSO     0x10u /* frames get " [libfoo.so]" (basename of the DSO) */
 #define PF_FOLD_ADDRS   0x20u /* unresolved frames "[libfoo.so+0x1234]", not "[libfoo.so]" */
 #define PF_FOLD_CPU     0x40u /* entries (pf_fold_entry_next()) keyed by CPU too; lines unchanged */
+#define PF_FOLD_JIT     0x1000u /* JIT frames (named from /tmp/perf-PID.map: their
+                                  module's base name is perf-PID.map) get "_[j]" */
 #define PF_FOLD_ALL_EVENTS 0x80u /* fold the samples of every event (`event` ignored), entries
                                     keyed by event; lines sum them (mind the units with periods) */
 /* Inline frames and lines (profile format 1.2, format/profile.md 3.3): by

@@ -152,8 +152,23 @@ struct pf_proc_map {
  * pftools: pfrec reads /proc with it, readers the MAPS sections. */
 int pf_proc_maps_next(const char *text, size_t len, size_t *pos, struct pf_proc_map *m);
 
+/* Text remapped over itself: whether `pm`, a line of the maps text
+ * (`len` bytes from `text`) that is executable anonymous memory (no path,
+ * no inode), fills exactly the hole between `prev` (the line before it, or
+ * NULL) and the line at byte `pos` (the one after it), two mappings of one
+ * file (path and inode) whose offsets are those of one contiguous image: a
+ * program that copied its text to anonymous memory (huge pages) and moved
+ * it back over the file's mapping leaves that. @return 1 with pm's path,
+ * inode and pgoff set to the file's (the hole's offset in it), else 0 (pm
+ * unchanged). */
+int pf_proc_map_remapped(struct pf_proc_map *pm, const struct pf_proc_map *prev, const char *text, size_t len,
+			 size_t pos);
+
 /* Parses the text of /proc/PID/maps (`len` bytes) and adds its executable
  * file-backed and pseudo mappings ("[vdso]") to `pid` from `time_ns`, as
+ * well as text remapped over itself (an executable anonymous mapping that
+ * exactly fills the hole between two mappings of one file with contiguous
+ * offsets: that file's text, at the hole's offset in it), as
  * snapshot mappings (PF_MAP_SNAPSHOT): they supersede earlier snapshot
  * mappings they overlap, never record ones. Lines that do not parse are
  * skipped. @return the number of mappings added, or -ENOMEM. */

@@ -83,11 +83,12 @@ extern "C" {
 /* ------------------------------------------------------------------------ */
 
 #define PF_FORMAT_MAJOR 1 /* readers refuse files with a larger major */
-#define PF_FORMAT_MINOR 3 /* readers accept any minor of their major; a writer
+#define PF_FORMAT_MINOR 4 /* readers accept any minor of their major; a writer
                            * writes the lowest minor whose features it may use:
                            * 0 without transforms, 1 with transform 1, 2 with
                            * transform 2 (continued sections), 3 with runs
-                           * (RUN sections and END's run table) */
+                           * (RUN sections and END's run table), 4 with KSYMS
+                           * and PERFMAP sections */
 
 /* The 8 magic bytes at offset 0: 0x89 'P' 'F' 'I' 'L' 'E' '\r' '\n'. */
 #define PF_MAGIC "\x89PFILE\r\n"
@@ -122,6 +123,7 @@ enum pf_section_type {
 	PF_SEC_COUNTS = 0x0009,    /* each event's total count at the end (key/value) */
 	PF_SEC_RUN = 0x000a,       /* a run of the command begins (pfrec --repeat; format 1.3) */
 	PF_SEC_KSYMS = 0x000b,     /* the kernel's text symbols and modules (format 1.4; ksyms.h) */
+	PF_SEC_PERFMAP = 0x000c,   /* pid, time, raw /tmp/perf-PID.map text (JIT symbols; format 1.4) */
 
 	/* resolved profile: format/profile.md, encoders/decoders in profile.h */
 	PF_SEC_STRINGS = 0x0100,   /* resolved profile: string table chunk */
@@ -435,7 +437,8 @@ int pf_kv_get(const uint8_t *data, size_t size, const char *key, char *out, size
 /* ------------------------------------------------------------------------ */
 
 /* MAPS: u32 pid, u32 reserved, u64 time (ns, perf clock; 0 = before start),
- * then the raw text of /proc/PID/maps. */
+ * then the raw text of /proc/PID/maps. PERFMAP (format/pfile.md 4.12) has
+ * the same layout with the text of /tmp/perf-PID.map: use these two for it. */
 int pf_maps_encode(struct pf_buf *out, uint32_t pid, uint64_t time, const char *text, size_t len);
 /* @return 0 with pointers into `data`, -EBADMSG if shorter than 16 bytes. */
 int pf_maps_decode(const uint8_t *data, size_t size, uint32_t *pid, uint64_t *time,

@@ -35,7 +35,11 @@
  *    pf_sym_report(s, stderr, "prog");                  // the summary
  *
  * The output of pf_sym_rewrite() is a function of the input's bytes and the
- * files found alone (not of timing, not of whether the input is a pipe).
+ * files found alone (not of timing, not of whether the input is a pipe),
+ * with one exception: JIT maps (PERFMAP sections, /tmp/perf-PID.map), which
+ * a recording holds after its samples, are read first when the reader's
+ * name is a regular file (or "-" for a standard input that is one), and
+ * only where they come from a pipe.
  *
  * Errors are negative errno values (as in pfile.h); functions that take an
  * `errmsg` buffer write a one-line message there (no trailing newline, no
@@ -96,8 +100,14 @@ struct pf_sym_opts {
 				        * by default both come from the DWARF of the
 				        * file symbols came from, else of the binary,
 				        * else of its debug file found by build-id */
+	int debuginfod;                /* fetch missing executables and debug files by
+				        * build-id from the servers of DEBUGINFOD_URLS
+				        * through libdebuginfod.so.1 (loaded at the first
+				        * use; its cache): 0 when that variable is set
+				        * (the default), -1 never, 1 the same, asked for
+				        * explicitly (pfsym --debuginfod) */
 };
-#define PF_SYM_OPTS_INIT { sizeof(struct pf_sym_opts), NULL, NULL, 0, 0, 0, 0, NULL, NULL, NULL, 0 }
+#define PF_SYM_OPTS_INIT { sizeof(struct pf_sym_opts), NULL, NULL, 0, 0, 0, 0, NULL, NULL, NULL, 0, 0 }
 
 /* A new symbolizer for options `o` (NULL: the defaults). The strings of `o`
  * are copied. The symfs and debug directories are opened now.
@@ -170,8 +180,11 @@ int pf_sym_each_sample(pf_sym *s, const char *path, pf_sym_sample_fn fn, void *a
 /* Prints pfsym's summary of the last pass that reached its end to `out`,
  * each line starting "PROG: ": samples, lost, unique addresses, the share
  * of user frames resolved, kernel frames; call chains cut by a depth limit;
- * the unwinder's counts by stop reason; every binary with unresolved frames
- * (its path, build-id and the places tried). Nothing if no pass ended. */
+ * the unwinder's counts by stop reason; the JIT maps used; debuginfod's
+ * files (or why it was not used when asked for); every binary with
+ * unresolved frames (its path, build-id and the places tried), found
+ * stripped without a debug file, or with a debug file skipped (wrong CRC32
+ * or build-id). Nothing if no pass ended. */
 void pf_sym_report(pf_sym *s, FILE *out, const char *prog);
 
 #ifdef __cplusplus

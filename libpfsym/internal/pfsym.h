@@ -24,6 +24,7 @@ struct pfsym_opts {
 	int host_fallback;         /* with symfs: also look at this machine's files */
 	int no_demangle;           /* keep C++/Rust names as in the symbol table */
 	int no_inline;             /* no inline frames, no source lines (lines.c) */
+	int debuginfod;            /* -1 never; 0 when DEBUGINFOD_URLS is set; 1 asked for */
 };
 
 /* ---- root.c: files opened under a root, never outside it ---- */
@@ -214,6 +215,8 @@ struct binfo {
 	int dbg_searched, fd_dbg;   /* pfsi_sym_dso_debug_fd()'s file, -1 if none */
 	char *dbgfile;
 	struct pf_buf tried;        /* "FILE (why), ..." */
+	struct pf_buf skipped;      /* debug files with the right name that failed
+				       a check: "FILE (why), ..." (debuglink.c) */
 	Elf *elf_main, *elf_sym;
 	int fd_main, fd_sym;
 	char *image;                /* [vdso] copy, owned */
@@ -258,9 +261,26 @@ struct symbolizer {
 	/* lines.c's costs (PFSYM_LINES_STATS=1: pfsi_lines_report()) */
 	uint64_t ln_files, ln_cus, ln_addrs;   /* DWARF files opened, CUs indexed, addresses */
 	uint64_t ln_open_ns, ln_index_ns, ln_lookup_ns, ln_chain_ns;
+	/* debuginfod.c */
+	int dbgd_state;        /* 0 not tried, 1 client ready, -1 none */
+	void *dbgd_client;
+	unsigned dbgd_fetched; /* files the client returned */
+	char dbgd_note[320];   /* why it is not used, when it was asked for */
 };
 
 /* find.c */
+void pfsi_tried(struct binfo *b, const char *path, const char *why); /* notes a place tried */
+/* debuglink.c: b's .gnu_debuglink file, for a binary found without .symtab
+ * (`path`: the recorded one, without " (deleted)"); sets b's symbol file */
+void pfsi_debuglink_find(struct symbolizer *s, struct binfo *b, const char *path);
+/* debuginfod.c: the file of b's build-id (debuginfo: its debug file, else
+ * its executable) from the debuginfod servers or their cache, when
+ * DEBUGINFOD_URLS is set; path gets its name on this machine (notes a
+ * failure as tried). @return 0 or -1. */
+int pfsi_debuginfod_fetch(struct symbolizer *s, struct binfo *b, int debuginfo, char *path, size_t path_size);
+void pfsi_debuginfod_free(struct symbolizer *s);
+/* One line: files fetched, or why debuginfod was not used when asked for. */
+void pfsi_debuginfod_report(const struct symbolizer *s, FILE *out, const char *prog);
 struct binfo *pfsi_binfo_new(struct symbolizer *s, const struct pf_dso *dso, int deleted, int as_is);
 struct binfo *pfsi_binfo_get(struct symbolizer *s, struct pf_dso *dso);
 void pfsi_find_files(struct symbolizer *s, struct binfo *b);
@@ -269,6 +289,29 @@ int pfsi_has_symtab(Elf *e);
 int pfsi_has_dynsym(Elf *e);
 int pfsi_load_syms(struct binfo *b, Elf *e, Elf64_Word type, Elf *plt);
 void pfsi_load_segments(struct binfo *b, Elf *e);
+
+/* ---- perfmap.c: JIT symbols from PERFMAP sections (/tmp/perf-PID.map) ---- */
+
+struct pfsi_jit;
+
+/* An empty set of JIT maps. @return NULL when out of memory. */
+struct pfsi_jit *pfsi_jit_new(void);
+void pfsi_jit_free(struct pfsi_jit *j);
+/* Adds a PERFMAP payload (format/pfile.md 4.12); samples_so_far: samples
+ * already resolved (counted as late when not prescanned). Malformed lines
+ * are skipped. @return 0, -EBADMSG (shorter than its header), -ENOMEM. */
+int pfsi_jit_add(struct pfsi_jit *j, const uint8_t *data, size_t size, uint64_t samples_so_far);
+/* Reads the PERFMAP sections of the recording at `path` before the pass
+ * (they are written when the recording stops, after the samples): nothing
+ * for "-" or what is not a regular file. @return 0 or -ENOMEM. */
+int pfsi_jit_prescan(struct pfsi_jit *j, const char *path);
+/* Whether pfsi_jit_prescan() read the file (then the pass skips the sections). */
+int pfsi_jit_prescanned(const struct pfsi_jit *j);
+/* pf_prof_resolve_anon_fn: ctx is the struct pfsi_jit. */
+int pfsi_jit_resolve(void *ctx, struct pf_prof *p, uint32_t pid, uint64_t addr, struct pf_dso *dso,
+		     struct pf_prof_frame *f);
+/* One summary line (nothing without JIT maps), and one if they came late. */
+void pfsi_jit_report(const struct pfsi_jit *j, FILE *out, const char *prog);
 
 /* ---- ahead.c: buffers and the read-ahead thread of rewrite.c ---- */
 

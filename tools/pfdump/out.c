@@ -152,6 +152,7 @@ const char *pfd_section_name(uint16_t t)
 	case PF_SEC_COUNTS: return "COUNTS";
 	case PF_SEC_RUN: return "RUN";
 	case PF_SEC_KSYMS: return "KSYMS";
+	case PF_SEC_PERFMAP: return "PERFMAP";
 	case PF_SEC_STRINGS: return "STRINGS";
 	case PF_SEC_FRAMES: return "FRAMES";
 	case PF_SEC_STACKS: return "STACKS";

@@ -147,19 +147,22 @@ void pfd_print_maps(const struct pf_section *sec)
 	uint64_t time;
 	const char *text;
 	size_t len;
+	/* PERFMAP (4.12) has MAPS' layout: the text of /tmp/perf-PID.map */
+	int perfmap = sec->type == PF_SEC_PERFMAP;
+	const char *what = perfmap ? "perfmap" : "maps";
 	if (pf_maps_decode(sec->data, sec->size, &pid, &time, &text, &len) < 0) {
-		pfd_payload_error(sec, "MAPS");
+		pfd_payload_error(sec, perfmap ? "PERFMAP" : "MAPS");
 		return;
 	}
 	if (pfd_pr.json) {
-		pfd_obj_begin("maps");
+		pfd_obj_begin(what);
 		pfd_u64("pid", pid);
 		pfd_u64("time", time);
 		pfd_str("text", text, len);
 		pfd_obj_end();
 		return;
 	}
-	fprintf(pfd_pr.out, "  maps pid=%u time=%" PRIu64 " bytes=%zu\n", pid, time, len);
+	fprintf(pfd_pr.out, "  %s pid=%u time=%" PRIu64 " bytes=%zu\n", what, pid, time, len);
 	while (len) {
 		const char *nl = memchr(text, '\n', len);
 		size_t l = nl ? (size_t)(nl - text) : len;

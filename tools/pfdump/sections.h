@@ -22,6 +22,7 @@ void pfd_buildid_sec(const struct pf_section *sec, int list, int show);
  * list (--build-ids), else a summary line and one line per module if show. */
 void pfd_ksyms_sec(const struct pf_section *sec, int list, int show);
 void pfd_print_maps(const struct pf_section *sec);
+void pfd_print_maps(const struct pf_section *sec); /* MAPS and PERFMAP */
 void pfd_print_dso(const struct pf_section *sec);
 void pfd_print_run_mark(const struct pf_run_mark *m);
 void pfd_print_end(const struct pf_end *e);

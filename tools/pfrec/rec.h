@@ -175,6 +175,7 @@ struct rec {
 	uint64_t start_mono, start_wall_mono;
 
 	struct u32set known;
+	struct u32set perfmaps;          /* pids whose /tmp/perf-PID.map was copied */
 	struct strset seen_paths;
 	struct pf_buf pend_bid;
 	struct pending *pend; int npend, cappend;
@@ -198,6 +199,7 @@ void errmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2))); /* "pfr
 void notice(const char *fmt, ...) __attribute__((format(printf, 1, 2))); /* unless --quiet */
 void verbose(const char *fmt, ...) __attribute__((format(printf, 1, 2))); /* with -v */
 int u32set_add(struct u32set *s, uint32_t v);                  /* 1 added, 0 there, <0 */
+int u32set_has(const struct u32set *s, uint32_t v);
 int strset_add(struct strset *s, const char *p, size_t len);   /* 1 added, 0 there, <0 */
 void put_section(struct rec *R, uint16_t type, const struct pf_buf *b);
 void put_records(struct rec *R, const void *p, size_t n);
@@ -211,6 +213,11 @@ uint64_t perf_now(struct rec *R, uint64_t rec_time);
 void save_vdso(struct rec *R, uint32_t pid, uint64_t addr);
 int snapshot_maps(struct rec *R, uint32_t pid, uint64_t time);
 void drain_all(struct rec *R);
+struct pf_buf *pend_new(struct rec *R, uint16_t type); /* a pending side-band section */
+
+/* pfrec/perfmap.c: JIT symbol maps (/tmp/perf-PID.map) into PERFMAP sections */
+void save_perfmap(struct rec *R, uint32_t pid, uint64_t time);
+void save_perfmaps(struct rec *R, uint64_t time);
 
 /* pfrec/ksyms.c: the KSYMS section (the kernel's symbols, modules, build-ids):
  * save_ksyms() starts reading it in a thread; ksyms_flush() writes it (and

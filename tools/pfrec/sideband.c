@@ -37,7 +37,7 @@ static void pend_mark(struct rec *R)
 		R->pend_since = pfrec_now_ns(CLOCK_MONOTONIC);
 }
 
-static struct pf_buf *pend_new(struct rec *R, uint16_t type)
+struct pf_buf *pend_new(struct rec *R, uint16_t type)
 {
 	if (R->npend == R->cappend) {
 		int ncap = R->cappend ? R->cappend * 2 : 16;
@@ -224,12 +224,19 @@ void save_vdso(struct rec *R, uint32_t pid, uint64_t addr)
 /* Parses a maps text for executable file mappings and the vDSO. */
 static void scan_maps_text(struct rec *R, uint32_t pid, const char *text, size_t len)
 {
-	struct pf_proc_map pm;
+	struct pf_proc_map pm, prev;
+	memset(&prev, 0, sizeof(prev));
 	size_t pos = 0;
-	int rc;
+	int rc, have_prev = 0;
 	while ((rc = pf_proc_maps_next(text, len, &pos, &pm)) != 0) {
 		if (rc < 0)
 			continue;
+		/* text remapped over itself is the file's (pfsym names it so) */
+		struct pf_proc_map line = pm;
+		if (pm.perms[2] == 'x')
+			pf_proc_map_remapped(&pm, have_prev ? &prev : NULL, text, len, pos);
+		prev = line;
+		have_prev = 1;
 		struct mapref mr = { pm.start, pm.end, pm.inode, 1 };
 		if (pm.path_len == 6 && memcmp(pm.path, "[vdso]", 6) == 0)
 			save_vdso(R, pid, pm.start);
@@ -337,8 +344,14 @@ static void note_record(struct rec *R, const uint8_t *rec)
 	}
 	case PERF_RECORD_EXIT: {
 		struct pf_task k;
-		if (R->o.per_thread && pf_task_decode(ev, hp, &k) == 0 && pfrec_threads_exit(&R->threads, k.pid, k.tid) < 0)
+		if (pf_task_decode(ev, hp, &k) < 0)
+			break;
+		if (R->o.per_thread && pfrec_threads_exit(&R->threads, k.pid, k.tid) < 0)
 			verbose("out of memory: thread %u's exit is not counted", (unsigned)k.tid);
+		/* the process is gone, its JIT map is complete (and its pid may
+		 * be used again before the recording stops) */
+		if (k.pid == k.tid)
+			save_perfmap(R, k.pid, t);
 		break;
 	}
 	case PERF_RECORD_COMM: {
