@@ -179,6 +179,13 @@ void put_section(struct rec *R, uint16_t type, const struct pf_buf *b)
 	note_write(R, pf_writer_section(R->w, type, 0, b->data, b->len));
 }
 
+void put_section_stored(struct rec *R, const struct pf_section *sec, const void *stored)
+{
+	if (R->werr)
+		return;
+	note_write(R, pf_writer_section_stored(R->w, sec, stored));
+}
+
 void put_records(struct rec *R, const void *p, size_t n)
 {
 	if (R->werr || !n)

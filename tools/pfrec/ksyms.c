@@ -6,6 +6,7 @@
  */
 #include "pfrec/rec.h"
 #include "ksyms.h"
+#include <zstd.h>
 
 /* /proc/kallsyms is ~6 MB with ~120k text symbols on a distribution kernel */
 #define KALLSYMS_MAX (256u << 20)
@@ -128,6 +129,9 @@ struct ksyms_job {
 	char warn[512];      /* a warning to print (from the main thread) */
 	int warn_is_notice;
 	char verb[160];
+	int zlevel;          /* the writer's zstd level (0: stored as is) */
+	void *zbuf;          /* the payload compressed here, or NULL */
+	size_t zlen;
 };
 
 static void *ksyms_main(void *arg)
@@ -168,6 +172,19 @@ static void *ksyms_main(void *arg)
 	} else {
 		snprintf(j->verb, sizeof(j->verb), "KSYMS: %u text symbols, %u modules, %zu bytes before compression",
 			 k.n_syms, k.n_mods, j->payload.len);
+		/* compressed here, not in the main loop: 3.5 MB at level 6 took
+		 * long enough there for --call-graph dwarf rings to overflow */
+		if (j->zlevel > 0) {
+			size_t cap = ZSTD_compressBound(j->payload.len);
+			j->zbuf = malloc(cap);
+			size_t r = j->zbuf ? ZSTD_compress(j->zbuf, cap, j->payload.data, j->payload.len, j->zlevel) : 0;
+			if (!j->zbuf || ZSTD_isError(r) || r >= j->payload.len) {
+				free(j->zbuf);
+				j->zbuf = NULL;
+			} else {
+				j->zlen = r;
+			}
+		}
 	}
 out:
 	pf_buf_free(&text);
@@ -193,6 +210,7 @@ void save_ksyms(struct rec *R)
 	struct ksyms_job *j = calloc(1, sizeof(*j));
 	if (!j)
 		return;
+	j->zlevel = R->o.zlevel_given ? R->o.zlevel : DEFAULT_ZSTD_LEVEL;
 	if (pthread_create(&j->th, NULL, ksyms_main, j) != 0) {
 		ksyms_main(j); /* no thread: read it now */
 	} else {
@@ -227,8 +245,19 @@ int ksyms_flush(struct rec *R, int wait)
 	}
 	if (j->verb[0])
 		verbose("%s", j->verb);
-	if (j->payload.len)
+	if (j->zbuf) {
+		struct pf_section sec;
+		memset(&sec, 0, sizeof(sec));
+		sec.type = PF_SEC_KSYMS;
+		sec.compression = PF_COMP_ZSTD;
+		sec.raw_size = (uint32_t)j->payload.len;
+		sec.stored_size = (uint32_t)j->zlen;
+		sec.size = j->payload.len;
+		put_section_stored(R, &sec, j->zbuf);
+	} else if (j->payload.len) {
 		put_section(R, PF_SEC_KSYMS, &j->payload);
+	}
+	free(j->zbuf);
 	pf_buf_free(&j->payload);
 	free(j);
 	if (R->held.len) {

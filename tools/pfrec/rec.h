@@ -203,6 +203,8 @@ int u32set_has(const struct u32set *s, uint32_t v);
 int strset_add(struct strset *s, const char *p, size_t len);   /* 1 added, 0 there, <0 */
 void put_section(struct rec *R, uint16_t type, const struct pf_buf *b);
 void put_records(struct rec *R, const void *p, size_t n);
+/* a section compressed by the caller (pf_writer_section_stored()) */
+void put_section_stored(struct rec *R, const struct pf_section *sec, const void *stored);
 
 /* pfrec/args.c: the command line (exits 2 on a usage error) */
 void parse_args(struct opts *o, int argc, char **argv);
