@@ -362,8 +362,8 @@ alive() {
 	assert_failure 3
 	assert_line --regexp '^pfrec: run 2: [0-9]+ samples, 0 lost, [0-9.]+ s, exit status 3$'
 	[ "$(cat n)" = 3 ]   # all three runs ran
-	# a 1.3 file (format/pfile.md 4.10)
-	[ "$(od -An -tu2 -j10 -N2 r.pf | tr -d ' ')" = 3 ]
+	# a 1.4 file (runs: 1.3, format/pfile.md 4.10; pfrec may write KSYMS and PERFMAP: 1.4)
+	[ "$(od -An -tu2 -j10 -N2 r.pf | tr -d ' ')" = 4 ]
 	pfdump --json r.pf >d.json
 	# RUN sections 1, 2, 3 with increasing start times, each before its run's records
 	run jq -r 'select(.type == "run") | "\(.run) \(.start_time)"' d.json
