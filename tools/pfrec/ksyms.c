@@ -217,6 +217,13 @@ void save_ksyms(struct rec *R)
 		j->started = 1;
 	}
 	R->ksyms = j;
+	/* --call-graph dwarf writes megabytes a second: records held for half
+	 * a second come out as one burst whose compression stalls the rings
+	 * (samples lost at the start). They are written as they come, and
+	 * KSYMS follows them as soon as it is read (a reader keeps them until
+	 * then: format/pfile.md 4.11) */
+	if (R->o.dwarf)
+		R->ksyms_late = 1;
 }
 
 /* Writes the KSYMS section and the records held for it, once the thread is
