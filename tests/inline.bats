@@ -59,6 +59,36 @@ setup() {
 	[[ $output =~ std::__introsort_loop\<[^\;]*\;[^\;]*std::__unguarded_partition_pivot\<[^\;]*_\[i\] ]]
 }
 
+@test "the checker itself: binutils' misnamed inlined atol is settled by eu-addr2line, a wrong chain is not" {
+	# main's call of strtol, inlined from <stdlib.h>'s atol: binutils names
+	# the inlined frame "main", eu-addr2line and llvm-symbolizer "atol"
+	ret=$(objdump -d --no-show-raw-insn cxx_dw | awk '/^[0-9a-f]+ <main>:/ { on = 1; next } on && /^$/ { exit } on && prev ~ /<strtol@plt>/ { sub(/:.*/, "", $1); print $1; exit } on { prev = $0 }')
+	[ -n "$ret" ]
+	a=$(printf '%x' $((0x$ret - 1)))
+	mapfile -t eu < <(eu-addr2line -i -f -C -e cxx_dw "0x$a")
+	[ "${#eu[@]}" -eq 4 ]
+	[[ ${eu[0]} == 'atol inlined at '* ]]
+	loc=${eu[1]%:*} # file:line without the column
+	cloc=${eu[3]%:*}
+	frames() { # NAME of the inner frame
+		printf '{"type":"prof_frame","id":1,"name":"main","dso":"%s","file_off":"0x%s","addr":"0x%s","src_file":"%s","line":%s,"flags":"has_addr"}\n' \
+			"$PWD/cxx_dw" "$a" "$a" "${cloc%:*}" "${cloc##*:}"
+		printf '{"type":"prof_frame","id":2,"name":"%s","dso":"%s","file_off":"0x%s","addr":"0x%s","src_file":"%s","line":%s,"flags":"inline|has_addr","inline_depth":1}\n' \
+			"$1" "$PWD/cxx_dw" "$a" "$a" "${loc%:*}" "${loc##*:}"
+		echo '{"type":"prof_stack","id":0,"frame":1}'
+		echo '{"type":"prof_stack","id":1,"frame":2,"parent":0}'
+	}
+	run python3 "$CHECK" --demangle "$PWD/cxx_dw" < <(frames atol)
+	echo "$output"
+	assert_success
+	assert_line --index 0 --regexp "^settled: .*cxx_dw 0x$a: addr2line \[\('main', '.*inl_cxx.cc', [0-9]+\), \('main', '.*stdlib.h', [0-9]+\)\]"
+	assert_line --index 1 'checked 1 addresses, 1 inline frames, 0 faults'
+	run python3 "$CHECK" --demangle "$PWD/cxx_dw" < <(frames strtol)
+	echo "$output"
+	assert_failure
+	assert_output --partial "0x$a: pfsym [('main',"
+}
+
 @test "chains never cross: each inline frame's node is under its own address's caller frame" {
 	# inline_check.py checks every stack node of all four recordings
 	# (also above); here the property alone, with a count of inline frames
