@@ -134,7 +134,7 @@ COMMON_A    := $(O)/lib/libpftools-common.a
 HDRS        := $(wildcard include/pfile/*.h libpfile/internal/*.h libpfsym/internal/*.h tools/*.h tools/*/*.h)
 BINS        := $(TOOLS_PRESENT:%=$(O)/bin/%)
 TEST_SRC    := $(wildcard tests/c/*.c)
-TEST_BINS   := $(TEST_SRC:tests/c/%.c=$(O)/tests/%)
+TEST_BINS   := $(TEST_SRC:tests/c/%.c=$(O)/tests/%) $(O)/tests/ksyms-check-scan1 $(O)/tests/ksyms-check-scan8
 
 .PHONY: all lib tools check test test-bins demo bench install uninstall clean deps $(TOOLS)
 all: lib tools
@@ -178,6 +178,12 @@ $(foreach t,$(TOOLS_PRESENT),$(eval $(call tool_rule,$(t))))
 $(O)/tests/%: tests/c/%.c $(COMMON_A) $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(COMMON_A) $(LIB_A) $(ALL_LDFLAGS) $(CORE_LIBS)
+
+# ksyms-check with the KSYMS name scan of other machines (libpfile/ksyms.c:
+# one byte or one word at a time instead of SSE2), linked before libpfile.
+$(O)/tests/ksyms-check-scan%: tests/c/ksyms-check.c libpfile/ksyms.c $(COMMON_A) $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -DPF_KSYMS_SCAN=$* -o $@ tests/c/ksyms-check.c libpfile/ksyms.c $(COMMON_A) $(LIB_A) $(ALL_LDFLAGS) $(CORE_LIBS)
 
 # pfpprof's generated encoder. A missing protobuf-c or zlib stops the build
 # with the package to install (scripts/install-deps installs both).

@@ -10,6 +10,38 @@
 
 #include "ksyms.h"
 
+/* Bytes the name scan takes at a time: 16 (SSE2), 8 (a word, on
+ * little-endian machines) or 1; tests build the other two with -D. */
+#ifndef PF_KSYMS_SCAN
+#if defined(__SSE2__)
+#define PF_KSYMS_SCAN 16
+#elif defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define PF_KSYMS_SCAN 8
+#else
+#define PF_KSYMS_SCAN 1
+#endif
+#endif
+#if PF_KSYMS_SCAN == 16
+#include <emmintrin.h>
+#endif
+
+/* A parsed table's symbol (pf_ksyms_parse()). */
+struct pf_ksyms_row {
+	uint64_t addr;
+	uint32_t name_off;      /* in k->names */
+	uint16_t module;
+	char type;
+};
+
+/* In a decoded table, symbol i * STRIDE: its address and where its entries
+ * begin in the address, module and name columns (bytes from each column's
+ * start; the type column has one byte a symbol). */
+#define STRIDE 64
+struct pf_ksyms_mark {
+	uint64_t addr;
+	uint32_t a_off, m_off, n_off;
+};
+
 static void emsg(char *m, size_t sz, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void emsg(char *m, size_t sz, const char *fmt, ...)
 {
@@ -26,11 +58,10 @@ void pf_ksyms_free(struct pf_ksyms *k)
 	if (!k)
 		return;
 	free(k->mods);
-	free(k->syms);
-	if (k->block)
-		free(k->block);
-	else
-		free(k->names);
+	free(k->rows);
+	free(k->names);
+	free(k->block);
+	free(k->marks);
 	memset(k, 0, sizeof(*k));
 }
 
@@ -60,13 +91,13 @@ static int64_t module_id(struct pf_ksyms *k, const char *name, size_t len)
 
 static int sym_add(struct pf_ksyms *k, uint64_t addr, char type, uint16_t module, const char *name, size_t len)
 {
-	if (k->n_syms == k->syms_cap) {
-		uint32_t cap = k->syms_cap ? k->syms_cap * 2 : 1024;
-		struct pf_ksym *n = realloc(k->syms, (size_t)cap * sizeof(*n));
+	if (k->n_syms == k->rows_cap) {
+		uint32_t cap = k->rows_cap ? k->rows_cap * 2 : 1024;
+		struct pf_ksyms_row *n = realloc(k->rows, (size_t)cap * sizeof(*n));
 		if (!n)
 			return -ENOMEM;
-		k->syms = n;
-		k->syms_cap = cap;
+		k->rows = n;
+		k->rows_cap = cap;
 	}
 	if (k->names_len + len + 1 > k->names_cap || k->names_len + len + 1 > UINT32_MAX) {
 		if (k->names_len + len + 1 > UINT32_MAX)
@@ -80,7 +111,7 @@ static int sym_add(struct pf_ksyms *k, uint64_t addr, char type, uint16_t module
 		k->names = n;
 		k->names_cap = cap;
 	}
-	struct pf_ksym *s = &k->syms[k->n_syms++];
+	struct pf_ksyms_row *s = &k->rows[k->n_syms++];
 	s->addr = addr;
 	s->module = module;
 	s->type = type;
@@ -97,7 +128,7 @@ static int is_text_type(char c)
 }
 
 /* Stable sort by address: merge sort with a scratch array. */
-static void merge_sort(struct pf_ksym *a, struct pf_ksym *tmp, size_t n)
+static void merge_sort(struct pf_ksyms_row *a, struct pf_ksyms_row *tmp, size_t n)
 {
 	if (n < 2)
 		return;
@@ -120,13 +151,13 @@ static int sort_syms(struct pf_ksyms *k)
 {
 	int sorted = 1;
 	for (uint32_t i = 1; i < k->n_syms && sorted; i++)
-		sorted = k->syms[i - 1].addr <= k->syms[i].addr;
+		sorted = k->rows[i - 1].addr <= k->rows[i].addr;
 	if (sorted)
 		return 0;
-	struct pf_ksym *tmp = malloc((size_t)k->n_syms * sizeof(*tmp));
+	struct pf_ksyms_row *tmp = malloc((size_t)k->n_syms * sizeof(*tmp));
 	if (!tmp)
 		return -ENOMEM;
-	merge_sort(k->syms, tmp, k->n_syms);
+	merge_sort(k->rows, tmp, k->n_syms);
 	free(tmp);
 	return 0;
 }
@@ -214,9 +245,9 @@ int pf_ksyms_parse(struct pf_ksyms *k, const char *text, size_t len, char *errms
 	}
 	if (listed && !nonzero) {
 		/* kptr_restrict or perf_event_paranoid: addresses shown as 0 */
-		free(k->syms);
-		k->syms = NULL;
-		k->n_syms = k->syms_cap = 0;
+		free(k->rows);
+		k->rows = NULL;
+		k->n_syms = k->rows_cap = 0;
 		k->hidden = 1;
 		return 0;
 	}
@@ -281,21 +312,25 @@ int pf_ksyms_encode(const struct pf_ksyms *k, struct pf_buf *out)
 		rc |= pf_buf_put(out, m->build_id, m->build_id_size);
 		rc |= pf_buf_put(out, m->name, nl);
 	}
+	if (rc)
+		return -ENOMEM;
+	if (k->block) /* a decoded table: its columns as they are */
+		return pf_buf_put(out, k->col_addr, k->cols_len) ? -ENOMEM : 0;
 	/* four columns, which compress better than rows (4.11) */
 	uint64_t prev = 0;
 	for (uint32_t i = 0; i < k->n_syms && !rc; i++) {
-		const struct pf_ksym *s = &k->syms[i];
+		const struct pf_ksyms_row *s = &k->rows[i];
 		if (s->addr < prev || s->module > k->n_mods || !is_text_type(s->type))
 			return -EINVAL;
 		rc |= put_uleb(out, s->addr - prev);
 		prev = s->addr;
 	}
 	for (uint32_t i = 0; i < k->n_syms && !rc; i++)
-		rc |= pf_buf_put(out, &k->syms[i].type, 1);
+		rc |= pf_buf_put(out, &k->rows[i].type, 1);
 	for (uint32_t i = 0; i < k->n_syms && !rc; i++)
-		rc |= put_uleb(out, k->syms[i].module);
+		rc |= put_uleb(out, k->rows[i].module);
 	for (uint32_t i = 0; i < k->n_syms && !rc; i++) {
-		const char *name = k->names + k->syms[i].name_off;
+		const char *name = k->names + k->rows[i].name_off;
 		size_t nl = strlen(name);
 		if (!nl || nl > PF_KSYMS_MAX_NAME)
 			return -EINVAL;
@@ -323,12 +358,86 @@ static int get_uleb(const uint8_t *d, size_t size, size_t *pos, uint64_t *v)
 	return -1;
 }
 
-static int decode(struct pf_ksyms *k, const uint8_t *d, size_t size, int own, char *errmsg, size_t errmsg_size)
+/*
+ * The name column: n NUL-terminated names of 1..PF_KSYMS_MAX_NAME bytes
+ * from p (len bytes at most); marks[i / STRIDE].n_off = where name i
+ * begins, for every STRIDE-th. Sixteen bytes at a time with SSE2 (a mask
+ * of the zero bytes), else eight on little-endian machines (a word with
+ * 0x80 in each zero byte, exact: no borrow runs between bytes), else one:
+ * most blocks hold no NUL.
+ * @return bytes of the n names, or 0 with *bad = the first bad name's
+ * index (n if the column ends first) and *at = where it begins.
+ */
+static size_t scan_names(const char *p, size_t len, uint32_t n, struct pf_ksyms_mark *marks, uint32_t *bad,
+			 size_t *at)
+{
+	uint32_t c = 0;
+	size_t start = 0, j = 0;
+	if (!n)
+		return 0;
+	/* a name too long is found at its NUL (or the column ends first) */
+#if PF_KSYMS_SCAN == 16
+	for (; j + 16 <= len; j += 16) {
+		unsigned z = (unsigned)_mm_movemask_epi8(
+			_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(p + j)), _mm_setzero_si128()));
+		while (z) {
+			size_t e = j + (size_t)__builtin_ctz(z);
+			z &= z - 1;
+			if (e == start || e - start > PF_KSYMS_MAX_NAME)
+				goto bad_name;
+			if (!(c % STRIDE))
+				marks[c / STRIDE].n_off = (uint32_t)start;
+			start = e + 1;
+			if (++c == n)
+				return start;
+		}
+	}
+#elif PF_KSYMS_SCAN == 8
+	const uint64_t lo7 = 0x7f7f7f7f7f7f7f7fULL;
+	for (; j + 8 <= len; j += 8) {
+		uint64_t w;
+		memcpy(&w, p + j, 8);
+		uint64_t z = ~(((w & lo7) + lo7) | w | lo7);
+		while (z) {
+			size_t e = j + (size_t)(__builtin_ctzll(z) >> 3);
+			z &= z - 1;
+			if (e == start || e - start > PF_KSYMS_MAX_NAME)
+				goto bad_name;
+			if (!(c % STRIDE))
+				marks[c / STRIDE].n_off = (uint32_t)start;
+			start = e + 1;
+			if (++c == n)
+				return start;
+		}
+	}
+#endif
+	for (; j < len; j++) {
+		if (p[j])
+			continue;
+		if (j == start || j - start > PF_KSYMS_MAX_NAME)
+			goto bad_name;
+		if (!(c % STRIDE))
+			marks[c / STRIDE].n_off = (uint32_t)start;
+		start = j + 1;
+		if (++c == n)
+			return start;
+	}
+bad_name:
+	*bad = c;
+	*at = start;
+	return 0;
+}
+
+static int decode(struct pf_ksyms *k, uint8_t *d, size_t size, char *errmsg, size_t errmsg_size)
 {
 	emsg(errmsg, errmsg_size, "%s", "");
 	int rc = -EBADMSG;
 	if (size < 16) {
 		emsg(errmsg, errmsg_size, "KSYMS payload of %zu bytes, shorter than its 16-byte header", size);
+		return -EBADMSG;
+	}
+	if (size > UINT32_MAX) {
+		emsg(errmsg, errmsg_size, "KSYMS payload of %zu bytes, over 4 GiB", size);
 		return -EBADMSG;
 	}
 	uint8_t bsz = d[0];
@@ -379,19 +488,14 @@ bad_mod:
 			 "a bad length or a NUL in its name", i, at);
 		goto fail;
 	}
-	if (n_syms) {
-		k->syms = malloc((size_t)n_syms * sizeof(*k->syms));
-		/* the names column is what is left of the payload at most */
-		k->names_cap = size - pos;
-		k->names = own ? NULL : malloc(k->names_cap);
-		if (!k->syms || (!own && !k->names))
-			goto nomem;
-		k->syms_cap = n_syms;
-	}
+	k->marks = malloc(((size_t)n_syms / STRIDE + 1) * sizeof(*k->marks));
+	if (!k->marks)
+		goto nomem;
 	uint64_t addr = 0;
 	const char *why = NULL;
 	size_t at = pos;
 	uint32_t i;
+	const size_t a0 = pos;
 	for (i = 0; i < n_syms; i++) { /* addresses */
 		uint64_t delta;
 		at = pos;
@@ -406,20 +510,27 @@ bad_mod:
 			goto bad_sym;
 		}
 		addr += delta;
-		k->syms[i].addr = addr;
-	}
-	for (i = 0; i < n_syms; i++) { /* types */
-		at = pos;
-		if (pos >= size) {
-			why = "type runs past the payload";
-			goto bad_sym;
+		if (!(i % STRIDE)) {
+			k->marks[i / STRIDE].addr = addr;
+			k->marks[i / STRIDE].a_off = (uint32_t)(at - a0);
 		}
-		k->syms[i].type = (char)d[pos++];
-		if (!is_text_type(k->syms[i].type)) {
+	}
+	if (n_syms > size - pos) {
+		at = size;
+		i = (uint32_t)(size - pos);
+		why = "type runs past the payload";
+		goto bad_sym;
+	}
+	const size_t t0 = pos;
+	for (i = 0; i < n_syms; i++) { /* types */
+		if (!is_text_type((char)d[pos + i])) {
+			at = pos + i;
 			why = "type is not t, T, w or W";
 			goto bad_sym;
 		}
 	}
+	pos += n_syms;
+	const size_t m0 = pos;
 	for (i = 0; i < n_syms; i++) { /* modules */
 		uint64_t mod;
 		at = pos;
@@ -431,29 +542,27 @@ bad_mod:
 			why = "module index past the module table or the payload";
 			goto bad_sym;
 		}
-		k->syms[i].module = (uint16_t)mod;
+		if (!(i % STRIDE))
+			k->marks[i / STRIDE].m_off = (uint32_t)(at - m0);
 	}
-	/* names: the column copied at once, then split at its NULs */
-	if (own)
-		k->names = (char *)d + pos;
-	else if (n_syms)
-		memcpy(k->names, d + pos, size - pos);
-	const char *nb = k->names, *np = nb, *ne = nb ? nb + (size - pos) : nb;
-	for (i = 0; i < n_syms; i++) {
-		at = pos + (size_t)(np - nb);
-		const char *z = np < ne ? memchr(np, 0, (size_t)(ne - np)) : NULL;
-		size_t nl = z ? (size_t)(z - np) : 0;
-		if (!z || !nl || nl > PF_KSYMS_MAX_NAME) {
-			why = !z ? "name runs past the payload" : "name empty or over 1024 bytes";
+	size_t nlen = 0;
+	if (n_syms) {
+		size_t nat = 0;
+		nlen = scan_names((const char *)d + pos, size - pos, n_syms, k->marks, &i, &nat);
+		if (!nlen) {
+			at = pos + nat;
+			why = i == n_syms || !memchr(d + at, 0, size - at) ? "name runs past the payload"
+				: "name empty or over 1024 bytes";
 			goto bad_sym;
 		}
-		k->syms[i].name_off = (uint32_t)(np - nb);
-		np = z + 1;
 	}
-	k->names_len = (size_t)(np - nb);
+	k->block = d;
+	k->col_addr = d + a0;
+	k->col_type = d + t0;
+	k->col_mod = d + m0;
+	k->col_name = (const char *)d + pos;
+	k->cols_len = pos + nlen - a0;
 	k->n_syms = n_syms;
-	if (own)
-		k->block = (void *)d;
 	return 0;
 bad_sym:
 	emsg(errmsg, errmsg_size, "KSYMS symbol %u at payload offset %zu: %s", i, at, why);
@@ -461,20 +570,25 @@ bad_sym:
 nomem:
 	rc = -ENOMEM;
 fail:
-	if (own)
-		k->names = NULL; /* the caller's payload */
 	pf_ksyms_free(k);
 	return rc;
 }
 
 int pf_ksyms_decode(struct pf_ksyms *k, const uint8_t *data, size_t size, char *errmsg, size_t errmsg_size)
 {
-	return decode(k, data, size, 0, errmsg, errmsg_size);
+	uint8_t *copy = malloc(size ? size : 1);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, data, size);
+	int rc = decode(k, copy, size, errmsg, errmsg_size);
+	if (rc < 0)
+		free(copy);
+	return rc;
 }
 
 int pf_ksyms_decode_owned(struct pf_ksyms *k, uint8_t *data, size_t size, char *errmsg, size_t errmsg_size)
 {
-	return decode(k, data, size, 1, errmsg, errmsg_size);
+	return decode(k, data, size, errmsg, errmsg_size);
 }
 
 static int end_marker(const char *n)
@@ -487,28 +601,146 @@ static int end_marker(const char *n)
 	return 0;
 }
 
-int64_t pf_ksyms_find(const struct pf_ksyms *k, uint64_t addr)
+/* An unsigned LEB128 value that decode() checked. @return it; *len = its bytes. */
+static uint64_t uleb_at(const uint8_t *p, size_t *len)
 {
-	uint32_t lo = 0, hi = k->n_syms; /* first symbol above addr: lo */
+	uint64_t v = 0;
+	size_t n = 0;
+	uint8_t c;
+	do {
+		c = p[n];
+		if (n < 10)
+			v |= (uint64_t)(c & 0x7f) << (7 * n);
+		n++;
+	} while (c & 0x80);
+	*len = n;
+	return v;
+}
+
+/* A walk along a decoded table: symbol i, its address, and where its
+ * entries begin in the address, module and name columns. */
+struct walk {
+	uint32_t i;
+	uint64_t addr;
+	size_t a, m, n;
+};
+
+static void walk_mark(const struct pf_ksyms *k, uint32_t b, struct walk *w)
+{
+	const struct pf_ksyms_mark *mk = &k->marks[b];
+	*w = (struct walk){ b * STRIDE, mk->addr, mk->a_off, mk->m_off, mk->n_off };
+}
+
+/* To the next symbol's address (the caller knows there is one). */
+static void walk_addr(const struct pf_ksyms *k, struct walk *w)
+{
+	size_t l;
+	uleb_at(k->col_addr + w->a, &l);
+	w->a += l;
+	w->addr += uleb_at(k->col_addr + w->a, &l);
+	w->i++;
+}
+
+/* First mark whose address is at least (ge) or above (!ge) addr; 0..n_marks. */
+static uint32_t mark_search(const struct pf_ksyms *k, uint64_t addr, int ge)
+{
+	uint32_t lo = 0, hi = (k->n_syms + STRIDE - 1) / STRIDE;
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
-		if (k->syms[mid].addr <= addr)
+		if (ge ? k->marks[mid].addr < addr : k->marks[mid].addr <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (!lo)
+	return lo;
+}
+
+int pf_ksyms_sym(const struct pf_ksyms *k, uint32_t i, struct pf_ksym *out)
+{
+	if (i >= k->n_syms)
+		return -ERANGE;
+	if (!k->block) {
+		const struct pf_ksyms_row *r = &k->rows[i];
+		*out = (struct pf_ksym){ r->addr, k->names + r->name_off, r->module, r->type };
+		return 0;
+	}
+	struct walk w;
+	walk_mark(k, i / STRIDE, &w);
+	while (w.i < i) {
+		walk_addr(k, &w);
+		size_t l;
+		uleb_at(k->col_mod + w.m, &l);
+		w.m += l;
+		w.n += strlen(k->col_name + w.n) + 1;
+	}
+	size_t l;
+	*out = (struct pf_ksym){ w.addr, k->col_name + w.n, (uint16_t)uleb_at(k->col_mod + w.m, &l),
+				 (char)k->col_type[i] };
+	return 0;
+}
+
+/* The last symbol at or below addr and the first listed at its address:
+ * *first, and *next = the one after the last. @return 0, -1 if none. */
+static int locate(const struct pf_ksyms *k, uint64_t addr, uint32_t *first, uint32_t *next)
+{
+	if (!k->block) {
+		uint32_t lo = 0, hi = k->n_syms; /* first symbol above addr: lo */
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
+			if (k->rows[mid].addr <= addr)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (!lo)
+			return -1;
+		uint32_t i = lo - 1;
+		uint64_t at = k->rows[i].addr;
+		while (i && k->rows[i - 1].addr == at) /* aliases: the first listed */
+			i--;
+		*first = i;
+		*next = lo;
+		return 0;
+	}
+	uint32_t b = mark_search(k, addr, 0); /* marks from b on lie above addr */
+	if (!b)
 		return -1;
-	uint32_t next = lo;
-	uint32_t i = lo - 1;
-	uint64_t at = k->syms[i].addr;
-	while (i && k->syms[i - 1].addr == at) /* aliases: the first listed */
-		i--;
-	const struct pf_ksym *s = &k->syms[i];
-	if (end_marker(k->names + s->name_off))
+	struct walk w;
+	walk_mark(k, b - 1, &w);
+	uint32_t end = b * STRIDE < k->n_syms ? b * STRIDE : k->n_syms;
+	uint32_t last = w.i;
+	uint64_t at = w.addr;
+	while (w.i + 1 < end) {
+		walk_addr(k, &w);
+		if (w.addr > addr)
+			break;
+		last = w.i;
+		at = w.addr;
+	}
+	*next = last + 1;
+	/* aliases: the first listed at `at`, perhaps some marks back */
+	uint32_t j = mark_search(k, at, 1);
+	if (!j) {
+		*first = 0;
+		return 0;
+	}
+	walk_mark(k, j - 1, &w);
+	while (w.addr != at)
+		walk_addr(k, &w);
+	*first = w.i;
+	return 0;
+}
+
+int64_t pf_ksyms_find(const struct pf_ksyms *k, uint64_t addr)
+{
+	uint32_t i, next;
+	struct pf_ksym s;
+	if (locate(k, addr, &i, &next) < 0 || pf_ksyms_sym(k, i, &s) < 0)
 		return -1;
-	if (s->module) {
-		const struct pf_ksyms_module *m = &k->mods[s->module - 1];
+	if (end_marker(s.name))
+		return -1;
+	if (s.module) {
+		const struct pf_ksyms_module *m = &k->mods[s.module - 1];
 		if (m->size_bytes && (addr < m->base || addr - m->base >= m->size_bytes))
 			return -1;
 		if (next == k->n_syms && !m->size_bytes)

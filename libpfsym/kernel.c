@@ -228,8 +228,10 @@ int pfsi_kern_resolve(void *ctx, struct pf_prof *p, struct pf_prof_frame *f)
 	int64_t i = pf_ksyms_find(t, a);
 	if (i < 0)
 		return 0;
-	const struct pf_ksym *s = &t->syms[i];
-	const char *name = pf_ksyms_name(t, (uint32_t)i);
+	struct pf_ksym sy, *s = &sy;
+	if (pf_ksyms_sym(t, (uint32_t)i, s) < 0)
+		return 0;
+	const char *name = s->name;
 	size_t nl = strlen(name);
 	char buf[PF_KSYMS_MAX_NAME + 80];
 	if (s->module) {

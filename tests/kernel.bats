@@ -205,6 +205,21 @@ kernel_frames() {
 	assert_output "pfsym: missing.txt: No such file or directory"
 }
 
+@test "a KSYMS table read in place (columns, sparse index) agrees with the parsed one: this machine's kallsyms and 300 random tables" {
+	# tests/c/ksyms-check.c: every symbol, and find() at each symbol's
+	# address -1/0/+1, halfway to the next and at random addresses; runs of
+	# aliases longer than the index stride, names up to 1024 bytes
+	run "$PFTOOLS_BUILD/tests/ksyms-check" --file /proc/kallsyms 11 300
+	assert_success
+	assert_output --regexp '^ksyms-check: 301 tables, [0-9]+ symbols, [0-9]+ lookups: rows and columns agree$'
+	# the name scan of machines without SSE2: a word, or a byte, at a time
+	for w in 1 8; do
+		run "$PFTOOLS_BUILD/tests/ksyms-check-scan$w" --file /proc/kallsyms 12 100
+		assert_success
+		assert_output --partial 'rows and columns agree'
+	done
+}
+
 @test "a damaged KSYMS section is one clear error; the rest of the recording resolves" {
 	for how in cut count names; do
 		"$PFTOOLS_BUILD/tests/pftest-writer" ksyms-damage "$how" k.pf "dmg-$how.pf"

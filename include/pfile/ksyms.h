@@ -20,7 +20,8 @@
  *    ...
  *    pf_ksyms_decode(&k2, payload, size, err, sizeof(err));
  *    int64_t i = pf_ksyms_find(&k2, addr);             // -1: no symbol
- *    if (i >= 0) name = pf_ksyms_name(&k2, i), off = addr - k2.syms[i].addr;
+ *    struct pf_ksym s;
+ *    if (i >= 0 && pf_ksyms_sym(&k2, i, &s) == 0) name = s.name, off = addr - s.addr;
  *    pf_ksyms_free(&k2);
  *
  * Errors are negative errno values as in pfile.h; functions that take an
@@ -52,15 +53,20 @@ struct pf_ksyms_module {
 	char name[64];          /* NUL-terminated (module names are at most 55 bytes) */
 };
 
-/* A text symbol. */
+/* A text symbol, as pf_ksyms_sym() hands it out. */
 struct pf_ksym {
 	uint64_t addr;          /* its start address */
-	uint32_t name_off;      /* byte offset of its NUL-terminated name in `names` */
+	const char *name;       /* NUL-terminated, 1..PF_KSYMS_MAX_NAME bytes, owned by the table */
 	uint16_t module;        /* 0: the core kernel; i >= 1: mods[i - 1] */
 	char type;              /* 't', 'T', 'w' or 'W' as kallsyms shows it */
 };
 
-/* The table. Zero it before first use; free with pf_ksyms_free(). */
+struct pf_ksyms_row;
+struct pf_ksyms_mark;
+
+/* The table. Zero it before first use; free with pf_ksyms_free(). Symbols
+ * are numbered 0..n_syms-1 in address order (symbols at one address keep
+ * their input order); read them with pf_ksyms_sym() and pf_ksyms_find(). */
 struct pf_ksyms {
 	uint8_t build_id[64];   /* the kernel's (/sys/kernel/notes) */
 	uint8_t build_id_size;  /* bytes, 0: unknown */
@@ -70,13 +76,19 @@ struct pf_ksyms {
 	uint32_t n_mods;
 	struct pf_ksyms_module *mods;
 	uint32_t n_syms;
-	struct pf_ksym *syms;   /* sorted by address; symbols at one address keep
-	                         * their input order */
-	char *names;            /* the names, NUL-terminated, one after the other */
+	/* The rest is private (no ABI promise). A parsed table holds rows; a
+	 * decoded one reads the payload's four columns where they are, with the
+	 * place of every 64th symbol in them (so that decoding ~120,000 symbols
+	 * touches 50 KB, not 2 MB). */
+	struct pf_ksyms_row *rows;
+	char *names;
 	size_t names_len, names_cap;
-	void *block;            /* pf_ksyms_decode_owned(): the payload that holds
-	                         * `names`, freed with the table (else NULL) */
-	uint32_t mods_cap, syms_cap;
+	uint8_t *block;         /* a decoded table's payload */
+	const uint8_t *col_addr, *col_type, *col_mod;
+	const char *col_name;
+	size_t cols_len;        /* bytes from col_addr to the end of the last name */
+	struct pf_ksyms_mark *marks;
+	uint32_t mods_cap, rows_cap;
 };
 
 /* Parses kallsyms text (lines "ADDRESS TYPE NAME" or "ADDRESS TYPE
@@ -100,16 +112,17 @@ int pf_ksyms_set_module(struct pf_ksyms *k, const char *name, uint64_t base, uin
  * PF_KSYMS_MAX_NAME); -ENOMEM. */
 int pf_ksyms_encode(const struct pf_ksyms *k, struct pf_buf *out);
 
-/* Decodes a KSYMS payload of `size` bytes into k (which must be empty). The
- * names are copied: the payload may go after the call.
+/* Decodes a KSYMS payload of `size` bytes into k (which must be empty),
+ * checking every field of it (4.11). The payload is copied: it may go
+ * after the call.
  * @return 0; -EBADMSG (errmsg: what is wrong, with the payload offset; k is
  * left empty); -ENOMEM. */
 int pf_ksyms_decode(struct pf_ksyms *k, const uint8_t *data, size_t size, char *errmsg, size_t errmsg_size);
 
-/* As pf_ksyms_decode(), without copying the names: on success k takes
- * over `data` (malloc'd, `size` bytes; its names are used where they are)
- * and pf_ksyms_free() frees it; on failure it stays the caller's. For a
- * payload of ~120,000 symbols this saves a 3 MB copy. */
+/* As pf_ksyms_decode(), without the copy: on success k takes over `data`
+ * (malloc'd, `size` bytes; read where it is) and pf_ksyms_free() frees it;
+ * on failure it stays the caller's. For a payload of ~120,000 symbols this
+ * saves a 3.5 MB copy. */
 int pf_ksyms_decode_owned(struct pf_ksyms *k, uint8_t *data, size_t size, char *errmsg, size_t errmsg_size);
 
 /* The symbol that holds kernel address `addr`: the one with the largest
@@ -118,14 +131,16 @@ int pf_ksyms_decode_owned(struct pf_ksyms *k, uint8_t *data, size_t size, char *
  * the last symbol of the table holds only addresses inside its module of
  * known size. The end markers `_etext`, `_einittext`, `__irqentry_text_end`,
  * `__softirqentry_text_end` and `__entry_text_end` hold nothing.
- * @return its index in k->syms, or -1 when none holds addr. */
+ * Costs a binary search and, in a decoded table, a walk of at most 64
+ * symbols.
+ * @return its index (0..n_syms-1), or -1 when none holds addr. */
 int64_t pf_ksyms_find(const struct pf_ksyms *k, uint64_t addr);
 
-/* The name of symbol i (NUL-terminated, owned by k). */
-static inline const char *pf_ksyms_name(const struct pf_ksyms *k, uint32_t i)
-{
-	return k->names + k->syms[i].name_off;
-}
+/* Symbol i (0..n_syms-1) into *out; out->name stays valid until
+ * pf_ksyms_free(). In a decoded table this walks at most 63 symbols from
+ * the last marked one.
+ * @return 0; -ERANGE when i >= n_syms. */
+int pf_ksyms_sym(const struct pf_ksyms *k, uint32_t i, struct pf_ksym *out);
 
 /* Frees what k holds and zeroes it; a zeroed k is a no-op. */
 void pf_ksyms_free(struct pf_ksyms *k);

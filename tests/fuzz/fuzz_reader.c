@@ -15,6 +15,8 @@
  * damaged file never stops a reader that says it can continue from
  * returning the next section; sizes add up.
  */
+#include <errno.h>
+
 #include "fuzz.h"
 #include "maps.h"
 #include "build.h"
@@ -208,19 +210,31 @@ static void section(const struct pf_section *s, struct pf_events *evs, struct pf
 		char em[256];
 		if (pf_ksyms_decode(&k, d, n, em, sizeof(em)) == 0) {
 			FUZZ_ASSERT(k.build_id_size <= 64);
+			struct pf_ksym prev = { 0 }, sy;
 			for (uint32_t i = 0; i < k.n_syms; i++) {
-				FUZZ_ASSERT(!i || k.syms[i - 1].addr <= k.syms[i].addr);
-				FUZZ_ASSERT(k.syms[i].module <= k.n_mods);
-				FUZZ_ASSERT(k.syms[i].name_off < k.names_len);
-				const char *nm = pf_ksyms_name(&k, i);
-				fuzz_touch(nm, strlen(nm));
+				FUZZ_ASSERT(pf_ksyms_sym(&k, i, &sy) == 0);
+				FUZZ_ASSERT(!i || prev.addr <= sy.addr);
+				FUZZ_ASSERT(sy.module <= k.n_mods);
+				size_t nl = strlen(sy.name);
+				FUZZ_ASSERT(nl >= 1 && nl <= PF_KSYMS_MAX_NAME);
+				fuzz_touch(sy.name, nl);
+				prev = sy;
 			}
-			/* every symbol's own address finds a symbol at that address, or none */
+			FUZZ_ASSERT(pf_ksyms_sym(&k, k.n_syms, &sy) == -ERANGE);
+			/* every symbol's own address (+1) finds the first symbol listed
+			 * at the highest address at or below it, or none */
 			for (uint32_t i = 0; i < k.n_syms && i < 4096; i++) {
-				int64_t j = pf_ksyms_find(&k, k.syms[i].addr + 1);
+				struct pf_ksym si, sj;
+				FUZZ_ASSERT(pf_ksyms_sym(&k, i, &si) == 0);
+				int64_t j = pf_ksyms_find(&k, si.addr + 1);
 				FUZZ_ASSERT(j < (int64_t)k.n_syms);
-				if (j >= 0)
-					FUZZ_ASSERT(k.syms[j].addr <= k.syms[i].addr + 1);
+				if (j >= 0) {
+					FUZZ_ASSERT(pf_ksyms_sym(&k, (uint32_t)j, &sj) == 0);
+					FUZZ_ASSERT(sj.addr <= si.addr + 1);
+					struct pf_ksym sb;
+					if (j > 0 && pf_ksyms_sym(&k, (uint32_t)j - 1, &sb) == 0)
+						FUZZ_ASSERT(sb.addr < sj.addr);
+				}
 			}
 			/* a decoded table encodes and decodes to the same table */
 			struct pf_buf b = { 0 };
@@ -231,7 +245,7 @@ static void section(const struct pf_section *s, struct pf_events *evs, struct pf
 			pf_ksyms_free(&k2);
 			pf_buf_free(&b);
 		} else {
-			FUZZ_ASSERT(!k.n_syms && !k.syms && em[0]);
+			FUZZ_ASSERT(!k.n_syms && !k.block && em[0]);
 		}
 		pf_ksyms_free(&k);
 		break;

@@ -38,7 +38,12 @@ void pfd_ksyms_sec(const struct pf_section *sec, int list, int show)
 		pf_ksyms_free(&k);
 		return;
 	}
-	uint64_t lo = k.n_syms ? k.syms[0].addr : 0, hi = k.n_syms ? k.syms[k.n_syms - 1].addr : 0;
+	struct pf_ksym first = { 0 }, last = { 0 };
+	if (k.n_syms) {
+		pf_ksyms_sym(&k, 0, &first);
+		pf_ksyms_sym(&k, k.n_syms - 1, &last);
+	}
+	uint64_t lo = first.addr, hi = last.addr;
 	if (pfd_pr.json)
 		pfd_obj_begin("ksyms");
 	else
