@@ -597,6 +597,40 @@ int pf_proc_map_remapped(struct pf_proc_map *pm, const struct pf_proc_map *prev,
 	return 1;
 }
 
+int pf_proc_map_anon_label(struct pf_proc_map *pm, const struct pf_proc_map *prev, const char *text, size_t len,
+			   size_t pos, char *buf, size_t size)
+{
+	if (pm->path_len || pm->inode || pm->perms[2] != 'x')
+		return 0;
+	const struct pf_proc_map *f = NULL;
+	struct pf_proc_map next;
+	int rc;
+	if (prev && prev->path_len && prev->path[0] == '/' && prev->inode && prev->end == pm->start) {
+		f = prev;
+	} else {
+		while ((rc = pf_proc_maps_next(text, len, &pos, &next)) < 0)
+			;
+		if (rc > 0 && next.path_len && next.path[0] == '/' && next.inode && next.start == pm->end)
+			f = &next;
+	}
+	if (!f)
+		return 0;
+	const char *bn = f->path + f->path_len;
+	while (bn > f->path && bn[-1] != '/')
+		bn--;
+	size_t bl = (size_t)(f->path + f->path_len - bn);
+	if (!bl || bl + 8 > size)
+		return 0;
+	memcpy(buf, "[anon:", 6);
+	memcpy(buf + 6, bn, bl);
+	buf[6 + bl] = ']';
+	buf[7 + bl] = 0;
+	pm->path = buf;
+	pm->path_len = bl + 7;
+	pm->pgoff = 0;
+	return 1;
+}
+
 int pf_maps_add_proc_maps(struct pf_maps *m, uint32_t pid, uint64_t time_ns,
 			  const char *text, size_t len)
 {
@@ -608,11 +642,12 @@ int pf_maps_add_proc_maps(struct pf_maps *m, uint32_t pid, uint64_t time_ns,
 		if (rc < 0)
 			continue;
 		struct pf_proc_map line = pm;
-		if (pm.perms[2] == 'x')
-			pf_proc_map_remapped(&pm, have_prev ? &prev : NULL, text, len, pos);
+		char label[320]; /* "[anon:" NAME "]", NAME at most 255 bytes */
+		if (pm.perms[2] == 'x' && !pf_proc_map_remapped(&pm, have_prev ? &prev : NULL, text, len, pos))
+			pf_proc_map_anon_label(&pm, have_prev ? &prev : NULL, text, len, pos, label, sizeof(label));
 		prev = line;
 		have_prev = 1;
-		/* executable, file-backed or pseudo ("[vdso]"), not empty */
+		/* executable, file-backed or pseudo ("[vdso]", "[anon:NAME]"), not empty */
 		if (pm.perms[2] != 'x' || !pm.path_len || pm.end <= pm.start)
 			continue;
 		int64_t dso = pf_maps_dso_intern(m, pm.path, pm.path_len, NULL, 0);

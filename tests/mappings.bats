@@ -58,6 +58,36 @@ check_remapped() {
 	assert_line "$(readelf -n "$BATS_FILE_TMPDIR/rt" | awk '/Build ID/ { print $3 }') $BATS_FILE_TMPDIR/rt"
 }
 
+@test "text remapped so that only one side adjoins the file: labelled [anon:NAME] after that file, never [unknown]" {
+	build_workload remap_text rtnow "${FLAGS[@]}" -Wl,-z,now
+	./rtnow 3000 unmap-head >out &
+	local bg=$!
+	for _ in $(seq 1 100); do [ -s out ] && break; sleep 0.05; done
+	[ "$(cat out)" = remapped ] || { kill $bg; skip "$(cat out)"; }
+	# the anonymous text follows no mapping of the file now, only precedes one
+	text=$(grep -E '^[0-9a-f]+-[0-9a-f]+ r-xp 00000000 00:00 0 *$' "/proc/$bg/maps" | head -1)
+	[ -n "$text" ]
+	lo=$((16#${text%%-*}))
+	grep -B1 "^${text%% *} " "/proc/$bg/maps" | head -1 | { ! grep -q 'rtnow$'; }
+	pfrec -q -g -F 2000 -p "$bg" --duration 1 -o a.pf
+	kill $bg 2>/dev/null || true
+	wait $bg 2>/dev/null || true
+	pfsym -q a.pf -o a.sym
+	folded=$(pffold -q a.sym)
+	echo "$folded" | head
+	# the spinning leaves (nearly every sample) are the label, no leaf is unknown
+	total=$(awk '{ s += $NF } END { print s + 0 }' <<<"$folded")
+	anon=$(awk '{ n = split($1, f, ";"); if (f[n] == "[anon:rtnow]") s += $NF } END { print s + 0 }' <<<"$folded")
+	[ "$anon" -gt $((total * 7 / 10)) ] || { echo "[anon:rtnow] leaves: $anon of $total"; false; }
+	[ -z "$(awk '{ n = split($1, f, ";"); if (f[n] == "[unknown]") print }' <<<"$folded")" ]
+	# each labelled frame's address lies in the anonymous text, as /proc showed it
+	hi=$((16#$(cut -d' ' -f1 <<<"$text" | cut -d- -f2)))
+	run pffold -q --addrs a.sym
+	offs=$(grep -o '\[anon:rtnow+0x[0-9a-f]*\]' <<<"$output" | sed 's/.*+0x//; s/\]//' | sort -u)
+	[ -n "$offs" ]
+	for o in $offs; do [ $((16#$o)) -lt $((hi - lo)) ]; done
+}
+
 @test "pfdump --build-ids lists [vdso] with the build-id of the recorded image, as readelf reads it from the live vDSO" {
 	[ -r /proc/self/mem ] || skip "/proc/self/mem is not readable"
 	pfrec -q -g -F 1000 -o r.pf -- sleep 0.2

@@ -164,6 +164,17 @@ int pf_proc_maps_next(const char *text, size_t len, size_t *pos, struct pf_proc_
 int pf_proc_map_remapped(struct pf_proc_map *pm, const struct pf_proc_map *prev, const char *text, size_t len,
 			 size_t pos);
 
+/* Executable anonymous memory next to a file that pf_proc_map_remapped()
+ * cannot place exactly (only one side adjoins the file, or the offsets do
+ * not line up): likely code copied from that file (text moved to huge pages
+ * in part). Labels it "[anon:NAME]", NAME the base name of the file mapped
+ * right before it (else right after it), written to buf (size bytes, NUL
+ * included); pm's path points there and its pgoff is 0.
+ * @return 1 labelled, 0 not (pm unchanged: not anonymous, not executable,
+ * no file adjoins it, or buf too small). */
+int pf_proc_map_anon_label(struct pf_proc_map *pm, const struct pf_proc_map *prev, const char *text, size_t len,
+			   size_t pos, char *buf, size_t size);
+
 /* Parses the text of /proc/PID/maps (`len` bytes) and adds its executable
  * file-backed and pseudo mappings ("[vdso]") to `pid` from `time_ns`, as
  * well as text remapped over itself (an executable anonymous mapping that

@@ -1,9 +1,13 @@
-/* remap_text MS: copies its own executable text into anonymous memory and
+/* remap_text MS [unmap-head]: copies its own executable text into anonymous memory and
  * moves that copy over the original with mremap(MREMAP_FIXED), as servers
  * that put their text on huge pages do at start-up, then spins in
  * spin_one() and spin_two() (called from main) for MS ms. The text mapping
  * is then "//anon" at the addresses the file mapping had. Prints "remapped"
- * once done (or why not, exit 77). */
+ * once done (or why not, exit 77). With "unmap-head" it then unmaps the
+ * file's mapping right before the text (its ELF header page: build with
+ * -Wl,-z,now so that nothing needs it later), so that the anonymous text
+ * adjoins the file on one side only: it cannot be placed in the file
+ * exactly. */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>
@@ -74,6 +78,20 @@ int main(int argc, char **argv)
 	if (mremap(copy, n, n, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)s) != (void *)s) {
 		puts("mremap failed");
 		return 77;
+	}
+	if (argc > 2 && strcmp(argv[2], "unmap-head") == 0) {
+		FILE *f = fopen("/proc/self/maps", "r");
+		char line[4096];
+		unsigned long a = 0, b = 0, ha = 0;
+		while (f && fgets(line, sizeof(line), f))
+			if (sscanf(line, "%lx-%lx", &a, &b) == 2 && b == s)
+				ha = a;
+		if (f)
+			fclose(f);
+		if (!ha || munmap((void *)ha, s - ha) != 0) {
+			puts("no mapping right before the text");
+			return 77;
+		}
 	}
 	puts("remapped");
 	fflush(stdout);
