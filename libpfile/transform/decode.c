@@ -89,48 +89,53 @@ static int get_runs(struct rd *runs, struct rd *lit, uint8_t *b, uint32_t words,
 	}
 }
 
-static int decode_sample(pf_tx *t, uint32_t k, struct rd *R, int swap, uint8_t *rec, uint8_t *lim,
-			 size_t *rec_size, const char **why)
+/* A sample's predicted fields, read from their streams (decode_sample()). */
+struct pred {
+	uint64_t misc, id, pid, time, cpu, cpu_res, period, ip, nr;
+	uint32_t tid;
+	struct slot *sl;
+};
+
+/* Reads the fields the encoder predicted (misc, id, tid, time, cpu, period,
+ * the call chain into t->chain_tmp, ip) and updates the predictions.
+ * @return 0, or -EBADMSG with *why. */
+static int read_pred(pf_tx *t, uint32_t k, struct rd *R, int swap, struct pred *f, const char **why)
 {
-	const struct txev *e = &t->ev[k];
-	uint64_t st = e->sample_type;
-	uint64_t misc = 0, id = 0, pid = 0, dtid = 0, time = 0, cpu = 0, cpu_res = 0, period = 0, ip = 0;
-	uint64_t v;
-	if ((size_t)(lim - rec) < 8)
-		BAD("records run past the section's raw size");
-	if (get_var(&R[S_MISC], &misc) < 0 || misc > 0xffff)
+	uint64_t st = t->ev[k].sample_type;
+	uint64_t v, dtid = 0;
+	memset(f, 0, sizeof(*f));
+	if (get_var(&R[S_MISC], &f->misc) < 0 || f->misc > 0xffff)
 		BAD("bad misc stream");
 	if (st & (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_ID)) {
 		if (get_var(&R[S_ID], &v) < 0)
 			BAD("bad id stream");
-		id = t->last_sid + unzz(v);
-		t->last_sid = id;
+		f->id = t->last_sid + unzz(v);
+		t->last_sid = f->id;
 	}
-	uint32_t tid = 0;
 	if (st & PERF_SAMPLE_TID) {
-		if (get_var(&R[S_TID], &pid) < 0 || get_var(&R[S_TID], &dtid) < 0 || pid > UINT32_MAX)
+		if (get_var(&R[S_TID], &f->pid) < 0 || get_var(&R[S_TID], &dtid) < 0 || f->pid > UINT32_MAX)
 			BAD("bad tid stream");
-		tid = (uint32_t)(pid + unzz(dtid));
+		f->tid = (uint32_t)(f->pid + unzz(dtid));
 	}
-	struct slot *sl = get_slot(t, tid);
+	struct slot *sl = f->sl = get_slot(t, f->tid);
 	if (st & PERF_SAMPLE_TIME) {
 		const uint8_t *lo = get_bytes(&R[S_TIME], 1);
 		if (!lo || get_var(&R[S_TIMEHI], &v) < 0 || v >> 56)
 			BAD("bad time stream");
-		time = sl->time + t->time_step + unzz(v << 8 | *lo);
-		sl->time = time;
-		t->last_time = time;
+		f->time = sl->time + t->time_step + unzz(v << 8 | *lo);
+		sl->time = f->time;
+		t->last_time = f->time;
 	}
 	if (st & PERF_SAMPLE_CPU) {
-		if (get_var(&R[S_CPU], &cpu) < 0 || get_var(&R[S_CPU], &cpu_res) < 0 || cpu > UINT32_MAX ||
-		    cpu_res > UINT32_MAX)
+		if (get_var(&R[S_CPU], &f->cpu) < 0 || get_var(&R[S_CPU], &f->cpu_res) < 0 || f->cpu > UINT32_MAX ||
+		    f->cpu_res > UINT32_MAX)
 			BAD("bad cpu stream");
 	}
 	if (st & PERF_SAMPLE_PERIOD) {
 		if (get_var(&R[S_PERIOD], &v) < 0)
 			BAD("bad period stream");
-		period = t->period[k] + unzz(v);
-		t->period[k] = period;
+		f->period = t->period[k] + unzz(v);
+		t->period[k] = f->period;
 	}
 	uint64_t *chain = t->chain_tmp, nr = 0;
 	if (st & PERF_SAMPLE_CALLCHAIN) {
@@ -150,36 +155,121 @@ static int decode_sample(pf_tx *t, uint32_t k, struct rd *R, int swap, uint8_t *
 		for (uint64_t i = 0; i < same; i++)
 			chain[nr - same + i] = pfi_ldn(old + (sl->chain_n - same + i) * 8, 8, swap);
 	}
+	f->nr = nr;
 	if (st & PERF_SAMPLE_IP) {
 		uint64_t pred = sl->ip;
 		if (st & PERF_SAMPLE_CALLCHAIN)
 			first_ip(chain, nr, &pred);
 		if (get_var(&R[S_IP], &v) < 0)
 			BAD("bad ip stream");
-		ip = pred + unzz(v);
-		sl->ip = ip;
+		f->ip = pred + unzz(v);
+		sl->ip = f->ip;
 	}
+	return 0;
+}
+
+/* PERF_SAMPLE_REGS_USER: abi, then the registers of the mask, each
+ * predicted by the slot's last value. *base = the stack pointer when known.
+ * @return 0, 1 when the output is full, or -EBADMSG with *why. */
+static int put_regs_user(const struct txev *e, pf_tx *t, struct rd *R, int swap, struct slot *sl, struct out *o,
+			 int *base_ok, uint64_t *base, const char **why)
+{
+	uint64_t abi, v;
+	if (get_var(&R[S_REGS], &abi) < 0)
+		BAD("bad register stream");
+	if (put_out(o, abi, 8, swap) < 0)
+		return 1;
+	if (!abi) {
+		sl->nregs = 0;
+		return 0;
+	}
+	uint32_t n = (uint32_t)__builtin_popcountll(e->regs_user);
+	int same = sl->nregs == n;
+	uint64_t mask = e->regs_user;
+	for (uint32_t i = 0; i < n; i++, mask &= mask - 1) {
+		if (get_var(&R[S_REG0 + __builtin_ctzll(mask)], &v) < 0)
+			BAD("bad register stream");
+		uint64_t r = (same ? sl->regs[i] : 0) + unzz(v);
+		sl->regs[i] = r;
+		if (put_out(o, r, 8, swap) < 0)
+			return 1;
+	}
+	sl->nregs = n;
+	int spi = sp_index(t, e->regs_user);
+	if (spi >= 0) {
+		*base = sl->regs[spi];
+		*base_ok = 1;
+	}
+	return 0;
+}
+
+/* PERF_SAMPLE_STACK_USER: size, the copy (predicted from the slot's last
+ * copy at the same stack addresses) and dyn_size.
+ * @return 0, 1 when the output is full, or -EBADMSG with *why. */
+static int put_stack_user(struct rd *R, int swap, struct slot *sl, struct out *o, int base_ok, uint64_t base,
+			  const char **why)
+{
+	uint64_t size, dyn = 0;
+	if (get_var(&R[S_STACK], &size) < 0)
+		BAD("bad stack stream");
+	if (put_out(o, size, 8, swap) < 0)
+		return 1;
+	if (!size)
+		return 0;
+	if (get_var(&R[S_STACK], &dyn) < 0 || (size & 7) || size > MAX_REC)
+		BAD("bad stack stream");
+	if ((uint64_t)(o->end - o->p) < size + 8)
+		return 1;
+	uint8_t *b = o->p;
+	uint32_t keep = dyn < size ? (uint32_t)dyn : (uint32_t)size;
+	stack_pred(sl, base_ok, base, b, keep, (uint32_t)size);
+	if (get_runs(&R[S_STACK], &R[S_STACKDATA], b, (uint32_t)size / 8, swap, why) < 0)
+		return -EBADMSG;
+	/* the slot points at this copy in the output buffer, which stays put
+	 * for the rest of the section (reset_section() forgets the slots) */
+	sl->stack_ok = base_ok;
+	sl->stack_base = base;
+	sl->stack_len = keep;
+	sl->stack_view = b;
+	o->p += size;
+	put_out(o, dyn, 8, swap);
+	return 0;
+}
+
+static int decode_sample(pf_tx *t, uint32_t k, struct rd *R, int swap, uint8_t *rec, uint8_t *lim,
+			 size_t *rec_size, const char **why)
+{
+	const struct txev *e = &t->ev[k];
+	uint64_t st = e->sample_type;
+	struct pred f;
+	int rc;
+	if ((size_t)(lim - rec) < 8)
+		BAD("records run past the section's raw size");
+	if ((rc = read_pred(t, k, R, swap, &f, why)) < 0)
+		return rc;
+	struct slot *sl = f.sl;
+	uint64_t nr = f.nr, *chain = t->chain_tmp;
 
 	/* the record, in the kernel's field order */
 	struct out o = { rec + 8, lim };
 	struct rd *rest = &R[S_REST];
-	if ((st & PERF_SAMPLE_IDENTIFIER) && put_out(&o, id, 8, swap) < 0)
+	if ((st & PERF_SAMPLE_IDENTIFIER) && put_out(&o, f.id, 8, swap) < 0)
 		goto full;
-	if ((st & PERF_SAMPLE_IP) && put_out(&o, ip, 8, swap) < 0)
+	if ((st & PERF_SAMPLE_IP) && put_out(&o, f.ip, 8, swap) < 0)
 		goto full;
-	if ((st & PERF_SAMPLE_TID) && (put_out(&o, pid, 4, swap) < 0 || put_out(&o, tid, 4, swap) < 0))
+	if ((st & PERF_SAMPLE_TID) && (put_out(&o, f.pid, 4, swap) < 0 || put_out(&o, f.tid, 4, swap) < 0))
 		goto full;
-	if ((st & PERF_SAMPLE_TIME) && put_out(&o, time, 8, swap) < 0)
+	if ((st & PERF_SAMPLE_TIME) && put_out(&o, f.time, 8, swap) < 0)
 		goto full;
 	if ((st & PERF_SAMPLE_ADDR) && rest_copy(rest, &o, 8) < 0)
 		goto short_rest;
-	if ((st & PERF_SAMPLE_ID) && put_out(&o, id, 8, swap) < 0)
+	if ((st & PERF_SAMPLE_ID) && put_out(&o, f.id, 8, swap) < 0)
 		goto full;
 	if ((st & PERF_SAMPLE_STREAM_ID) && rest_copy(rest, &o, 8) < 0)
 		goto short_rest;
-	if ((st & PERF_SAMPLE_CPU) && (put_out(&o, cpu, 4, swap) < 0 || put_out(&o, cpu_res, 4, swap) < 0))
+	if ((st & PERF_SAMPLE_CPU) && (put_out(&o, f.cpu, 4, swap) < 0 || put_out(&o, f.cpu_res, 4, swap) < 0))
 		goto full;
-	if ((st & PERF_SAMPLE_PERIOD) && put_out(&o, period, 8, swap) < 0)
+	if ((st & PERF_SAMPLE_PERIOD) && put_out(&o, f.period, 8, swap) < 0)
 		goto full;
 	if (st & PERF_SAMPLE_READ) {
 		uint64_t nr2 = 0;
@@ -219,61 +309,11 @@ static int decode_sample(pf_tx *t, uint32_t k, struct rd *R, int swap, uint8_t *
 	}
 	int base_ok = 0;
 	uint64_t base = 0;
-	if (st & PERF_SAMPLE_REGS_USER) {
-		uint64_t abi;
-		if (get_var(&R[S_REGS], &abi) < 0)
-			BAD("bad register stream");
-		if (put_out(&o, abi, 8, swap) < 0)
-			goto full;
-		if (abi) {
-			uint32_t n = (uint32_t)__builtin_popcountll(e->regs_user);
-			int same = sl->nregs == n;
-			uint64_t mask = e->regs_user;
-			for (uint32_t i = 0; i < n; i++, mask &= mask - 1) {
-				if (get_var(&R[S_REG0 + __builtin_ctzll(mask)], &v) < 0)
-					BAD("bad register stream");
-				uint64_t r = (same ? sl->regs[i] : 0) + unzz(v);
-				sl->regs[i] = r;
-				if (put_out(&o, r, 8, swap) < 0)
-					goto full;
-			}
-			sl->nregs = n;
-			int spi = sp_index(t, e->regs_user);
-			if (spi >= 0) {
-				base = sl->regs[spi];
-				base_ok = 1;
-			}
-		} else {
-			sl->nregs = 0;
-		}
-	}
-	if (st & PERF_SAMPLE_STACK_USER) {
-		uint64_t size, dyn = 0;
-		if (get_var(&R[S_STACK], &size) < 0)
-			BAD("bad stack stream");
-		if (put_out(&o, size, 8, swap) < 0)
-			goto full;
-		if (size) {
-			if (get_var(&R[S_STACK], &dyn) < 0 || (size & 7) || size > MAX_REC)
-				BAD("bad stack stream");
-			if ((uint64_t)(o.end - o.p) < size + 8)
-				goto full;
-			uint8_t *b = o.p;
-			uint32_t keep = dyn < size ? (uint32_t)dyn : (uint32_t)size;
-			stack_pred(sl, base_ok, base, b, keep, (uint32_t)size);
-			if (get_runs(&R[S_STACK], &R[S_STACKDATA], b, (uint32_t)size / 8, swap, why) < 0)
-				return -EBADMSG;
-			/* the slot points at this copy in the output buffer,
-			 * which stays put for the rest of the section
-			 * (reset_section() forgets the slots) */
-			sl->stack_ok = base_ok;
-			sl->stack_base = base;
-			sl->stack_len = keep;
-			sl->stack_view = b;
-			o.p += size;
-			put_out(&o, dyn, 8, swap);
-		}
-	}
+	if ((st & PERF_SAMPLE_REGS_USER) &&
+	    (rc = put_regs_user(e, t, R, swap, sl, &o, &base_ok, &base, why)) != 0)
+		goto stop;
+	if ((st & PERF_SAMPLE_STACK_USER) && (rc = put_stack_user(R, swap, sl, &o, base_ok, base, why)) != 0)
+		goto stop;
 	if ((st & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT)) && rest_copy(rest, &o, 8) < 0)
 		goto short_rest;
 	if ((st & PERF_SAMPLE_DATA_SRC) && rest_copy(rest, &o, 8) < 0)
@@ -303,10 +343,13 @@ static int decode_sample(pf_tx *t, uint32_t k, struct rd *R, int swap, uint8_t *
 	if (rs > MAX_REC || (rs & 7))
 		BAD("a decoded sample has an impossible size");
 	pfi_stn(rec, PERF_RECORD_SAMPLE, 4, swap);
-	pfi_stn(rec + 4, misc, 2, swap);
+	pfi_stn(rec + 4, f.misc, 2, swap);
 	pfi_stn(rec + 6, rs, 2, swap);
 	*rec_size = rs;
 	return 0;
+stop:
+	if (rc < 0)
+		return rc;
 full:
 	BAD("records run past the section's raw size");
 short_rest:
