@@ -179,23 +179,12 @@ int main(int argc, char **argv)
 		case 'v':
 			verbose = 1;
 			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		case 'V':
-			return pf_cli_version(PROG);
 		default:
-			fprintf(stderr, "Try '" PROG " --help' for more information.\n");
-			return 2;
+			return pf_cli_std_opt(PROG, c, usage);
 		}
 	}
-	if (optind < argc)
-		in = argv[optind++];
-	if (optind < argc) {
-		fprintf(stderr, PROG ": unexpected argument '%s'\nTry '" PROG " --help' for more information.\n",
-			argv[optind]);
-		return 2;
-	}
+	if (pf_cli_one_input(PROG, argc, argv, optind, &in))
+		return PF_EXIT_USAGE;
 	int to_stdout = strcmp(out, "-") == 0;
 	if (to_stdout && isatty(1)) {
 		fprintf(stderr, PROG ": refusing to write binary data to a terminal (use -o FILE or a pipe)\n");

@@ -58,19 +58,12 @@ int main(int argc, char **argv)
 		case 'o':
 			out = optarg;
 			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		case 'V':
-			return pf_cli_version(PROG);
 		default:
-			return pf_cli_try_help(PROG);
+			return pf_cli_std_opt(PROG, c, usage);
 		}
 	}
-	if (optind < argc)
-		in = argv[optind++];
-	if (optind < argc)
-		return pf_cli_usage(PROG, "unexpected argument '%s'", argv[optind]);
+	if (pf_cli_one_input(PROG, argc, argv, optind, &in))
+		return PF_EXIT_USAGE;
 
 	struct pp_input pi;
 	if (pp_read(&pi, in) < 0) {

@@ -864,23 +864,12 @@ int main(int argc, char **argv)
 		case 'q':
 			quiet = 1;
 			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		case 'V':
-			return pf_cli_version(PROG);
 		default:
-			fprintf(stderr, "Try '" PROG " --help' for more information.\n");
-			return 2;
+			return pf_cli_std_opt(PROG, opt, usage);
 		}
 	}
-	if (optind < argc)
-		c.in = argv[optind++];
-	if (optind < argc) {
-		fprintf(stderr, PROG ": unexpected argument '%s'\nTry '" PROG " --help' for more information.\n",
-			argv[optind]);
-		return 2;
-	}
+	if (pf_cli_one_input(PROG, argc, argv, optind, &c.in))
+		return PF_EXIT_USAGE;
 	c.out = stdout;
 	if (strcmp(out, "-") != 0 && !(c.out = fopen(out, "w"))) {
 		fprintf(stderr, PROG ": %s: %s\n", out, strerror(errno));

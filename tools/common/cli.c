@@ -41,6 +41,26 @@ int pf_cli_usage(const char *prog, const char *fmt, ...)
 	return pf_cli_try_help(prog);
 }
 
+int pf_cli_std_opt(const char *prog, int c, void (*usage)(FILE *out))
+{
+	if (c == 'h') {
+		usage(stdout);
+		return PF_EXIT_OK;
+	}
+	if (c == 'V')
+		return pf_cli_version(prog);
+	return pf_cli_try_help(prog);
+}
+
+int pf_cli_one_input(const char *prog, int argc, char **argv, int optind, const char **in)
+{
+	if (optind < argc)
+		*in = argv[optind++];
+	if (optind < argc)
+		return pf_cli_usage(prog, "unexpected argument '%s'", argv[optind]);
+	return 0;
+}
+
 void pf_cli_usage_exit(const char *prog, const char *fmt, ...)
 {
 	va_list ap;

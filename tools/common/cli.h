@@ -33,6 +33,17 @@ int pf_cli_try_help(const char *prog);
  * @return PF_EXIT_USAGE. */
 int pf_cli_usage(const char *prog, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The options every tool has, as the default case of its getopt switch:
+ * c == 'h' prints usage(stdout), c == 'V' the version (both @return
+ * PF_EXIT_OK); any other c is a usage error that getopt has already
+ * printed: the Try line, @return PF_EXIT_USAGE. */
+int pf_cli_std_opt(const char *prog, int c, void (*usage)(FILE *out));
+
+/* At most one operand, the input, left after the options at argv[optind]:
+ * *in = it (unchanged if none). @return 0, or PF_EXIT_USAGE after
+ * "PROG: unexpected argument 'X'" for a second one. */
+int pf_cli_one_input(const char *prog, int argc, char **argv, int optind, const char **in);
+
 /* As pf_cli_usage(), then exit(PF_EXIT_USAGE). */
 void pf_cli_usage_exit(const char *prog, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3), noreturn));
