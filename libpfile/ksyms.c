@@ -368,6 +368,18 @@ static int get_uleb(const uint8_t *d, size_t size, size_t *pos, uint64_t *v)
  * @return bytes of the n names, or 0 with *bad = the first bad name's
  * index (n if the column ends first) and *at = where it begins.
  */
+/* A NUL at e ends the name that began at *start (name *c). @return 1 when
+ * it was the n-th, -1 when the name is empty or too long, else 0. */
+static inline int name_end(size_t e, size_t *start, uint32_t *c, uint32_t n, struct pf_ksyms_mark *marks)
+{
+	if (e == *start || e - *start > PF_KSYMS_MAX_NAME)
+		return -1;
+	if (!(*c % STRIDE))
+		marks[*c / STRIDE].n_off = (uint32_t)*start;
+	*start = e + 1;
+	return ++*c == n;
+}
+
 static size_t scan_names(const char *p, size_t len, uint32_t n, struct pf_ksyms_mark *marks, uint32_t *bad,
 			 size_t *at)
 {
@@ -381,14 +393,11 @@ static size_t scan_names(const char *p, size_t len, uint32_t n, struct pf_ksyms_
 		unsigned z = (unsigned)_mm_movemask_epi8(
 			_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(p + j)), _mm_setzero_si128()));
 		while (z) {
-			size_t e = j + (size_t)__builtin_ctz(z);
+			int r = name_end(j + (size_t)__builtin_ctz(z), &start, &c, n, marks);
 			z &= z - 1;
-			if (e == start || e - start > PF_KSYMS_MAX_NAME)
+			if (r < 0)
 				goto bad_name;
-			if (!(c % STRIDE))
-				marks[c / STRIDE].n_off = (uint32_t)start;
-			start = e + 1;
-			if (++c == n)
+			if (r)
 				return start;
 		}
 	}
@@ -399,14 +408,11 @@ static size_t scan_names(const char *p, size_t len, uint32_t n, struct pf_ksyms_
 		memcpy(&w, p + j, 8);
 		uint64_t z = ~(((w & lo7) + lo7) | w | lo7);
 		while (z) {
-			size_t e = j + (size_t)(__builtin_ctzll(z) >> 3);
+			int r = name_end(j + (size_t)(__builtin_ctzll(z) >> 3), &start, &c, n, marks);
 			z &= z - 1;
-			if (e == start || e - start > PF_KSYMS_MAX_NAME)
+			if (r < 0)
 				goto bad_name;
-			if (!(c % STRIDE))
-				marks[c / STRIDE].n_off = (uint32_t)start;
-			start = e + 1;
-			if (++c == n)
+			if (r)
 				return start;
 		}
 	}
@@ -414,12 +420,10 @@ static size_t scan_names(const char *p, size_t len, uint32_t n, struct pf_ksyms_
 	for (; j < len; j++) {
 		if (p[j])
 			continue;
-		if (j == start || j - start > PF_KSYMS_MAX_NAME)
+		int r = name_end(j, &start, &c, n, marks);
+		if (r < 0)
 			goto bad_name;
-		if (!(c % STRIDE))
-			marks[c / STRIDE].n_off = (uint32_t)start;
-		start = j + 1;
-		if (++c == n)
+		if (r)
 			return start;
 	}
 bad_name:
