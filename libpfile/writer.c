@@ -22,24 +22,6 @@
 /* I/O helpers                                                               */
 /* ------------------------------------------------------------------------ */
 
-static int write_all(int fd, const void *p, size_t n)
-{
-	const uint8_t *b = p;
-	while (n) {
-		ssize_t k = write(fd, b, n);
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (k == 0)
-			return -EIO;
-		b += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
 /* iov[0..n) in writev(2) calls until all is written. */
 static int write_v(int fd, struct iovec *v, int n)
 {
@@ -62,6 +44,12 @@ static int write_v(int fd, struct iovec *v, int n)
 		}
 	}
 	return 0;
+}
+
+static int write_all(int fd, const void *p, size_t n)
+{
+	struct iovec v = { (void *)(uintptr_t)p, n };
+	return write_v(fd, &v, 1);
 }
 
 /* ------------------------------------------------------------------------ */
