@@ -325,7 +325,9 @@ static int64_t chain_for(pf_prof_builder *b, uint32_t dso, uint32_t k, const str
 {
 	struct pf_prof_frame fs[MAX_INLINE + 1];
 	fs[0] = *f0;
-	int n = b->o.resolve_chain(b->o.resolve_chain_ctx, b->p, pf_maps_dso(&b->maps, dso), fs, MAX_INLINE + 1);
+	int n = dso == KERNEL_DSO
+		? b->o.resolve_kernel_chain(b->o.resolve_kernel_chain_ctx, b->p, fs, MAX_INLINE + 1)
+		: b->o.resolve_chain(b->o.resolve_chain_ctx, b->p, pf_maps_dso(&b->maps, dso), fs, MAX_INLINE + 1);
 	if (n < 0)
 		return n;
 	if (n < 1 || n > MAX_INLINE + 1)
@@ -362,6 +364,8 @@ static int64_t frame_for(pf_prof_builder *b, uint32_t dso, uint64_t off)
 	struct pf_prof_frame f = { NONE, NONE, off, 0, 0, NONE, 0, 0 };
 	if (dso == KERNEL_DSO) {
 		f.flags = PF_FRAME_KERNEL;
+		if (b->o.resolve_kernel_chain)
+			return chain_for(b, dso, k, &f);
 		if (b->o.resolve_kernel) {
 			int rc = b->o.resolve_kernel(b->o.resolve_kernel_ctx, b->p, &f);
 			if (rc < 0)

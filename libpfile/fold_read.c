@@ -234,7 +234,7 @@ static int fold_fill(pf_fold *f)
 	prof_drop_hashes(&f->prof);
 	pf_prof_builder_free(f->b);
 	f->b = NULL;
-	struct pf_prof_builder_opts bo = { sizeof(bo), NULL, NULL, fill_sample, f, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL };
+	struct pf_prof_builder_opts bo = { sizeof(bo), NULL, NULL, fill_sample, f, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL };
 	if ((rc = pf_prof_builder_new(&f->b, &f->prof, &bo)) < 0) {
 		pf_reader_close(r);
 		return rc;
@@ -324,7 +324,7 @@ int pfi_fold_read(pf_fold *f, const char *path)
 		return rc;
 	}
 	pf_reader_set_want(r, fold_want, f);
-	struct pf_prof_builder_opts bo = { sizeof(bo), NULL, NULL, pfi_fold_sample, f, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL };
+	struct pf_prof_builder_opts bo = { sizeof(bo), NULL, NULL, pfi_fold_sample, f, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL };
 	if ((rc = pf_prof_builder_new(&f->b, &f->prof, &bo)) < 0) {
 		pf_reader_close(r);
 		return rc;

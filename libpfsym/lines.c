@@ -640,6 +640,13 @@ int pfsi_sym_resolve_chain(void *ctx, struct pf_prof *p, struct pf_dso *dso, str
 	struct binfo *b = pfsi_binfo_get(s, dso);
 	if (!b || b->state != ST_OK)
 		return 1;
+	return pfsi_lines_chain(s, b, dso, p, f, max);
+}
+
+int pfsi_lines_chain(struct symbolizer *s, struct binfo *b, struct pf_dso *dso, struct pf_prof *p,
+		     struct pf_prof_frame *f, uint32_t max)
+{
+	int rc;
 	struct pfsi_lines *l = lines_of(s, b, dso);
 	if (!l)
 		return -ENOMEM;

@@ -295,7 +295,8 @@ static int pass_setup(pf_sym *s, struct pass *ps, const struct pf_file_header *f
 	struct pf_prof_builder_opts bo = { sizeof(bo), pfsi_sym_resolve, s->sym, on_sample, ps, pfsi_unw_unwind, ps->unw,
 					   pfsi_kern_resolve, s->kern, pfsi_kern_ksymbol, s->kern,
 					   s->o.no_inline ? NULL : pfsi_sym_resolve_chain, s->sym,
-					   pfsi_jit_resolve, ps->jit };
+					   pfsi_jit_resolve, ps->jit,
+					   pfsi_kern_has_vmlinux(s->kern) ? pfsi_kern_resolve_chain : NULL, s->kern };
 	pfsi_kern_pass_begin(s->kern);
 	/* the whole chunk at once: no realloc copies while it fills */
 	ps->samples.cap = 8 + (size_t)CHUNK_SAMPLES * PF_PROF_SAMPLE_SIZE;
@@ -366,6 +367,7 @@ static int pass_section(pf_sym *s, struct pass *ps, struct ahead_sec *x)
 	}
 	if (sec.type == PF_SEC_META) {
 		pfsi_unw_meta(ps->unw, sec.data, sec.size);
+		pfsi_kern_meta(s->kern, sec.data, sec.size);
 		char v[8];
 		if (pf_kv_get(sec.data, sec.size, "ksyms", v, sizeof(v)) > 0 && strcmp(v, "1") == 0 &&
 		    !pfsi_kern_has_file(s->kern))
@@ -655,6 +657,11 @@ int pf_sym_new(pf_sym **out, const struct pf_sym_opts *o, char *errmsg, size_t e
 		pfsi_kern_free(s->kern);
 		free(s->strs);
 		free(s);
+		return rc;
+	}
+	rc = pfsi_kern_vmlinux(s->kern, s->sym, po.vmlinux, po.force, po.no_inline, errmsg, errmsg_size);
+	if (rc < 0) {
+		pf_sym_free(s);
 		return rc;
 	}
 	*out = s;

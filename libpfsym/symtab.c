@@ -671,6 +671,22 @@ int pfsi_sym_resolve(void *ctx, struct pf_prof *p, struct pf_dso *dso, struct pf
 	return 0;
 }
 
+int pfsi_sym_name_vaddr(struct symbolizer *s, struct pf_prof *p, struct binfo *b, uint64_t v, struct pf_prof_frame *f)
+{
+	struct sym *sy = lookup(b, v);
+	if (!sy)
+		return 0;
+	int64_t id = sym_name_id(s, p, sy);
+	if (id < 0)
+		return (int)id;
+	f->name = (uint32_t)id;
+	if (v - sy->addr <= UINT32_MAX) {
+		f->sym_off = (uint32_t)(v - sy->addr);
+		f->flags |= PF_FRAME_HAS_SYMOFF;
+	}
+	return 1;
+}
+
 int pfsi_sym_lookup_file(struct symbolizer *s, struct pf_prof *p, const char *path, uint64_t vaddr, const char **name)
 {
 	*name = NULL;

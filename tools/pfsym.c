@@ -45,6 +45,12 @@ static void usage(FILE *f)
 	      "      --kallsyms=FILE   name kernel frames from FILE (text as /proc/kallsyms\n"
 	      "                        shows it, read as root) instead of the recording's\n"
 	      "                        snapshot: for recordings made with --no-kallsyms\n"
+	      "      --vmlinux=FILE    name core kernel frames from FILE, an uncompressed\n"
+	      "                        kernel ELF image with symbols (with DWARF: also inline\n"
+	      "                        frames and source lines); used only if its build-id is\n"
+	      "                        the recorded kernel's (or with --force), moved by the\n"
+	      "                        recorded _text address (KASLR); modules stay named from\n"
+	      "                        the snapshot or --kallsyms\n"
 	      "      --no-inline       no inline frames and no source lines (by default, from\n"
 	      "                        the DWARF of the binary or its debug file)\n"
 	      "      --debuginfod=URL  fetch binaries and debug files missing here by build-id\n"
@@ -213,6 +219,7 @@ int main(int argc, char **argv)
 		{ "force", no_argument, NULL, 'f' },
 		{ "no-demangle", no_argument, NULL, 'M' },
 		{ "kallsyms", required_argument, NULL, 'K' },
+		{ "vmlinux", required_argument, NULL, 'L' },
 		{ "no-inline", no_argument, NULL, 'I' },
 		{ "debuginfod", required_argument, NULL, 'U' },
 		{ "no-debuginfod", no_argument, NULL, 'N' },
@@ -275,6 +282,9 @@ int main(int argc, char **argv)
 			break;
 		case 'K':
 			so.kallsyms = optarg;
+			break;
+		case 'L':
+			so.vmlinux = optarg;
 			break;
 		case 'I':
 			so.no_inline = 1;

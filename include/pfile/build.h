@@ -93,6 +93,15 @@ typedef int (*pf_prof_resolve_chain_fn)(void *ctx, struct pf_prof *p, struct pf_
 typedef int (*pf_prof_resolve_anon_fn)(void *ctx, struct pf_prof *p, uint32_t pid, uint64_t addr,
 				       struct pf_dso *dso, struct pf_prof_frame *f);
 
+/* The kernel symbolizer callback with inline frames (since 0.3; pfsym
+ * --vmlinux): called instead of pf_prof_kresolve_fn, once per unique kernel
+ * address. f[0] comes filled as for pf_prof_kresolve_fn and is the outer
+ * function's frame; f[1..n) are the functions inlined there, filled as
+ * pf_prof_resolve_chain_fn fills them (PF_FRAME_INLINE, depth, name,
+ * src_file, line; PF_FRAME_KERNEL kept). `max` (>= 1) is the room in f.
+ * @return n (>= 1), or a negative errno that stops the build. */
+typedef int (*pf_prof_kresolve_chain_fn)(void *ctx, struct pf_prof *p, struct pf_prof_frame *f, uint32_t max);
+
 struct pf_prof_builder_opts {
 	size_t sz;                  /* sizeof(struct pf_prof_builder_opts) */
 	pf_prof_resolve_fn resolve; /* NULL: frames stay DSO + offset */
@@ -114,6 +123,11 @@ struct pf_prof_builder_opts {
 	void *resolve_chain_ctx;
 	pf_prof_resolve_anon_fn resolve_anon; /* NULL: anonymous memory stays "[anon]"-like */
 	void *resolve_anon_ctx;
+	/* since 0.3 (absent when sz is smaller): */
+	pf_prof_kresolve_chain_fn resolve_kernel_chain; /* non-NULL: used instead
+				     * of resolve_kernel; inlined functions
+				     * become stack nodes as for user frames */
+	void *resolve_kernel_chain_ctx;
 };
 
 /* Counters, for pfsym's summary. */

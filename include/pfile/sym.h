@@ -106,17 +106,30 @@ struct pf_sym_opts {
 				        * use; its cache): 0 when that variable is set
 				        * (the default), -1 never, 1 the same, asked for
 				        * explicitly (pfsym --debuginfod) */
+	/* since 0.3 (absent when sz is smaller): */
+	const char *vmlinux;           /* an uncompressed kernel image (ELF with
+				        * .symtab; DWARF optional) that names core
+				        * kernel frames, with inline frames and
+				        * source lines unless no_inline, before
+				        * the KSYMS snapshot or kallsyms file (which
+				        * still name modules): used only when its
+				        * build-id is the recorded kernel's (KSYMS,
+				        * else META kernel_build_id) unless force,
+				        * moved by runtime _text (KSYMS or META
+				        * kernel_text) minus its own; or NULL */
 };
-#define PF_SYM_OPTS_INIT { sizeof(struct pf_sym_opts), NULL, NULL, 0, 0, 0, 0, NULL, NULL, NULL, 0, 0 }
+#define PF_SYM_OPTS_INIT { sizeof(struct pf_sym_opts), NULL, NULL, 0, 0, 0, 0, NULL, NULL, NULL, 0, 0, NULL }
 
 /* A new symbolizer for options `o` (NULL: the defaults). The strings of `o`
  * are copied. The symfs and debug directories are opened now.
- * o->kallsyms is read and parsed now.
+ * o->kallsyms is read and parsed now, o->vmlinux opened and its symbols
+ * indexed now.
  * @return 0 with *out set (free it with pf_sym_free()); -EINVAL (o->sz too
- * small, more than 32 debug directories); -ENOMEM; or -errno of a directory
- * or kallsyms file that cannot be opened (-EBADMSG: a kallsyms line that is
- * not one), with errmsg "DIR: REASON" or "FILE: REASON" (errmsg is "" for
- * the other errors). */
+ * small, more than 32 debug directories: errmsg ""; or a vmlinux that is
+ * not an unstripped kernel ELF image: errmsg "FILE: REASON"); -ENOMEM; or
+ * -errno of a directory, kallsyms or vmlinux file that cannot be opened
+ * (-EBADMSG: a kallsyms line that is not one), with errmsg "DIR: REASON"
+ * or "FILE: REASON" (errmsg is "" for the other errors). */
 int pf_sym_new(pf_sym **out, const struct pf_sym_opts *o, char *errmsg, size_t errmsg_size);
 
 /* Frees s and everything it loaded; NULL is a no-op. */

@@ -173,6 +173,12 @@ struct pfsi_lines;
  * inlined at the address from the DWARF of the file symbols came from. */
 int pfsi_sym_resolve_chain(void *ctx, struct pf_prof *p, struct pf_dso *dso, struct pf_prof_frame *f,
 			   uint32_t max);
+/* The source line and inlined functions at ELF address f[0].addr of b (in
+ * state ST_OK; dso: where to look for a separate debug file, or NULL: only
+ * b's own files), f[0] named already. @return as pfsi_sym_resolve_chain(). */
+struct binfo;
+int pfsi_lines_chain(struct symbolizer *s, struct binfo *b, struct pf_dso *dso, struct pf_prof *p,
+		     struct pf_prof_frame *f, uint32_t max);
 /* Frees a binfo's DWARF index; NULL is a no-op. */
 void pfsi_lines_free(struct pfsi_lines *l);
 /* With PFSYM_LINES_STATS=1 in the environment, one line "PROG: lines: ..."
@@ -288,6 +294,9 @@ void pfsi_find_files(struct symbolizer *s, struct binfo *b);
 int pfsi_has_symtab(Elf *e);
 int pfsi_has_dynsym(Elf *e);
 int pfsi_load_syms(struct binfo *b, Elf *e, Elf64_Word type, Elf *plt);
+/* Names f (name, sym_off) from b's symbol at ELF address v.
+ * @return 1 named, 0 no symbol covers v, -ENOMEM. */
+int pfsi_sym_name_vaddr(struct symbolizer *s, struct pf_prof *p, struct binfo *b, uint64_t v, struct pf_prof_frame *f);
 void pfsi_load_segments(struct binfo *b, Elf *e);
 
 /* ---- perfmap.c: JIT symbols from PERFMAP sections (/tmp/perf-PID.map) ---- */

@@ -43,6 +43,14 @@
  *                  3 samples in one at +0x10, 2 in two at +0x7f, 1 at
  *                  0xffffffffc0002080 (just past two), each called from
  *                  0x401010 (tests/kernel.bats).
+ *   kernel [OPT=VALUE...] CHAIN... OUT
+ *                  process "gen" (pid 100), /opt/gen.bin at 0x400000, and one
+ *                  sample per CHAIN in the kernel: CHAIN is kernel addresses
+ *                  in hex, leaf first, joined by ',' (called from user
+ *                  address 0x401010). OPTs: ksyms=FILE (a KSYMS section made
+ *                  from kallsyms text FILE, META ksyms 1), bid=HEX (its
+ *                  kernel build-id), metabid=HEX and metatext=DECIMAL (META
+ *                  kernel_build_id and kernel_text), for tests/vmlinux.bats.
  * OUT may be "-" for standard output.
  */
 #include <fcntl.h>
@@ -54,6 +62,7 @@
 #include "advanced.h"
 #include "build.h"
 #include "fold.h"
+#include "ksyms.h"
 
 static _Noreturn void die(const char *m)
 {
@@ -225,6 +234,90 @@ static void gen_ksymbol(pf_writer *w)
 	ksample(0xffffffffc0002080ull, 0x401010, t + 30);
 	ksymbol(0xffffffffc0001000ull, 0x100, PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER, "bpf_prog_0123456789abcdef_one", t + 40);
 	ksymbol(0xffffffffc0002000ull, 0x80, PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER, "bpf_prog_fedcba9876543210_two", t + 41);
+	if (pf_writer_records(w, rb.data, rb.len) < 0)
+		die("records");
+}
+
+static size_t unhex(const char *h, uint8_t *out, size_t max)
+{
+	size_t n = 0;
+	for (; h[0] && h[1] && n < max; h += 2) {
+		unsigned v;
+		if (sscanf(h, "%2x", &v) != 1)
+			die("bad hex");
+		out[n++] = (uint8_t)v;
+	}
+	return n;
+}
+
+static void gen_kernel(pf_writer *w, char **args, int n)
+{
+	const char *ksyms = NULL, *bid = NULL, *metabid = NULL, *metatext = NULL;
+	int i = 0;
+	for (; i < n && strchr(args[i], '='); i++) {
+		char *v = strchr(args[i], '=') + 1;
+		if (strncmp(args[i], "ksyms=", 6) == 0)
+			ksyms = v;
+		else if (strncmp(args[i], "bid=", 4) == 0)
+			bid = v;
+		else if (strncmp(args[i], "metabid=", 8) == 0)
+			metabid = v;
+		else if (strncmp(args[i], "metatext=", 9) == 0)
+			metatext = v;
+		else
+			die("unknown kernel option");
+	}
+	struct pf_buf b = { 0 };
+	pf_kv_add(&b, "arch", "x86_64");
+	if (ksyms)
+		pf_kv_add(&b, "ksyms", "1");
+	if (metabid)
+		pf_kv_add(&b, "kernel_build_id", metabid);
+	if (metatext)
+		pf_kv_add(&b, "kernel_text", metatext);
+	if (pf_writer_section(w, PF_SEC_META, 0, b.data, b.len) < 0)
+		die("meta");
+	pf_buf_free(&b);
+	event(w, "cpu-clock", PERF_COUNT_SW_CPU_CLOCK, 1);
+	if (ksyms) {
+		FILE *f = fopen(ksyms, "r");
+		if (!f)
+			die("cannot open the ksyms file");
+		static char text[1 << 20];
+		size_t len = fread(text, 1, sizeof(text), f);
+		fclose(f);
+		struct pf_ksyms k = { 0 };
+		char err[256];
+		if (pf_ksyms_parse(&k, text, len, err, sizeof(err)) < 0)
+			die(err);
+		if (bid)
+			k.build_id_size = (uint8_t)unhex(bid, k.build_id, sizeof(k.build_id));
+		if (pf_ksyms_encode(&k, &b) < 0 || pf_writer_section(w, PF_SEC_KSYMS, 0, b.data, b.len) < 0)
+			die("ksyms");
+		pf_ksyms_free(&k);
+		pf_buf_free(&b);
+	}
+	uint64_t t = 1000000000ull;
+	comm(100, 100, "gen", 1, t);
+	mmap2(100, 0x400000, 0x10000, 0x1000, "/opt/gen.bin", t + 1);
+	for (int c = 0; i < n; i++, c++) {
+		uint64_t ks[32];
+		int nk = 0;
+		for (char *p = args[i]; *p && nk < 32;) {
+			ks[nk++] = strtoull(p, &p, 16);
+			if (*p == ',')
+				p++;
+			else if (*p)
+				die("bad chain");
+		}
+		put_hdr(PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL, (uint16_t)(8 + 8 * 7 + 8 * (nk + 3)));
+		u64(1); u64(ks[0]); u32(100); u32(100); u64(t + 10 + (uint64_t)c); u32(0); u32(0); u64(1000);
+		u64((uint64_t)nk + 3);
+		u64(PERF_CONTEXT_KERNEL);
+		for (int k = 0; k < nk; k++)
+			u64(ks[k]);
+		u64(PERF_CONTEXT_USER); u64(0x401010);
+	}
 	if (pf_writer_records(w, rb.data, rb.len) < 0)
 		die("records");
 }
@@ -518,6 +611,8 @@ int main(int argc, char **argv)
 		gen_resolved(w, strtoull(argv[2], NULL, 10), D_LOST);
 	else if (strcmp(argv[1], "ksymbol") == 0)
 		gen_ksymbol(w);
+	else if (strcmp(argv[1], "kernel") == 0 && argc >= 3)
+		gen_kernel(w, argv + 2, argc - 3);
 	else if (strcmp(argv[1], "paths") == 0 && argc >= 4)
 		gen_paths(w, argv + 2, argc - 3);
 	else

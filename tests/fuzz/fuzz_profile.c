@@ -81,7 +81,7 @@ static void build(int fd, uint8_t opts)
 	struct run run = { &p, { 0 }, 0 };
 	pf_prof_builder *b = NULL;
 	struct pf_prof_builder_opts o = { sizeof(o), resolve, NULL, on_sample, &run,
-					  (opts & 0x40) ? unwind : NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL };
+					  (opts & 0x40) ? unwind : NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL };
 	if (pf_prof_samples_begin(&run.samples) < 0 || pf_prof_builder_new(&b, &p, &o) < 0)
 		goto out;
 	if (pf_reader_open_fd(&r, fd, "fuzz") == 0) {
