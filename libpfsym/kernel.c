@@ -435,8 +435,7 @@ static const char *vml_state_name(const struct kern *k)
 	case VML_FORCED: return "forced";
 	case VML_MISMATCH: return "mismatch";
 	case VML_NO_BID: return "no_build_id";
-	case VML_NO_TEXT: return "no_text";
-	default: return "unused";
+	default: return "no_text";
 	}
 }
 
@@ -445,7 +444,7 @@ int pfsi_kern_syminfo(const struct kern *k, struct pf_buf *b)
 	int rc = pf_kv_add(b, "kernel_symbols", k->have_file ? "kallsyms" : k->have_rec ? "recording" : "none");
 	rc |= pf_kv_add_u64(b, "kernel_addresses", k->addrs);
 	rc |= pf_kv_add_u64(b, "kernel_addresses_named", k->named);
-	if (k->vml) {
+	if (k->vml && k->vml_state != VML_UNDECIDED) { /* kernel addresses met */
 		rc |= pf_kv_add(b, "kernel_vmlinux", vml_state_name(k));
 		rc |= pf_kv_add_u64(b, "kernel_addresses_vmlinux", k->vml_named);
 	}

@@ -484,7 +484,7 @@ static int write_header_sections(struct rec *R)
 	 * 4.11), perhaps after some RECORDS: a reader may wait for it */
 	int ksyms = ksyms_wanted(R);
 	if (pfrec_meta_build(&b, &mi) < 0 || meta_call_graph(&b, &R->o) < 0 ||
-	    (ksyms && pf_kv_add(&b, "ksyms", "1") < 0)) {
+	    (ksyms && pf_kv_add(&b, "ksyms", "1") < 0) || ksyms_meta(R, &b) < 0) {
 		errmsg("out of memory");
 		return -1;
 	}

@@ -193,6 +193,49 @@ out:
 	return NULL;
 }
 
+/* The runtime address of `_text` in /proc/kallsyms, read only up to that
+ * line (the first few hundred: after the per-CPU symbols), 0 when hidden. */
+static uint64_t kallsyms_text_addr(void)
+{
+	FILE *f = fopen("/proc/kallsyms", "re");
+	if (!f)
+		return 0;
+	char line[640];
+	uint64_t addr = 0;
+	for (int n = 0; n < 100000 && fgets(line, sizeof(line), f); n++) {
+		char *end;
+		unsigned long long a = strtoull(line, &end, 16);
+		if (end != line && strncmp(end, " T _text\n", 9) == 0) {
+			addr = a;
+			break;
+		}
+	}
+	fclose(f);
+	return addr;
+}
+
+int ksyms_meta(struct rec *R, struct pf_buf *b)
+{
+	int kernel = 0;
+	for (int e = 0; e < R->o.nev; e++)
+		kernel |= !R->pa[e].attr.exclude_kernel;
+	if (!kernel || R->o.count_only)
+		return 0;
+	uint8_t bid[64];
+	size_t n = note_build_id("/sys/kernel/notes", bid);
+	int rc = 0;
+	if (n) {
+		char hex[129];
+		for (size_t i = 0; i < n; i++)
+			snprintf(hex + 2 * i, 3, "%02x", bid[i]);
+		rc |= pf_kv_add(b, "kernel_build_id", hex);
+	}
+	uint64_t t = kallsyms_text_addr();
+	if (t)
+		rc |= pf_kv_add_u64(b, "kernel_text", t);
+	return rc ? -ENOMEM : 0;
+}
+
 int ksyms_wanted(const struct rec *R)
 {
 	if (R->o.no_kallsyms || R->o.count_only)

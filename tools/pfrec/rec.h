@@ -229,6 +229,11 @@ void save_ksyms(struct rec *R);
 int ksyms_flush(struct rec *R, int wait);
 /* Whether a KSYMS section is to be written (kernel samples, not --no-kallsyms). */
 int ksyms_wanted(const struct rec *R);
+/* META kernel_build_id (/sys/kernel/notes) and kernel_text (the runtime
+ * address of _text, /proc/kallsyms read up to its line) when kernel samples
+ * are recorded, with or without KSYMS (format/pfile.md 4.1). @return 0 or
+ * -ENOMEM. */
+int ksyms_meta(struct rec *R, struct pf_buf *b);
 
 /* pfrec/open.c: the events */
 void attr_init(struct rec *R, int e);
