@@ -334,12 +334,13 @@ static void vml_decide(struct kern *k)
 		return;
 	/* the runtime address of _text (else _stext): the --kallsyms file's,
 	 * the recording's KSYMS, META kernel_text (_text only) */
-	const struct pf_ksyms *t = table(k);
 	for (int st = 0; st < 2; st++) {
-		uint64_t rt, lt;
+		uint64_t rt = 0, lt;
 		if (!pfsi_vml_text(k->vml, st, &lt))
 			continue;
-		if (t ? ksyms_addr(t, st ? "_stext" : "_text", &rt) : (!st && k->have_meta_text && (rt = k->meta_text))) {
+		const char *name = st ? "_stext" : "_text";
+		if ((k->have_file && ksyms_addr(&k->file, name, &rt)) || (k->have_rec && ksyms_addr(&k->rec, name, &rt)) ||
+		    (!st && k->have_meta_text && (rt = k->meta_text))) {
 			k->vml_shift = rt - lt;
 			return;
 		}

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal/pfsym.h"
@@ -61,11 +62,18 @@ static void find_text(Elf *e, struct pfsi_vml *v)
 int pfsi_vml_open(struct symbolizer *s, const char *path, struct pfsi_vml **out, char *errmsg, size_t errmsg_size)
 {
 	*out = NULL;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO named by mistake does not hang the open */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		int e = -errno;
 		snprintf(errmsg, errmsg_size, "%s: %s", path, strerror(-e));
 		return e;
+	}
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		snprintf(errmsg, errmsg_size, "%s: not a regular file", path);
+		close(fd);
+		return -EINVAL;
 	}
 	elf_version(EV_CURRENT);
 	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);

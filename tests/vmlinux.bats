@@ -185,6 +185,16 @@ looked_up() {
 	assert_success
 }
 
+@test "with --kallsyms FILE the shift comes from FILE's _text (META has the build-id only)" {
+	run pfsym --kallsyms ks.txt --vmlinux vml notext.pf -o ks.sym.pf
+	assert_success
+	assert_line "pfsym: 3 of 3 unique kernel addresses named from the --vmlinux image and the --kallsyms file"
+	kframes ks.sym.pf >got
+	expected $(looked_up) >want
+	run diff want got
+	assert_success
+}
+
 @test "a recording with the build-id but no runtime _text: one line says the KASLR shift is unknown" {
 	run pfsym --vmlinux vml notext.pf -o notext.sym.pf
 	assert_success
@@ -205,6 +215,10 @@ looked_up() {
 	run pfsym --vmlinux stripped ok.pf -o x.pf
 	assert_failure 1
 	assert_output "pfsym: stripped: no symbol table (.symtab): stripped"
+	mkfifo fifo
+	run timeout 10 pfsym --vmlinux fifo ok.pf -o x.pf
+	assert_failure 1
+	assert_output "pfsym: fifo: not a regular file"
 	printf 'int main(void) { return 0; }\n' | gcc -g -x c -o userbin -
 	run pfsym --vmlinux userbin ok.pf -o x.pf
 	assert_failure 1
