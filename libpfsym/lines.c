@@ -144,6 +144,9 @@ struct pfsi_lines {
 	Dwarf *dbg;    /* NULL: no DWARF */
 	Elf *elf;      /* a debug file opened here, or NULL */
 	int fd;        /* its descriptor, or -1 */
+	Elf *own;      /* the handle of a file symbols use, opened again here
+			  for libdw (dwsec.c changes it), or NULL */
+	struct pfsi_dw_bufs bufs; /* its inflated sections (dwsec.c) */
 	struct ln_cu **cus; /* sorted by off */
 	size_t n_cus, cap_cus;
 	/* the shown name of each linkage name (or DW_AT_name) met, as a
@@ -180,6 +183,9 @@ void pfsi_lines_free(struct pfsi_lines *l)
 		LN(dwarf_end)(l->dbg);
 	if (l->elf)
 		elf_end(l->elf);
+	if (l->own)
+		elf_end(l->own);
+	pfsi_dw_bufs_free(&l->bufs);
 	if (l->fd >= 0)
 		close(l->fd);
 	free(l);
@@ -237,11 +243,14 @@ static struct pfsi_lines *lines_of(struct symbolizer *s, struct binfo *b, struct
 	if (!ln_load())
 		return l;
 	Elf *e = NULL;
-	if (b->elf_sym && b->elf_sym != b->elf_main && has_debug_info(b->elf_sym))
+	int e_fd = -1; /* the file of e when symbols use it too */
+	if (b->elf_sym && b->elf_sym != b->elf_main && has_debug_info(b->elf_sym)) {
 		e = b->elf_sym;
-	else if (has_debug_info(b->elf_main))
+		e_fd = b->fd_sym;
+	} else if (has_debug_info(b->elf_main)) {
 		e = b->elf_main;
-	else if (dso) {
+		e_fd = b->fd_main;
+	} else if (dso) {
 		const char *path;
 		int fd = pfsi_sym_dso_debug_fd(s, dso, &path);
 		if (fd >= 0) {
@@ -259,6 +268,17 @@ static struct pfsi_lines *lines_of(struct symbolizer *s, struct binfo *b, struct
 	}
 	if (e) {
 		uint64_t t0 = now_ns();
+		/* libdw gets a handle of its own, which dwsec.c may change:
+		 * the one symbols (and the unwinder) use stays as it is */
+		if (e_fd >= 0) {
+			Elf *o = elf_begin(e_fd, ELF_C_READ_MMAP, NULL);
+			if (o && elf_kind(o) == ELF_K_ELF && has_debug_info(o))
+				e = l->own = o;
+			else if (o)
+				elf_end(o);
+		}
+		if (e == l->own || e == l->elf)
+			(void)pfsi_dw_prepare(e, &l->bufs);
 		l->dbg = LN(dwarf_begin_elf)(e, DWARF_C_READ, NULL);
 		/* the address ranges of every CU, read once here (dwarf_addrdie
 		 * would on its first call) */
