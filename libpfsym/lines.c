@@ -155,6 +155,12 @@ struct pfsi_lines {
 	struct ln_name { const char *k; uint32_t id; } *nm;
 	size_t nm_n, nm_cap;
 	const struct pf_prof *nm_p;
+	/* the string id of each source file shown, keyed by libdw's file
+	 * name pointer and the CU's compilation directory pointer (what
+	 * set_src() joins): one snprintf and one interning per file, not per
+	 * frame; of nm_p's table too */
+	struct ln_src { const char *file, *dir; uint32_t id; } *src;
+	size_t src_n, src_cap;
 	/* build scratch: ranges of inlined nodes */
 	struct ln_rng { uint64_t lo, hi; uint32_t node, depth; } *rng;
 	size_t n_rng, cap_rng;
@@ -179,6 +185,7 @@ void pfsi_lines_free(struct pfsi_lines *l)
 	free(l->cus);
 	free(l->rng);
 	free(l->nm);
+	free(l->src);
 	if (l->dbg)
 		LN(dwarf_end)(l->dbg);
 	if (l->elf)
@@ -562,21 +569,78 @@ static uint32_t node_for(const struct ln_cu *c, uint64_t v)
 	return c->segs[lo - 1].node;
 }
 
-/* Sets f's source file and line: a relative file name is joined to the
+/* The string id of a source file: a relative file name is joined to the
  * CU's compilation directory, as addr2line shows it. */
-static int set_src(struct pf_prof *p, const struct ln_cu *c, struct pf_prof_frame *f, const char *file,
-		   uint32_t line)
+static int64_t src_make(struct pf_prof *p, const struct ln_cu *c, const char *file)
+{
+	char buf[4096];
+	if (file[0] != '/' && c->comp_dir && c->comp_dir[0]) {
+		int k = snprintf(buf, sizeof(buf), "%s/%s", c->comp_dir, file);
+		if (k > 0 && (size_t)k < sizeof(buf))
+			file = buf;
+	}
+	return pf_prof_str(p, file, strlen(file));
+}
+
+/* Empties the caches of string ids when the table is another one (the
+ * ids of the old one mean nothing). */
+static void ids_for(struct pfsi_lines *l, const struct pf_prof *p)
+{
+	if (l->nm_p == p)
+		return;
+	l->nm_n = 0;
+	if (l->nm)
+		memset(l->nm, 0, l->nm_cap * sizeof(*l->nm));
+	l->src_n = 0;
+	if (l->src)
+		memset(l->src, 0, l->src_cap * sizeof(*l->src));
+	l->nm_p = p;
+}
+
+static size_t src_slot(const struct ln_src *t, size_t cap, const char *file, const char *dir)
+{
+	uint64_t h = ((uint64_t)(uintptr_t)file >> 3) ^ ((uint64_t)(uintptr_t)dir << 7);
+	size_t j = (size_t)(h * 0x9e3779b97f4a7c15ull >> 40) & (cap - 1);
+	while (t[j].file && (t[j].file != file || t[j].dir != dir))
+		j = (j + 1) & (cap - 1);
+	return j;
+}
+
+/* src_make(), cached per (file pointer, compilation directory pointer). */
+static int64_t src_id(struct pfsi_lines *l, struct pf_prof *p, const struct ln_cu *c, const char *file)
+{
+	ids_for(l, p);
+	if ((l->src_n + 1) * 2 > l->src_cap) {
+		size_t cap = l->src_cap ? l->src_cap * 2 : 256;
+		struct ln_src *t = calloc(cap, sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		for (size_t i = 0; i < l->src_cap; i++)
+			if (l->src[i].file)
+				t[src_slot(t, cap, l->src[i].file, l->src[i].dir)] = l->src[i];
+		free(l->src);
+		l->src = t;
+		l->src_cap = cap;
+	}
+	size_t j = src_slot(l->src, l->src_cap, file, c->comp_dir);
+	if (l->src[j].file)
+		return l->src[j].id;
+	int64_t id = src_make(p, c, file);
+	if (id < 0)
+		return id;
+	l->src[j] = (struct ln_src){ file, c->comp_dir, (uint32_t)id };
+	l->src_n++;
+	return id;
+}
+
+/* Sets f's source file and line. */
+static int set_src(struct pfsi_lines *l, struct pf_prof *p, const struct ln_cu *c, struct pf_prof_frame *f,
+		   const char *file, uint32_t line)
 {
 	f->line = line;
 	f->src_file = PF_PROF_NONE;
 	if (file) {
-		char buf[4096];
-		if (file[0] != '/' && c->comp_dir && c->comp_dir[0]) {
-			int k = snprintf(buf, sizeof(buf), "%s/%s", c->comp_dir, file);
-			if (k > 0 && (size_t)k < sizeof(buf))
-				file = buf;
-		}
-		int64_t id = pf_prof_str(p, file, strlen(file));
+		int64_t id = src_id(l, p, c, file);
 		if (id < 0)
 			return (int)id;
 		f->src_file = (uint32_t)id;
@@ -594,12 +658,7 @@ static int64_t node_name(struct symbolizer *s, struct pfsi_lines *l, struct pf_p
 	const char *k = n->linkage ? n->linkage : n->name;
 	if (!k)
 		return PF_PROF_NONE;
-	if (l->nm_p != p) { /* another table: ids of the old one mean nothing */
-		l->nm_n = 0;
-		if (l->nm)
-			memset(l->nm, 0, l->nm_cap * sizeof(*l->nm));
-		l->nm_p = p;
-	}
+	ids_for(l, p);
 	if ((l->nm_n + 1) * 2 > l->nm_cap) {
 		size_t cap = l->nm_cap ? l->nm_cap * 2 : 256;
 		struct ln_name *t = calloc(cap, sizeof(*t));
@@ -701,9 +760,9 @@ static int chain_frames(struct symbolizer *s, struct pfsi_lines *l, struct pf_pr
 	 * the real function's line */
 	if (n) {
 		const struct ln_node *o = &c->nodes[chain[n - 1]];
-		if ((rc = set_src(p, c, &f[0], o->call_file, o->call_line)) < 0)
+		if ((rc = set_src(l, p, c, &f[0], o->call_file, o->call_line)) < 0)
 			return rc;
-	} else if (r && (rc = set_src(p, c, &f[0], r->file, r->line)) < 0) {
+	} else if (r && (rc = set_src(l, p, c, &f[0], r->file, r->line)) < 0) {
 		return rc;
 	}
 	for (uint32_t d = 1; d <= n; d++) {
@@ -719,9 +778,9 @@ static int chain_frames(struct symbolizer *s, struct pfsi_lines *l, struct pf_pr
 		g->name = (uint32_t)id;
 		if (d < n) {
 			const struct ln_node *in = &c->nodes[chain[n - d - 1]];
-			rc = set_src(p, c, g, in->call_file, in->call_line);
+			rc = set_src(l, p, c, g, in->call_file, in->call_line);
 		} else {
-			rc = r ? set_src(p, c, g, r->file, r->line) : set_src(p, c, g, NULL, 0);
+			rc = r ? set_src(l, p, c, g, r->file, r->line) : set_src(l, p, c, g, NULL, 0);
 		}
 		if (rc < 0)
 			return rc;
