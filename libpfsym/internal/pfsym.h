@@ -277,6 +277,8 @@ struct symbolizer {
 	/* lines.c's costs (PFSYM_LINES_STATS=1: pfsi_lines_report()) */
 	uint64_t ln_files, ln_cus, ln_addrs;   /* DWARF files opened, CUs indexed, addresses */
 	uint64_t ln_open_ns, ln_index_ns, ln_lookup_ns, ln_chain_ns;
+	int ln_timed;                          /* 0 not known yet, 1 timed, -1 not
+						  (no clock reads per address) */
 	/* debuginfod.c */
 	int dbgd_state;        /* 0 not tried, 1 client ready, -1 none */
 	void *dbgd_client;
