@@ -33,9 +33,25 @@
  * (dwarf_addrdie, dwarf_getaranges, dwarf_child/siblingof, dwarf_attr*,
  * dwarf_formstring, dwarf_ranges, dwarf_getsrclines/getsrcfiles). */
 static const char *const unread[] = {
-	".debug_loc",   ".debug_loclists", ".debug_macro", ".debug_macinfo",
+	".debug_loc", ".debug_loclists", ".debug_macro", ".debug_macinfo",
 	".debug_frame", ".debug_pubnames", ".debug_pubtypes",
 };
+
+/* The sections libdw (0.188) reads that it would decompress itself:
+ * inflated here. Others (unknown to libdw, or .dwo) are left as they are. */
+static const char *const inflated[] = {
+	".debug_info", ".debug_types", ".debug_abbrev", ".debug_addr", ".debug_aranges",
+	".debug_line", ".debug_line_str", ".debug_str", ".debug_str_offsets", ".debug_ranges",
+	".debug_rnglists", ".debug_cu_index", ".debug_tu_index",
+};
+
+static int listed(const char *nm, const char *const *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(nm, list[i]) == 0)
+			return 1;
+	return 0;
+}
 
 struct job {
 	Elf_Scn *scn;
@@ -153,16 +169,12 @@ int pfsi_dw_prepare(Elf *e, struct pfsi_dw_bufs *keep)
 		const char *nm = elf_strptr(e, shstrndx, sh.sh_name);
 		if (!nm || strncmp(nm, ".debug_", 7) != 0)
 			continue;
-		int hide = 0;
-		for (size_t i = 0; i < sizeof(unread) / sizeof(unread[0]); i++)
-			if (strcmp(nm, unread[i]) == 0)
-				hide = 1;
-		if (hide) {
+		if (listed(nm, unread, sizeof(unread) / sizeof(unread[0]))) {
 			sh.sh_type = SHT_NOBITS;
 			(void)gelf_update_shdr(scn, &sh);
 			continue;
 		}
-		if (!(sh.sh_flags & SHF_COMPRESSED))
+		if (!(sh.sh_flags & SHF_COMPRESSED) || !listed(nm, inflated, sizeof(inflated) / sizeof(inflated[0])))
 			continue;
 		GElf_Chdr ch;
 		Elf_Data *raw = elf_rawdata(scn, NULL);
