@@ -104,7 +104,7 @@ TOOLS_PRESENT := $(foreach t,$(TOOLS),$(if $(wildcard tools/$(t).c),$(t)))
 SYM_TOOLS   := pfsym
 EXTRA_LIBS_pfdiff := -lm
 EXTRA_LIBS_pfflame := -lm
-EXTRA_LIBS_pfsym := -liberty
+EXTRA_LIBS_pfsym := -liberty -lz
 # the libraries a tool links before libpftools-common.a and libpfile.a
 EXTRA_A_pfsym = $(SYMLIB_A)
 # pfpprof: protobuf-c encodes the messages that protoc-c generates from
@@ -128,7 +128,7 @@ SYMLIB_SRC  := $(wildcard libpfsym/*.c)
 SYMLIB_OBJ  := $(SYMLIB_SRC:%.c=$(O)/obj/%.o) $(O)/obj/tools/common/buildid.o
 SYMLIB_A    := $(O)/lib/libpfsym.a
 SYMLIB_SO   := $(O)/lib/libpfsym.so
-SYMLIB_LIBS := $(SYM_LIBS) -liberty
+SYMLIB_LIBS := $(SYM_LIBS) -liberty -lz
 COMMON_SRC  := $(wildcard tools/common/*.c)
 COMMON_A    := $(O)/lib/libpftools-common.a
 HDRS        := $(wildcard include/pfile/*.h libpfile/internal/*.h libpfsym/internal/*.h tools/*.h tools/*/*.h)

@@ -144,6 +144,9 @@ struct pfsi_lines {
 	Dwarf *dbg;    /* NULL: no DWARF */
 	Elf *elf;      /* a debug file opened here, or NULL */
 	int fd;        /* its descriptor, or -1 */
+	Elf *own;      /* the handle of a file symbols use, opened again here
+			  for libdw (dwsec.c changes it), or NULL */
+	struct pfsi_dw_bufs bufs; /* its inflated sections (dwsec.c) */
 	struct ln_cu **cus; /* sorted by off */
 	size_t n_cus, cap_cus;
 	/* the shown name of each linkage name (or DW_AT_name) met, as a
@@ -152,6 +155,12 @@ struct pfsi_lines {
 	struct ln_name { const char *k; uint32_t id; } *nm;
 	size_t nm_n, nm_cap;
 	const struct pf_prof *nm_p;
+	/* the string id of each source file shown, keyed by libdw's file
+	 * name pointer and the CU's compilation directory pointer (what
+	 * set_src() joins): one snprintf and one interning per file, not per
+	 * frame; of nm_p's table too */
+	struct ln_src { const char *file, *dir; uint32_t id; } *src;
+	size_t src_n, src_cap;
 	/* build scratch: ranges of inlined nodes */
 	struct ln_rng { uint64_t lo, hi; uint32_t node, depth; } *rng;
 	size_t n_rng, cap_rng;
@@ -176,10 +185,14 @@ void pfsi_lines_free(struct pfsi_lines *l)
 	free(l->cus);
 	free(l->rng);
 	free(l->nm);
+	free(l->src);
 	if (l->dbg)
 		LN(dwarf_end)(l->dbg);
 	if (l->elf)
 		elf_end(l->elf);
+	if (l->own)
+		elf_end(l->own);
+	pfsi_dw_bufs_free(&l->bufs);
 	if (l->fd >= 0)
 		close(l->fd);
 	free(l);
@@ -209,10 +222,16 @@ static uint64_t now_ns(void)
 	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-void pfsi_lines_report(const struct symbolizer *s, FILE *out, const char *prog)
+/* Whether PFSYM_LINES_STATS=1 asks for the costs. */
+static int stats_on(void)
 {
 	const char *e = getenv("PFSYM_LINES_STATS");
-	if (!e || strcmp(e, "1") != 0)
+	return e && strcmp(e, "1") == 0;
+}
+
+void pfsi_lines_report(const struct symbolizer *s, FILE *out, const char *prog)
+{
+	if (!stats_on())
 		return;
 	fprintf(out,
 		"%s: lines: %llu addresses, %.3f us each to find the CU (indexed), %.3f us each to make "
@@ -237,11 +256,14 @@ static struct pfsi_lines *lines_of(struct symbolizer *s, struct binfo *b, struct
 	if (!ln_load())
 		return l;
 	Elf *e = NULL;
-	if (b->elf_sym && b->elf_sym != b->elf_main && has_debug_info(b->elf_sym))
+	int e_fd = -1; /* the file of e when symbols use it too */
+	if (b->elf_sym && b->elf_sym != b->elf_main && has_debug_info(b->elf_sym)) {
 		e = b->elf_sym;
-	else if (has_debug_info(b->elf_main))
+		e_fd = b->fd_sym;
+	} else if (has_debug_info(b->elf_main)) {
 		e = b->elf_main;
-	else if (dso) {
+		e_fd = b->fd_main;
+	} else if (dso) {
 		const char *path;
 		int fd = pfsi_sym_dso_debug_fd(s, dso, &path);
 		if (fd >= 0) {
@@ -259,6 +281,17 @@ static struct pfsi_lines *lines_of(struct symbolizer *s, struct binfo *b, struct
 	}
 	if (e) {
 		uint64_t t0 = now_ns();
+		/* libdw gets a handle of its own, which dwsec.c may change:
+		 * the one symbols (and the unwinder) use stays as it is */
+		if (e_fd >= 0) {
+			Elf *o = elf_begin(e_fd, ELF_C_READ_MMAP, NULL);
+			if (o && elf_kind(o) == ELF_K_ELF && has_debug_info(o))
+				e = l->own = o;
+			else if (o)
+				elf_end(o);
+		}
+		if (e == l->own || e == l->elf)
+			(void)pfsi_dw_prepare(e, &l->bufs);
 		l->dbg = LN(dwarf_begin_elf)(e, DWARF_C_READ, NULL);
 		/* the address ranges of every CU, read once here (dwarf_addrdie
 		 * would on its first call) */
@@ -542,21 +575,78 @@ static uint32_t node_for(const struct ln_cu *c, uint64_t v)
 	return c->segs[lo - 1].node;
 }
 
-/* Sets f's source file and line: a relative file name is joined to the
+/* The string id of a source file: a relative file name is joined to the
  * CU's compilation directory, as addr2line shows it. */
-static int set_src(struct pf_prof *p, const struct ln_cu *c, struct pf_prof_frame *f, const char *file,
-		   uint32_t line)
+static int64_t src_make(struct pf_prof *p, const struct ln_cu *c, const char *file)
+{
+	char buf[4096];
+	if (file[0] != '/' && c->comp_dir && c->comp_dir[0]) {
+		int k = snprintf(buf, sizeof(buf), "%s/%s", c->comp_dir, file);
+		if (k > 0 && (size_t)k < sizeof(buf))
+			file = buf;
+	}
+	return pf_prof_str(p, file, strlen(file));
+}
+
+/* Empties the caches of string ids when the table is another one (the
+ * ids of the old one mean nothing). */
+static void ids_for(struct pfsi_lines *l, const struct pf_prof *p)
+{
+	if (l->nm_p == p)
+		return;
+	l->nm_n = 0;
+	if (l->nm)
+		memset(l->nm, 0, l->nm_cap * sizeof(*l->nm));
+	l->src_n = 0;
+	if (l->src)
+		memset(l->src, 0, l->src_cap * sizeof(*l->src));
+	l->nm_p = p;
+}
+
+static size_t src_slot(const struct ln_src *t, size_t cap, const char *file, const char *dir)
+{
+	uint64_t h = ((uint64_t)(uintptr_t)file >> 3) ^ ((uint64_t)(uintptr_t)dir << 7);
+	size_t j = (size_t)(h * 0x9e3779b97f4a7c15ull >> 40) & (cap - 1);
+	while (t[j].file && (t[j].file != file || t[j].dir != dir))
+		j = (j + 1) & (cap - 1);
+	return j;
+}
+
+/* src_make(), cached per (file pointer, compilation directory pointer). */
+static int64_t src_id(struct pfsi_lines *l, struct pf_prof *p, const struct ln_cu *c, const char *file)
+{
+	ids_for(l, p);
+	if ((l->src_n + 1) * 2 > l->src_cap) {
+		size_t cap = l->src_cap ? l->src_cap * 2 : 256;
+		struct ln_src *t = calloc(cap, sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		for (size_t i = 0; i < l->src_cap; i++)
+			if (l->src[i].file)
+				t[src_slot(t, cap, l->src[i].file, l->src[i].dir)] = l->src[i];
+		free(l->src);
+		l->src = t;
+		l->src_cap = cap;
+	}
+	size_t j = src_slot(l->src, l->src_cap, file, c->comp_dir);
+	if (l->src[j].file)
+		return l->src[j].id;
+	int64_t id = src_make(p, c, file);
+	if (id < 0)
+		return id;
+	l->src[j] = (struct ln_src){ file, c->comp_dir, (uint32_t)id };
+	l->src_n++;
+	return id;
+}
+
+/* Sets f's source file and line. */
+static int set_src(struct pfsi_lines *l, struct pf_prof *p, const struct ln_cu *c, struct pf_prof_frame *f,
+		   const char *file, uint32_t line)
 {
 	f->line = line;
 	f->src_file = PF_PROF_NONE;
 	if (file) {
-		char buf[4096];
-		if (file[0] != '/' && c->comp_dir && c->comp_dir[0]) {
-			int k = snprintf(buf, sizeof(buf), "%s/%s", c->comp_dir, file);
-			if (k > 0 && (size_t)k < sizeof(buf))
-				file = buf;
-		}
-		int64_t id = pf_prof_str(p, file, strlen(file));
+		int64_t id = src_id(l, p, c, file);
 		if (id < 0)
 			return (int)id;
 		f->src_file = (uint32_t)id;
@@ -574,12 +664,7 @@ static int64_t node_name(struct symbolizer *s, struct pfsi_lines *l, struct pf_p
 	const char *k = n->linkage ? n->linkage : n->name;
 	if (!k)
 		return PF_PROF_NONE;
-	if (l->nm_p != p) { /* another table: ids of the old one mean nothing */
-		l->nm_n = 0;
-		if (l->nm)
-			memset(l->nm, 0, l->nm_cap * sizeof(*l->nm));
-		l->nm_p = p;
-	}
+	ids_for(l, p);
 	if ((l->nm_n + 1) * 2 > l->nm_cap) {
 		size_t cap = l->nm_cap ? l->nm_cap * 2 : 256;
 		struct ln_name *t = calloc(cap, sizeof(*t));
@@ -653,8 +738,16 @@ int pfsi_lines_chain(struct symbolizer *s, struct binfo *b, struct pf_dso *dso, 
 	if (!l->dbg)
 		return 1;
 	uint64_t v = f->addr;
-	uint64_t t0 = now_ns();
 	size_t had = l->n_cus;
+	if (!s->ln_timed)
+		s->ln_timed = stats_on() ? 1 : -1;
+	if (s->ln_timed < 0) { /* three clock reads cost about 0.3 us here */
+		struct ln_cu *c = cu_for(l, v);
+		s->ln_cus += l->n_cus != had;
+		s->ln_addrs++;
+		return chain_frames(s, l, p, c, v, f, max);
+	}
+	uint64_t t0 = now_ns();
 	struct ln_cu *c = cu_for(l, v);
 	uint64_t t1 = now_ns();
 	if (l->n_cus != had) { /* a CU indexed now (or the aranges read) */
@@ -688,9 +781,9 @@ static int chain_frames(struct symbolizer *s, struct pfsi_lines *l, struct pf_pr
 	 * the real function's line */
 	if (n) {
 		const struct ln_node *o = &c->nodes[chain[n - 1]];
-		if ((rc = set_src(p, c, &f[0], o->call_file, o->call_line)) < 0)
+		if ((rc = set_src(l, p, c, &f[0], o->call_file, o->call_line)) < 0)
 			return rc;
-	} else if (r && (rc = set_src(p, c, &f[0], r->file, r->line)) < 0) {
+	} else if (r && (rc = set_src(l, p, c, &f[0], r->file, r->line)) < 0) {
 		return rc;
 	}
 	for (uint32_t d = 1; d <= n; d++) {
@@ -706,9 +799,9 @@ static int chain_frames(struct symbolizer *s, struct pfsi_lines *l, struct pf_pr
 		g->name = (uint32_t)id;
 		if (d < n) {
 			const struct ln_node *in = &c->nodes[chain[n - d - 1]];
-			rc = set_src(p, c, g, in->call_file, in->call_line);
+			rc = set_src(l, p, c, g, in->call_file, in->call_line);
 		} else {
-			rc = r ? set_src(p, c, g, r->file, r->line) : set_src(p, c, g, NULL, 0);
+			rc = r ? set_src(l, p, c, g, r->file, r->line) : set_src(l, p, c, g, NULL, 0);
 		}
 		if (rc < 0)
 			return rc;

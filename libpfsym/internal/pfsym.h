@@ -164,6 +164,22 @@ int pfsi_unw_syminfo(const struct unwinder *u, struct pf_buf *b);
  * many reached the outermost frame, and a count per stop reason. */
 void pfsi_unw_report(const struct unwinder *u, FILE *out, const char *prog);
 
+/* ---- dwsec.c: the DWARF sections lines.c hands to libdw ---- */
+
+/* Buffers of inflated sections: the Elf handle points at them until elf_end(). */
+struct pfsi_dw_bufs {
+	void **p;
+	size_t n;
+};
+/* Prepares e, an ELF handle no one else uses, for dwarf_begin_elf(): hides
+ * the DWARF sections lines.c never reads (SHT_NOBITS in e's copy of the
+ * section headers) and inflates the other zlib-compressed ones (on two
+ * threads), installed as their sections' data. *keep gets the buffers: free
+ * them with pfsi_dw_bufs_free() after dwarf_end() and elf_end(e). Sections
+ * it could not inflate are left for libdw. @return 0 or -ENOMEM. */
+int pfsi_dw_prepare(Elf *e, struct pfsi_dw_bufs *keep);
+void pfsi_dw_bufs_free(struct pfsi_dw_bufs *k);
+
 /* ---- lines.c: inline frames and source lines ---- */
 
 struct pfsi_lines;
@@ -267,6 +283,8 @@ struct symbolizer {
 	/* lines.c's costs (PFSYM_LINES_STATS=1: pfsi_lines_report()) */
 	uint64_t ln_files, ln_cus, ln_addrs;   /* DWARF files opened, CUs indexed, addresses */
 	uint64_t ln_open_ns, ln_index_ns, ln_lookup_ns, ln_chain_ns;
+	int ln_timed;                          /* 0 not known yet, 1 timed, -1 not
+						  (no clock reads per address) */
 	/* debuginfod.c */
 	int dbgd_state;        /* 0 not tried, 1 client ready, -1 none */
 	void *dbgd_client;
