@@ -253,6 +253,51 @@ print(max(t.firstChild.data.count("\n") for t in m.parse(sys.argv[1]).getElement
 	done
 }
 
+@test "pfdiff --key=line on a recording pair: each line's self count is pffold --top --by=line's; inline frames are functions" {
+	run -0 pfdiff --key=line --json c_fp.sym.pf c_dw.sym.pf
+	echo "$output" >lines.json
+	pffold -q --top=100000 --by=line c_fp.sym.pf >fp.top
+	pffold -q --top=100000 --by=line c_dw.sym.pf >dw.top
+	run python3 - lines.json fp.top dw.top <<'PY'
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+n = [d["base"]["runs"][0]["samples"], d["new"]["runs"][0]["samples"]]
+clone = lambda f: re.sub(r"(\.(constprop|isra|part|lto_priv|cold)\.[0-9]+|\.cold)+$", "", f)
+got = [{}, {}]
+for f in d["functions"]:
+    m = re.match(r"^(.*?) \[([^][]*:[0-9]+)\](?: \[[^][]*\])?(_\[[kijw]\])?$", f["name"])
+    if not m:
+        continue
+    for side, k in ((0, "base_pct"), (1, "new_pct")):
+        c = round(f["self"][k] * n[side] / 100)
+        if c:
+            got[side][(m.group(2), m.group(1))] = c
+want = [{}, {}]
+for side, path in ((0, sys.argv[2]), (1, sys.argv[3])):
+    for l in open(path).readlines()[1:]:
+        pct, w, loc, fn = l.split(None, 3)
+        if loc.startswith("??"):
+            continue
+        k = (loc, clone(fn.strip()))
+        want[side][k] = want[side].get(k, 0) + int(w)
+for side in (0, 1):
+    if got[side] != want[side]:
+        print("side", side, sorted(set(got[side].items()) ^ set(want[side].items()))[:10])
+        sys.exit(1)
+print(len(got[0]), len(got[1]), "lines")
+PY
+	echo "$output"
+	assert_success
+	# the hottest line of both is one of mix's; the function key has mix_[i]
+	run -0 pfdiff c_fp.sym.pf c_dw.sym.pf
+	assert_output --regexp ' mix_\[i\]'
+	run -0 pfdiff --key=line c_fp.sym.pf c_dw.sym.pf
+	assert_output --regexp " mix \[$PFTOOLS_SRC/tests/workloads/inl\.c:[0-9]+\]_\[i\]"
+	# the folded view of the comparison draws (lines merged per function)
+	pfdiff --key=line --folded c_fp.sym.pf c_dw.sym.pf | pfflame >kd.svg
+	run -0 xmllint --noout kd.svg
+}
+
 @test "a binary without DWARF: function names, no lines, no inline frames, no crash" {
 	build_workload inl nodw -O2 -fno-omit-frame-pointer
 	strip --strip-debug nodw
