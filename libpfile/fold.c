@@ -278,14 +278,18 @@ int pfi_fold_sample(void *ctx, const struct pf_prof_sample *s)
 
 /* ---- display ---- */
 
-static int put_escaped(struct pf_buf *b, const char *s, size_t len, int spaces)
+/* spaces: ' ' becomes '_' (the root frame); brackets: '[' and ']' are
+ * escaped too (x5b, x5d: the file of a " [FILE:LINE]" source line, which
+ * readers find between brackets) */
+static int put_escaped_ex(struct pf_buf *b, const char *s, size_t len, int spaces, int brackets)
 {
 	size_t start = 0;
 	for (size_t i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)s[i];
 		/* ';' separates frames; a backslash starts an escape, so it
 		 * is escaped too (x5c): an escaped x3b is always a ';' */
-		if (c == ';' || c == '\\' || c < 0x20 || c == 0x7f || (spaces && c == ' ')) {
+		if (c == ';' || c == '\\' || c < 0x20 || c == 0x7f || (spaces && c == ' ') ||
+		    (brackets && (c == '[' || c == ']'))) {
 			if (pf_buf_put(b, s + start, i - start))
 				return -ENOMEM;
 			if (spaces && c == ' ') {
@@ -301,6 +305,11 @@ static int put_escaped(struct pf_buf *b, const char *s, size_t len, int spaces)
 		}
 	}
 	return pf_buf_put(b, s + start, len - start) ? -ENOMEM : 0;
+}
+
+static int put_escaped(struct pf_buf *b, const char *s, size_t len, int spaces)
+{
+	return put_escaped_ex(b, s, len, spaces, 0);
 }
 
 static const char *base_name(const char *path)
@@ -376,6 +385,15 @@ static int64_t frame_display(pf_fold *f, uint32_t frame)
 	if ((f->o.flags & PF_FOLD_LINES) && fr->line) {
 		snprintf(tmp, sizeof(tmp), ":%u", fr->line);
 		rc |= pf_buf_put(&b, tmp, strlen(tmp));
+	}
+	if ((f->o.flags & PF_FOLD_SRCLINE) && fr->line && fr->src_file != NONE) {
+		const char *file = pf_prof_str_get(&f->prof, fr->src_file, NULL);
+		if (file && *file) {
+			rc |= pf_buf_put(&b, " [", 2);
+			rc |= put_escaped_ex(&b, file, strlen(file), 0, 1);
+			snprintf(tmp, sizeof(tmp), ":%u]", fr->line);
+			rc |= pf_buf_put(&b, tmp, strlen(tmp));
+		}
 	}
 	if (name && (f->o.flags & PF_FOLD_DSO) && dso) {
 		const char *bn = base_name(dso);

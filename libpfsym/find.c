@@ -679,10 +679,36 @@ int pfsi_sym_dso_debug_fd(struct symbolizer *s, struct pf_dso *dso, const char *
 	}
 	if (!b->dbg_searched) {
 		b->dbg_searched = 1;
+		char p[PATH_MAX + 16];
 		if (b->bid_size && !b->forced && !b->as_is && strlen(b->path) < PATH_MAX) {
-			char p[PATH_MAX + 16];
 			lookup_path(b, p, sizeof(p));
 			each_cand(s, b, p, find_dbg, NULL);
+		}
+		/* a binary with .symtab (strip --strip-debug) whose DWARF is in the
+		 * file its .gnu_debuglink names: the places and checks of a binary
+		 * without .symtab (debuglink.c), which sets b's symbol file, so b's
+		 * is set aside meanwhile */
+		if (b->fd_dbg < 0 && !b->as_is && strlen(b->path) < PATH_MAX) {
+			Elf *sym = b->elf_sym;
+			int fd_sym = b->fd_sym;
+			char *symfile = b->symfile;
+			uint8_t host_sym = b->host_sym;
+			b->elf_sym = NULL;
+			b->fd_sym = -1;
+			b->symfile = NULL;
+			lookup_path(b, p, sizeof(p));
+			pfsi_debuglink_find(s, b, p);
+			if (b->elf_sym) {
+				elf_end(b->elf_sym);
+				b->fd_dbg = b->fd_sym;
+				b->dbgfile = b->symfile;
+			} else {
+				free(b->symfile);
+			}
+			b->elf_sym = sym;
+			b->fd_sym = fd_sym;
+			b->symfile = symfile;
+			b->host_sym = host_sym;
 		}
 	}
 	if (b->fd_dbg < 0)

@@ -172,6 +172,132 @@ setup() {
 	assert_failure 2
 }
 
+@test "pffold --srcline | pfflame: ' [FILE:LINE]' as the source says; one box per function, its lines in the tooltip" {
+	src="$PFTOOLS_SRC/tests/workloads/inl.c"
+	mix_lines=$(awk '/^static inline unsigned long mix/ { on = 1 } on && /^}/ { print NR; on = 0 } on { print NR }' "$src" | tr '\n' ' ')
+	step_calls=" $(grep -n 'mix(' "$src" | grep -v 'static inline' | cut -d: -f1 | tr '\n' ' ')"
+	for r in c_fp c_dw; do
+		pffold -q --srcline "$r.sym.pf" >"$r.src.folded"
+		# every mix frame: a line of mix's body, in inl.c; the step frame
+		# above it: a line that calls mix
+		n=$(grep -c ';mix \[' "$r.src.folded")
+		[ "$n" -gt 0 ]
+		while read -r l; do
+			m=${l##*;mix [}
+			m=${m%%]_\[i\]*}
+			[ "${m%:*}" = "$src" ] || { echo "mix's file ${m%:*}, not $src: $l"; false; }
+			[[ " $mix_lines " == *" ${m##*:} "* ]] || { echo "mix line ${m##*:} not in $mix_lines: $l"; false; }
+			s=${l%%;mix [*}
+			s=${s##*;step [}
+			s=${s%%]_\[i\]*}
+			[[ $step_calls == *" ${s##*:} "* ]] || { echo "step line ${s##*:} is no call of mix ($step_calls): $l"; false; }
+		done < <(grep ';mix \[' "$r.src.folded")
+		# the names are pffold's default names once the lines are taken out
+		sed -E 's/ \[[^];[]*:[0-9]+\]//g' "$r.src.folded" | sort >a.txt
+		pffold -q "$r.sym.pf" | sort >b.txt
+		python3 - a.txt b.txt <<'PY'
+import sys, collections
+def load(p):
+    c = collections.Counter()
+    for l in open(p):
+        st, n = l.rstrip("\n").rsplit(" ", 1)
+        c[st] += int(n)
+    return c
+a, b = load(sys.argv[1]), load(sys.argv[2])
+assert a == b, (set(a.items()) ^ set(b.items()))
+PY
+		# pfflame merges the lines of a frame: each tooltip, as the folded
+		# text sums it (merged by name, lines by count)
+		pfflame --minwidth 0 "$r.src.folded" >"$r.svg"
+		run -0 xmllint --noout "$r.svg"
+		run python3 - "$r.src.folded" "$r.svg" <<'PY'
+import re, sys, collections, xml.dom.minidom as m
+nodes = collections.defaultdict(lambda: [0, collections.Counter()])
+total = 0
+for l in open(sys.argv[1]):
+    st, n = l.rstrip("\n").rsplit(" ", 1)
+    n = int(n); total += n
+    path = ()
+    for f in st.split(";"):
+        g = re.match(r"^(.*?)( \[([^];[]*:[0-9]+)\])(.*)$", f)
+        name, loc = (g.group(1) + g.group(4), g.group(3)) if g else (f, None)
+        path += (name,)
+        nodes[path][0] += n
+        if loc: nodes[path][1][loc] += n
+want = []
+for p, (w, locs) in nodes.items():
+    t = "%s (%d samples, %.2f%%)" % (p[-1], w, 100.0 * w / total)
+    items = sorted(locs.items(), key=lambda x: (-x[1], x[0]))
+    for loc, c in items[:8]:
+        t += "\n%s (%d samples, %.2f%%)" % (loc, c, 100.0 * c / w)
+    if len(items) > 8:
+        r = sum(c for _, c in items[8:])
+        t += "\n%d more line%s (%d samples, %.2f%%)" % (len(items) - 8, "s" if len(items) > 9 else "", r, 100.0 * r / w)
+    s = sum(locs.values())
+    if locs and s < w:
+        t += "\nno line (%d samples, %.2f%%)" % (w - s, 100.0 * (w - s) / w)
+    want.append(t)
+got = [t.firstChild.data for t in m.parse(sys.argv[2]).getElementsByTagName("title")][1:]
+if sorted(got) != sorted(want):
+    print("\n".join(sorted(set(got) ^ set(want))[:10]))
+    sys.exit(1)
+print(len(got), "boxes")
+PY
+		echo "$output"
+		assert_success
+		# the mix box lists more than one line of mix
+		run -0 python3 -c '
+import sys, xml.dom.minidom as m
+print(max(t.firstChild.data.count("\n") for t in m.parse(sys.argv[1]).getElementsByTagName("title") if t.firstChild.data.startswith("mix_[i] ")))' "$r.svg"
+		[ "$output" -ge 2 ]
+	done
+}
+
+@test "pfdiff --key=line on a recording pair: each line's self count is pffold --top --by=line's; inline frames are functions" {
+	run -0 pfdiff --key=line --json c_fp.sym.pf c_dw.sym.pf
+	echo "$output" >lines.json
+	pffold -q --top=100000 --by=line c_fp.sym.pf >fp.top
+	pffold -q --top=100000 --by=line c_dw.sym.pf >dw.top
+	run python3 - lines.json fp.top dw.top <<'PY'
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+n = [d["base"]["runs"][0]["samples"], d["new"]["runs"][0]["samples"]]
+clone = lambda f: re.sub(r"(\.(constprop|isra|part|lto_priv|cold)\.[0-9]+|\.cold)+$", "", f)
+got = [{}, {}]
+for f in d["functions"]:
+    m = re.match(r"^(.*?) \[([^][]*:[0-9]+)\](?: \[[^][]*\])?(_\[[kijw]\])?$", f["name"])
+    if not m:
+        continue
+    for side, k in ((0, "base_pct"), (1, "new_pct")):
+        c = round(f["self"][k] * n[side] / 100)
+        if c:
+            got[side][(m.group(2), m.group(1))] = c
+want = [{}, {}]
+for side, path in ((0, sys.argv[2]), (1, sys.argv[3])):
+    for l in open(path).readlines()[1:]:
+        pct, w, loc, fn = l.split(None, 3)
+        if loc.startswith("??"):
+            continue
+        k = (loc, clone(fn.strip()))
+        want[side][k] = want[side].get(k, 0) + int(w)
+for side in (0, 1):
+    if got[side] != want[side]:
+        print("side", side, sorted(set(got[side].items()) ^ set(want[side].items()))[:10])
+        sys.exit(1)
+print(len(got[0]), len(got[1]), "lines")
+PY
+	echo "$output"
+	assert_success
+	# the hottest line of both is one of mix's; the function key has mix_[i]
+	run -0 pfdiff c_fp.sym.pf c_dw.sym.pf
+	assert_output --regexp ' mix_\[i\]'
+	run -0 pfdiff --key=line c_fp.sym.pf c_dw.sym.pf
+	assert_output --regexp " mix \[$PFTOOLS_SRC/tests/workloads/inl\.c:[0-9]+\]_\[i\]"
+	# the folded view of the comparison draws (lines merged per function)
+	pfdiff --key=line --folded c_fp.sym.pf c_dw.sym.pf | pfflame >kd.svg
+	run -0 xmllint --noout kd.svg
+}
+
 @test "a binary without DWARF: function names, no lines, no inline frames, no crash" {
 	build_workload inl nodw -O2 -fno-omit-frame-pointer
 	strip --strip-debug nodw

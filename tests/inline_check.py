@@ -2,7 +2,16 @@
 """inline_check.py - checks pfsym's inline frames and source lines against
 binutils' addr2line (tests/inline.bats).
 
-Usage: pfdump -p -j RESOLVED.pf | inline_check.py [--demangle] BINARY...
+Usage: pfdump -p -j RESOLVED.pf | inline_check.py [--demangle] [--addr2line PROG] BINARY...
+
+BINARY may be RECORDED=LOCAL: the frames of module RECORDED (its path in the
+recording) are checked against the file LOCAL (a copy with its DWARF, when the
+recorded one was stripped, or the file under a --symfs root; a path relative
+to the current directory: binutils 2.40's addr2line cannot follow the
+.gnu_debugaltlink of a dwz -m file named by its absolute path, "DWARF error:
+unable to read alt ref"). --addr2line
+names binutils' addr2line for another architecture
+(aarch64-linux-gnu-addr2line); eu-addr2line reads every architecture.
 
 For every address of BINARY that a frame of the resolved profile names, the
 chain of frames pfsym wrote for it (the real function, then each inlined
@@ -71,9 +80,14 @@ def same_chain(got, want):
 def main():
     args = sys.argv[1:]
     demangle = False
-    if args and args[0] == "--demangle":
-        demangle = True
-        args = args[1:]
+    a2l = "addr2line"
+    while args and args[0] in ("--demangle", "--addr2line"):
+        if args[0] == "--demangle":
+            demangle = True
+            args = args[1:]
+        else:
+            a2l = args[1]
+            args = args[2:]
     bins = args
     strings, frames, stacks = {}, {}, {}
     for ln in sys.stdin:
@@ -120,16 +134,17 @@ def main():
 
     n_addr = n_inl = 0
     for b in bins:
+        rec, _, b = b.partition("=") if "=" in b else (b, "", b)
         mine = {}
         for key, ch in chains.items():
             dso = strings.get(ch[0]["dso"]) if isinstance(ch[0]["dso"], int) else ch[0]["dso"]
-            if dso == b:
+            if dso == rec:
                 mine[int(ch[0]["addr"], 16)] = ch
         if not mine:
             faults.append("%s: no address resolved" % b)
             continue
         addrs = sorted(mine)
-        cmd = ["addr2line", "-a", "-i", "-f", "-e", b] + (["-C"] if demangle else []) + ["0x%x" % a for a in addrs]
+        cmd = [a2l, "-a", "-i", "-f", "-e", b] + (["-C"] if demangle else []) + ["0x%x" % a for a in addrs]
         out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.splitlines()
         theirs = parse_gnu(out)
         settled = []

@@ -761,3 +761,41 @@ sur\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\t737572eda080')"
 	assert_failure 2
 	assert_output --partial "pfdiff: BASE has 3 runs and NEW 1: compare replicates with replicates"
 }
+
+@test "--key=line: hand-written per-line counts give exactly the statistics of tests/fixtures/diff_lines.py" {
+	# frames as pffold --srcline writes them: 'name [FILE:LINE] [module]_[i]'
+	run pfdiff --key=line "$FX/diff_lines_base.folded" "$FX/diff_lines_new.folded"
+	refute_sanitizer
+	assert_success
+	expected=$(python3 "$FX/diff_lines.py")
+	# the tests line, then the rows
+	assert_equal "$(sed -n '3p;5,$p' <<<"$output")" "$expected"
+	# the default key: functions, the lines taken out, the inline mark kept
+	run -0 pfdiff "$FX/diff_lines_base.folded" "$FX/diff_lines_new.folded"
+	run -0 awk 'NR > 4 { print $NF }' <<<"$output"
+	assert_equal "$(sort <<<"$output" | tr '\n' ' ')" "init main mix_[i] step_[i] work "
+	# --folded keeps the keys: pfflame then merges the lines of a function
+	run -0 pfdiff --key=line --folded "$FX/diff_lines_base.folded" "$FX/diff_lines_new.folded"
+	assert_line 'app;main [/s/m.c:30];work [/s/w.c:25];step [/s/w.c:17]_[i];mix [/s/w.c:11]_[i] 0 100'
+	pfdiff --key=line --folded "$FX/diff_lines_base.folded" "$FX/diff_lines_new.folded" | pfflame >d.svg
+	run -0 xmllint --noout d.svg
+	run -0 grep -c '<title>work (' d.svg
+	assert_output 1
+	run pfdiff --key=file a b
+	assert_failure 2
+	assert_output "pfdiff: --key: expected function, module-function or line, not 'file'"
+}
+
+@test "an inlined frame with a module (pffold --dso: 'dot [model_v1]_[i]') is named by the exe rule and keeps its mark" {
+	# before: the mark after the module hid the module, so the renamed
+	# binary's inlined frames did not match (gone and new)
+	printf 'model_v1;main [model_v1];matmul [model_v1];dot [model_v1]_[i] 60\nmodel_v1;main [model_v1];matmul [model_v1] 40\n' >b.folded
+	printf 'model_v2;main [model_v2];matmul [model_v2];dot [model_v2]_[i] 70\nmodel_v2;main [model_v2];matmul [model_v2] 30\n' >n.folded
+	run -0 pfdiff --key=module-function b.folded n.folded
+	run -0 awk 'NR > 4 { print $(NF-2), $(NF-1), $NF }' <<<"$output"
+	assert_line '- dot [exe]_[i]'
+	refute_output --partial 'model_v'
+	run -0 pfdiff b.folded n.folded
+	run -0 awk 'NR > 4 { print $(NF-1), $NF }' <<<"$output"
+	assert_line '- dot_[i]'
+}

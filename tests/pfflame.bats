@@ -272,3 +272,79 @@ boxes() {
 	run jq -r '[.functions[].name] | map(select(. == "")) | length' <<<"$output"
 	assert_output 1
 }
+
+@test "source lines ' [FILE:LINE]' (pffold --srcline): frames of one function merge, the tooltip lists their lines" {
+	# mix at three lines under step, one sample of mix without a line, a
+	# file with brackets (escaped \x5b \x5d), a module and the inline mark
+	cat >src.folded <<'IN'
+app;main [/s/m.c:30];work [/s/w.c:24];step [/s/w.c:16]_[i];mix [/s/w.c:11]_[i] 6
+app;main [/s/m.c:30];work [/s/w.c:24];step [/s/w.c:16]_[i];mix [/s/w.c:9]_[i] 3
+app;main [/s/m.c:30];work [/s/w.c:24];step [/s/w.c:17]_[i];mix [/s/w.c:11]_[i] 2
+app;main [/s/m.c:30];work [/s/w.c:24];step [/s/w.c:16]_[i];mix_[i] 1
+app;main [/s/m.c:31];lib [/s/a\x5bb\x5d.c:7] [libx.so] 4
+IN
+	pfflame src.folded >src.svg
+	refute_sanitizer
+	run -0 xmllint --noout src.svg
+	# one box per function: all app main work step mix lib
+	[ "$(boxes src.svg)" -eq 7 ]
+	run -0 python3 - src.svg <<'PY'
+import sys, xml.dom.minidom as m
+d = m.parse(sys.argv[1])
+for t in d.getElementsByTagName("title"):
+    print(t.firstChild.data.replace("\n", " | "))
+PY
+	assert_line 'main (16 samples, 100.00%) | /s/m.c:30 (12 samples, 75.00%) | /s/m.c:31 (4 samples, 25.00%)'
+	assert_line 'work (12 samples, 75.00%) | /s/w.c:24 (12 samples, 100.00%)'
+	assert_line 'step_[i] (12 samples, 75.00%) | /s/w.c:16 (10 samples, 83.33%) | /s/w.c:17 (2 samples, 16.67%)'
+	assert_line 'mix_[i] (12 samples, 75.00%) | /s/w.c:11 (8 samples, 66.67%) | /s/w.c:9 (3 samples, 25.00%) | no line (1 samples, 8.33%)'
+	assert_line 'lib [libx.so] (4 samples, 25.00%) | /s/a[b].c:7 (4 samples, 100.00%)'
+	# the labels are the names without the lines
+	run -0 grep -o '<text x="[0-9.]*" y="[0-9.]*">[^<]*</text>' src.svg
+	assert_line --partial '>mix_[i]</text>'
+	refute_output --partial 'w.c'
+	# the module palette sees the module behind the source line
+	pfflame --colors=module src.folded >mod.svg
+	run -0 python3 -c '
+import xml.dom.minidom as m
+for g in m.parse("mod.svg").getElementsByTagName("g"):
+    t = g.getElementsByTagName("title")
+    if t and t[0].firstChild.data.startswith(("lib ", "mix_")):
+        print(t[0].firstChild.data.split(" ")[0], g.getElementsByTagName("rect")[0].getAttribute("fill"))'
+	assert_line --index 0 --regexp '^lib rgb\('
+	refute_line --index 0 'lib rgb(190,190,190)'
+	assert_line --index 1 'mix_[i] rgb(190,190,190)'
+	# more than 8 lines: the 8 most frequent, then the rest in one line
+	for i in $(seq 1 10); do echo "p;f [/s/f.c:$i] $i"; done >many.folded
+	pfflame many.folded >many.svg
+	run -0 python3 -c '
+import sys, xml.dom.minidom as m
+for t in m.parse("many.svg").getElementsByTagName("title"):
+    if t.firstChild.data.startswith("f "): print(t.firstChild.data)'
+	assert_output 'f (55 samples, 100.00%)
+/s/f.c:10 (10 samples, 18.18%)
+/s/f.c:9 (9 samples, 16.36%)
+/s/f.c:8 (8 samples, 14.55%)
+/s/f.c:7 (7 samples, 12.73%)
+/s/f.c:6 (6 samples, 10.91%)
+/s/f.c:5 (5 samples, 9.09%)
+/s/f.c:4 (4 samples, 7.27%)
+/s/f.c:3 (3 samples, 5.45%)
+2 more lines (3 samples, 5.45%)'
+	# not a source line: a bracket without ':LINE', a line 0, a bracket
+	# without a blank before it: these stay part of the name
+	printf 'p;g [clone .isra.0] 1\np;h [x.c:0] 1\np;k[x.c:3] 1\n' >not.folded
+	pfflame not.folded >not.svg
+	run -0 grep -o '<title>[^<]*</title>' not.svg
+	assert_line '<title>g [clone .isra.0] (1 samples, 33.33%)</title>'
+	assert_line '<title>h [x.c:0] (1 samples, 33.33%)</title>'
+	assert_line '<title>k[x.c:3] (1 samples, 33.33%)</title>'
+	# a differential input: per-line counts of the width's column (NEW)
+	printf 'p;f [/s/f.c:1] 4 1\np;f [/s/f.c:2] 0 3\n' >d.folded
+	pfflame d.folded >d.svg
+	run -0 python3 -c '
+import xml.dom.minidom as m
+for t in m.parse("d.svg").getElementsByTagName("title"):
+    if t.firstChild.data.startswith("f "): print(t.firstChild.data.replace("\n", " | "))'
+	assert_output 'f (4 samples, 100.00%; base 100.00%, new 100.00%, +0.00 pp) | /s/f.c:2 (3 samples, 75.00%) | /s/f.c:1 (1 samples, 25.00%)'
+}

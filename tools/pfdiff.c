@@ -32,8 +32,9 @@ static void usage(FILE *f)
 	      "made with pfrec --repeat N are replicates, as several inputs per side are.\n"
 	      "\n"
 	      "Options:\n"
-	      "  -k, --key=function|module-function  match functions by name (default) or by\n"
-	      "                                 module base name and name\n"
+	      "  -k, --key=function|module-function|line  match functions by name (default),\n"
+	      "                           by module base name and name, or by name and\n"
+	      "                           source line ('name [FILE:LINE]': pffold --srcline)\n"
 	      "      --keep-suffixes      keep compiler clone suffixes (.isra.0, .cold, ...)\n"
 	      "      --no-root            the first frame is a function, not the process name\n"
 	      "  -c, --comm=NAME          only stacks whose process (root frame) is NAME\n"
@@ -146,12 +147,15 @@ int main(int argc, char **argv)
 		unsigned long ul;
 		switch (c) {
 		case 'k':
+			o.key_module = o.key_line = 0;
 			if (strcmp(optarg, "function") == 0)
-				o.key_module = 0;
+				;
 			else if (strcmp(optarg, "module-function") == 0)
 				o.key_module = 1;
+			else if (strcmp(optarg, "line") == 0)
+				o.key_line = 1;
 			else {
-				fprintf(stderr, "pfdiff: --key: expected function or module-function, not '%s'\n", optarg);
+				fprintf(stderr, "pfdiff: --key: expected function, module-function or line, not '%s'\n", optarg);
 				return 2;
 			}
 			break;

@@ -9,6 +9,7 @@ enum { PFDIFF_MODE_SHARE = 0, PFDIFF_MODE_TIME = 1 };
 
 struct pfdiff_opts {
 	int key_module;     /* --key=module-function */
+	int key_line;       /* --key=line: function and source line " [FILE:LINE]" */
 	int keep_suffixes;  /* --keep-suffixes */
 	int no_root;        /* --no-root: no process frame at the root */
 	const char *comm;   /* --comm or NULL */

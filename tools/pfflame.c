@@ -37,6 +37,13 @@ struct node {
 	uint64_t c[2];                      /* BASE/NEW counts (c[0] only when not diff) */
 };
 
+struct nloc {
+	uint32_t node, loc;
+	uint64_t c[2];
+};
+
+#define MAX_LOCS 8 /* source lines listed in a tooltip */
+
 struct flame {
 	/* options */
 	const char *title, *countname;
@@ -58,6 +65,15 @@ struct flame {
 	int failed;
 	char *shown;     /* display_name()'s buffer */
 	size_t shown_cap;
+	/* source lines (" [FILE:LINE]" of pffold --srcline): frames that differ
+	 * only by it are one node; each node's counts per line are kept here */
+	struct pf_strtab locs;  /* "FILE:LINE" as written */
+	struct nloc *nl;        /* (node, loc) entries */
+	size_t n_nl, nl_cap;
+	uint32_t *nl_slots;     /* entry index + 1 */
+	size_t nl_nslots;
+	char *strip;            /* a frame without its source line */
+	size_t strip_cap;
 	size_t max_depth;   /* frames drawn per stack, 0 = all */
 	uint64_t n_capped;  /* stacks deeper than that */
 	size_t deepest;     /* frames of the deepest stack */
@@ -74,7 +90,8 @@ static void usage(FILE *f)
 	      "Lines with two counts ('stack BASE NEW', from pfdiff --folded; the first line\n"
 	      "decides for all) give a differential graph: widths from NEW, red where a frame\n"
 	      "grew, blue where it shrank. Names show pffold's escapes \\x3b and \\x5c as ';'\n"
-	      "and '\\'; other backslashes as written.\n"
+	      "and '\\'; other backslashes as written. A frame's source line ' [FILE:LINE]'\n"
+	      "(pffold --srcline) is not part of its name: its box lists the lines.\n"
 	      "\n"
 	      "Options:\n"
 	      "  -t, --title=TEXT       title (default \"Flame Graph\")\n"
@@ -176,6 +193,85 @@ static int child(struct flame *fl, uint32_t parent, uint32_t name, uint32_t *id)
 	return 0;
 }
 
+static int nl_grow(struct flame *fl)
+{
+	size_t n = fl->nl_nslots ? fl->nl_nslots * 2 : 4096;
+	uint32_t *s = calloc(n, sizeof *s);
+	if (!s)
+		return -ENOMEM;
+	for (size_t i = 0; i < fl->n_nl; i++) {
+		size_t h = node_hash(fl->nl[i].node, fl->nl[i].loc) & (n - 1);
+		while (s[h])
+			h = (h + 1) & (n - 1);
+		s[h] = (uint32_t)i + 1;
+	}
+	free(fl->nl_slots);
+	fl->nl_slots = s;
+	fl->nl_nslots = n;
+	return 0;
+}
+
+/* Adds counts to the source line loc of node. */
+static int nl_add(struct flame *fl, uint32_t node, uint32_t loc, const uint64_t c[2])
+{
+	if ((fl->n_nl + 1) * 2 >= fl->nl_nslots && nl_grow(fl) < 0)
+		return -ENOMEM;
+	size_t mask = fl->nl_nslots - 1, h = node_hash(node, loc) & mask;
+	for (;;) {
+		uint32_t v = fl->nl_slots[h];
+		if (!v)
+			break;
+		struct nloc *e = &fl->nl[v - 1];
+		if (e->node == node && e->loc == loc) {
+			e->c[0] += c[0];
+			e->c[1] += c[1];
+			return 0;
+		}
+		h = (h + 1) & mask;
+	}
+	if (fl->n_nl == fl->nl_cap) {
+		size_t nc = fl->nl_cap ? fl->nl_cap * 2 : 1024;
+		if (nc > UINT32_MAX - 1)
+			return -E2BIG;
+		struct nloc *a = realloc(fl->nl, nc * sizeof *a);
+		if (!a)
+			return -ENOMEM;
+		fl->nl = a;
+		fl->nl_cap = nc;
+	}
+	fl->nl[fl->n_nl] = (struct nloc){ node, loc, { c[0], c[1] } };
+	fl->nl_slots[h] = (uint32_t)++fl->n_nl;
+	return 0;
+}
+
+/* The name of frame f[0..n) that frames merge by: without its source line
+ * (*loc and *loc_len get "FILE:LINE", or NULL). */
+static const char *merge_name(struct flame *fl, const char *f, size_t n, size_t *out_len,
+			      const char **loc, size_t *loc_len)
+{
+	size_t at, end, file_len;
+	const char *file;
+	uint32_t line;
+	*loc = NULL;
+	*loc_len = 0;
+	*out_len = n;
+	if (!memchr(f, '[', n) || !pf_frame_srcline(f, n, &at, &end, &file, &file_len, &line))
+		return f;
+	if (n > fl->strip_cap) {
+		char *b = realloc(fl->strip, n);
+		if (!b)
+			return NULL;
+		fl->strip = b;
+		fl->strip_cap = n;
+	}
+	memcpy(fl->strip, f, at);
+	memcpy(fl->strip + at, f + end, n - end);
+	*out_len = at + (n - end);
+	*loc = f + at + 2;
+	*loc_len = end - 1 - (at + 2);
+	return fl->strip;
+}
+
 static int add_line(void *arg, const struct pf_folded_line *l, uint64_t lineno)
 {
 	struct flame *fl = arg;
@@ -217,14 +313,26 @@ static int add_line(void *arg, const struct pf_folded_line *l, uint64_t lineno)
 	for (size_t i = 0; i < draw_n; i++) {
 		size_t k = fl->reverse ? n - 1 - i : i;
 		int capped = draw_n < n && i == draw_n - 1;
-		int64_t name = capped ? pf_strtab_intern(&fl->names, CAPPED_NAME, sizeof(CAPPED_NAME) - 1, NULL)
-				      : pf_strtab_intern(&fl->names, fl->fr[k], fl->frl[k], NULL);
+		const char *loc = NULL, *mn;
+		size_t loc_len = 0, mlen;
+		int64_t name;
+		if (capped) {
+			name = pf_strtab_intern(&fl->names, CAPPED_NAME, sizeof(CAPPED_NAME) - 1, NULL);
+		} else {
+			mn = merge_name(fl, fl->fr[k], fl->frl[k], &mlen, &loc, &loc_len);
+			name = mn ? pf_strtab_intern(&fl->names, mn, mlen, NULL) : -ENOMEM;
+		}
 		if (name < 0)
 			goto oom;
 		if (child(fl, cur, (uint32_t)name, &cur) < 0)
 			goto oom;
 		fl->nodes[cur].c[0] += l->counts[0];
 		fl->nodes[cur].c[1] += l->counts[1];
+		if (loc) {
+			int64_t li = pf_strtab_intern(&fl->locs, loc, loc_len, NULL);
+			if (li < 0 || nl_add(fl, cur, (uint32_t)li, l->counts) < 0)
+				goto oom;
+		}
 	}
 	return 0;
 oom:
@@ -283,7 +391,16 @@ static int hexval(char c)
  * nothing (flamegraph.pl's stackcollapse scripts): such names show as
  * flamegraph.pl shows them. Only what is shown changes: frames merge and
  * sort by their text as read. */
+static const char *display_text(struct flame *fl, const char *s, size_t n, size_t *out_len, int brackets);
+
 static const char *display_name(struct flame *fl, const char *s, size_t n, size_t *out_len)
+{
+	return display_text(fl, s, n, out_len, 0);
+}
+
+/* As display_name(), and with brackets also \x5b and \x5d as '[' and ']'
+ * (the file of a source line, where pffold escapes them). */
+static const char *display_text(struct flame *fl, const char *s, size_t n, size_t *out_len, int brackets)
 {
 	if (n == 0) { /* a frame with no name is drawn, and says so */
 		*out_len = sizeof(EMPTY_NAME) - 1;
@@ -306,7 +423,7 @@ static const char *display_name(struct flame *fl, const char *s, size_t n, size_
 	for (size_t i = 0; i < n; i++) {
 		if (s[i] == '\\' && i + 3 < n && s[i + 1] == 'x' && hexval(s[i + 2]) >= 0 && hexval(s[i + 3]) >= 0) {
 			int c = hexval(s[i + 2]) * 16 + hexval(s[i + 3]);
-			if (c == ';' || c == '\\') {
+			if (c == ';' || c == '\\' || (brackets && (c == '[' || c == ']'))) {
 				fl->shown[k++] = (char)c;
 				i += 3;
 				continue;
@@ -383,6 +500,77 @@ static void color(const struct flame *fl, const char *name, size_t n, int rgb[3]
 	}
 }
 
+static const struct flame *sort_fl;
+static int sort_wi;
+
+/* source-line entries: by node, then count (decreasing), then text */
+static int cmp_nloc(const void *a, const void *b)
+{
+	const struct nloc *x = a, *y = b;
+	if (x->node != y->node)
+		return x->node < y->node ? -1 : 1;
+	if (x->c[sort_wi] != y->c[sort_wi])
+		return x->c[sort_wi] > y->c[sort_wi] ? -1 : 1;
+	return strcmp(pf_strtab_str(&sort_fl->locs, x->loc), pf_strtab_str(&sort_fl->locs, y->loc));
+}
+
+/* The index of node's first source-line entry (entries sorted), or n_nl. */
+static size_t nl_first(const struct flame *fl, uint32_t node)
+{
+	size_t lo = 0, hi = fl->n_nl;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (fl->nl[mid].node < node)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void write_share(FILE *out, const struct flame *fl, uint64_t c, uint64_t of)
+{
+	fprintf(out, " (%llu ", (unsigned long long)c);
+	pf_xml_write(out, fl->countname, strlen(fl->countname));
+	fprintf(out, ", %.2f%%)", of ? 100.0 * (double)c / (double)of : 0.0);
+}
+
+/* The source lines of a node in its tooltip, one a line after its details:
+ * "FILE:LINE (N samples, P%)" with P of the node's count, the most frequent
+ * first, at most MAX_LOCS, then the rest and the count without a line. */
+static void write_locs(struct flame *fl, FILE *out, uint32_t node, uint64_t w, int wi)
+{
+	size_t i = nl_first(fl, node), shown = 0;
+	uint64_t sum = 0, rest = 0;
+	size_t n_rest = 0;
+	for (; i < fl->n_nl && fl->nl[i].node == node; i++) {
+		uint64_t c = fl->nl[i].c[wi];
+		sum += c;
+		if (shown == MAX_LOCS) {
+			rest += c;
+			n_rest++;
+			continue;
+		}
+		size_t dl;
+		const char *d = display_text(fl, pf_strtab_str(&fl->locs, fl->nl[i].loc),
+					     pf_strtab_len(&fl->locs, fl->nl[i].loc), &dl, 1);
+		fputc('\n', out);
+		pf_xml_write(out, d, dl);
+		write_share(out, fl, c, w);
+		shown++;
+	}
+	if (!shown)
+		return;
+	if (n_rest) {
+		fprintf(out, "\n%zu more line%s", n_rest, n_rest > 1 ? "s" : "");
+		write_share(out, fl, rest, w);
+	}
+	if (sum < w) {
+		fputs("\nno line", out);
+		write_share(out, fl, w - sum, w);
+	}
+}
+
 struct item {
 	uint32_t node, depth;
 	uint64_t x; /* start, in counts */
@@ -424,6 +612,10 @@ static int draw(struct flame *fl, FILE *out)
 		name_rank[ids[i]] = i;
 	free(ids);
 	sort_nodes = nodes;
+	sort_fl = fl;
+	sort_wi = wi;
+	if (fl->n_nl)
+		qsort(fl->nl, fl->n_nl, sizeof *fl->nl, cmp_nloc);
 
 	/* pass 1: sort the children of drawn frames, find the depth, the
 	 * largest |change| of a drawn frame */
@@ -537,6 +729,8 @@ static int draw(struct flame *fl, FILE *out)
 			fprintf(out, ", %.2f%%)", 100.0 * (double)w / (double)total);
 			color(fl, name, nlen, rgb);
 		}
+		if (fl->n_nl && it.node != 0)
+			write_locs(fl, out, it.node, w, wi);
 		fprintf(out, "</title><rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" "
 			"fill=\"rgb(%d,%d,%d)\" rx=\"2\" ry=\"2\" fg:x=\"%llu\" fg:w=\"%llu\"/>"
 			"<text x=\"%.2f\" y=\"%.1f\">",
@@ -688,7 +882,7 @@ int main(int argc, char **argv)
 	int status = 1;
 	FILE *out = NULL;
 	uint32_t root;
-	if (pf_strtab_init(&fl.names) < 0 || grow_slots(&fl) < 0 ||
+	if (pf_strtab_init(&fl.names) < 0 || pf_strtab_init(&fl.locs) < 0 || grow_slots(&fl) < 0 ||
 	    new_node(&fl, UINT32_MAX, 0, &root) < 0) {
 		fprintf(stderr, "pfflame: %s\n", strerror(ENOMEM));
 		goto done;
@@ -730,6 +924,10 @@ done:
 	if (in != stdin)
 		fclose(in);
 	pf_strtab_free(&fl.names);
+	pf_strtab_free(&fl.locs);
+	free(fl.nl);
+	free(fl.nl_slots);
+	free(fl.strip);
 	free(fl.shown);
 	free(fl.nodes);
 	free(fl.slots);

@@ -47,6 +47,9 @@ static void usage(FILE *f)
 	      "                          default each is a frame of its own, marked _[i]\n"
 	      "      --lines             append ':LINE' (source line) to every frame that has\n"
 	      "                          one: 'name:LINE', before ' [module]' and _[i]/_[k]\n"
+	      "      --srcline           append ' [FILE:LINE]' to every frame that has a source\n"
+	      "                          line: pfflame shows it in the frame's tooltip and\n"
+	      "                          merges the lines of one function; pfdiff --key=line\n"
 	      "      --jit               mark JIT frames (named from /tmp/perf-PID.map) with\n"
 	      "                          the suffix _[j]\n"
 	      "      --dso               append ' [module]' to every named frame\n"
@@ -215,7 +218,7 @@ struct args {
 };
 
 enum { O_PID = 256, O_TID, O_NOCOMM, O_KERNEL, O_DSO, O_ADDRS, O_COMM, O_PIDF, O_TIME, O_RUN, O_TOP,
-       O_TIDF, O_CPU, O_DSOF, O_SYM, O_CALLERS, O_CALLEES, O_EVERY, O_NOINLINE, O_LINES, O_BY, O_JIT };
+       O_TIDF, O_CPU, O_DSOF, O_SYM, O_CALLERS, O_CALLEES, O_EVERY, O_NOINLINE, O_LINES, O_SRCLINE, O_BY, O_JIT };
 
 /* The options of the filters, views and redraws (parse_args()'s rest).
  * @return -1 when handled, -2 when not an option of these, else the exit
@@ -305,6 +308,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ "kernel", no_argument, NULL, O_KERNEL },
 		{ "no-inline", no_argument, NULL, O_NOINLINE },
 		{ "lines", no_argument, NULL, O_LINES },
+		{ "srcline", no_argument, NULL, O_SRCLINE },
 		{ "by", required_argument, NULL, O_BY },
 		{ "jit", no_argument, NULL, O_JIT },
 		{ "dso", no_argument, NULL, O_DSO },
@@ -358,6 +362,9 @@ static int parse_args(int argc, char **argv, struct args *a)
 			break;
 		case O_NOINLINE:
 			o->flags |= PF_FOLD_NO_INLINE;
+			break;
+		case O_SRCLINE:
+			o->flags |= PF_FOLD_SRCLINE;
 			break;
 		case O_LINES:
 			o->flags |= PF_FOLD_LINES;

@@ -42,6 +42,10 @@ enum pf_fold_weight { PF_FOLD_SAMPLES = 0, PF_FOLD_PERIOD = 1 };
                                      colours such frames as inlined) */
 #define PF_FOLD_LINES      0x400u /* frames with a known source line get ":LINE" after the
                                      name (before " [module]" and "_[i]"/"_[k]") */
+#define PF_FOLD_SRCLINE    0x2000u /* frames with a known source line get " [FILE:LINE]"
+                                     after the name (and ":LINE"), before " [module]" and
+                                     "_[i]"/"_[k]": FILE as the resolved profile names it,
+                                     with '[' and ']' escaped (\x5b, \x5d) like ';' */
 #define PF_FOLD_BY_LINE    0x800u /* also sum the weight per source line of the leaf
                                      (innermost) frame, for pf_fold_top_lines() */
 

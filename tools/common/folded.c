@@ -347,6 +347,72 @@ static void base_name(const char **s, size_t *n)
 	}
 }
 
+size_t pf_frame_mark(const char *frame, size_t len)
+{
+	if (len > 4 && frame[len - 4] == '_' && frame[len - 3] == '[' && frame[len - 1] == ']' &&
+	    frame[len - 2] && strchr("kijw", frame[len - 2]))
+		return 4;
+	return 0;
+}
+
+/* The bracket group " [...]" that ends frame[0..len) (its last byte is ']'):
+ * *open gets the index of its '['. No '[' or ']' inside. @return 1 or 0. */
+static int last_bracket(const char *frame, size_t len, size_t *open)
+{
+	if (len < 4 || frame[len - 1] != ']')
+		return 0;
+	for (size_t i = len - 1; i-- > 0;) {
+		if (frame[i] == ']')
+			return 0;
+		if (frame[i] == '[') {
+			if (i < 2 || frame[i - 1] != ' ' || i + 1 == len - 1)
+				return 0;
+			*open = i;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Is s[0..n) "FILE:LINE", FILE not empty, LINE 1 to 4294967295? */
+static int is_srcline(const char *s, size_t n, size_t *colon, uint32_t *line)
+{
+	size_t d = n;
+	while (d > 0 && is_digit(s[d - 1]))
+		d--;
+	if (d == n || d < 2 || s[d - 1] != ':' || n - d > 10)
+		return 0;
+	uint64_t v = 0;
+	for (size_t i = d; i < n; i++)
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	if (v == 0 || v > UINT32_MAX)
+		return 0;
+	*colon = d - 1;
+	*line = (uint32_t)v;
+	return 1;
+}
+
+int pf_frame_srcline(const char *frame, size_t len, size_t *at, size_t *end,
+		     const char **file, size_t *file_len, uint32_t *line)
+{
+	size_t k = len - pf_frame_mark(frame, len), open, colon;
+	for (int tries = 0; tries < 2; tries++) {
+		if (!last_bracket(frame, k, &open))
+			return 0;
+		const char *c = frame + open + 1;
+		size_t cn = k - 1 - (open + 1);
+		if (is_srcline(c, cn, &colon, line)) {
+			*at = open - 1;
+			*end = k;
+			*file = c;
+			*file_len = colon;
+			return 1;
+		}
+		k = open - 1; /* " [module]": the source line may come before it */
+	}
+	return 0;
+}
+
 void pf_frame_split(const char *frame, size_t len,
 		    const char **func, size_t *func_len,
 		    const char **mod, size_t *mod_len)
@@ -355,6 +421,17 @@ void pf_frame_split(const char *frame, size_t len,
 	*func_len = len;
 	*mod = NULL;
 	*mod_len = 0;
+	/* a mark (_[i], _[k], ...) and a source line are neither */
+	len -= pf_frame_mark(frame, len);
+	*func_len = len;
+	size_t at, end, fl;
+	const char *file;
+	uint32_t line;
+	int has_src = pf_frame_srcline(frame, len, &at, &end, &file, &fl, &line);
+	if (has_src && end == len) { /* "f [src.c:3]": no module */
+		*func_len = at;
+		return;
+	}
 	if (len < 2 || frame[len - 1] != ']')
 		return;
 	if (frame[0] == '[') {
@@ -379,7 +456,7 @@ void pf_frame_split(const char *frame, size_t len,
 			size_t ml = len - 1 - (i + 1);
 			if (ml == 0 || (ml >= 6 && memcmp(m, "clone ", 6) == 0))
 				return;
-			*func_len = i - 1;
+			*func_len = has_src ? at : i - 1;
 			*mod = m;
 			*mod_len = ml;
 			base_name(mod, mod_len);

@@ -34,6 +34,12 @@
  *
  * Frame-name conventions understood by pf_frame_*():
  *  - "func [module]" : pffold --dso appends the module's base name.
+ *  - "func [FILE:LINE]" : pffold --srcline appends the frame's source line,
+ *    before " [module]": "mix [/src/inl.c:11] [app]_[i]". FILE holds no
+ *    '[' or ']' (pffold writes them as \x5b and \x5d), LINE is 1 to
+ *    4294967295 in decimal.
+ *  - a mark at the very end: "_[k]" kernel, "_[i]" inlined, "_[j]" JIT,
+ *    "_[w]" waker (FlameGraph's annotations, used by its palettes).
  *  - "[module+0x1a2b]" : an unsymbolized address inside a module.
  *  - compiler clone suffixes: ".isra.N", ".constprop.N", ".part.N",
  *    ".lto_priv.N", ".cold", ".cold.N", ".llvm.NNNN", ".localalias",
@@ -156,9 +162,24 @@ int pf_folded_next_frame(const char *stack, size_t len, size_t *pos,
  * for a non-empty name (".cold" stays as it is). */
 size_t pf_frame_strip_clone(const char *name, size_t len);
 
+/* Length of the mark that ends frame[0..len) ("_[k]", "_[i]", "_[j]",
+ * "_[w]": 4), or 0 when it has none. */
+size_t pf_frame_mark(const char *frame, size_t len);
+
+/* Finds the source line " [FILE:LINE]" of a frame (before its module and its
+ * mark, if any). On success frame[*at..*end) is the whole group with its
+ * leading blank (the frame without it is frame[0..*at) + frame[*end..len)),
+ * *file and *file_len the file as written (escapes not undone), *line the
+ * line. @return 1, or 0 when the frame has none. */
+int pf_frame_srcline(const char *frame, size_t len, size_t *at, size_t *end,
+		     const char **file, size_t *file_len, uint32_t *line);
+
 /* Splits a frame into function and module (the module's base name, any
  * directory removed). Pointers point into frame; absent parts are NULL/0.
+ * The function leaves out the frame's source line and mark (pf_frame_srcline(),
+ * pf_frame_mark()).
  *   "f [libm.so.6]"              -> func "f",   mod "libm.so.6"
+ *   "f [/s/f.c:3] [libm.so.6]_[i]" -> func "f", mod "libm.so.6"
  *   "f [clone .isra.0]"          -> func "f [clone .isra.0]", no module
  *   "[/lib/libm.so.6+0x1a2b]"    -> func NULL (an address), mod "libm.so.6"
  *   "[unknown]", "f"             -> func the whole frame, no module

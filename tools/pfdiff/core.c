@@ -96,13 +96,21 @@ static int is_exe(const char *mod, size_t mlen, const char *root, size_t rootlen
 }
 
 /* Builds the matching key of one frame into c->kbuf; returns its length.
- * The executable's own module (named like the process) becomes "exe", so
- * that a renamed binary still matches. */
+ * The key is the function's name (clone suffixes removed unless
+ * --keep-suffixes), with --key=line its source line " [FILE:LINE]" (pffold
+ * --srcline) when the frame has one, with --key=module-function its module
+ * " [module]", then the frame's mark (_[i], _[k], ...: an inlined function is
+ * not its caller). The executable's own module (named like the process)
+ * becomes "exe", so that a renamed binary still matches. */
 static size_t frame_key(struct ctx *c, const char *f, size_t n, const char *root, size_t rootlen)
 {
-	const char *func, *mod;
-	size_t flen, mlen;
+	const char *func, *mod, *file = NULL;
+	size_t flen, mlen, at = 0, end = 0, file_len = 0;
+	uint32_t line = 0;
 	pf_frame_split(f, n, &func, &flen, &mod, &mlen);
+	size_t mark = func ? pf_frame_mark(f, n) : 0;
+	int has_src = c->o->key_line && func &&
+		      pf_frame_srcline(f, n, &at, &end, &file, &file_len, &line);
 	if (mod && is_exe(mod, mlen, root, rootlen)) {
 		mod = "exe";
 		mlen = 3;
@@ -113,8 +121,9 @@ static size_t frame_key(struct ctx *c, const char *f, size_t n, const char *root
 		func = NULL;
 		mod = "exe";
 		mlen = 3;
+		mark = 0;
 	}
-	size_t need = flen + mlen + 8;
+	size_t need = flen + mlen + (has_src ? end - at : 0) + mark + 8;
 	if (grow((void **)&c->kbuf, &c->kcap, need, 1) < 0)
 		return (size_t)-1;
 	size_t k = 0;
@@ -129,6 +138,10 @@ static size_t frame_key(struct ctx *c, const char *f, size_t n, const char *root
 		flen = pf_frame_strip_clone(func, flen);
 	memcpy(c->kbuf + k, func, flen);
 	k += flen;
+	if (has_src) {
+		memcpy(c->kbuf + k, f + at, end - at);
+		k += end - at;
+	}
 	if (c->o->key_module && mod) {
 		c->kbuf[k++] = ' ';
 		c->kbuf[k++] = '[';
@@ -136,6 +149,8 @@ static size_t frame_key(struct ctx *c, const char *f, size_t n, const char *root
 		k += mlen;
 		c->kbuf[k++] = ']';
 	}
+	memcpy(c->kbuf + k, f + n - mark, mark);
+	k += mark;
 	return k;
 }
 
@@ -331,6 +346,9 @@ static int read_pf(struct ctx *c, const char *path)
 	fo.event = c->o->event;
 	fo.comm = c->o->comm;
 	fo.flags = c->o->key_module ? PF_FOLD_DSO : 0;
+	/* --key=line: each frame's source line, as pffold --srcline writes it */
+	if (c->o->key_line)
+		fo.flags |= PF_FOLD_SRCLINE;
 	/* inlined functions take part as functions, named as pffold's
 	 * folded text names them (name_[i]): a .pf file and its folded
 	 * text compare alike */

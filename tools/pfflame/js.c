@@ -38,7 +38,7 @@ const char pfflame_js[] =
 	"}\n"
 	"function num(g, a) { return parseFloat(g.firstChild.nextSibling.getAttribute(a)); }\n"
 	"function nameOf(g) {\n"
-	"  var t = g.firstChild.textContent, i = t.lastIndexOf(' (');\n"
+	"  var t = g.firstChild.textContent.split('\\n')[0], i = t.lastIndexOf(' (');\n"
 	"  return i >= 0 ? t.substring(0, i) : t;\n"
 	"}\n"
 	"function label(t, name, w) {\n"
