@@ -653,19 +653,11 @@ int pfsi_sym_resolve(void *ctx, struct pf_prof *p, struct pf_dso *dso, struct pf
 	f->flags |= PF_FRAME_HAS_ADDR;
 	if (b->forced)
 		f->flags |= PF_FRAME_MISMATCH;
-	struct sym *sy = lookup(b, v);
-	if (!sy)
-		return 0;
-	int64_t id = sym_name_id(s, p, sy);
-	if (id < 0)
-		return (int)id;
-	f->name = (uint32_t)id;
-	/* the offset perf prints as sym+0xOFF (here of the byte looked up: a
-	 * caller's is one less than its return address) */
-	if (v - sy->addr <= UINT32_MAX) {
-		f->sym_off = (uint32_t)(v - sy->addr);
-		f->flags |= PF_FRAME_HAS_SYMOFF;
-	}
+	/* the offset perf prints as sym+0xOFF is that of the byte looked up
+	 * (a caller's is one less than its return address) */
+	int r = pfsi_sym_name_vaddr(s, p, b, v, f);
+	if (r <= 0)
+		return r;
 	f->flags &= ~PF_FRAME_UNRESOLVED;
 	b->addrs_named++;
 	return 0;
