@@ -170,7 +170,7 @@ int pfsi_sym_add_image(struct symbolizer *s, const struct pf_dso_image *img)
 	return 0;
 }
 
-static void hex(const uint8_t *b, size_t n, char *out)
+void pfsi_hex(const uint8_t *b, size_t n, char *out)
 {
 	static const char d[] = "0123456789abcdef";
 	for (size_t i = 0; i < n; i++) {
@@ -227,7 +227,7 @@ static void each_cand(struct symbolizer *s, struct binfo *b, const char *path, c
 {
 	char rel[PATH_MAX + 200], bidhex[140];
 	if (b->bid_size)
-		hex(b->bid, b->bid_size, bidhex);
+		pfsi_hex(b->bid, b->bid_size, bidhex);
 	struct cand c = { s->primary, path, 0, 0 };
 	if (!b->deleted && fn(s, b, &c, arg))
 		return;
@@ -314,7 +314,7 @@ static int try_file(struct symbolizer *s, struct binfo *b, const struct cand *c,
 	} else if (n != b->bid_size || memcmp(bid, b->bid, n) != 0) {
 		strcpy(bad, "build-id ");
 		if (n)
-			hex(bid, n, bad + 9);
+			pfsi_hex(bid, n, bad + 9);
 		else
 			strcpy(bad + 9, "none");
 		strcat(bad, " differs");
@@ -567,7 +567,7 @@ int pfsi_sym_report(struct symbolizer *s, FILE *out, const char *prog)
 		}
 		char bidhex[140] = "none";
 		if (b->bid_size)
-			hex(b->bid, b->bid_size, bidhex);
+			pfsi_hex(b->bid, b->bid_size, bidhex);
 		if (b->skipped.len) {
 			fprintf(out, "%s: %s: debug files skipped: %s\n", prog, b->path, (char *)b->skipped.data);
 			lines++;

@@ -295,16 +295,6 @@ static int ksyms_addr(const struct pf_ksyms *t, const char *name, uint64_t *addr
 	return 0;
 }
 
-static void hexs(const uint8_t *b, size_t n, char *out)
-{
-	static const char d[] = "0123456789abcdef";
-	for (size_t i = 0; i < n; i++) {
-		out[2 * i] = d[b[i] >> 4];
-		out[2 * i + 1] = d[b[i] & 15];
-	}
-	out[2 * n] = 0;
-}
-
 /* The recorded kernel's build-id: KSYMS (or the --kallsyms file has none),
  * else META kernel_build_id. */
 static const uint8_t *recorded_bid(const struct kern *k, size_t *size)
@@ -460,8 +450,8 @@ static void vml_report(const struct kern *k, FILE *out, const char *prog)
 	const uint8_t *rb = recorded_bid(k, &rn);
 	const uint8_t *vb = pfsi_vml_build_id(k->vml, &vn);
 	char rh[129], vh[129];
-	hexs(rb, rn, rh);
-	hexs(vb, vn, vh);
+	pfsi_hex(rb, rn, rh);
+	pfsi_hex(vb, vn, vh);
 	const char *vs = vn ? vh : "none";
 	switch (k->vml_state) {
 	case VML_USED:
