@@ -18,7 +18,11 @@
 #define HOT_ITERS 135000000UL
 #endif
 
-static volatile unsigned long sink;
+/* one per thread: a sink shared by main and the worker put both on one
+ * cache line, and how fast main's fixed work ran then hung on whether the
+ * two threads ran at the same time: hot_fn's time per run moved by up to
+ * 3x in the same binary (bench/RESULTS.md, issue 18, fourth run) */
+static _Thread_local volatile unsigned long sink;
 static atomic_int done;
 
 static inline __attribute__((always_inline)) void spin(unsigned long n)

@@ -12,6 +12,13 @@
 #           pffold --run 1 | pfdiff): the false alarms of sampling noise alone.
 # Takes minutes (about COMPS x 3 recordings of RUNS runs of ~0.3 s).
 #   PFTOOLS_BUILD=$PWD/build bench/calibrate.sh [COMPS [RUNS]]
+# CALIB_KEEP=DIR keeps the symbolized recordings (DIR/a1.pf, b1.pf, s1.pf,
+# ...); CALIB_FROM=DIR compares the recordings kept there instead of
+# recording anew (to judge a change of pfdiff on the very same inputs).
+# CALIB_INTERLEAVE=1: each side of a comparison is RUNS recordings of one run
+# each, made alternately (a b s a b s ...), compared as several inputs per
+# side with --test=quasi (pfdiff(1), "Runs recorded one after the other");
+# kept as DIR/a_COMP_RUN.pf and so on.
 set -eu
 cd "$(dirname "$0")/.."
 B=${PFTOOLS_BUILD:-$PWD/build}
@@ -19,25 +26,54 @@ COMPS=${1:-20}
 RUNS=${2:-5}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+[ -z "${CALIB_KEEP:-}" ] || mkdir -p "$CALIB_KEEP"
 gcc -O1 -g -fno-omit-frame-pointer -pthread -o "$tmp/calib" bench/calib.c
 gcc -O1 -g -fno-omit-frame-pointer -pthread -DSLOW -o "$tmp/calib_slow" bench/calib.c
+rec1() { # rec1 BINARY NAME: one run, into $tmp/NAME.pf
+	if [ -n "${CALIB_FROM:-}" ]; then
+		cp "$CALIB_FROM/$2.pf" "$tmp/$2.pf"
+		return
+	fi
+	"$B/bin/pfrec" -q -g -F 2000 -e cpu-clock -o "$tmp/r.pf" -- "$1"
+	"$B/bin/pfsym" -q --no-inline -o "$tmp/$2.pf" "$tmp/r.pf"
+	[ -z "${CALIB_KEEP:-}" ] || cp "$tmp/$2.pf" "$CALIB_KEEP/$2.pf"
+}
 rec() { # rec BINARY OUT
+	if [ -n "${CALIB_FROM:-}" ]; then
+		cp "$CALIB_FROM/$(basename "$2" .pf)$i.pf" "$2"
+		return
+	fi
 	"$B/bin/pfrec" -q --repeat "$RUNS" -g -F 2000 -e cpu-clock -o "$tmp/r.pf" -- "$1"
 	# --no-inline: spin() is always_inline, and with inline frames (the
 	# default since issue 15) every function's self time would be spin_[i]'s;
 	# the test is on hot_fn's own self share, as before inline frames
 	"$B/bin/pfsym" -q --no-inline -o "$2" "$tmp/r.pf"
+	[ -z "${CALIB_KEEP:-}" ] || cp "$2" "$CALIB_KEEP/$(basename "$2" .pf)$i.pf"
 }
 sig_rows() { tail -n +5 | awk '$0 ~ / (self|total|both) /'; }
 null=0 power=0 single=0
 for i in $(seq 1 "$COMPS"); do
-	rec "$tmp/calib" "$tmp/a.pf"
-	rec "$tmp/calib" "$tmp/b.pf"
-	rec "$tmp/calib_slow" "$tmp/s.pf"
-	"$B/bin/pfdiff" "$tmp/a.pf" "$tmp/b.pf" > "$tmp/null.txt"
+	if [ -n "${CALIB_INTERLEAVE:-}" ]; then
+		A=() Bs=() S=()
+		for r in $(seq 1 "$RUNS"); do
+			rec1 "$tmp/calib" "a_${i}_$r"
+			rec1 "$tmp/calib" "b_${i}_$r"
+			rec1 "$tmp/calib_slow" "s_${i}_$r"
+			A+=("$tmp/a_${i}_$r.pf") Bs+=("$tmp/b_${i}_$r.pf") S+=("$tmp/s_${i}_$r.pf")
+		done
+		"$B/bin/pfdiff" -t quasi "${A[@]}" -- "${Bs[@]}" > "$tmp/null.txt"
+		"$B/bin/pfdiff" -t quasi "${A[@]}" -- "${S[@]}" > "$tmp/power.txt"
+		cp "${A[0]}" "$tmp/a.pf"
+		cp "${Bs[0]}" "$tmp/b.pf"
+	else
+		rec "$tmp/calib" "$tmp/a.pf"
+		rec "$tmp/calib" "$tmp/b.pf"
+		rec "$tmp/calib_slow" "$tmp/s.pf"
+		"$B/bin/pfdiff" "$tmp/a.pf" "$tmp/b.pf" > "$tmp/null.txt"
+		"$B/bin/pfdiff" "$tmp/a.pf" "$tmp/s.pf" > "$tmp/power.txt"
+	fi
 	n=$(sig_rows < "$tmp/null.txt" | wc -l)
 	[ "$n" -gt 0 ] && null=$((null + 1))
-	"$B/bin/pfdiff" "$tmp/a.pf" "$tmp/s.pf" > "$tmp/power.txt"
 	hot=$(awk '$NF == "hot_fn"' "$tmp/power.txt")
 	found=0
 	case $hot in *" self "* | *" both "*) [[ $(awk '{print $3}' <<< "$hot") == +* ]] && found=1 ;; esac

@@ -679,6 +679,27 @@ sur\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\t737572eda080')"
 	assert_failure 2
 }
 
+@test "replicate runs, quasi test: a function too rare to reach significance leaves the test family, a total equal to its self test counts once" {
+	mkdir -p quasi && QUASI_RARE=1 python3 "$FX/diff_quasi.py" write quasi
+	local q=(quasi/b1.folded quasi/b2.folded quasi/b3.folded -- quasi/n1.folded quasi/n2.folded quasi/n3.folded)
+	run pfdiff --json --test=quasi "${q[@]}"
+	refute_sanitizer
+	assert_success
+	run env QUASI_RARE=1 python3 "$FX/diff_quasi.py" check <<< "$output"
+	assert_success
+	# 'rare' (2 samples in 6 runs) and main's total (100% on both sides)
+	# cannot reach q <= 0.01; the totals of the leaves are their self tests
+	assert_line "# tests 4, left out 2"
+	run pfdiff --test=quasi "${q[@]}"
+	assert_success
+	assert_line --index 2 "# significant: Benjamini-Hochberg q <= 0.01 over 4 tests (2 more left out: no split of their samples could reach it)"
+	run pfdiff --json --mode=time --period 1000000 --test=quasi "${q[@]}"
+	assert_success
+	run env QUASI_RARE=1 python3 "$FX/diff_quasi.py" check-time 1000000 <<< "$output"
+	assert_success
+	assert_line "# tests 5, left out 1"
+}
+
 @test "replicate runs in --mode=time, quasi-Poisson test: the statistics that tests/fixtures/diff_quasi.py computes independently" {
 	mkdir -p quasi && python3 "$FX/diff_quasi.py" write quasi
 	local q=(quasi/b1.folded quasi/b2.folded quasi/b3.folded -- quasi/n1.folded quasi/n2.folded quasi/n3.folded)

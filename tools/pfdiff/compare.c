@@ -111,9 +111,8 @@ static void test_function(struct cmp *a, uint32_t id)
 	test_one(a, id, 1, tb, tn, &f->total);
 	f->self_tested = sb + sn > 0;
 	f->total_tested = 1;
-	if (f->self_tested)
-		a->pv[a->m++] = f->self.p;
-	a->pv[a->m++] = f->total.p;
+	f->xs = (double)(to_samples(&a->runs[0], sb) + to_samples(&a->runs[a->nbase], sn));
+	f->xt = (double)(to_samples(&a->runs[0], tb) + to_samples(&a->runs[a->nbase], tn));
 	f->status = tb == 0 ? 1 : tn == 0 ? 2 : 0;
 	if (a->time) {
 		/* "which function takes more time": its own time first;
@@ -126,20 +125,86 @@ static void test_function(struct cmp *a, uint32_t id)
 	}
 }
 
-/* Benjamini-Hochberg over all tests; significance and the regression
- * gate. @return 0 or -ENOMEM. */
+/* The smallest p-value a quasi test of x samples in all (both sides) can
+ * reach: all x on one side, the dispersion at its least (1) and the degrees
+ * of freedom at their most. */
+static double min_p(const struct cmp *a, double x)
+{
+	double E1 = 0, E2 = 0;
+	for (size_t i = 0; i < a->nruns; i++)
+		*(i < a->nbase ? &E1 : &E2) += a->time ? 1 / a->runs[i].w : (double)a->runs[i].samples;
+	if (!(E1 > 0) || !(E2 > 0) || !(x > 0))
+		return 1;
+	double R = x / (E1 + E2), v = a->time ? R : R * (1 - R);
+	if (!(v > 0))
+		return 1;
+	double best = 1, df = a->d0 + (double)(a->nruns - 2);
+	for (int side = 0; side < 2; side++) {
+		double Ea = side ? E2 : E1, Eb = side ? E1 : E2;
+		double on = a->time ? x : fmin(x, Ea), rest = x - on;
+		double d = on / Ea - rest / Eb;
+		double t = d / sqrt(v * (1 / E1 + 1 / E2));
+		double p = 2.0 * pf_stat_t_cdf(-fabs(t), df);
+		best = fmin(best, p);
+	}
+	return best;
+}
+
+static int same_runs(const struct cmp *a, uint32_t x, int xt, uint32_t y, int yt)
+{
+	for (size_t i = 0; i < a->nruns; i++) {
+		const struct run *r = &a->runs[i];
+		if (get(r, xt ? r->total : r->self, x) != get(r, yt ? r->total : r->self, y))
+			return 0;
+	}
+	return 1;
+}
+
+/* The family of tests Benjamini-Hochberg counts: each test's p-value once
+ * into a->pv, its place in f->self_fi / total_fi; -1: left out (it cannot
+ * reach significance), -2: the same counts as the function's self test. */
+static void build_family(struct cmp *a)
+{
+	a->m = 0;
+	a->m_out = 0;
+	for (uint32_t id = 0; id < a->nf; id++) {
+		struct fres *f = &a->fr[id];
+		f->self_fi = f->total_fi = -1;
+		if (f->self_tested) {
+			if (a->quasi && min_p(a, f->xs) > a->o->alpha)
+				a->m_out++;
+			else {
+				f->self_fi = (long)a->m;
+				a->pv[a->m++] = f->self.p;
+			}
+		}
+		if (a->quasi && f->self_tested && same_runs(a, id, 0, id, 1)) {
+			f->total_fi = -2;
+			continue;
+		}
+		if (a->quasi && min_p(a, f->xt) > a->o->alpha) {
+			a->m_out++;
+			continue;
+		}
+		f->total_fi = (long)a->m;
+		a->pv[a->m++] = f->total.p;
+	}
+}
+
+/* Benjamini-Hochberg over the family of tests; significance and the
+ * regression gate. @return 0 or -ENOMEM. */
 static int mark_significant(struct cmp *a)
 {
+	build_family(a);
 	if (pf_stat_bh(a->pv, a->qv, a->m) < 0)
 		return -ENOMEM;
-	size_t m = 0;
 	for (uint32_t id = 0; id < a->nf; id++) {
 		struct fres *f = &a->fr[id];
 		if (f->self_tested) {
-			f->self_q = a->qv[m++];
+			f->self_q = f->self_fi >= 0 ? a->qv[f->self_fi] : 1;
 			f->self_sig = f->self_q <= a->o->alpha;
 		}
-		f->total_q = a->qv[m++];
+		f->total_q = f->total_fi >= 0 ? a->qv[f->total_fi] : f->total_fi == -2 ? f->self_q : 1;
 		f->total_sig = f->total_q <= a->o->alpha;
 		double fail = a->o->fail_pp - 1e-9;
 		if (a->o->fail_pp >= 0 &&

@@ -50,6 +50,8 @@ struct fres {
 	double self_q, total_q;
 	int self_sig, total_sig;
 	int status; /* 0 both, 1 new, 2 gone */
+	double xs, xt;      /* self and total samples, both sides */
+	long self_fi, total_fi; /* place in the test family; -1 left out, -2 as self */
 	double rank, rank2;
 };
 
@@ -66,6 +68,7 @@ struct cmp {
 	struct fres *fr;    /* per function */
 	double *pv, *qv;    /* p and q values of the tests, m of them */
 	size_t m;
+	size_t m_out;       /* tests left out of the family: they cannot reach significance */
 	double *s1, *s2, *n1, *n2; /* per run of each side: a count, the samples */
 	int regression;
 };

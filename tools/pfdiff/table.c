@@ -170,8 +170,8 @@ static void json_head(const struct cmp *a, FILE *out, const char *unit, const st
 			fprintf(out, ",\"period\":%.6g,\"period_unit\":\"%s\"", r->period, r->unit);
 		putc('}', out);
 	}
-	fprintf(out, "]},\"test\":\"%s\",\"alpha\":%g,\"tests\":%zu,\"regression\":%s,",
-		a->quasi ? "quasi" : a->multi ? "welch" : a->time ? "poisson" : "z", a->o->alpha, a->m,
+	fprintf(out, "]},\"test\":\"%s\",\"alpha\":%g,\"tests\":%zu,\"tests_left_out\":%zu,\"regression\":%s,",
+		a->quasi ? "quasi" : a->multi ? "welch" : a->time ? "poisson" : "z", a->o->alpha, a->m, a->m_out,
 		a->regression ? "true" : "false");
 	if (a->quasi)
 		fprintf(out, "\"dispersion\":%.6g,\"dispersion_df\":%g,", a->phi0, a->d0);
@@ -195,6 +195,8 @@ static void text_head(const struct cmp *a, FILE *out, const char *unit)
 		fprintf(out, "# mode=share: shares of the samples seen in %%, changes in percentage points, "
 			"95%% CI; %s;\n", test);
 	fprintf(out, "# significant: Benjamini-Hochberg q <= %g over %zu tests", a->o->alpha, a->m);
+	if (a->m_out)
+		fprintf(out, " (%zu more left out: no split of their samples could reach it)", a->m_out);
 	if (a->time)
 		fprintf(out, "; points (--min-delta, --fail-on-regression) are %% of BASE's total, %.2f %s",
 			a->base_total, unit);
