@@ -100,7 +100,7 @@ check() {
 		{ jq -c '{samples_perf, samples_pf}' "$j" >&2; false; }
 	jq -e '.head_diff == 0' "$j" >/dev/null || { jq -c .head_examples "$j" >&2; false; }
 	# kernel frames (not named by pfsym yet): as many in every sample
-	jq -e '.kernel_depth_diff == 0' "$j" >/dev/null
+	jq -e '.kernel_depth_diff == 0' "$j" >/dev/null || { jq -c '.kernel_examples[]' "$j" >&2; false; }
 	jq -e '.user_frames >= 100' "$j" >/dev/null
 	# user frames by class
 	local allowed="same" kv
