@@ -38,14 +38,20 @@ const char *prog = "pfrec";
 /* ------------------------------------------------------------------ */
 /* messages                                                             */
 
-void errmsg(const char *fmt, ...)
+/* One "pfrec: ..." line on stderr (errmsg, notice and verbose share it). */
+static void vmsg(const char *fmt, va_list ap)
 {
 	char buf[1024];
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	fprintf(stderr, "%s: %s\n", prog, buf);
+}
+
+void errmsg(const char *fmt, ...)
+{
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	vmsg(fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "%s: %s\n", prog, buf);
 }
 
 struct rec *G; /* for notices (quiet flag) */
@@ -54,24 +60,20 @@ void notice(const char *fmt, ...)
 {
 	if (G && G->o.quiet)
 		return;
-	char buf[1024];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	vmsg(fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "%s: %s\n", prog, buf);
 }
 
 void verbose(const char *fmt, ...)
 {
 	if (!G || !G->o.verbose)
 		return;
-	char buf[1024];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	vmsg(fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "%s: %s\n", prog, buf);
 }
 
 /* ------------------------------------------------------------------ */
