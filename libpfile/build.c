@@ -635,6 +635,46 @@ static int64_t resolve_items(pf_prof_builder *b, const struct pf_sample *s, uint
 	return stack;
 }
 
+/* A callchain cache hit: the counts of its first resolution added to the
+ * stats. @return its stack. */
+static inline int64_t chain_hit(pf_prof_builder *b, const struct chain_ent *e)
+{
+	b->st.frames += e->n_user;
+	b->st.frames_resolved += e->n_resolved;
+	b->st.frames_kernel += e->n_kernel;
+	b->st.truncated += e->cut;
+	return e->stack;
+}
+
+/* A callchain cache miss: items 0..n-1 resolved into a stack (cut: under a
+ * "[truncated]" root) and counted; the stack cached under `key` (len
+ * words, hash h) when `cacheable` and resolving did not find an answer
+ * that depends on the time. @return the stack, or a negative errno. */
+static int64_t chain_miss(pf_prof_builder *b, const struct pf_sample *s, uint32_t n, int cut, int cacheable,
+			  const uint64_t *key, uint32_t len, uint64_t h)
+{
+	uint32_t n_user = 0, n_res = 0, n_kern = 0;
+	int64_t stack = resolve_items(b, s, n, cut, &cacheable, &n_user, &n_res, &n_kern);
+	if (stack < 0)
+		return stack;
+	b->st.frames += n_user;
+	b->st.frames_resolved += n_res;
+	b->st.frames_kernel += n_kern;
+	b->st.truncated += (uint64_t)cut;
+	if (!cacheable)
+		return stack;
+	/* resolving may have grown the table: find the slot again */
+	struct chain_ent *e = chain_slot(b, key, len, h);
+	if (e && !e->key_len && chain_store(b, e, key, len, h) == 0) {
+		e->stack = (uint32_t)stack;
+		e->n_user = n_user;
+		e->n_resolved = n_res;
+		e->n_kernel = n_kern;
+		e->cut = (uint32_t)cut;
+	}
+	return stack;
+}
+
 /* The stack of the sample's lookup list (cut: under a "[truncated]" root),
  * from the callchain cache or resolved (and then cached when its answer
  * does not depend on the time within the pid's timeline state). */
@@ -659,34 +699,9 @@ static int64_t items_stack(pf_prof_builder *b, const struct pf_sample *s, uint32
 	uint32_t len = KEY_HDR + n + nk;
 	uint64_t h = key_hash(b->key, len);
 	struct chain_ent *e = tkey != UINT64_MAX ? chain_slot(b, b->key, len, h) : NULL;
-	if (e && e->key_len) {
-		b->st.frames += e->n_user;
-		b->st.frames_resolved += e->n_resolved;
-		b->st.frames_kernel += e->n_kernel;
-		b->st.truncated += e->cut;
-		return e->stack;
-	}
-	int cacheable = e != NULL;
-	uint32_t n_user = 0, n_res = 0, n_kern = 0;
-	int64_t stack = resolve_items(b, s, n, cut, &cacheable, &n_user, &n_res, &n_kern);
-	if (stack < 0)
-		return stack;
-	b->st.frames += n_user;
-	b->st.frames_resolved += n_res;
-	b->st.frames_kernel += n_kern;
-	b->st.truncated += (uint64_t)cut;
-	if (cacheable) {
-		/* resolving may have grown the table: find the slot again */
-		e = chain_slot(b, b->key, len, h);
-		if (e && !e->key_len && chain_store(b, e, b->key, len, h) == 0) {
-			e->stack = (uint32_t)stack;
-			e->n_user = n_user;
-			e->n_resolved = n_res;
-			e->n_kernel = n_kern;
-			e->cut = (uint32_t)cut;
-		}
-	}
-	return stack;
+	if (e && e->key_len)
+		return chain_hit(b, e);
+	return chain_miss(b, s, n, cut, e != NULL, b->key, len, h);
 }
 
 /* The lookups of a callchain (host order, PERF_CONTEXT_* markers kept) as
@@ -750,13 +765,8 @@ static int64_t chain_stack(pf_prof_builder *b, const struct pf_sample *s, uint16
 	/* the words hashed where they lie, the header as the seed */
 	uint64_t h = XXH3_64bits_withSeed(w, (size_t)nw * sizeof(*w), mix64(hdr[0] ^ mix64(hdr[1] ^ mix64(hdr[2]))));
 	struct chain_ent *e = tkey != UINT64_MAX ? chain_slot_raw(b, hdr, w, len, h) : NULL;
-	if (e && e->key_len) {
-		b->st.frames += e->n_user;
-		b->st.frames_resolved += e->n_resolved;
-		b->st.frames_kernel += e->n_kernel;
-		b->st.truncated += e->cut;
-		return e->stack;
-	}
+	if (e && e->key_len)
+		return chain_hit(b, e);
 	/* a miss: the key in one piece, for chain_store() */
 	if (len > b->raw_key_cap) {
 		size_t cap = b->raw_key_cap ? b->raw_key_cap : 256;
@@ -785,27 +795,7 @@ static int64_t chain_stack(pf_prof_builder *b, const struct pf_sample *s, uint16
 	}
 	if (!n)
 		return NONE;
-	int cacheable = e != NULL;
-	uint32_t n_user = 0, n_res = 0, n_kern = 0;
-	int64_t stack = resolve_items(b, s, n, cut, &cacheable, &n_user, &n_res, &n_kern);
-	if (stack < 0)
-		return stack;
-	b->st.frames += n_user;
-	b->st.frames_resolved += n_res;
-	b->st.frames_kernel += n_kern;
-	b->st.truncated += (uint64_t)cut;
-	if (cacheable) {
-		/* resolving may have grown the table: find the slot again */
-		e = chain_slot(b, key, len, h);
-		if (e && !e->key_len && chain_store(b, e, key, len, h) == 0) {
-			e->stack = (uint32_t)stack;
-			e->n_user = n_user;
-			e->n_resolved = n_res;
-			e->n_kernel = n_kern;
-			e->cut = (uint32_t)cut;
-		}
-	}
-	return stack;
+	return chain_miss(b, s, n, cut, e != NULL, key, len, h);
 }
 
 /* pf_sample_plan_decode() for the sample types whose fields all come before
