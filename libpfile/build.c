@@ -33,10 +33,19 @@
 #define KEY_HDR 3 /* words of a callchain cache key before the addresses */
 #define KEY_WORDS(items) (KEY_HDR + (items) + (items) / 32 + 1)
 
-struct addr_ent {
-	uint64_t off;
-	uint32_t dso; /* UINT32_MAX = empty */
-	uint32_t frame;
+/* A frame id by (owner, value): by (dso, file offset) for mapped code, by
+ * (pid, address) for anonymous memory (resolve_anon). Open addressing,
+ * linear probing, at most half full. */
+struct fkey_ent {
+	uint64_t v;
+	uint32_t owner;
+	uint32_t frame; /* UINT32_MAX: an empty slot */
+};
+
+struct fkey_map {
+	struct fkey_ent *e;
+	uint32_t n, cap;
+	uint32_t first_cap; /* slots of the first table (a power of two) */
 };
 
 /* One resolved callchain: the lookup list of a sample (kernel and user
@@ -52,23 +61,15 @@ struct chain_ent {
 
 enum item { IT_KERNEL, IT_USER, IT_OTHER, IT_OTHER_COUNTED };
 
-/* A frame of anonymous memory (resolve_anon): per process, as JIT maps are. */
-struct anon_ent {
-	uint64_t addr;
-	uint32_t pid;
-	uint32_t frame; /* UINT32_MAX: an empty slot */
-};
-
 struct pf_prof_builder {
 	struct pf_prof *p;
 	struct pf_prof_builder_opts o;
 	struct pf_events evs;
 	struct pf_maps maps;
 	struct pf_prof_stats st;
-	struct addr_ent *cache;
-	uint32_t cache_n, cache_cap;
-	struct anon_ent *anon;     /* frames of anonymous memory by (pid, address), */
-	uint32_t anon_n, anon_cap; /* with o.resolve_anon only */
+	struct fkey_map cache; /* frames by (dso, file offset) */
+	struct fkey_map anon;  /* frames of anonymous memory by (pid, address), */
+			       /* with o.resolve_anon only (per process, as JIT maps are) */
 	struct pf_comms comms;     /* thread names over time */
 	uint32_t *dso_str; /* dso id -> string id */
 	uint32_t dso_str_cap;
@@ -120,6 +121,8 @@ int pf_prof_builder_new(pf_prof_builder **out, struct pf_prof *p, const struct p
 	pf_maps_init(&b->maps);
 	pfi_comms_init(&b->comms);
 	b->unknown_frame = NONE;
+	b->cache.first_cap = 4096;
+	b->anon.first_cap = 1024;
 	b->trunc_frame = NONE;
 	b->max_stack = DEFAULT_MAX_STACK;
 	b->items_cap = INLINE_ITEMS;
@@ -185,9 +188,9 @@ void pf_prof_builder_free(pf_prof_builder *b)
 		return;
 	pf_events_free(&b->evs);
 	pf_maps_free(&b->maps);
-	free(b->cache);
+	free(b->cache.e);
 	free(b->inl_next);
-	free(b->anon);
+	free(b->anon.e);
 	pfi_comms_free(&b->comms);
 	free(b->dso_str);
 	free(b->chains);
@@ -252,42 +255,81 @@ static int comm_set_str(pf_prof_builder *b, uint32_t tid, const char *s, size_t 
 
 /* ---- frames ---- */
 
-static int cache_grow(pf_prof_builder *b)
+static inline uint32_t fkey_hash(uint32_t owner, uint64_t v)
 {
-	uint32_t cap = b->cache_cap ? b->cache_cap * 2 : 4096;
-	struct addr_ent *n = malloc(cap * sizeof(*n));
+	return (uint32_t)mix64(v ^ ((uint64_t)owner << 40));
+}
+
+static int fkey_grow(struct fkey_map *m)
+{
+	uint32_t cap = m->cap ? m->cap * 2 : m->first_cap;
+	struct fkey_ent *n = malloc(cap * sizeof(*n));
 	if (!n)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < cap; i++)
-		n[i].dso = UINT32_MAX;
-	for (uint32_t i = 0; i < b->cache_cap; i++) {
-		if (b->cache[i].dso == UINT32_MAX)
+		n[i].frame = UINT32_MAX;
+	for (uint32_t i = 0; i < m->cap; i++) {
+		if (m->e[i].frame == UINT32_MAX)
 			continue;
-		uint32_t k = (uint32_t)mix64(b->cache[i].off ^ ((uint64_t)b->cache[i].dso << 40)) & (cap - 1);
-		while (n[k].dso != UINT32_MAX)
+		uint32_t k = fkey_hash(m->e[i].owner, m->e[i].v) & (cap - 1);
+		while (n[k].frame != UINT32_MAX)
 			k = (k + 1) & (cap - 1);
-		n[k] = b->cache[i];
+		n[k] = m->e[i];
 	}
-	free(b->cache);
-	b->cache = n;
-	b->cache_cap = cap;
+	free(m->e);
+	m->e = n;
+	m->cap = cap;
+	return 0;
+}
+
+/* The frame of (owner, v): its id, or NONE with *slot set to the free slot
+ * fkey_put() fills; -ENOMEM. */
+static int64_t fkey_find(struct fkey_map *m, uint32_t owner, uint64_t v, uint32_t *slot)
+{
+	if ((m->n + 1) * 2 > m->cap && fkey_grow(m) < 0)
+		return -ENOMEM;
+	uint32_t mask = m->cap - 1;
+	uint32_t k = fkey_hash(owner, v) & mask;
+	while (m->e[k].frame != UINT32_MAX) {
+		if (m->e[k].owner == owner && m->e[k].v == v)
+			return m->e[k].frame;
+		k = (k + 1) & mask;
+	}
+	*slot = k;
+	return NONE;
+}
+
+static void fkey_put(struct fkey_map *m, uint32_t slot, uint32_t owner, uint64_t v, uint32_t frame)
+{
+	m->e[slot].owner = owner;
+	m->e[slot].v = v;
+	m->e[slot].frame = frame;
+	m->n++;
+}
+
+/* Grows *a (*cap entries) to hold index `idx`, new entries NONE; the first
+ * table holds `first` entries. @return 0, -ENOMEM. */
+static int u32_grow_none(uint32_t **a, uint32_t *cap, uint32_t idx, uint32_t first)
+{
+	if (idx < *cap)
+		return 0;
+	uint32_t ncap = *cap ? *cap : first;
+	while (ncap <= idx)
+		ncap *= 2;
+	uint32_t *n = realloc(*a, (size_t)ncap * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	for (uint32_t i = *cap; i < ncap; i++)
+		n[i] = NONE;
+	*a = n;
+	*cap = ncap;
 	return 0;
 }
 
 static int64_t dso_string(pf_prof_builder *b, uint32_t dso)
 {
-	if (dso >= b->dso_str_cap) {
-		uint32_t cap = b->dso_str_cap ? b->dso_str_cap : 64;
-		while (cap <= dso)
-			cap *= 2;
-		uint32_t *n = realloc(b->dso_str, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		for (uint32_t i = b->dso_str_cap; i < cap; i++)
-			n[i] = NONE;
-		b->dso_str = n;
-		b->dso_str_cap = cap;
-	}
+	if (u32_grow_none(&b->dso_str, &b->dso_str_cap, dso, 64) < 0)
+		return -ENOMEM;
 	if (b->dso_str[dso] == NONE) {
 		struct pf_dso *d = pf_maps_dso(&b->maps, dso);
 		int64_t id = pf_prof_str(b->p, d->path, d->name_len); /* without " (deleted)" */
@@ -301,18 +343,8 @@ static int64_t dso_string(pf_prof_builder *b, uint32_t dso)
 /* Records that frame `inner` is inlined into frame `outer` at its address. */
 static int inl_link(pf_prof_builder *b, uint32_t outer, uint32_t inner)
 {
-	if (outer >= b->inl_cap) {
-		uint32_t cap = b->inl_cap ? b->inl_cap : 1024;
-		while (cap <= outer)
-			cap *= 2;
-		uint32_t *n = realloc(b->inl_next, (size_t)cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		for (uint32_t i = b->inl_cap; i < cap; i++)
-			n[i] = NONE;
-		b->inl_next = n;
-		b->inl_cap = cap;
-	}
+	if (u32_grow_none(&b->inl_next, &b->inl_cap, outer, 1024) < 0)
+		return -ENOMEM;
 	b->inl_next[outer] = inner;
 	return 0;
 }
@@ -342,25 +374,17 @@ static int64_t chain_for(pf_prof_builder *b, uint32_t dso, uint32_t k, const str
 	for (int i = 0; i + 1 < n; i++)
 		if (inl_link(b, ids[i], ids[i + 1]) < 0)
 			return -ENOMEM;
-	b->cache[k].dso = dso;
-	b->cache[k].off = f0->file_off;
-	b->cache[k].frame = ids[0];
-	b->cache_n++;
+	fkey_put(&b->cache, k, dso, f0->file_off, ids[0]);
 	return ids[0];
 }
 
 /* Frame id for (dso, off): from the cache, else resolved and interned. */
 static int64_t frame_for(pf_prof_builder *b, uint32_t dso, uint64_t off)
 {
-	if ((b->cache_n + 1) * 2 > b->cache_cap && cache_grow(b) < 0)
-		return -ENOMEM;
-	uint32_t mask = b->cache_cap - 1;
-	uint32_t k = (uint32_t)mix64(off ^ ((uint64_t)dso << 40)) & mask;
-	while (b->cache[k].dso != UINT32_MAX) {
-		if (b->cache[k].dso == dso && b->cache[k].off == off)
-			return b->cache[k].frame;
-		k = (k + 1) & mask;
-	}
+	uint32_t k = 0;
+	int64_t have = fkey_find(&b->cache, dso, off, &k);
+	if (have != NONE)
+		return have;
 	struct pf_prof_frame f = { NONE, NONE, off, 0, 0, NONE, 0, 0 };
 	if (dso == KERNEL_DSO) {
 		f.flags = PF_FRAME_KERNEL;
@@ -389,50 +413,20 @@ static int64_t frame_for(pf_prof_builder *b, uint32_t dso, uint64_t off)
 	int64_t id = pf_prof_frame(b->p, &f);
 	if (id < 0)
 		return id;
-	b->cache[k].dso = dso;
-	b->cache[k].off = off;
-	b->cache[k].frame = (uint32_t)id;
-	b->cache_n++;
+	fkey_put(&b->cache, k, dso, off, (uint32_t)id);
 	return id;
 }
 
 enum ctx { CTX_USER, CTX_KERNEL, CTX_OTHER };
 
-static int anon_grow(pf_prof_builder *b)
-{
-	uint32_t cap = b->anon_cap ? b->anon_cap * 2 : 1024;
-	struct anon_ent *n = malloc(cap * sizeof(*n));
-	if (!n)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < cap; i++)
-		n[i].frame = UINT32_MAX;
-	for (uint32_t i = 0; i < b->anon_cap; i++) {
-		if (b->anon[i].frame == UINT32_MAX)
-			continue;
-		uint32_t k = (uint32_t)mix64(b->anon[i].addr ^ ((uint64_t)b->anon[i].pid << 40)) & (cap - 1);
-		while (n[k].frame != UINT32_MAX)
-			k = (k + 1) & (cap - 1);
-		n[k] = b->anon[i];
-	}
-	free(b->anon);
-	b->anon = n;
-	b->anon_cap = cap;
-	return 0;
-}
-
 /* The frame of `addr` in anonymous memory of `pid` (mp: its mapping, or
  * NULL): o.resolve_anon's, else the usual one; cached by (pid, address). */
 static int64_t anon_frame(pf_prof_builder *b, uint32_t pid, uint64_t addr, const struct pf_map *mp)
 {
-	if ((b->anon_n + 1) * 2 > b->anon_cap && anon_grow(b) < 0)
-		return -ENOMEM;
-	uint32_t mask = b->anon_cap - 1;
-	uint32_t k = (uint32_t)mix64(addr ^ ((uint64_t)pid << 40)) & mask;
-	while (b->anon[k].frame != UINT32_MAX) {
-		if (b->anon[k].pid == pid && b->anon[k].addr == addr)
-			return b->anon[k].frame;
-		k = (k + 1) & mask;
-	}
+	uint32_t k = 0;
+	int64_t have = fkey_find(&b->anon, pid, addr, &k);
+	if (have != NONE)
+		return have;
 	struct pf_prof_frame f = { NONE, NONE, addr, 0, PF_FRAME_UNRESOLVED, NONE, 0, 0 };
 	struct pf_dso *d = NULL;
 	if (mp) {
@@ -456,10 +450,7 @@ static int64_t anon_frame(pf_prof_builder *b, uint32_t pid, uint64_t addr, const
 	}
 	if (id < 0 || id == NONE)
 		return id;
-	b->anon[k].pid = pid;
-	b->anon[k].addr = addr;
-	b->anon[k].frame = (uint32_t)id;
-	b->anon_n++;
+	fkey_put(&b->anon, k, pid, addr, (uint32_t)id);
 	return id;
 }
 
@@ -644,6 +635,46 @@ static int64_t resolve_items(pf_prof_builder *b, const struct pf_sample *s, uint
 	return stack;
 }
 
+/* A callchain cache hit: the counts of its first resolution added to the
+ * stats. @return its stack. */
+static inline int64_t chain_hit(pf_prof_builder *b, const struct chain_ent *e)
+{
+	b->st.frames += e->n_user;
+	b->st.frames_resolved += e->n_resolved;
+	b->st.frames_kernel += e->n_kernel;
+	b->st.truncated += e->cut;
+	return e->stack;
+}
+
+/* A callchain cache miss: items 0..n-1 resolved into a stack (cut: under a
+ * "[truncated]" root) and counted; the stack cached under `key` (len
+ * words, hash h) when `cacheable` and resolving did not find an answer
+ * that depends on the time. @return the stack, or a negative errno. */
+static int64_t chain_miss(pf_prof_builder *b, const struct pf_sample *s, uint32_t n, int cut, int cacheable,
+			  const uint64_t *key, uint32_t len, uint64_t h)
+{
+	uint32_t n_user = 0, n_res = 0, n_kern = 0;
+	int64_t stack = resolve_items(b, s, n, cut, &cacheable, &n_user, &n_res, &n_kern);
+	if (stack < 0)
+		return stack;
+	b->st.frames += n_user;
+	b->st.frames_resolved += n_res;
+	b->st.frames_kernel += n_kern;
+	b->st.truncated += (uint64_t)cut;
+	if (!cacheable)
+		return stack;
+	/* resolving may have grown the table: find the slot again */
+	struct chain_ent *e = chain_slot(b, key, len, h);
+	if (e && !e->key_len && chain_store(b, e, key, len, h) == 0) {
+		e->stack = (uint32_t)stack;
+		e->n_user = n_user;
+		e->n_resolved = n_res;
+		e->n_kernel = n_kern;
+		e->cut = (uint32_t)cut;
+	}
+	return stack;
+}
+
 /* The stack of the sample's lookup list (cut: under a "[truncated]" root),
  * from the callchain cache or resolved (and then cached when its answer
  * does not depend on the time within the pid's timeline state). */
@@ -668,34 +699,9 @@ static int64_t items_stack(pf_prof_builder *b, const struct pf_sample *s, uint32
 	uint32_t len = KEY_HDR + n + nk;
 	uint64_t h = key_hash(b->key, len);
 	struct chain_ent *e = tkey != UINT64_MAX ? chain_slot(b, b->key, len, h) : NULL;
-	if (e && e->key_len) {
-		b->st.frames += e->n_user;
-		b->st.frames_resolved += e->n_resolved;
-		b->st.frames_kernel += e->n_kernel;
-		b->st.truncated += e->cut;
-		return e->stack;
-	}
-	int cacheable = e != NULL;
-	uint32_t n_user = 0, n_res = 0, n_kern = 0;
-	int64_t stack = resolve_items(b, s, n, cut, &cacheable, &n_user, &n_res, &n_kern);
-	if (stack < 0)
-		return stack;
-	b->st.frames += n_user;
-	b->st.frames_resolved += n_res;
-	b->st.frames_kernel += n_kern;
-	b->st.truncated += (uint64_t)cut;
-	if (cacheable) {
-		/* resolving may have grown the table: find the slot again */
-		e = chain_slot(b, b->key, len, h);
-		if (e && !e->key_len && chain_store(b, e, b->key, len, h) == 0) {
-			e->stack = (uint32_t)stack;
-			e->n_user = n_user;
-			e->n_resolved = n_res;
-			e->n_kernel = n_kern;
-			e->cut = (uint32_t)cut;
-		}
-	}
-	return stack;
+	if (e && e->key_len)
+		return chain_hit(b, e);
+	return chain_miss(b, s, n, cut, e != NULL, b->key, len, h);
 }
 
 /* The lookups of a callchain (host order, PERF_CONTEXT_* markers kept) as
@@ -759,13 +765,8 @@ static int64_t chain_stack(pf_prof_builder *b, const struct pf_sample *s, uint16
 	/* the words hashed where they lie, the header as the seed */
 	uint64_t h = XXH3_64bits_withSeed(w, (size_t)nw * sizeof(*w), mix64(hdr[0] ^ mix64(hdr[1] ^ mix64(hdr[2]))));
 	struct chain_ent *e = tkey != UINT64_MAX ? chain_slot_raw(b, hdr, w, len, h) : NULL;
-	if (e && e->key_len) {
-		b->st.frames += e->n_user;
-		b->st.frames_resolved += e->n_resolved;
-		b->st.frames_kernel += e->n_kernel;
-		b->st.truncated += e->cut;
-		return e->stack;
-	}
+	if (e && e->key_len)
+		return chain_hit(b, e);
 	/* a miss: the key in one piece, for chain_store() */
 	if (len > b->raw_key_cap) {
 		size_t cap = b->raw_key_cap ? b->raw_key_cap : 256;
@@ -794,27 +795,7 @@ static int64_t chain_stack(pf_prof_builder *b, const struct pf_sample *s, uint16
 	}
 	if (!n)
 		return NONE;
-	int cacheable = e != NULL;
-	uint32_t n_user = 0, n_res = 0, n_kern = 0;
-	int64_t stack = resolve_items(b, s, n, cut, &cacheable, &n_user, &n_res, &n_kern);
-	if (stack < 0)
-		return stack;
-	b->st.frames += n_user;
-	b->st.frames_resolved += n_res;
-	b->st.frames_kernel += n_kern;
-	b->st.truncated += (uint64_t)cut;
-	if (cacheable) {
-		/* resolving may have grown the table: find the slot again */
-		e = chain_slot(b, key, len, h);
-		if (e && !e->key_len && chain_store(b, e, key, len, h) == 0) {
-			e->stack = (uint32_t)stack;
-			e->n_user = n_user;
-			e->n_resolved = n_res;
-			e->n_kernel = n_kern;
-			e->cut = (uint32_t)cut;
-		}
-	}
-	return stack;
+	return chain_miss(b, s, n, cut, e != NULL, key, len, h);
 }
 
 /* pf_sample_plan_decode() for the sample types whose fields all come before

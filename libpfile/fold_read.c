@@ -299,38 +299,126 @@ static int fold_fill(pf_fold *f)
 	return 0;
 }
 
-int pfi_fold_read(pf_fold *f, const char *path)
+/* Opens `path` ("-": standard input) for reading; a regular file is noted
+ * as one that can be read a second time (fold_fill()). @return 0, or a
+ * negative errno with f->errmsg set. */
+static int fold_open(pf_fold *f, const char *path, pf_reader **r)
 {
-	f->path = path;
-	pf_reader *r;
 	int rc;
 	int fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		rc = pf_reader_open(&r, path); /* fails the same way, with its message */
+		rc = pf_reader_open(r, path); /* fails the same way, with its message */
 	} else {
-		/* a regular file can be read a second time (fold_fill()) */
 		struct stat st;
 		f->in_fd = fd;
 		f->own_fd = fd != STDIN_FILENO;
 		f->in_off0 = lseek(fd, 0, SEEK_CUR);
 		f->seekable = f->in_off0 >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-		rc = pf_reader_open_fd(&r, fd, path);
+		rc = pf_reader_open_fd(r, fd, path);
 	}
 	if (rc < 0) {
-		snprintf(f->errmsg, sizeof(f->errmsg), "%s", r ? pf_reader_errmsg(r) : strerror(-rc));
+		snprintf(f->errmsg, sizeof(f->errmsg), "%s", *r ? pf_reader_errmsg(*r) : strerror(-rc));
 		if (!f->errmsg[0])
 			snprintf(f->errmsg, sizeof(f->errmsg), "%s: %s", path, strerror(-rc));
-		pf_reader_close(r);
-		return rc;
+		pf_reader_close(*r);
 	}
-	pf_reader_set_want(r, fold_want, f);
-	struct pf_prof_builder_opts bo = { sizeof(bo), NULL, NULL, pfi_fold_sample, f, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL };
-	if ((rc = pf_prof_builder_new(&f->b, &f->prof, &bo)) < 0) {
-		pf_reader_close(r);
-		return rc;
+	return rc;
+}
+
+/* A RUN section: runs 1, 2, ... in order (format/pfile.md 4.10); a
+ * sample's run is known once the RUN sections before it are read.
+ * @return 0, -ENOMEM. */
+static int fold_run_mark(pf_fold *f, pf_reader *r, const struct pf_section *s)
+{
+	struct pf_run_mark m;
+	if (pf_run_mark_decode(s->data, s->size, &m) < 0 || m.run != f->n_rec_runs + 1 ||
+	    (f->n_rec_runs && m.start_time < f->run_starts[f->n_rec_runs - 1])) {
+		pfi_fold_damagef(f, "%s: section %llu: bad RUN payload (run %u after run %u): ignored",
+			pf_reader_name(r), (unsigned long long)s->index, m.run, f->n_rec_runs);
+		return 0;
 	}
-	struct pf_section s;
+	if (f->n_rec_runs == f->cap_rec_runs) {
+		uint32_t cap = f->cap_rec_runs ? 2 * f->cap_rec_runs : 8;
+		uint64_t *n = realloc(f->run_starts, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		f->run_starts = n;
+		f->cap_rec_runs = cap;
+	}
+	f->run_starts[f->n_rec_runs++] = m.start_time;
+	return 0;
+}
+
+/* pfsym's closing SYMINFO: the totals it turned. */
+static void fold_closing_totals(pf_fold *f, const struct pf_section *s)
+{
+	char v[32];
+	if (pf_kv_get(s->data, s->size, "samples", v, sizeof(v)) < 0)
+		return;
+	f->res_closed = 1;
+	f->closed_samples = strtoull(v, NULL, 10);
+	f->closed_lost = pf_kv_get(s->data, s->size, "lost", v, sizeof(v)) >= 0 ? strtoull(v, NULL, 10) : 0;
+}
+
+/* A section of a resolved profile's tables and samples. @return 0, -ENOMEM. */
+static int fold_resolved_section(pf_fold *f, pf_reader *r, const struct pf_section *s)
+{
 	char msg[256];
+	int rc;
+	if (s->type == PF_SEC_STRINGS || s->type == PF_SEC_FRAMES || s->type == PF_SEC_STACKS) {
+		msg[0] = 0;
+		rc = pf_prof_load_section(&f->prof, s, msg, sizeof(msg));
+		if (rc == -ENOMEM)
+			return rc;
+		if (rc < 0)
+			pfi_fold_damagef(f, "%s: section %llu: %s", pf_reader_name(r), (unsigned long long)s->index, msg);
+	} else if (s->type == PF_SEC_SAMPLES) {
+		rc = pfi_fold_samples(f, s->data, s->size);
+		if (rc == -ENOMEM)
+			return rc;
+		if (rc < 0)
+			pfi_fold_damagef(f, "%s: section %llu: bad SAMPLES payload", pf_reader_name(r),
+				(unsigned long long)s->index);
+	}
+	return 0;
+}
+
+/* One section read: noted, spooled, and loaded or fed to the builder.
+ * @return 0, -ENOMEM. */
+static int fold_section(pf_fold *f, pf_reader *r, const struct pf_section *s)
+{
+	if (s->type == PF_SEC_RECORDS)
+		f->raw_records = 1;
+	if (s->type == PF_SEC_RUN && s->data && fold_run_mark(f, r, s) < 0)
+		return -ENOMEM;
+	if (f->mode == 0)
+		f->mode = pf_section_resolved_mark(s->type);
+	if (s->type == PF_SEC_EVENT && pf_events_add(&f->evs, s) < 0)
+		pfi_fold_damagef(f, "%s: section %llu: bad EVENT payload", pf_reader_name(r),
+			(unsigned long long)s->index);
+	/* a pipe's raw sections, in case the resolved profile lacks
+	 * samples (fold_fill()); a file is read again instead */
+	if (f->mode == -1 && f->spool_state > 0)
+		pfi_fold_spool_drop(f, 0, NULL);
+	else if (f->mode != -1 && !f->seekable && fill_type(s->type))
+		spool_section(f, r, s);
+	if (f->mode == 1 && s->type == PF_SEC_SYMINFO && s->data)
+		fold_closing_totals(f, s);
+	if (f->mode == 1)
+		return fold_resolved_section(f, r, s);
+	int rc = pf_prof_builder_section(f->b, s);
+	if (rc == -ENOMEM)
+		return rc;
+	if (rc < 0)
+		pfi_fold_damagef(f, "%s: %s", pf_reader_name(r), pf_prof_builder_errmsg(f->b));
+	return 0;
+}
+
+/* Every section of r to f. @return 0, -ENOMEM. */
+static int fold_sections(pf_fold *f, pf_reader *r)
+{
+	struct pf_section s;
+	int rc;
 	int ended = 0;
 	uint64_t end_off = 0;
 	while ((rc = pf_reader_next(r, &s)) != 0) {
@@ -338,100 +426,28 @@ int pfi_fold_read(pf_fold *f, const char *path)
 			/* a file ends with END: what follows is not part of it */
 			pfi_fold_damagef(f, "%s: offset %llu: data after the END section (another file appended?): ignored",
 				pf_reader_name(r), (unsigned long long)end_off);
-			rc = 0;
-			break;
+			return 0;
 		}
 		if (rc < 0) {
 			pfi_fold_damagef(f, "%s", pf_reader_errmsg(r));
 			if (!pf_reader_can_continue(r))
-				break;
+				return 0;
 			continue;
 		}
 		if (s.type == PF_SEC_END) {
 			ended = 1;
 			end_off = pf_reader_offset(r);
 		}
-		if (s.type == PF_SEC_RECORDS)
-			f->raw_records = 1;
-		if (s.type == PF_SEC_RUN && s.data) {
-			/* runs 1, 2, ... in order (format/pfile.md 4.10); a sample's run
-			 * is known once the RUN sections before it are read */
-			struct pf_run_mark m;
-			if (pf_run_mark_decode(s.data, s.size, &m) < 0 || m.run != f->n_rec_runs + 1 ||
-			    (f->n_rec_runs && m.start_time < f->run_starts[f->n_rec_runs - 1])) {
-				pfi_fold_damagef(f, "%s: section %llu: bad RUN payload (run %u after run %u): ignored",
-					pf_reader_name(r), (unsigned long long)s.index, m.run, f->n_rec_runs);
-			} else {
-				if (f->n_rec_runs == f->cap_rec_runs) {
-					uint32_t cap = f->cap_rec_runs ? 2 * f->cap_rec_runs : 8;
-					uint64_t *n = realloc(f->run_starts, cap * sizeof(*n));
-					if (!n) {
-						rc = -ENOMEM;
-						break;
-					}
-					f->run_starts = n;
-					f->cap_rec_runs = cap;
-				}
-				f->run_starts[f->n_rec_runs++] = m.start_time;
-			}
-		}
-		if (f->mode == 0)
-			f->mode = pf_section_resolved_mark(s.type);
-		if (s.type == PF_SEC_EVENT) {
-			if (pf_events_add(&f->evs, &s) < 0)
-				pfi_fold_damagef(f, "%s: section %llu: bad EVENT payload", pf_reader_name(r),
-					(unsigned long long)s.index);
-		}
-		/* a pipe's raw sections, in case the resolved profile lacks
-		 * samples (fold_fill()); a file is read again instead */
-		if (f->mode == -1 && f->spool_state > 0)
-			pfi_fold_spool_drop(f, 0, NULL);
-		else if (f->mode != -1 && !f->seekable && fill_type(s.type))
-			spool_section(f, r, &s);
-		if (f->mode == 1 && s.type == PF_SEC_SYMINFO && s.data) {
-			/* pfsym's closing SYMINFO: the totals it turned */
-			char v[32];
-			if (pf_kv_get(s.data, s.size, "samples", v, sizeof(v)) >= 0) {
-				f->res_closed = 1;
-				f->closed_samples = strtoull(v, NULL, 10);
-				f->closed_lost = pf_kv_get(s.data, s.size, "lost", v, sizeof(v)) >= 0
-							 ? strtoull(v, NULL, 10)
-							 : 0;
-			}
-		}
-		if (f->mode == 1) {
-			if (s.type == PF_SEC_STRINGS || s.type == PF_SEC_FRAMES || s.type == PF_SEC_STACKS) {
-				msg[0] = 0;
-				rc = pf_prof_load_section(&f->prof, &s, msg, sizeof(msg));
-				if (rc == -ENOMEM)
-					break;
-				if (rc < 0)
-					pfi_fold_damagef(f, "%s: section %llu: %s", pf_reader_name(r), (unsigned long long)s.index,
-						msg);
-			} else if (s.type == PF_SEC_SAMPLES) {
-				rc = pfi_fold_samples(f, s.data, s.size);
-				if (rc == -ENOMEM)
-					break;
-				if (rc < 0)
-					pfi_fold_damagef(f, "%s: section %llu: bad SAMPLES payload", pf_reader_name(r),
-						(unsigned long long)s.index);
-			}
-		} else {
-			rc = pf_prof_builder_section(f->b, &s);
-			if (rc == -ENOMEM)
-				break;
-			if (rc < 0)
-				pfi_fold_damagef(f, "%s: %s", pf_reader_name(r), pf_prof_builder_errmsg(f->b));
-		}
-		rc = 0;
+		if (fold_section(f, r, &s) == -ENOMEM)
+			return -ENOMEM;
 	}
-	pf_reader_close(r);
-	if (rc != -ENOMEM && f->mode != 1)
-		rc = pf_prof_builder_finish(f->b);
-	if (rc == -ENOMEM) {
-		snprintf(f->errmsg, sizeof(f->errmsg), "%s: out of memory", path);
-		return rc;
-	}
+	return 0;
+}
+
+/* --event and --run name what the recording has. @return 0, or -ENOENT
+ * with f->errmsg set. */
+static int fold_check_selection(pf_fold *f, const char *path)
+{
 	if (f->o.event) {
 		const struct pf_events *evs = f->ev_src;
 		uint32_t i;
@@ -448,35 +464,27 @@ int pfi_fold_read(pf_fold *f, const char *path)
 			 f->n_rec_runs ? f->n_rec_runs : 1);
 		return -ENOENT;
 	}
-	if (f->deferred.len && rc != -ENOMEM) {
-		size_t pos = 0;
-		struct pf_prof_sample ps;
-		f->replaying = 1;
-		while (pf_prof_samples_next(f->deferred.data, f->deferred.len, &pos, &ps) > 0)
-			if ((rc = pfi_fold_sample(f, &ps)) < 0)
-				break;
-		pf_buf_free(&f->deferred);
-		if (rc == -ENOMEM) {
-			snprintf(f->errmsg, sizeof(f->errmsg), "%s: out of memory", path);
-			return rc;
-		}
-		rc = 0;
-	}
+	return 0;
+}
+
+/* The samples put off while reading, folded now. @return 0, -ENOMEM. */
+static int fold_replay_deferred(pf_fold *f)
+{
+	int rc = 0;
+	size_t pos = 0;
+	struct pf_prof_sample ps;
+	f->replaying = 1;
+	while (pf_prof_samples_next(f->deferred.data, f->deferred.len, &pos, &ps) > 0)
+		if ((rc = pfi_fold_sample(f, &ps)) < 0)
+			break;
+	pf_buf_free(&f->deferred);
 	f->replaying = 0;
-	/* a resolved profile without pfsym's closing totals (cut short), or
-	 * with fewer samples than they say (a SAMPLES section lost): fold what
-	 * it lacks from the raw records, if there are any */
-	if (f->mode == 1 && f->raw_records &&
-	    !(f->res_closed && f->res_samples == f->closed_samples && f->res_lost == f->closed_lost) &&
-	    fold_fill(f) == -ENOMEM) {
-		snprintf(f->errmsg, sizeof(f->errmsg), "%s: out of memory", path);
-		return -ENOMEM;
-	}
-	pfi_fold_spool_drop(f, 0, NULL);
-	if (f->own_fd) {
-		close(f->in_fd);
-		f->own_fd = 0;
-	}
+	return rc == -ENOMEM ? rc : 0;
+}
+
+/* The damage and loss the folded lines do not show. */
+static void fold_report(pf_fold *f, const char *path)
+{
 	if (f->late_refs)
 		pfi_fold_damagef(f,
 			"%s: %llu samples come before the STACKS or STRINGS sections they refer to (out of order): "
@@ -503,5 +511,47 @@ int pfi_fold_read(pf_fold *f, const char *path)
 	else if (f->lost)
 		pfi_fold_warnf(f, "warning: %llu samples were lost during recording (%.2f%% of %llu; shown as [lost])",
 		      (unsigned long long)f->lost, share, (unsigned long long)all);
+}
+
+int pfi_fold_read(pf_fold *f, const char *path)
+{
+	f->path = path;
+	pf_reader *r;
+	int rc = fold_open(f, path, &r);
+	if (rc < 0)
+		return rc;
+	pf_reader_set_want(r, fold_want, f);
+	struct pf_prof_builder_opts bo = { sizeof(bo), NULL, NULL, pfi_fold_sample, f, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL };
+	if ((rc = pf_prof_builder_new(&f->b, &f->prof, &bo)) < 0) {
+		pf_reader_close(r);
+		return rc;
+	}
+	rc = fold_sections(f, r);
+	pf_reader_close(r);
+	if (rc != -ENOMEM && f->mode != 1)
+		rc = pf_prof_builder_finish(f->b);
+	if (rc == -ENOMEM)
+		goto oom;
+	if ((rc = fold_check_selection(f, path)) < 0)
+		return rc;
+	if (f->deferred.len && fold_replay_deferred(f) == -ENOMEM)
+		goto oom;
+	/* a resolved profile without pfsym's closing totals (cut short), or
+	 * with fewer samples than they say (a SAMPLES section lost): fold what
+	 * it lacks from the raw records, if there are any */
+	if (f->mode == 1 && f->raw_records &&
+	    !(f->res_closed && f->res_samples == f->closed_samples && f->res_lost == f->closed_lost) &&
+	    fold_fill(f) == -ENOMEM)
+		goto oom;
+	pfi_fold_spool_drop(f, 0, NULL);
+	if (f->own_fd) {
+		close(f->in_fd);
+		f->own_fd = 0;
+	}
+	fold_report(f, path);
 	return pfi_fold_build_lines(f);
+
+oom:
+	snprintf(f->errmsg, sizeof(f->errmsg), "%s: out of memory", path);
+	return -ENOMEM;
 }

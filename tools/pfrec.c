@@ -38,14 +38,20 @@ const char *prog = "pfrec";
 /* ------------------------------------------------------------------ */
 /* messages                                                             */
 
-void errmsg(const char *fmt, ...)
+/* One "pfrec: ..." line on stderr (errmsg, notice and verbose share it). */
+static void vmsg(const char *fmt, va_list ap)
 {
 	char buf[1024];
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	fprintf(stderr, "%s: %s\n", prog, buf);
+}
+
+void errmsg(const char *fmt, ...)
+{
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	vmsg(fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "%s: %s\n", prog, buf);
 }
 
 struct rec *G; /* for notices (quiet flag) */
@@ -54,24 +60,20 @@ void notice(const char *fmt, ...)
 {
 	if (G && G->o.quiet)
 		return;
-	char buf[1024];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	vmsg(fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "%s: %s\n", prog, buf);
 }
 
 void verbose(const char *fmt, ...)
 {
 	if (!G || !G->o.verbose)
 		return;
-	char buf[1024];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	vmsg(fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "%s: %s\n", prog, buf);
 }
 
 /* ------------------------------------------------------------------ */
@@ -674,70 +676,77 @@ static void record_loop(struct rec *R, uint64_t deadline)
 	free(pfd);
 }
 
-int main(int argc, char **argv)
+/* -F above the kernel's perf_event_max_sample_rate: an error when the user
+ * gave it, else lowered to the limit. @return 0, or 1 (error printed). */
+static int limit_rate(struct rec *R)
 {
-	static struct rec rec;
-	struct rec *R = &rec;
-	G = R;
-	R->go_fd = R->err_fd = R->outfd = R->sigfd = R->run_fd = R->ack_fd = -1;
-	R->clock_id = -1;
-	parse_args(&R->o, argc, argv);
-
-	/* the rate the kernel allows */
-	if (!R->o.period && !R->o.count_only) {
-		char buf[32];
-		if (pfrec_read_line("/proc/sys/kernel/perf_event_max_sample_rate", buf, sizeof(buf)) > 0) {
-			unsigned max = (unsigned)strtoul(buf, NULL, 10);
-			if (max && R->o.freq > max) {
-				if (R->o.freq_given) {
-					errmsg("-F %u: above the kernel's limit of %u Hz "
-					       "(/proc/sys/kernel/perf_event_max_sample_rate)", R->o.freq, max);
-					return 1;
-				}
-				notice("lowering the sampling rate to %u Hz (perf_event_max_sample_rate)", max);
-				R->o.freq = max;
-			}
-		}
+	if (R->o.period || R->o.count_only)
+		return 0;
+	char buf[32];
+	if (pfrec_read_line("/proc/sys/kernel/perf_event_max_sample_rate", buf, sizeof(buf)) <= 0)
+		return 0;
+	unsigned max = (unsigned)strtoul(buf, NULL, 10);
+	if (!max || R->o.freq <= max)
+		return 0;
+	if (R->o.freq_given) {
+		errmsg("-F %u: above the kernel's limit of %u Hz "
+		       "(/proc/sys/kernel/perf_event_max_sample_rate)", R->o.freq, max);
+		return 1;
 	}
+	notice("lowering the sampling rate to %u Hz (perf_event_max_sample_rate)", max);
+	R->o.freq = max;
+	return 0;
+}
 
-	if (R->o.dry_run) { /* the attrs as they would be opened (before any fallback) */
-		for (int e = 0; e < R->o.nev; e++) {
-			attr_init(R, e);
-			pfrec_event_print(stdout, e, &R->o.evs.ev[e], &R->pa[e]);
-		}
-		pmu_events_free(&R->o.evs);
-		free(R->o.specs);
-		return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
+/* --dry-run: the attrs as they would be opened (before any fallback).
+ * @return the exit code. */
+static int dry_run(struct rec *R)
+{
+	for (int e = 0; e < R->o.nev; e++) {
+		attr_init(R, e);
+		pfrec_event_print(stdout, e, &R->o.evs.ev[e], &R->pa[e]);
 	}
+	pmu_events_free(&R->o.evs);
+	free(R->o.specs);
+	return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
+}
 
-	/* CPUs */
+/* R->cpus: -C's list (each one online), else the online CPUs.
+ * @return 0, or 1 (error printed). */
+static int pick_cpus(struct rec *R)
+{
 	int *online;
 	int nonline = pfrec_online_cpus(&online);
 	if (nonline <= 0) {
 		errmsg("cannot list the online CPUs");
 		return 1;
 	}
-	if (R->o.cpu_list) {
-		int n = pfrec_parse_cpu_list(R->o.cpu_list, &R->cpus);
-		if (n <= 0)
-			usage_error("-C %s: not a CPU list (e.g. 0-3,6)", R->o.cpu_list);
-		for (int i = 0; i < n; i++) {
-			int ok = 0;
-			for (int j = 0; j < nonline; j++)
-				ok |= online[j] == R->cpus[i];
-			if (!ok) {
-				errmsg("-C %s: CPU %d is not online", R->o.cpu_list, R->cpus[i]);
-				return 1;
-			}
-		}
-		R->ncpus = n;
-		free(online);
-	} else {
+	if (!R->o.cpu_list) {
 		R->cpus = online;
 		R->ncpus = nonline;
+		return 0;
 	}
+	int n = pfrec_parse_cpu_list(R->o.cpu_list, &R->cpus);
+	if (n <= 0)
+		usage_error("-C %s: not a CPU list (e.g. 0-3,6)", R->o.cpu_list);
+	for (int i = 0; i < n; i++) {
+		int ok = 0;
+		for (int j = 0; j < nonline; j++)
+			ok |= online[j] == R->cpus[i];
+		if (!ok) {
+			errmsg("-C %s: CPU %d is not online", R->o.cpu_list, R->cpus[i]);
+			return 1;
+		}
+	}
+	R->ncpus = n;
+	free(online);
+	return 0;
+}
 
-	/* signals: all handled through a signalfd; children get the old mask back */
+/* Signals: all handled through a signalfd; children get the old mask back.
+ * @return 0, or 1 (error printed). */
+static int block_signals(struct rec *R)
+{
 	sigset_t mask;
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
@@ -751,20 +760,14 @@ int main(int argc, char **argv)
 		errmsg("signalfd: %s%s", strerror(errno), errno == EMFILE ? ": raise the limit with `ulimit -n`" : "");
 		return 1;
 	}
-	R->tmp = malloc(1 << 16);
-	if (!R->tmp) {
-		errmsg("out of memory");
-		return 1;
-	}
+	return 0;
+}
 
-	int to_stdout = strcmp(R->o.output, "-") == 0;
-	if (to_stdout && isatty(1)) {
-		errmsg("-: standard output is a terminal; redirect it or use -o FILE");
-		return 1;
-	}
-
-	/* targets */
-	int cmd = R->o.cmd_argc > 0;
+/* The tasks to follow: -a, -p's processes, -t's threads, and the command
+ * (started, held before exec). @return -1 when all are in place, else
+ * the exit code (error printed). */
+static int add_targets(struct rec *R, int cmd, int to_stdout)
+{
 	if (R->o.all_cpus) {
 		add_task(R, -1);
 	} else if (R->o.npids) {
@@ -786,75 +789,26 @@ int main(int argc, char **argv)
 			add_task(R, R->o.tids[i]);
 		}
 	}
-	if (cmd) {
-		int e = check_command(R->o.cmd_argv[0]);
-		if (e) {
-			/* as a shell says it; nothing was opened or renamed */
-			errmsg("%s: %s", R->o.cmd_argv[0], strerror(e));
-			return e == ENOENT ? 127 : 126;
-		}
-		if (start_command(R, to_stdout) < 0)
-			return 1;
-		if (!R->o.all_cpus)
-			add_task(R, R->child);
-		u32set_add(&R->known, (uint32_t)R->child);
-	}
-
-	int rc = 1;
-	if (R->o.per_thread && task_pids(R) < 0)
-		goto fail_early;
-	if (open_events(R) < 0)
-		goto fail_early;
-	if (open_output(R) < 0 || start_writer(R) < 0)
-		goto fail_early;
-	if (write_header_sections(R) < 0) {
-		report_write_error(R);
-		goto fail_early;
-	}
-
-	R->start_wall_mono = pfrec_now_ns(CLOCK_MONOTONIC);
-	R->flush_ns = R->o.flush_given ? R->o.flush_ns
-				       : (uint64_t)(R->out_regular ? FLUSH_FILE_MS : FLUSH_STREAM_MS) * 1000000u;
-	R->last_flush = R->start_wall_mono;
-	R->flushed_bytes = pf_writer_bytes(R->w);
-	sync_output(R);
-	if (!cmd || R->o.all_cpus)
-		enable_all(R, 1);
 	if (!cmd)
-		snapshot_existing(R);
-	else if (R->o.all_cpus)
-		snapshot_existing(R);
-	int exec_err = 0;
-	if (R->o.repeat) {
-		R->runs = calloc((size_t)R->o.repeat, sizeof(*R->runs));
-		if (!R->runs) {
-			errmsg("out of memory");
-			goto fail_early;
-		}
-		begin_run(R);
+		return -1;
+	int e = check_command(R->o.cmd_argv[0]);
+	if (e) {
+		/* as a shell says it; nothing was opened or renamed */
+		errmsg("%s: %s", R->o.cmd_argv[0], strerror(e));
+		return e == ENOENT ? 127 : 126;
 	}
-	if (cmd) {
-		exec_err = release_command(R);
-		if (exec_err) {
-			reap_child(R, 1);
-			enable_all(R, 0);
-			drain_all(R);
-			flush_pending(R);
-			write_end(R);
-			pf_writer_close(R->w);
-			R->w = NULL;
-			errmsg("%s: %s", R->o.cmd_argv[0], strerror(exec_err));
-			return exec_err == ENOENT ? 127 : 126;
-		}
-	}
+	if (start_command(R, to_stdout) < 0)
+		return 1;
+	if (!R->o.all_cpus)
+		add_task(R, R->child);
+	u32set_add(&R->known, (uint32_t)R->child);
+	return -1;
+}
 
-	uint64_t deadline = 0;
-	if (R->o.duration_s > 0)
-		deadline = R->start_wall_mono + (uint64_t)(R->o.duration_s * 1e9);
-	if (!R->werr)
-		record_loop(R, deadline);
-
-	/* stop: no new samples, everything in the rings to the file */
+/* The end of a recording: no new samples, everything in the rings to the
+ * file, the file closed. @return the exit code so far (0 or 1). */
+static int stop_recording(struct rec *R)
+{
 	runs_poll(R, 1);
 	enable_all(R, 0);
 	drain_all(R);
@@ -873,6 +827,7 @@ int main(int argc, char **argv)
 	int close_rc = pf_writer_close(R->w);
 	if (close_rc < 0 && !R->werr)
 		R->werr = close_rc;
+	int rc;
 	if (R->werr) {
 		report_write_error(R);
 		rc = 1;
@@ -885,19 +840,11 @@ int main(int argc, char **argv)
 		errmsg("%s: %s", R->outname, strerror(errno));
 		rc = 1;
 	}
+	return rc;
+}
 
-	if (cmd) {
-		if (!R->child_reaped) {
-			/* stopped by a signal, --duration or an error: end the command
-			 * too (with the signal pfrec got, so the status reads the same as
-			 * when the terminal signalled both); the file is complete by now,
-			 * so a second signal may end pfrec itself while it waits. */
-			sigprocmask(SIG_SETMASK, &R->oldmask, NULL);
-			end_child(R, R->stop_signal ? R->stop_signal : SIGTERM);
-		}
-		if (rc == 0)
-			rc = exit_code_of(R->child_status);
-	}
+static void free_rec(struct rec *R)
+{
 	for (int i = 0; i < R->ncpus; i++)
 		pfrec_ring_unmap(&R->rings[i]);
 	for (int i = 0; i < R->nfds; i++)
@@ -929,9 +876,12 @@ int main(int argc, char **argv)
 	for (int i = 0; i < R->npend; i++)
 		pf_buf_free(&R->pend[i].b);
 	free(R->pend);
-	return rc;
+}
 
-fail_early:
+/* A failure before recording began: the file closed as it is, the events
+ * closed, the command killed. @return 1. */
+static int fail_early(struct rec *R)
+{
 	if (R->w)
 		pf_writer_close(R->w);
 	for (int i = 0; i < R->ncpus && R->rings; i++)
@@ -942,6 +892,103 @@ fail_early:
 		kill(R->child, SIGKILL);
 		reap_child(R, 1);
 	}
-	return rc;
+	return 1;
 }
 
+int main(int argc, char **argv)
+{
+	static struct rec rec;
+	struct rec *R = &rec;
+	G = R;
+	R->go_fd = R->err_fd = R->outfd = R->sigfd = R->run_fd = R->ack_fd = -1;
+	R->clock_id = -1;
+	parse_args(&R->o, argc, argv);
+
+	if (limit_rate(R))
+		return 1;
+	if (R->o.dry_run)
+		return dry_run(R);
+	if (pick_cpus(R) || block_signals(R))
+		return 1;
+	R->tmp = malloc(1 << 16);
+	if (!R->tmp) {
+		errmsg("out of memory");
+		return 1;
+	}
+
+	int to_stdout = strcmp(R->o.output, "-") == 0;
+	if (to_stdout && isatty(1)) {
+		errmsg("-: standard output is a terminal; redirect it or use -o FILE");
+		return 1;
+	}
+	int cmd = R->o.cmd_argc > 0;
+	int rc = add_targets(R, cmd, to_stdout);
+	if (rc >= 0)
+		return rc;
+
+	if (R->o.per_thread && task_pids(R) < 0)
+		return fail_early(R);
+	if (open_events(R) < 0)
+		return fail_early(R);
+	if (open_output(R) < 0 || start_writer(R) < 0)
+		return fail_early(R);
+	if (write_header_sections(R) < 0) {
+		report_write_error(R);
+		return fail_early(R);
+	}
+
+	R->start_wall_mono = pfrec_now_ns(CLOCK_MONOTONIC);
+	R->flush_ns = R->o.flush_given ? R->o.flush_ns
+				       : (uint64_t)(R->out_regular ? FLUSH_FILE_MS : FLUSH_STREAM_MS) * 1000000u;
+	R->last_flush = R->start_wall_mono;
+	R->flushed_bytes = pf_writer_bytes(R->w);
+	sync_output(R);
+	if (!cmd || R->o.all_cpus) {
+		enable_all(R, 1);
+		snapshot_existing(R);
+	}
+	if (R->o.repeat) {
+		R->runs = calloc((size_t)R->o.repeat, sizeof(*R->runs));
+		if (!R->runs) {
+			errmsg("out of memory");
+			return fail_early(R);
+		}
+		begin_run(R);
+	}
+	if (cmd) {
+		int exec_err = release_command(R);
+		if (exec_err) {
+			reap_child(R, 1);
+			enable_all(R, 0);
+			drain_all(R);
+			flush_pending(R);
+			write_end(R);
+			pf_writer_close(R->w);
+			R->w = NULL;
+			errmsg("%s: %s", R->o.cmd_argv[0], strerror(exec_err));
+			return exec_err == ENOENT ? 127 : 126;
+		}
+	}
+
+	uint64_t deadline = 0;
+	if (R->o.duration_s > 0)
+		deadline = R->start_wall_mono + (uint64_t)(R->o.duration_s * 1e9);
+	if (!R->werr)
+		record_loop(R, deadline);
+
+	rc = stop_recording(R);
+	if (cmd) {
+		if (!R->child_reaped) {
+			/* stopped by a signal, --duration or an error: end the command
+			 * too (with the signal pfrec got, so the status reads the same as
+			 * when the terminal signalled both); the file is complete by now,
+			 * so a second signal may end pfrec itself while it waits. */
+			sigprocmask(SIG_SETMASK, &R->oldmask, NULL);
+			end_child(R, R->stop_signal ? R->stop_signal : SIGTERM);
+		}
+		if (rc == 0)
+			rc = exit_code_of(R->child_status);
+	}
+	free_rec(R);
+	return rc;
+}

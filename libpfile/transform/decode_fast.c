@@ -12,6 +12,94 @@
 
 #include "internal/tx.h"
 
+/* A sample's call chain restored at c (nr entries): `pre` from the front of
+ * the slot's last chain, the fresh ones from the entry stream at en_p, `same`
+ * from the back of the last chain; the slot then holds this one. @return
+ * the chain's first user-context entry (the IP's prediction), else pred. */
+static inline __attribute__((always_inline)) uint64_t chain_restore(struct slot *sl, uint8_t *c,
+								    const uint8_t *en_p, uint64_t nr,
+								    uint64_t pre, uint64_t same, uint64_t pred)
+{
+	const uint8_t *old = sl->chain_view;
+	uint64_t fresh = nr - pre - same;
+	for (uint64_t j = 0; j < pre; j++)
+		put64(c + 8 * j, pfi_ld64(old + 8 * j));
+	memcpy(c + 8 * pre, en_p, (size_t)fresh * 8);
+	/* a slot's first chain has no view (NULL): it then shares nothing
+	 * (pre = same = 0), and NULL + 0 is undefined, so the old entries
+	 * are addressed only when some are copied */
+	if (same) {
+		const uint8_t *os = old + 8 * ((uint64_t)sl->chain_n - same);
+		uint8_t *cs = c + 8 * (nr - same);
+		for (uint64_t j = 0; j < same; j++)
+			put64(cs + 8 * j, pfi_ld64(os + 8 * j));
+	}
+	sl->chain_view = c;
+	sl->chain_n = nr <= CHAIN_KEEP ? (uint32_t)nr : 0;
+	for (uint64_t j = 0; j < nr; j++) {
+		uint64_t e = pfi_ld64(c + 8 * j);
+		if (e < CTX_MARK)
+			return e;
+	}
+	return pred;
+}
+
+/* A sample's time: its low byte from the TIME stream at *lo, the rest from
+ * the TIMEHI stream at *hi, a zigzag delta from `pred` (the thread's last
+ * time plus the usual step); advances both. @return 0, or -1 when a stream
+ * is cut or bad. */
+static inline __attribute__((always_inline)) int time_next(const uint8_t **lo, const uint8_t *lo_e,
+							   const uint8_t **hi, const uint8_t *hi_e,
+							   uint64_t pred, uint64_t *time)
+{
+	if (*lo >= lo_e)
+		return -1;
+	uint64_t b = *(*lo)++, v;
+	const uint8_t *h = *hi;
+	GV(h, hi_e, v, bad);
+	*hi = h;
+	if (v >> 56)
+		return -1;
+	*time = pred + unzz(v << 8 | b);
+	return 0;
+bad:
+	return -1;
+}
+
+/* The decoded values of one sample's fixed fields. */
+struct fast_fields {
+	uint64_t id, ip, pid, time, cpu, res, period, nr;
+	uint32_t tid;
+};
+
+/* The record at o (rs bytes, the chain's entries already in place): its
+ * header and the fields of sample type st in the kernel's order. */
+static inline __attribute__((always_inline)) void put_sample(uint8_t *o, uint64_t st,
+							     const struct fast_fields *v, uint64_t misc,
+							     size_t rs)
+{
+	uint8_t *w = o + 8;
+	if (st & PERF_SAMPLE_IDENTIFIER)
+		put64(w, v->id), w += 8;
+	if (st & PERF_SAMPLE_IP)
+		put64(w, v->ip), w += 8;
+	if (st & PERF_SAMPLE_TID)
+		pfi_st32(w, (uint32_t)v->pid), pfi_st32(w + 4, v->tid), w += 8;
+	if (st & PERF_SAMPLE_TIME)
+		put64(w, v->time), w += 8;
+	if (st & PERF_SAMPLE_ID)
+		put64(w, v->id), w += 8;
+	if (st & PERF_SAMPLE_CPU)
+		pfi_st32(w, (uint32_t)v->cpu), pfi_st32(w + 4, (uint32_t)v->res), w += 8;
+	if (st & PERF_SAMPLE_PERIOD)
+		put64(w, v->period), w += 8;
+	if (st & PERF_SAMPLE_CALLCHAIN)
+		put64(w, v->nr);
+	pfi_st32(o, PERF_RECORD_SAMPLE);
+	uint16_t h[2] = { (uint16_t)misc, (uint16_t)rs };
+	memcpy(o + 4, h, 4);
+}
+
 /* Restores the samples from record *pi on, as long as they are of events with
  * `fast` set (with `only` set: of events whose sample_type is PFREC_ST), to
  * *po; advances both. Host order only (swap 0, little-endian host: ENTRY is
@@ -65,13 +153,8 @@ static inline __attribute__((always_inline)) int decode_fast(pf_tx *t, struct rd
 		}
 		struct slot *sl = get_slot(t, tid);
 		if (st & PERF_SAMPLE_TIME) {
-			if (tm_p >= tm_e)
+			if (time_next(&tm_p, tm_e, &th_p, th_e, sl->time + step, &time) < 0)
 				goto bad_time;
-			uint64_t lo = *tm_p++;
-			GV(th_p, th_e, v, bad_time);
-			if (v >> 56)
-				goto bad_time;
-			time = sl->time + step + unzz(v << 8 | lo);
 			sl->time = time;
 			t->last_time = time;
 		}
@@ -91,55 +174,29 @@ static inline __attribute__((always_inline)) int decode_fast(pf_tx *t, struct rd
 		size_t fix = 8 * (size_t)__builtin_popcountll(st & (FAST_ST & ~PERF_SAMPLE_CALLCHAIN));
 		uint8_t *c = o + 8 + fix + 8; /* the chain's entries */
 		size_t rs = 8 + fix;
-		uint64_t pred = sl->ip;
+		uint64_t pred = sl->ip, pre = 0, same = 0;
 		if (st & PERF_SAMPLE_CALLCHAIN) {
-			uint64_t pre, same;
 			GV(ch_p, ch_e, nr, bad_chain);
 			GV(ch_p, ch_e, pre, bad_chain);
 			GV(ch_p, ch_e, same, bad_chain);
 			if (nr > MAX_REC / 8 || same > nr || pre > nr - same || pre + same > sl->chain_n)
 				goto bad_chain;
-			uint64_t fresh = nr - pre - same;
-			if ((uint64_t)(en_e - en_p) / 8 < fresh) {
+			if ((uint64_t)(en_e - en_p) / 8 < nr - pre - same) {
 				err = "call-chain entry stream too short";
 				goto bad;
 			}
 			rs += 8 + nr * 8;
-			if (rs > (size_t)(lim - o)) {
-				/* the IP stream is read before the record is
-				 * written: its damage is reported first */
-				if (st & PERF_SAMPLE_IP)
-					GV(ip_p, ip_e, v, bad_ip);
-				goto full;
-			}
-			const uint8_t *old = sl->chain_view;
-			for (uint64_t j = 0; j < pre; j++)
-				put64(c + 8 * j, pfi_ld64(old + 8 * j));
-			memcpy(c + 8 * pre, en_p, (size_t)fresh * 8);
-			en_p += fresh * 8;
-			/* a slot's first chain has no view (NULL): it then
-			 * shares nothing (pre = same = 0), and NULL + 0 is
-			 * undefined, so the old entries are addressed only
-			 * when some are copied */
-			if (same) {
-				const uint8_t *os = old + 8 * ((uint64_t)sl->chain_n - same);
-				uint8_t *cs = c + 8 * (nr - same);
-				for (uint64_t j = 0; j < same; j++)
-					put64(cs + 8 * j, pfi_ld64(os + 8 * j));
-			}
-			sl->chain_view = c;
-			sl->chain_n = nr <= CHAIN_KEEP ? (uint32_t)nr : 0;
-			for (uint64_t j = 0; j < nr; j++) {
-				uint64_t e = pfi_ld64(c + 8 * j);
-				if (e < CTX_MARK) {
-					pred = e;
-					break;
-				}
-			}
-		} else if (rs > (size_t)(lim - o)) {
+		}
+		if (rs > (size_t)(lim - o)) {
+			/* the IP stream is read before the record is written:
+			 * its damage is reported first */
 			if (st & PERF_SAMPLE_IP)
 				GV(ip_p, ip_e, v, bad_ip);
 			goto full;
+		}
+		if (st & PERF_SAMPLE_CALLCHAIN) {
+			pred = chain_restore(sl, c, en_p, nr, pre, same, pred);
+			en_p += (nr - pre - same) * 8;
 		}
 		if (st & PERF_SAMPLE_IP) {
 			GV(ip_p, ip_e, v, bad_ip);
@@ -150,26 +207,8 @@ static inline __attribute__((always_inline)) int decode_fast(pf_tx *t, struct rd
 			err = "a decoded sample has an impossible size";
 			goto bad;
 		}
-		uint8_t *w = o + 8;
-		if (st & PERF_SAMPLE_IDENTIFIER)
-			put64(w, id), w += 8;
-		if (st & PERF_SAMPLE_IP)
-			put64(w, ip), w += 8;
-		if (st & PERF_SAMPLE_TID)
-			pfi_st32(w, (uint32_t)pid), pfi_st32(w + 4, tid), w += 8;
-		if (st & PERF_SAMPLE_TIME)
-			put64(w, time), w += 8;
-		if (st & PERF_SAMPLE_ID)
-			put64(w, id), w += 8;
-		if (st & PERF_SAMPLE_CPU)
-			pfi_st32(w, (uint32_t)cpu), pfi_st32(w + 4, (uint32_t)res), w += 8;
-		if (st & PERF_SAMPLE_PERIOD)
-			put64(w, period), w += 8;
-		if (st & PERF_SAMPLE_CALLCHAIN)
-			put64(w, nr);
-		pfi_st32(o, PERF_RECORD_SAMPLE);
-		uint16_t h[2] = { (uint16_t)misc, (uint16_t)rs };
-		memcpy(o + 4, h, 4);
+		const struct fast_fields fv = { id, ip, pid, time, cpu, res, period, nr, tid };
+		put_sample(o, st, &fv, misc, rs);
 		o += rs;
 	}
 	goto out;

@@ -213,205 +213,47 @@ static void resolve_events(struct opts *o)
 	o->nev = o->evs.n;
 }
 
-void parse_args(struct opts *o, int argc, char **argv)
+/* -m: a power of two of pages, or a size with K, M or G (bytes, turned
+ * into pages). Exits with a usage error otherwise. */
+static unsigned parse_pages(const char *arg)
 {
-	enum { OPT_DURATION = 256, OPT_CALL_GRAPH, OPT_NO_TRANSFORM, OPT_FLUSH_INTERVAL, OPT_FSYNC, OPT_LIST, OPT_DRY_RUN, OPT_COUNT_ONLY, OPT_PER_THREAD, OPT_REPEAT, OPT_NO_KALLSYMS };
-	static const struct option lo[] = {
-		{"pid", required_argument, 0, 'p'},
-		{"tid", required_argument, 0, 't'},
-		{"all-cpus", no_argument, 0, 'a'},
-		{"cpu", required_argument, 0, 'C'},
-		{"duration", required_argument, 0, OPT_DURATION},
-		{"repeat", required_argument, 0, OPT_REPEAT},
-		{"event", required_argument, 0, 'e'},
-		{"list", no_argument, 0, OPT_LIST},
-		{"dry-run", no_argument, 0, OPT_DRY_RUN},
-		{"count-only", no_argument, 0, OPT_COUNT_ONLY},
-		{"per-thread", no_argument, 0, OPT_PER_THREAD},
-		{"freq", required_argument, 0, 'F'},
-		{"count", required_argument, 0, 'c'},
-		{"call-graph", required_argument, 0, OPT_CALL_GRAPH},
-		{"mmap-pages", required_argument, 0, 'm'},
-		{"output", required_argument, 0, 'o'},
-		{"compress", required_argument, 0, 'z'},
-		{"no-transform", no_argument, 0, OPT_NO_TRANSFORM},
-		{"no-kallsyms", no_argument, 0, OPT_NO_KALLSYMS},
-		{"flush-interval", required_argument, 0, OPT_FLUSH_INTERVAL},
-		{"fsync", no_argument, 0, OPT_FSYNC},
-		{"quiet", no_argument, 0, 'q'},
-		{"verbose", no_argument, 0, 'v'},
-		{"help", no_argument, 0, 'h'},
-		{"version", no_argument, 0, 'V'},
-		{0, 0, 0, 0},
-	};
-	memset(o, 0, sizeof(*o));
-	o->argc = argc;
-	o->argv = argv;
-	o->output = "pfrec.pf";
-	o->freq = DEFAULT_FREQ;
-	o->pages = DEFAULT_PAGES;
-	opterr = 0;
-	int c;
-	while ((c = getopt_long(argc, argv, "+:p:t:aC:e:F:c:gm:o:z:qvhV", lo, NULL)) != -1) {
-		char *end;
-		switch (c) {
-		case 'p':
-			o->npids = parse_pid_list("-p", optarg, &o->pids);
-			break;
-		case 't':
-			o->ntids = parse_pid_list("-t", optarg, &o->tids);
-			break;
-		case 'a':
-			o->all_cpus = 1;
-			break;
-		case 'C':
-			o->cpu_list = optarg;
-			break;
-		case OPT_DURATION:
-			errno = 0;
-			o->duration_s = strtod(optarg, &end);
-			if (end == optarg || *end || errno || !(o->duration_s > 0) || o->duration_s > 1e9)
-				usage_error("--duration %s: not a positive number of seconds", optarg);
-			break;
-		case OPT_REPEAT: {
-			errno = 0;
-			unsigned long v = strtoul(optarg, &end, 10);
-			if (!isdigit((unsigned char)optarg[0]) || end == optarg || *end || errno || v == 0 || v > 10000)
-				usage_error("--repeat %s: not a number of runs from 1 to 10000", optarg);
-			o->repeat = (int)v;
-			break;
-		}
-		case 'e': {
-			const char **n = realloc(o->specs, (size_t)(o->nspecs + 1) * sizeof(*n));
-			if (!n)
-				exit(1);
-			o->specs = n;
-			o->specs[o->nspecs++] = optarg;
-			break;
-		}
-		case OPT_LIST:
-			o->list = 1;
-			break;
-		case OPT_DRY_RUN:
-			o->dry_run = 1;
-			break;
-		case OPT_COUNT_ONLY:
-			o->count_only = 1;
-			break;
-		case OPT_PER_THREAD:
-			o->per_thread = 1;
-			break;
-		case 'F': {
-			errno = 0;
-			unsigned long v = strtoul(optarg, &end, 10);
-			if (end == optarg || *end || errno || v == 0 || v > 10000000)
-				usage_error("-F %s: not a positive frequency in Hz", optarg);
-			o->freq = (unsigned)v;
-			o->freq_given = 1;
-			o->period = 0;
-			break;
-		}
-		case 'c': {
-			errno = 0;
-			/* strtoull takes "-1" as 2^64-1: digits only; the kernel wants
-			 * a period below 2^63 (EINVAL at open otherwise) */
-			unsigned long long v = strtoull(optarg, &end, 10);
-			if (!isdigit((unsigned char)optarg[0]) || end == optarg || *end || errno || v == 0 ||
-			    v > INT64_MAX)
-				usage_error("-c %s: not a period from 1 to 2^63-1 events", optarg);
-			o->period = v;
-			break;
-		}
-		case 'g':
-			o->callchain = 1;
-			break;
-		case OPT_CALL_GRAPH:
-			parse_call_graph(o, optarg);
-			break;
-		case OPT_NO_TRANSFORM:
-			o->no_transform = 1;
-			break;
-		case OPT_NO_KALLSYMS:
-			o->no_kallsyms = 1;
-			break;
-		case OPT_FLUSH_INTERVAL: {
-			errno = 0;
-			double v = strtod(optarg, &end);
-			/* 1 ms .. 1 hour; 0 = off */
-			if (end == optarg || *end || errno || !(v >= 0) || v > 3600 || (v > 0 && v < 0.001))
-				usage_error("--flush-interval %s: not a number of seconds from 0.001 to 3600, or 0",
-					    optarg);
-			o->flush_ns = (uint64_t)(v * 1e9 + 0.5);
-			o->flush_given = 1;
-			break;
-		}
-		case OPT_FSYNC:
-			o->fsync = 1;
-			break;
-		case 'm': {
-			errno = 0;
-			unsigned long long v = strtoull(optarg, &end, 10);
-			long psz = sysconf(_SC_PAGESIZE);
-			if (end == optarg || errno)
-				usage_error("-m %s: not a number of pages", optarg);
-			if (*end) {
-				unsigned long long mul = 0;
-				if ((*end == 'K' || *end == 'k') && !end[1])
-					mul = 1024;
-				else if ((*end == 'M' || *end == 'm') && !end[1])
-					mul = 1024 * 1024;
-				else if ((*end == 'G' || *end == 'g') && !end[1])
-					mul = 1024ull * 1024 * 1024;
-				if (!mul)
-					usage_error("-m %s: not a number of pages or a size (K, M, G)", optarg);
-				v = v * mul / (unsigned long long)psz;
-			}
-			if (v == 0 || (v & (v - 1)) || v > (1u << 20))
-				usage_error("-m %s: the number of pages must be a power of two (1, 2, 4 ... 1048576)",
-					    optarg);
-			o->pages = (unsigned)v;
-			o->pages_given = 1;
-			break;
-		}
-		case 'o':
-			o->output = optarg;
-			break;
-		case 'z': {
-			errno = 0;
-			long v = strtol(optarg, &end, 10);
-			if (end == optarg || *end || errno || v < 0 || v > 19)
-				usage_error("-z %s: the level must be 0 to 19", optarg);
-			o->zlevel = (int)v;
-			o->zlevel_given = 1;
-			break;
-		}
-		case 'q':
-			o->quiet = 1;
-			break;
-		case 'v':
-			o->verbose = 1;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		case 'V':
-			exit(pf_cli_version(prog));
-		case ':':
-			usage_error("option %s needs a value", argv[optind - 1]);
-		default:
-			if (optopt)
-				usage_error("unknown option -%c", optopt);
-			usage_error("unknown option %s", argv[optind - 1]);
-		}
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(arg, &end, 10);
+	long psz = sysconf(_SC_PAGESIZE);
+	if (end == arg || errno)
+		usage_error("-m %s: not a number of pages", arg);
+	if (*end) {
+		unsigned long long mul = 0;
+		if ((*end == 'K' || *end == 'k') && !end[1])
+			mul = 1024;
+		else if ((*end == 'M' || *end == 'm') && !end[1])
+			mul = 1024 * 1024;
+		else if ((*end == 'G' || *end == 'g') && !end[1])
+			mul = 1024ull * 1024 * 1024;
+		if (!mul)
+			usage_error("-m %s: not a number of pages or a size (K, M, G)", arg);
+		v = v * mul / (unsigned long long)psz;
 	}
-	o->cmd_argc = argc - optind;
-	o->cmd_argv = argv + optind;
-	if (o->list) {
-		if (o->cmd_argc > 1)
-			usage_error("--list takes one pattern at most");
-		exit(list_events(o->cmd_argc ? o->cmd_argv[0] : NULL));
-	}
-	resolve_events(o);
+	if (v == 0 || (v & (v - 1)) || v > (1u << 20))
+		usage_error("-m %s: the number of pages must be a power of two (1, 2, 4 ... 1048576)", arg);
+	return (unsigned)v;
+}
+
+/* --flush-interval: seconds, 1 ms .. 1 hour, or 0 (off); @return ns. */
+static uint64_t parse_flush_interval(const char *arg)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(arg, &end);
+	if (end == arg || *end || errno || !(v >= 0) || v > 3600 || (v > 0 && v < 0.001))
+		usage_error("--flush-interval %s: not a number of seconds from 0.001 to 3600, or 0", arg);
+	return (uint64_t)(v * 1e9 + 0.5);
+}
+
+/* The options that exclude or need each other. */
+static void check_modes(const struct opts *o)
+{
 	int modes = (o->npids > 0) + (o->ntids > 0) + (o->all_cpus > 0);
 	if (modes > 1)
 		usage_error("-p, -t and -a exclude each other");
@@ -425,14 +267,182 @@ void parse_args(struct opts *o, int argc, char **argv)
 		usage_error("--repeat marks the runs of a command, not -a");
 	if (modes == 0 && o->cmd_argc == 0 && !o->dry_run)
 		usage_error("nothing to record: give a command, -p PID, -t TID or -a");
-	if (o->dwarf && !o->pages_given) {
-		/* DWARF_DEFAULT_PAGES for 8 KiB at the default rate; more for
-		 * larger stacks or rates (-c: as the default rate), up to 4096 */
-		uint64_t per_s = (uint64_t)(o->stack_bytes + 256) * (o->period ? DEFAULT_FREQ : o->freq);
-		uint64_t base = (uint64_t)(DWARF_DEFAULT_STACK + 256) * DEFAULT_FREQ;
-		unsigned p = DWARF_DEFAULT_PAGES;
-		while (p < 4096 && (uint64_t)p * base < (uint64_t)DWARF_DEFAULT_PAGES * per_s)
-			p *= 2;
-		o->pages = p;
+}
+
+/* The ring's pages with --call-graph dwarf and no -m: DWARF_DEFAULT_PAGES
+ * for 8 KiB at the default rate; more for larger stacks or rates (-c: as
+ * the default rate), up to 4096. */
+static unsigned dwarf_pages(const struct opts *o)
+{
+	uint64_t per_s = (uint64_t)(o->stack_bytes + 256) * (o->period ? DEFAULT_FREQ : o->freq);
+	uint64_t base = (uint64_t)(DWARF_DEFAULT_STACK + 256) * DEFAULT_FREQ;
+	unsigned p = DWARF_DEFAULT_PAGES;
+	while (p < 4096 && (uint64_t)p * base < (uint64_t)DWARF_DEFAULT_PAGES * per_s)
+		p *= 2;
+	return p;
+}
+
+enum { OPT_DURATION = 256, OPT_CALL_GRAPH, OPT_FLUSH_INTERVAL, OPT_REPEAT }; /* long-only options */
+
+/* One option of pfrec's (getopt_long's answer c, its optarg) into o;
+ * exits on --help, --version and usage errors. */
+static void one_option(struct opts *o, int c, char **argv)
+{
+	char *end;
+	switch (c) {
+	case 0: /* a flag, set */
+		break;
+	case 'p':
+		o->npids = parse_pid_list("-p", optarg, &o->pids);
+		break;
+	case 't':
+		o->ntids = parse_pid_list("-t", optarg, &o->tids);
+		break;
+	case 'a':
+		o->all_cpus = 1;
+		break;
+	case 'C':
+		o->cpu_list = optarg;
+		break;
+	case OPT_DURATION:
+		errno = 0;
+		o->duration_s = strtod(optarg, &end);
+		if (end == optarg || *end || errno || !(o->duration_s > 0) || o->duration_s > 1e9)
+			usage_error("--duration %s: not a positive number of seconds", optarg);
+		break;
+	case OPT_REPEAT: {
+		errno = 0;
+		unsigned long v = strtoul(optarg, &end, 10);
+		if (!isdigit((unsigned char)optarg[0]) || end == optarg || *end || errno || v == 0 || v > 10000)
+			usage_error("--repeat %s: not a number of runs from 1 to 10000", optarg);
+		o->repeat = (int)v;
+		break;
 	}
+	case 'e': {
+		const char **n = realloc(o->specs, (size_t)(o->nspecs + 1) * sizeof(*n));
+		if (!n)
+			exit(1);
+		o->specs = n;
+		o->specs[o->nspecs++] = optarg;
+		break;
+	}
+	case 'F': {
+		errno = 0;
+		unsigned long v = strtoul(optarg, &end, 10);
+		if (end == optarg || *end || errno || v == 0 || v > 10000000)
+			usage_error("-F %s: not a positive frequency in Hz", optarg);
+		o->freq = (unsigned)v;
+		o->freq_given = 1;
+		o->period = 0;
+		break;
+	}
+	case 'c': {
+		errno = 0;
+		/* strtoull takes "-1" as 2^64-1: digits only; the kernel wants
+		 * a period below 2^63 (EINVAL at open otherwise) */
+		unsigned long long v = strtoull(optarg, &end, 10);
+		if (!isdigit((unsigned char)optarg[0]) || end == optarg || *end || errno || v == 0 ||
+		    v > INT64_MAX)
+			usage_error("-c %s: not a period from 1 to 2^63-1 events", optarg);
+		o->period = v;
+		break;
+	}
+	case 'g':
+		o->callchain = 1;
+		break;
+	case OPT_CALL_GRAPH:
+		parse_call_graph(o, optarg);
+		break;
+	case OPT_FLUSH_INTERVAL:
+		o->flush_ns = parse_flush_interval(optarg);
+		o->flush_given = 1;
+		break;
+	case 'm':
+		o->pages = parse_pages(optarg);
+		o->pages_given = 1;
+		break;
+	case 'o':
+		o->output = optarg;
+		break;
+	case 'z': {
+		errno = 0;
+		long v = strtol(optarg, &end, 10);
+		if (end == optarg || *end || errno || v < 0 || v > 19)
+			usage_error("-z %s: the level must be 0 to 19", optarg);
+		o->zlevel = (int)v;
+		o->zlevel_given = 1;
+		break;
+	}
+	case 'q':
+		o->quiet = 1;
+		break;
+	case 'v':
+		o->verbose = 1;
+		break;
+	case 'h':
+		usage(stdout);
+		exit(0);
+	case 'V':
+		exit(pf_cli_version(prog));
+	case ':':
+		usage_error("option %s needs a value", argv[optind - 1]);
+	default:
+		if (optopt)
+			usage_error("unknown option -%c", optopt);
+		usage_error("unknown option %s", argv[optind - 1]);
+	}
+}
+
+void parse_args(struct opts *o, int argc, char **argv)
+{
+	memset(o, 0, sizeof(*o));
+	/* the long options that only set a flag: getopt_long sets it (and returns 0) */
+	const struct option lo[] = {
+		{"pid", required_argument, 0, 'p'},
+		{"tid", required_argument, 0, 't'},
+		{"all-cpus", no_argument, 0, 'a'},
+		{"cpu", required_argument, 0, 'C'},
+		{"duration", required_argument, 0, OPT_DURATION},
+		{"repeat", required_argument, 0, OPT_REPEAT},
+		{"event", required_argument, 0, 'e'},
+		{"list", no_argument, &o->list, 1},
+		{"dry-run", no_argument, &o->dry_run, 1},
+		{"count-only", no_argument, &o->count_only, 1},
+		{"per-thread", no_argument, &o->per_thread, 1},
+		{"freq", required_argument, 0, 'F'},
+		{"count", required_argument, 0, 'c'},
+		{"call-graph", required_argument, 0, OPT_CALL_GRAPH},
+		{"mmap-pages", required_argument, 0, 'm'},
+		{"output", required_argument, 0, 'o'},
+		{"compress", required_argument, 0, 'z'},
+		{"no-transform", no_argument, &o->no_transform, 1},
+		{"no-kallsyms", no_argument, &o->no_kallsyms, 1},
+		{"flush-interval", required_argument, 0, OPT_FLUSH_INTERVAL},
+		{"fsync", no_argument, &o->fsync, 1},
+		{"quiet", no_argument, 0, 'q'},
+		{"verbose", no_argument, 0, 'v'},
+		{"help", no_argument, 0, 'h'},
+		{"version", no_argument, 0, 'V'},
+		{0, 0, 0, 0},
+	};
+	o->argc = argc;
+	o->argv = argv;
+	o->output = "pfrec.pf";
+	o->freq = DEFAULT_FREQ;
+	o->pages = DEFAULT_PAGES;
+	opterr = 0;
+	int c;
+	while ((c = getopt_long(argc, argv, "+:p:t:aC:e:F:c:gm:o:z:qvhV", lo, NULL)) != -1)
+		one_option(o, c, argv);
+	o->cmd_argc = argc - optind;
+	o->cmd_argv = argv + optind;
+	if (o->list) {
+		if (o->cmd_argc > 1)
+			usage_error("--list takes one pattern at most");
+		exit(list_events(o->cmd_argc ? o->cmd_argv[0] : NULL));
+	}
+	resolve_events(o);
+	check_modes(o);
+	if (o->dwarf && !o->pages_given)
+		o->pages = dwarf_pages(o);
 }
