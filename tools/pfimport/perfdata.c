@@ -13,6 +13,7 @@
  * next COMPRESSED record's data). Nothing is allocated per record.
  */
 #include "perfdata.h"
+#include "cli.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -782,18 +783,10 @@ static int read_feature_table(pf_perfdata *pd)
  * @return the file's fd, or -errno. */
 static int spool(pf_perfdata *pd, const uint8_t *head, size_t nhead)
 {
-	const char *dir = getenv("TMPDIR");
-	if (!dir || !*dir)
-		dir = "/tmp";
-	int t = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	if (t < 0) {
-		char path[4096];
-		snprintf(path, sizeof(path), "%s/pfimport-XXXXXX", dir);
-		t = mkstemp(path);
-		if (t < 0)
-			return -errno;
-		unlink(path);
-	}
+	const char *dir;
+	int t = pf_tmpfile("pfimport", &dir);
+	if (t < 0)
+		return t;
 	uint8_t *b = malloc(1u << 20);
 	if (!b) {
 		close(t);
