@@ -166,17 +166,25 @@ static const char *shown_name(const pf_perfdata *pd)
 	return strcmp(pd->name, "-") == 0 ? "<stdin>" : pd->name;
 }
 
-__attribute__((format(printf, 2, 3))) static void notice(pf_perfdata *pd, const char *fmt, ...)
+void pf_notice_vline(void (*notice)(void *arg, const char *msg), void *arg, const char *name, const char *fmt,
+		     va_list ap)
 {
-	if (!pd->o.notice)
+	if (!notice)
 		return;
 	char line[600];
-	int n = snprintf(line, sizeof(line), "%s: ", shown_name(pd));
+	int n = snprintf(line, sizeof(line), "%s: ", name);
+	if (n < 0 || (size_t)n >= sizeof(line))
+		n = 0;
+	vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+	notice(arg, line);
+}
+
+__attribute__((format(printf, 2, 3))) static void notice(pf_perfdata *pd, const char *fmt, ...)
+{
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+	pf_notice_vline(pd->o.notice, pd->o.notice_arg, shown_name(pd), fmt, ap);
 	va_end(ap);
-	pd->o.notice(pd->o.notice_arg, line);
 }
 
 /* Sets the (sticky) error: "NAME: offset X: TEXT". @return rc. */
