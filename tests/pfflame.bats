@@ -348,3 +348,11 @@ for t in m.parse("d.svg").getElementsByTagName("title"):
     if t.firstChild.data.startswith("f "): print(t.firstChild.data.replace("\n", " | "))'
 	assert_output 'f (4 samples, 100.00%; base 100.00%, new 100.00%, +0.00 pp) | /s/f.c:2 (3 samples, 75.00%) | /s/f.c:1 (1 samples, 25.00%)'
 }
+
+@test "a second input is a usage error in the tools' common words (pf_cli_one_input)" {
+	run --separate-stderr pfflame "$FX/flame.folded" "$FX/flame_diff.folded"
+	assert_failure 2
+	assert_equal "$output" ""
+	assert_equal "$stderr" "pfflame: unexpected argument '$FX/flame_diff.folded'
+Try 'pfflame --help' for more information."
+}

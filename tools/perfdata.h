@@ -62,6 +62,7 @@
 #ifndef PF_PERFDATA_H
 #define PF_PERFDATA_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -152,6 +153,12 @@ struct pf_perfdata_opts {
 	void *notice_arg;
 };
 #define PF_PERFDATA_OPTS_INIT { sizeof(struct pf_perfdata_opts), 0, NULL, NULL }
+
+/* The one line of a notice callback (pf_perfdata_opts and pfimport's
+ * options): "NAME: " and fmt with ap, cut at 599 bytes, handed to
+ * notice(arg, line); nothing when notice is NULL. */
+__attribute__((format(printf, 4, 0))) void pf_notice_vline(void (*notice)(void *arg, const char *msg), void *arg,
+							    const char *name, const char *fmt, va_list ap);
 
 /* Opens `path` ("-" = standard input) and reads the header: in file mode
  * also the attrs with their ids and the feature table. A file-mode file on

@@ -89,6 +89,12 @@ static int parse_ulong(const char *s, unsigned long *v)
 	return errno == 0 && end != s && *end == '\0';
 }
 
+/* The runs of each side: the operands. */
+struct sides {
+	const char **base, **new;
+	size_t nbase, nnew;
+};
+
 enum {
 	OPT_KEEP_SUFFIXES = 256,
 	OPT_NO_ROOT,
@@ -97,6 +103,138 @@ enum {
 	OPT_SINGLE_OK,
 	OPT_PERIOD,
 };
+
+/* A value of a choice option: @return the value `vals` holds for the word
+ * `arg` names in `names`, or -1 after the usage message. */
+static int pick(const char *opt, const char *arg, const char *const *names, const int *vals)
+{
+	int i = pf_cli_pick("pfdiff", opt, arg, names);
+	return i < 0 ? -1 : vals[i];
+}
+
+/* A value that parse_double()/parse_ulong() refused, or out of range:
+ * @return PF_EXIT_USAGE after "pfdiff: --OPT: expected WHAT, not 'ARG'". */
+static int bad_value(const char *opt, const char *what, const char *arg)
+{
+	fprintf(stderr, "pfdiff: %s: expected %s, not '%s'\n", opt, what, arg);
+	return PF_EXIT_USAGE;
+}
+
+/* One option of getopt_long()'s c, with its value optarg, into *o and
+ * *output. @return -1 to go on, else the exit status. */
+static int parse_opt(int c, struct pfdiff_opts *o, const char **output)
+{
+	static const char *const keys[] = { "function", "module-function", "line", NULL };
+	static const char *const modes[] = { "share", "time", NULL };
+	static const int mode_vals[] = { PFDIFF_MODE_SHARE, PFDIFF_MODE_TIME };
+	static const char *const weights[] = { "samples", "period", NULL };
+	static const int weight_vals[] = { PF_FOLDED_WEIGHT_SAMPLES, PF_FOLDED_WEIGHT_PERIOD };
+	static const char *const tests[] = { "auto", "welch", "quasi", NULL };
+	static const int test_vals[] = { PFDIFF_TEST_AUTO, PFDIFF_TEST_WELCH, PFDIFF_TEST_QUASI };
+	double d;
+	unsigned long ul;
+	int v;
+	switch (c) {
+	case 'k':
+		if ((v = pf_cli_pick("pfdiff", "--key", optarg, keys)) < 0)
+			return PF_EXIT_USAGE;
+		o->key_module = v == 1;
+		o->key_line = v == 2;
+		break;
+	case OPT_KEEP_SUFFIXES: o->keep_suffixes = 1; break;
+	case OPT_NO_ROOT: o->no_root = 1; break;
+	case 'c': o->comm = optarg; break;
+	case 'e': o->event = optarg; break;
+	case 'M':
+		if ((o->mode = pick("--mode", optarg, modes, mode_vals)) < 0)
+			return PF_EXIT_USAGE;
+		break;
+	case 'w':
+		if ((o->weight = pick("--weight", optarg, weights, weight_vals)) < 0)
+			return PF_EXIT_USAGE;
+		break;
+	case OPT_PERIOD:
+		if (!parse_ulong(optarg, &ul) || ul == 0 || ul > PF_FOLDED_COUNT_MAX)
+			return bad_value("--period", "a period of 1 or more (ns)", optarg);
+		o->period = ul;
+		break;
+	case 'a':
+		if (!parse_double(optarg, &d) || d <= 0 || d >= 1)
+			return bad_value("--alpha", "a number between 0 and 1", optarg);
+		o->alpha = d;
+		break;
+	case 'n':
+		if (!parse_ulong(optarg, &ul))
+			return bad_value("--top", "a count", optarg);
+		o->top = ul;
+		o->has_top = 1;
+		break;
+	case 'm':
+		if (!parse_double(optarg, &d) || d < 0)
+			return bad_value("--min-delta", "percentage points >= 0", optarg);
+		o->min_delta_pp = d;
+		break;
+	case 'j': o->json = 1; break;
+	case 'f': o->folded = 1; break;
+	case OPT_NORMALIZE: o->normalize = 1; break;
+	case OPT_SINGLE_OK: o->single_run_ok = 1; break;
+	case 't':
+		if ((o->test = pick("--test", optarg, tests, test_vals)) < 0)
+			return PF_EXIT_USAGE;
+		break;
+	case 'o': *output = optarg; break;
+	case OPT_FAIL:
+		if (!parse_double(optarg, &d) || d < 0)
+			return bad_value("--fail-on-regression", "percentage points >= 0", optarg);
+		o->fail_pp = d;
+		break;
+	default:
+		return pf_cli_std_opt("pfdiff", c, usage);
+	}
+	return -1;
+}
+
+/* A usage error of the operands: "pfdiff: MSG" alone (no Try line).
+ * @return PF_EXIT_USAGE. */
+static int bad_operands(const char *msg)
+{
+	fprintf(stderr, "pfdiff: %s\n", msg);
+	return PF_EXIT_USAGE;
+}
+
+/* The runs of each side: BASE NEW, or BASE... -- NEW... when argv[split]
+ * is "--" (split >= 0), from argv[optind] on; and the options that go
+ * together. @return -1 to go on, else the exit status. */
+static int parse_operands(int argc, char **argv, int split, const struct pfdiff_opts *o, struct sides *sd)
+{
+	sd->base = (const char **)argv + optind;
+	if (split >= 0) {
+		sd->nbase = (size_t)(split - optind);
+		sd->new = (const char **)argv + split + 1;
+		sd->nnew = (size_t)(argc - split - 1);
+		if (sd->nbase == 0 || sd->nnew == 0)
+			return bad_operands("expected BASE runs before '--' and NEW runs after it");
+		if ((sd->nbase > 1 || sd->nnew > 1) && (sd->nbase < 2 || sd->nnew < 2))
+			return bad_operands("with several runs per side, each side needs at least two runs");
+	} else {
+		if (argc - optind != 2)
+			return bad_operands("expected two inputs: BASE NEW (try 'pfdiff --help')");
+		sd->nbase = sd->nnew = 1;
+		sd->new = sd->base + 1;
+	}
+	if (o->json && o->folded)
+		return bad_operands("--json and --folded exclude each other");
+	if (o->normalize && !o->folded)
+		return bad_operands("--normalize needs --folded");
+	size_t nstdin = 0;
+	for (size_t i = 0; i < sd->nbase; i++)
+		nstdin += strcmp(sd->base[i], "-") == 0;
+	for (size_t i = 0; i < sd->nnew; i++)
+		nstdin += strcmp(sd->new[i], "-") == 0;
+	if (nstdin > 1)
+		return bad_operands("standard input ('-') can be read only once");
+	return -1;
+}
 
 int main(int argc, char **argv)
 {
@@ -140,146 +278,12 @@ int main(int argc, char **argv)
 			break;
 		}
 	}
-	int gargc = split >= 0 ? split : argc;
-	int c;
-	while ((c = getopt_long(gargc, argv, "k:c:e:M:w:a:n:m:jfo:t:hV", longopts, NULL)) != -1) {
-		double d;
-		unsigned long ul;
-		switch (c) {
-		case 'k':
-			o.key_module = o.key_line = 0;
-			if (strcmp(optarg, "function") == 0)
-				;
-			else if (strcmp(optarg, "module-function") == 0)
-				o.key_module = 1;
-			else if (strcmp(optarg, "line") == 0)
-				o.key_line = 1;
-			else {
-				fprintf(stderr, "pfdiff: --key: expected function, module-function or line, not '%s'\n", optarg);
-				return 2;
-			}
-			break;
-		case OPT_KEEP_SUFFIXES: o.keep_suffixes = 1; break;
-		case OPT_NO_ROOT: o.no_root = 1; break;
-		case 'c': o.comm = optarg; break;
-		case 'e': o.event = optarg; break;
-		case 'M':
-			if (strcmp(optarg, "share") == 0)
-				o.mode = PFDIFF_MODE_SHARE;
-			else if (strcmp(optarg, "time") == 0)
-				o.mode = PFDIFF_MODE_TIME;
-			else {
-				fprintf(stderr, "pfdiff: --mode: expected share or time, not '%s'\n", optarg);
-				return 2;
-			}
-			break;
-		case 'w':
-			if (strcmp(optarg, "samples") == 0)
-				o.weight = PF_FOLDED_WEIGHT_SAMPLES;
-			else if (strcmp(optarg, "period") == 0)
-				o.weight = PF_FOLDED_WEIGHT_PERIOD;
-			else {
-				fprintf(stderr, "pfdiff: --weight: expected samples or period, not '%s'\n", optarg);
-				return 2;
-			}
-			break;
-		case OPT_PERIOD:
-			if (!parse_ulong(optarg, &ul) || ul == 0 || ul > PF_FOLDED_COUNT_MAX) {
-				fprintf(stderr, "pfdiff: --period: expected a period of 1 or more (ns), not '%s'\n", optarg);
-				return 2;
-			}
-			o.period = ul;
-			break;
-		case 'a':
-			if (!parse_double(optarg, &d) || d <= 0 || d >= 1) {
-				fprintf(stderr, "pfdiff: --alpha: expected a number between 0 and 1, not '%s'\n", optarg);
-				return 2;
-			}
-			o.alpha = d;
-			break;
-		case 'n':
-			if (!parse_ulong(optarg, &ul)) {
-				fprintf(stderr, "pfdiff: --top: expected a count, not '%s'\n", optarg);
-				return 2;
-			}
-			o.top = ul;
-			o.has_top = 1;
-			break;
-		case 'm':
-			if (!parse_double(optarg, &d) || d < 0) {
-				fprintf(stderr, "pfdiff: --min-delta: expected percentage points >= 0, not '%s'\n", optarg);
-				return 2;
-			}
-			o.min_delta_pp = d;
-			break;
-		case 'j': o.json = 1; break;
-		case 'f': o.folded = 1; break;
-		case OPT_NORMALIZE: o.normalize = 1; break;
-		case OPT_SINGLE_OK: o.single_run_ok = 1; break;
-		case 't':
-			if (strcmp(optarg, "auto") == 0)
-				o.test = PFDIFF_TEST_AUTO;
-			else if (strcmp(optarg, "welch") == 0)
-				o.test = PFDIFF_TEST_WELCH;
-			else if (strcmp(optarg, "quasi") == 0)
-				o.test = PFDIFF_TEST_QUASI;
-			else {
-				fprintf(stderr, "pfdiff: --test: expected auto, welch or quasi, not '%s'\n", optarg);
-				return 2;
-			}
-			break;
-		case 'o': output = optarg; break;
-		case OPT_FAIL:
-			if (!parse_double(optarg, &d) || d < 0) {
-				fprintf(stderr, "pfdiff: --fail-on-regression: expected percentage points >= 0, not '%s'\n", optarg);
-				return 2;
-			}
-			o.fail_pp = d;
-			break;
-		case 'h': usage(stdout); return 0;
-		case 'V': return pf_cli_version("pfdiff");
-		default: return pf_cli_try_help("pfdiff");
-		}
-	}
-	const char **base = (const char **)argv + optind;
-	size_t nbase, nnew;
-	const char **new;
-	if (split >= 0) {
-		nbase = (size_t)(gargc - optind);
-		new = (const char **)argv + split + 1;
-		nnew = (size_t)(argc - split - 1);
-		if (nbase == 0 || nnew == 0) {
-			fputs("pfdiff: expected BASE runs before '--' and NEW runs after it\n", stderr);
-			return 2;
-		}
-		if ((nbase > 1 || nnew > 1) && (nbase < 2 || nnew < 2)) {
-			fputs("pfdiff: with several runs per side, each side needs at least two runs\n", stderr);
-			return 2;
-		}
-	} else {
-		if (argc - optind != 2) {
-			fputs("pfdiff: expected two inputs: BASE NEW (try 'pfdiff --help')\n", stderr);
-			return 2;
-		}
-		nbase = nnew = 1;
-		new = base + 1;
-	}
-	if (o.json && o.folded) {
-		fputs("pfdiff: --json and --folded exclude each other\n", stderr);
-		return 2;
-	}
-	if (o.normalize && !o.folded) {
-		fputs("pfdiff: --normalize needs --folded\n", stderr);
-		return 2;
-	}
-	size_t nstdin = 0;
-	for (size_t i = 0; i < nbase; i++)
-		nstdin += strcmp(base[i], "-") == 0;
-	for (size_t i = 0; i < nnew; i++)
-		nstdin += strcmp(new[i], "-") == 0;
-	if (nstdin > 1) {
-		fputs("pfdiff: standard input ('-') can be read only once\n", stderr);
-		return 2;
-	}
-	return pfdiff_run(&o, base, nbase, new, nnew, output);
+	int c, st;
+	while ((c = getopt_long(split >= 0 ? split : argc, argv, "k:c:e:M:w:a:n:m:jfo:t:hV", longopts, NULL)) != -1)
+		if ((st = parse_opt(c, &o, &output)) >= 0)
+			return st;
+	struct sides sd;
+	if ((st = parse_operands(argc, argv, split, &o, &sd)) >= 0)
+		return st;
+	return pfdiff_run(&o, sd.base, sd.nbase, sd.new, sd.nnew, output);
 }

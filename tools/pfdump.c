@@ -768,14 +768,12 @@ int main(int argc, char **argv)
 		case 'b': mode = M_BUILDIDS; break;
 		case 'j': pfd_pr.json = 1; break;
 		case 'p': show_profile = 1; break;
-		case 'h': usage(stdout); return 0;
-		case 'V': return pf_cli_version("pfdump");
-		default: return pf_cli_try_help("pfdump");
+		default: return pf_cli_std_opt("pfdump", c, usage);
 		}
 	}
-	if (argc - optind > 1)
-		return pf_cli_usage("pfdump", "unexpected argument '%s'", argv[optind + 1]);
-	pfd_pr.fname = optind < argc ? argv[optind] : "-";
+	pfd_pr.fname = "-";
+	if (pf_cli_one_input("pfdump", argc, argv, optind, &pfd_pr.fname))
+		return PF_EXIT_USAGE;
 	pfd_pr.out = stdout;
 	static char obuf[1 << 20];
 	setvbuf(pfd_pr.out, obuf, _IOFBF, sizeof(obuf));

@@ -576,33 +576,30 @@ struct item {
 	uint64_t x; /* start, in counts */
 };
 
-static int draw(struct flame *fl, FILE *out)
-{
-	int diff = fl->ncounts == 2;
-	int wi = diff && !fl->negate ? 1 : 0; /* which count gives the width */
-	struct node *nodes = fl->nodes;
-	uint64_t total = nodes[0].c[wi];
-	if (total == 0) {
-		fprintf(stderr, "pfflame: %s: no samples\n", fl->path);
-		return -1;
-	}
-	double usable = fl->width - 2 * XPAD;
-	double scale = usable / (double)total;
-	double mincount = fl->minwidth_pct ? fl->minwidth / 100.0 * (double)total : fl->minwidth / scale;
-	double tot0 = (double)nodes[0].c[0], tot1 = (double)nodes[0].c[1];
+/* What every frame of one drawing needs: the scale, the cut-off, and for
+ * a differential graph the totals of both sides. */
+struct geom {
+	int diff, wi;          /* two counts per stack; which gives the width */
+	uint64_t total;        /* the root's width count */
+	double scale;          /* pixels per count */
+	double mincount;       /* narrower frames are not drawn */
+	double tot0, tot1;     /* the root's counts (base, new) */
+	double maxdelta;       /* the largest |share change| of a drawn frame */
+	double height, ypad1, ypad2;
+};
 
-	/* name ranks for sorting children */
+/* Ranks the names for sorting children by name (name_rank) and sorts the
+ * source lines of the tooltips. @return 0, or -ENOMEM. */
+static int rank_for_sort(struct flame *fl, int wi)
+{
 	uint32_t nn = fl->names.count;
 	uint32_t *ids = malloc((nn ? nn : 1) * sizeof *ids);
 	name_rank = malloc((nn ? nn : 1) * sizeof *name_rank);
-	struct item *stack = malloc(fl->nnodes * sizeof *stack);
-	uint32_t *kids = malloc(fl->nnodes * sizeof *kids);
-	if (!ids || !name_rank || !stack || !kids) {
+	if (!ids || !name_rank) {
 		free(ids);
-		free(stack);
-		free(kids);
-		fprintf(stderr, "pfflame: %s\n", strerror(ENOMEM));
-		return -1;
+		free(name_rank);
+		name_rank = NULL;
+		return -ENOMEM;
 	}
 	for (uint32_t i = 0; i < nn; i++)
 		ids[i] = i;
@@ -611,30 +608,35 @@ static int draw(struct flame *fl, FILE *out)
 	for (uint32_t i = 0; i < nn; i++)
 		name_rank[ids[i]] = i;
 	free(ids);
-	sort_nodes = nodes;
+	sort_nodes = fl->nodes;
 	sort_fl = fl;
 	sort_wi = wi;
 	if (fl->n_nl)
 		qsort(fl->nl, fl->n_nl, sizeof *fl->nl, cmp_nloc);
+	return 0;
+}
 
-	/* pass 1: sort the children of drawn frames, find the depth, the
-	 * largest |change| of a drawn frame */
+/* Pass 1: sorts the children of drawn frames by name, and finds the
+ * depth and g->maxdelta. stack and kids hold fl->nnodes items.
+ * @return the depth of the deepest drawn frame. */
+static uint32_t layout(struct flame *fl, struct geom *g, struct item *stack, uint32_t *kids)
+{
+	struct node *nodes = fl->nodes;
 	uint32_t maxdepth = 0;
-	double maxdelta = 0;
 	size_t sp = 0;
 	stack[sp++] = (struct item){ 0, 0, 0 };
 	while (sp) {
 		struct item it = stack[--sp];
 		struct node *n = &nodes[it.node];
-		if ((double)n->c[wi] < mincount || n->c[wi] == 0)
+		if ((double)n->c[g->wi] < g->mincount || n->c[g->wi] == 0)
 			continue;
 		if (it.depth > maxdepth)
 			maxdepth = it.depth;
-		if (diff) {
-			double d = fabs((tot1 > 0 ? (double)n->c[1] / tot1 : 0) -
-					(tot0 > 0 ? (double)n->c[0] / tot0 : 0));
-			if (d > maxdelta)
-				maxdelta = d;
+		if (g->diff) {
+			double d = fabs((g->tot1 > 0 ? (double)n->c[1] / g->tot1 : 0) -
+					(g->tot0 > 0 ? (double)n->c[0] / g->tot0 : 0));
+			if (d > g->maxdelta)
+				g->maxdelta = d;
 		}
 		size_t k = 0;
 		for (uint32_t c = n->first_child; c != UINT32_MAX; c = nodes[c].next_sibling)
@@ -646,13 +648,17 @@ static int draw(struct flame *fl, FILE *out)
 			stack[sp++] = (struct item){ kids[i], it.depth + 1, 0 };
 		}
 	}
+	return maxdepth;
+}
 
-	double ypad1 = FONT * 3, ypad2 = FONT * 2 + 10;
-	double height = (maxdepth + 1) * fl->fheight + ypad1 + ypad2;
+/* The SVG up to the first frame: the header, style, script, background,
+ * title and the text fields of the script. */
+static void write_head(const struct flame *fl, const struct geom *g, FILE *out)
+{
 	const char *title = fl->title ? fl->title :
-			    diff ? "Differential Flame Graph" :
+			    g->diff ? "Differential Flame Graph" :
 			    fl->inverted ? "Icicle Graph" : "Flame Graph";
-
+	double height = g->height;
 	fprintf(out, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
 		"<svg version=\"1.1\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
 		"onload=\"init(evt)\" xmlns=\"http://www.w3.org/2000/svg\" "
@@ -665,7 +671,7 @@ static int draw(struct flame *fl, FILE *out)
 	fprintf(out, "<style type=\"text/css\">\n%s</style>\n", pfflame_css);
 	fprintf(out, "<script type=\"text/ecmascript\"><![CDATA[\n"
 		"var W = %.0f, XPAD = %.0f, CW = %.4f, INV = %s, TOTAL = %llu, CNAME = \"",
-		fl->width, XPAD, CHARW, fl->inverted ? "true" : "false", (unsigned long long)total);
+		fl->width, XPAD, CHARW, fl->inverted ? "true" : "false", (unsigned long long)g->total);
 	for (const char *p = fl->countname; *p; p++) /* a JS string inside CDATA */
 		if (*p != '"' && *p != '\\' && *p != ']' && (unsigned char)*p >= 0x20)
 			putc(*p, out);
@@ -676,69 +682,116 @@ static int draw(struct flame *fl, FILE *out)
 	pf_xml_write(out, title, strlen(title));
 	fputs("</text>\n", out);
 	fprintf(out, "<text id=\"details\" x=\"%.0f\" y=\"%.0f\" font-size=\"%.0f\"> </text>\n", XPAD,
-		height - ypad2 / 2, FONT);
+		height - g->ypad2 / 2, FONT);
 	fprintf(out, "<text id=\"unzoom\" class=\"hide\" x=\"%.0f\" y=\"%.0f\" font-size=\"%.0f\">Reset Zoom</text>\n",
 		XPAD, FONT * 2, FONT);
 	fprintf(out, "<text id=\"search\" x=\"%.0f\" y=\"%.0f\" font-size=\"%.0f\" text-anchor=\"end\">Search</text>\n",
 		fl->width - XPAD, FONT * 2, FONT);
 	fprintf(out, "<text id=\"matched\" x=\"%.0f\" y=\"%.0f\" font-size=\"%.0f\" text-anchor=\"end\"> </text>\n",
-		fl->width - XPAD, height - ypad2 / 2, FONT);
+		fl->width - XPAD, g->height - g->ypad2 / 2, FONT);
+}
+
+/* The tooltip's counts of a differential frame (after its name), and its
+ * colour: red for a share that grew, blue for one that shrank, the
+ * stronger the larger the change against g->maxdelta. */
+static void write_diff_counts(const struct flame *fl, const struct geom *g, const struct node *n, FILE *out,
+			      int rgb[3])
+{
+	uint64_t w = n->c[g->wi];
+	double s0 = g->tot0 > 0 ? (double)n->c[0] / g->tot0 : 0;
+	double s1 = g->tot1 > 0 ? (double)n->c[1] / g->tot1 : 0;
+	double d = s1 - s0;
+	fprintf(out, " (%llu ", (unsigned long long)w);
+	pf_xml_write(out, fl->countname, strlen(fl->countname));
+	fprintf(out, ", %.2f%%; base %.2f%%, new %.2f%%, %+.2f pp)",
+		100.0 * (double)w / (double)g->total, 100 * s0, 100 * s1, 100 * d);
+	double t = g->maxdelta > 0 ? fabs(d) / g->maxdelta : 0;
+	int strong = 235 + (int)lround(20 * t), weak = 235 - (int)lround(205 * t);
+	if (d > 0) {
+		rgb[0] = strong;
+		rgb[1] = rgb[2] = weak;
+	} else if (d < 0) {
+		rgb[0] = rgb[1] = weak;
+		rgb[2] = strong;
+	} else {
+		rgb[0] = rgb[1] = rgb[2] = 235;
+	}
+}
+
+/* One frame: <g> with its tooltip, rectangle and label. */
+static void write_frame(struct flame *fl, const struct geom *g, const struct item *it, FILE *out)
+{
+	const struct node *n = &fl->nodes[it->node];
+	uint64_t w = n->c[g->wi];
+	const char *name = it->node == 0 ? ROOT_NAME : pf_strtab_str(&fl->names, n->name);
+	size_t nlen = it->node == 0 ? strlen(ROOT_NAME) : pf_strtab_len(&fl->names, n->name);
+	double x = XPAD + (double)it->x * g->scale, wpx = (double)w * g->scale;
+	double y = fl->inverted ? g->ypad1 + it->depth * fl->fheight :
+			g->height - g->ypad2 - (it->depth + 1) * fl->fheight;
+	int rgb[3] = { 190, 190, 190 };
+	size_t slen;
+	const char *shown = display_name(fl, name, nlen, &slen);
+	fputs("<g><title>", out);
+	pf_xml_write(out, shown, slen);
+	if (g->diff) {
+		write_diff_counts(fl, g, n, out, rgb);
+	} else {
+		fputs(" (", out);
+		fprintf(out, "%llu ", (unsigned long long)w);
+		pf_xml_write(out, fl->countname, strlen(fl->countname));
+		fprintf(out, ", %.2f%%)", 100.0 * (double)w / (double)g->total);
+		color(fl, name, nlen, rgb);
+	}
+	if (fl->n_nl && it->node != 0)
+		write_locs(fl, out, it->node, w, g->wi);
+	fprintf(out, "</title><rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" "
+		"fill=\"rgb(%d,%d,%d)\" rx=\"2\" ry=\"2\" fg:x=\"%llu\" fg:w=\"%llu\"/>"
+		"<text x=\"%.2f\" y=\"%.1f\">",
+		x, y, wpx, fl->fheight - 1, rgb[0], rgb[1], rgb[2], (unsigned long long)it->x,
+		(unsigned long long)w, x + 3, y + fl->fheight / 2 + FONT * 0.35);
+	write_label(out, shown, slen, wpx);
+	fputs("</text></g>\n", out);
+}
+
+static int draw(struct flame *fl, FILE *out)
+{
+	struct geom g = { .diff = fl->ncounts == 2 };
+	g.wi = g.diff && !fl->negate ? 1 : 0;
+	struct node *nodes = fl->nodes;
+	g.total = nodes[0].c[g.wi];
+	if (g.total == 0) {
+		fprintf(stderr, "pfflame: %s: no samples\n", fl->path);
+		return -1;
+	}
+	g.scale = (fl->width - 2 * XPAD) / (double)g.total;
+	g.mincount = fl->minwidth_pct ? fl->minwidth / 100.0 * (double)g.total : fl->minwidth / g.scale;
+	g.tot0 = (double)nodes[0].c[0];
+	g.tot1 = (double)nodes[0].c[1];
+
+	struct item *stack = malloc(fl->nnodes * sizeof *stack);
+	uint32_t *kids = malloc(fl->nnodes * sizeof *kids);
+	if (!stack || !kids || rank_for_sort(fl, g.wi) < 0) {
+		free(stack);
+		free(kids);
+		fprintf(stderr, "pfflame: %s\n", strerror(ENOMEM));
+		return -1;
+	}
+	uint32_t maxdepth = layout(fl, &g, stack, kids);
+	g.ypad1 = FONT * 3;
+	g.ypad2 = FONT * 2 + 10;
+	g.height = (maxdepth + 1) * fl->fheight + g.ypad1 + g.ypad2;
+	write_head(fl, &g, out);
 
 	/* pass 2: frames in pre-order, children by name */
-	sp = 0;
+	size_t sp = 0;
 	stack[sp++] = (struct item){ 0, 0, 0 };
 	while (sp && !ferror(out)) { /* a failed output (`| head`): stop drawing */
 		struct item it = stack[--sp];
 		const struct node *n = &nodes[it.node];
-		uint64_t w = n->c[wi];
-		if ((double)w < mincount || w == 0)
+		uint64_t w = n->c[g.wi];
+		if ((double)w < g.mincount || w == 0)
 			continue;
-		const char *name = it.node == 0 ? ROOT_NAME : pf_strtab_str(&fl->names, n->name);
-		size_t nlen = it.node == 0 ? strlen(ROOT_NAME) : pf_strtab_len(&fl->names, n->name);
-		double x = XPAD + (double)it.x * scale, wpx = (double)w * scale;
-		double y = fl->inverted ? ypad1 + it.depth * fl->fheight :
-				height - ypad2 - (it.depth + 1) * fl->fheight;
-		int rgb[3] = { 190, 190, 190 };
-		size_t slen;
-		const char *shown = display_name(fl, name, nlen, &slen);
-		fputs("<g><title>", out);
-		pf_xml_write(out, shown, slen);
-		if (diff) {
-			double s0 = tot0 > 0 ? (double)n->c[0] / tot0 : 0;
-			double s1 = tot1 > 0 ? (double)n->c[1] / tot1 : 0;
-			double d = s1 - s0;
-			fprintf(out, " (%llu ", (unsigned long long)n->c[wi]);
-			pf_xml_write(out, fl->countname, strlen(fl->countname));
-			fprintf(out, ", %.2f%%; base %.2f%%, new %.2f%%, %+.2f pp)",
-				100.0 * (double)w / (double)total, 100 * s0, 100 * s1, 100 * d);
-			double t = maxdelta > 0 ? fabs(d) / maxdelta : 0;
-			int strong = 235 + (int)lround(20 * t), weak = 235 - (int)lround(205 * t);
-			if (d > 0) {
-				rgb[0] = strong;
-				rgb[1] = rgb[2] = weak;
-			} else if (d < 0) {
-				rgb[0] = rgb[1] = weak;
-				rgb[2] = strong;
-			} else {
-				rgb[0] = rgb[1] = rgb[2] = 235;
-			}
-		} else {
-			fputs(" (", out);
-			fprintf(out, "%llu ", (unsigned long long)w);
-			pf_xml_write(out, fl->countname, strlen(fl->countname));
-			fprintf(out, ", %.2f%%)", 100.0 * (double)w / (double)total);
-			color(fl, name, nlen, rgb);
-		}
-		if (fl->n_nl && it.node != 0)
-			write_locs(fl, out, it.node, w, wi);
-		fprintf(out, "</title><rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" "
-			"fill=\"rgb(%d,%d,%d)\" rx=\"2\" ry=\"2\" fg:x=\"%llu\" fg:w=\"%llu\"/>"
-			"<text x=\"%.2f\" y=\"%.1f\">",
-			x, y, wpx, fl->fheight - 1, rgb[0], rgb[1], rgb[2], (unsigned long long)it.x,
-			(unsigned long long)w, x + 3, y + fl->fheight / 2 + FONT * 0.35);
-		write_label(out, shown, slen, wpx);
-		fputs("</text></g>\n", out);
-
+		write_frame(fl, &g, &it, out);
 		/* push children in reverse so that they come out in name order */
 		size_t k = 0;
 		uint64_t off = it.x;
@@ -747,7 +800,7 @@ static int draw(struct flame *fl, FILE *out)
 		/* offsets accumulate forward; items are stored backward */
 		for (size_t i = 0; i < k; i++) {
 			stack[sp + k - 1 - i] = (struct item){ kids[i], it.depth + 1, off };
-			off += nodes[kids[i]].c[wi];
+			off += nodes[kids[i]].c[g.wi];
 		}
 		sp += k;
 	}
@@ -776,6 +829,131 @@ static int parse_pos(const char *s, double *v, int *pct)
 
 enum { OPT_NEGATE = 256 };
 
+/* A size option's value: pixels from lo to hi. @return 0, or
+ * PF_EXIT_USAGE after "pfflame: --OPT: expected pixels between LO and HI". */
+static int parse_pixels(const char *opt, const char *arg, double lo, double hi, double *v)
+{
+	if (parse_pos(arg, v, NULL) && *v >= lo && *v <= hi)
+		return 0;
+	fprintf(stderr, "pfflame: %s: expected pixels between %.0f and %.0f, not '%s'\n", opt, lo, hi, arg);
+	return PF_EXIT_USAGE;
+}
+
+/* One option of getopt_long()'s c, with its value optarg, into *fl and
+ * *output. @return -1 to go on, else the exit status. */
+static int parse_opt(int c, struct flame *fl, const char **output)
+{
+	static const char *const palettes[] = { "hot", "mem", "io", "module", NULL };
+	int v;
+	switch (c) {
+	case 't': fl->title = optarg; break;
+	case 'w':
+		if (parse_pixels("--width", optarg, 2 * XPAD + 1, 1e6, &fl->width))
+			return PF_EXIT_USAGE;
+		break;
+	case 'H':
+		if (parse_pixels("--height", optarg, 1, 1000, &fl->fheight))
+			return PF_EXIT_USAGE;
+		break;
+	case 'm':
+		if (!parse_pos(optarg, &fl->minwidth, &fl->minwidth_pct)) {
+			fprintf(stderr, "pfflame: --minwidth: expected pixels or a percentage, not '%s'\n", optarg);
+			return PF_EXIT_USAGE;
+		}
+		break;
+	case 'c':
+		/* palettes[] is in the order of enum palette */
+		if ((v = pf_cli_pick("pfflame", "--colors", optarg, palettes)) < 0)
+			return PF_EXIT_USAGE;
+		fl->pal = (enum palette)v;
+		break;
+	case 'i': fl->inverted = 1; break;
+	case 'r': fl->reverse = 1; break;
+	case 'n': fl->countname = optarg; break;
+	case 'd': {
+		char *end;
+		errno = 0;
+		unsigned long long n = strtoull(optarg, &end, 10);
+		if (errno || end == optarg || *end || optarg[0] == '-' || n > 100000000ull) {
+			fprintf(stderr, "pfflame: --max-depth: expected a number of frames (0: all), not '%s'\n", optarg);
+			return PF_EXIT_USAGE;
+		}
+		fl->max_depth = (size_t)n;
+		break;
+	}
+	case OPT_NEGATE: fl->negate = 1; break;
+	case 'o': *output = optarg; break;
+	default: return pf_cli_std_opt("pfflame", c, usage);
+	}
+	return -1;
+}
+
+/* Reads the folded stacks of fl->path into the tree. @return 0, or -1
+ * with a message. */
+static int read_input(struct flame *fl)
+{
+	FILE *in = pf_cli_open_in(fl->path);
+	if (!in) {
+		fprintf(stderr, "pfflame: %s: %s\n", fl->path, strerror(errno));
+		return -1;
+	}
+	int rc = -1;
+	uint32_t root;
+	char err[256];
+	if (pf_strtab_init(&fl->names) < 0 || pf_strtab_init(&fl->locs) < 0 || grow_slots(fl) < 0 ||
+	    new_node(fl, UINT32_MAX, 0, &root) < 0)
+		fprintf(stderr, "pfflame: %s\n", strerror(ENOMEM));
+	else if ((rc = pf_folded_read(in, add_line, fl, err, sizeof err)) < 0)
+		fprintf(stderr, "pfflame: %s: %s\n", fl->path, err);
+	else if (rc == 0 && fl->ncounts == 0) {
+		fprintf(stderr, "pfflame: %s: no stacks\n", fl->path);
+		rc = -1;
+	}
+	if (in != stdin)
+		fclose(in);
+	return rc == 0 ? 0 : -1;
+}
+
+/* Draws the graph into `output` ("-": standard output). @return the exit
+ * status. */
+static int write_output(struct flame *fl, const char *output)
+{
+	FILE *out = stdout;
+	if (strcmp(output, "-") != 0 && !(out = fopen(output, "w"))) {
+		fprintf(stderr, "pfflame: %s: %s\n", output, strerror(errno));
+		return PF_EXIT_ERROR;
+	}
+	setvbuf(out, NULL, _IOFBF, 1 << 20);
+	if (fl->n_capped)
+		fprintf(stderr,
+			"pfflame: warning: %s: %llu stacks are deeper than %zu frames (the deepest %zu): drawn to that "
+			"depth, the rest as one '" CAPPED_NAME "' frame (--max-depth)\n",
+			fl->path, (unsigned long long)fl->n_capped, fl->max_depth, fl->deepest);
+	int status = draw(fl, out) == 0 ? PF_EXIT_OK : PF_EXIT_ERROR;
+	int e = pf_out_flush(out);
+	if (e) {
+		pf_out_error("pfflame", output, e);
+		status = PF_EXIT_ERROR;
+	}
+	if (out != stdout)
+		fclose(out);
+	return status;
+}
+
+static void flame_free(struct flame *fl)
+{
+	pf_strtab_free(&fl->names);
+	pf_strtab_free(&fl->locs);
+	free(fl->nl);
+	free(fl->nl_slots);
+	free(fl->strip);
+	free(fl->shown);
+	free(fl->nodes);
+	free(fl->slots);
+	free(fl->fr);
+	free(fl->frl);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -801,137 +979,17 @@ int main(int argc, char **argv)
 	fl.minwidth = 0.1;
 	fl.countname = "samples";
 	fl.max_depth = DEFAULT_MAX_DEPTH;
+	fl.path = "-";
 	const char *output = "-";
-	int c;
+	int c, st;
 	/* a closed output pipe is a write error (EPIPE), reported in one line */
 	pf_out_ignore_sigpipe();
-	while ((c = getopt_long(argc, argv, "t:w:H:m:c:irn:d:o:hV", longopts, NULL)) != -1) {
-		switch (c) {
-		case 't': fl.title = optarg; break;
-		case 'w':
-			if (!parse_pos(optarg, &fl.width, NULL) || fl.width < 2 * XPAD + 1 || fl.width > 1e6) {
-				fprintf(stderr, "pfflame: --width: expected pixels between 21 and 1000000, not '%s'\n", optarg);
-				return 2;
-			}
-			break;
-		case 'H':
-			if (!parse_pos(optarg, &fl.fheight, NULL) || fl.fheight < 1 || fl.fheight > 1000) {
-				fprintf(stderr, "pfflame: --height: expected pixels between 1 and 1000, not '%s'\n", optarg);
-				return 2;
-			}
-			break;
-		case 'm':
-			if (!parse_pos(optarg, &fl.minwidth, &fl.minwidth_pct)) {
-				fprintf(stderr, "pfflame: --minwidth: expected pixels or a percentage, not '%s'\n", optarg);
-				return 2;
-			}
-			break;
-		case 'c':
-			if (strcmp(optarg, "hot") == 0)
-				fl.pal = PAL_HOT;
-			else if (strcmp(optarg, "mem") == 0)
-				fl.pal = PAL_MEM;
-			else if (strcmp(optarg, "io") == 0)
-				fl.pal = PAL_IO;
-			else if (strcmp(optarg, "module") == 0)
-				fl.pal = PAL_MODULE;
-			else {
-				fprintf(stderr, "pfflame: --colors: expected hot, mem, io or module, not '%s'\n", optarg);
-				return 2;
-			}
-			break;
-		case 'i': fl.inverted = 1; break;
-		case 'r': fl.reverse = 1; break;
-		case 'n': fl.countname = optarg; break;
-		case 'd': {
-			char *end;
-			errno = 0;
-			unsigned long long v = strtoull(optarg, &end, 10);
-			if (errno || end == optarg || *end || optarg[0] == '-' || v > 100000000ull) {
-				fprintf(stderr, "pfflame: --max-depth: expected a number of frames (0: all), not '%s'\n",
-					optarg);
-				return 2;
-			}
-			fl.max_depth = (size_t)v;
-			break;
-		}
-		case OPT_NEGATE: fl.negate = 1; break;
-		case 'o': output = optarg; break;
-		case 'h': usage(stdout); return 0;
-		case 'V': return pf_cli_version("pfflame");
-		default: return pf_cli_try_help("pfflame");
-		}
-	}
-	if (argc - optind > 1) {
-		fputs("pfflame: expected at most one input file (try 'pfflame --help')\n", stderr);
-		return 2;
-	}
-	fl.path = optind < argc ? argv[optind] : "-";
-	FILE *in = strcmp(fl.path, "-") == 0 ? stdin : fopen(fl.path, "r");
-	struct stat st;
-	if (in && fstat(fileno(in), &st) == 0 && S_ISDIR(st.st_mode)) {
-		if (in != stdin)
-			fclose(in);
-		in = NULL;
-		errno = EISDIR;
-	}
-	if (!in) {
-		fprintf(stderr, "pfflame: %s: %s\n", fl.path, strerror(errno));
-		return 1;
-	}
-	int status = 1;
-	FILE *out = NULL;
-	uint32_t root;
-	if (pf_strtab_init(&fl.names) < 0 || pf_strtab_init(&fl.locs) < 0 || grow_slots(&fl) < 0 ||
-	    new_node(&fl, UINT32_MAX, 0, &root) < 0) {
-		fprintf(stderr, "pfflame: %s\n", strerror(ENOMEM));
-		goto done;
-	}
-	char err[256];
-	int rc = pf_folded_read(in, add_line, &fl, err, sizeof err);
-	if (rc < 0) {
-		fprintf(stderr, "pfflame: %s: %s\n", fl.path, err);
-		goto done;
-	}
-	if (rc > 0)
-		goto done;
-	if (fl.ncounts == 0) {
-		fprintf(stderr, "pfflame: %s: no stacks\n", fl.path);
-		goto done;
-	}
-	if (strcmp(output, "-") == 0)
-		out = stdout;
-	else if (!(out = fopen(output, "w"))) {
-		fprintf(stderr, "pfflame: %s: %s\n", output, strerror(errno));
-		goto done;
-	}
-	setvbuf(out, NULL, _IOFBF, 1 << 20);
-	if (fl.n_capped)
-		fprintf(stderr,
-			"pfflame: warning: %s: %llu stacks are deeper than %zu frames (the deepest %zu): drawn to that "
-			"depth, the rest as one '" CAPPED_NAME "' frame (--max-depth)\n",
-			fl.path, (unsigned long long)fl.n_capped, fl.max_depth, fl.deepest);
-	if (draw(&fl, out) == 0)
-		status = 0;
-	int e = pf_out_flush(out);
-	if (e) {
-		pf_out_error("pfflame", output, e);
-		status = 1;
-	}
-done:
-	if (out && out != stdout)
-		fclose(out);
-	if (in != stdin)
-		fclose(in);
-	pf_strtab_free(&fl.names);
-	pf_strtab_free(&fl.locs);
-	free(fl.nl);
-	free(fl.nl_slots);
-	free(fl.strip);
-	free(fl.shown);
-	free(fl.nodes);
-	free(fl.slots);
-	free(fl.fr);
-	free(fl.frl);
+	while ((c = getopt_long(argc, argv, "t:w:H:m:c:irn:d:o:hV", longopts, NULL)) != -1)
+		if ((st = parse_opt(c, &fl, &output)) >= 0)
+			return st;
+	if (pf_cli_one_input("pfflame", argc, argv, optind, &fl.path))
+		return PF_EXIT_USAGE;
+	int status = read_input(&fl) == 0 ? write_output(&fl, output) : PF_EXIT_ERROR;
+	flame_free(&fl);
 	return status;
 }

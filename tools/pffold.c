@@ -296,6 +296,114 @@ static int parse_view_opt(int c, struct args *a)
 	return -1;
 }
 
+/* The options that only set a flag of pf_fold_opts. */
+static const struct {
+	int opt;
+	unsigned flag;
+} flag_opts[] = {
+	{ O_PID, PF_FOLD_PID },        { O_TID, PF_FOLD_TID },         { O_NOCOMM, PF_FOLD_NO_COMM },
+	{ O_KERNEL, PF_FOLD_KERNEL },  { O_NOINLINE, PF_FOLD_NO_INLINE }, { O_SRCLINE, PF_FOLD_SRCLINE },
+	{ O_LINES, PF_FOLD_LINES },    { O_JIT, PF_FOLD_JIT },         { O_DSO, PF_FOLD_DSO },
+	{ O_ADDRS, PF_FOLD_ADDRS },
+};
+
+/* The options of the output and of the selection of samples (the others:
+ * parse_view_opt()). @return -1 when handled, -2 when not an option of
+ * these, else the exit status of a usage error. */
+static int parse_fold_opt(int c, struct args *a)
+{
+	static const char *const weights[] = { "samples", "period", NULL };
+	static const char *const bys[] = { "function", "line", NULL };
+	struct pf_fold_opts *o = &a->o;
+	long n;
+	for (size_t i = 0; i < sizeof flag_opts / sizeof flag_opts[0]; i++) {
+		if (flag_opts[i].opt == c) {
+			o->flags |= flag_opts[i].flag;
+			return -1;
+		}
+	}
+	switch (c) {
+	case 'o':
+		a->out = optarg;
+		break;
+	case 'w':
+		if ((n = pf_cli_choice(optarg, weights)) < 0)
+			return pf_cli_usage(PROG, "--weight: '%s' is not 'samples' or 'period'", optarg);
+		o->weight = n == 0 ? PF_FOLD_SAMPLES : PF_FOLD_PERIOD;
+		break;
+	case O_BY:
+		if ((n = pf_cli_choice(optarg, bys)) < 0)
+			return pf_cli_usage(PROG, "--by: '%s' is not 'function' or 'line'", optarg);
+		a->by_line = n == 1;
+		break;
+	case 'e':
+		o->event = optarg;
+		sel_add(a->sel, sizeof(a->sel), "--event", optarg);
+		break;
+	case O_COMM:
+		o->comm = optarg;
+		sel_add(a->sel, sizeof(a->sel), "--comm", optarg);
+		break;
+	case O_PIDF:
+		if ((n = parse_list(optarg, a->pids)) < 0)
+			return pf_cli_usage(PROG, "--pid-filter: bad list '%s' (at most 256 pids)", optarg);
+		o->pids = a->pids;
+		o->n_pids = (size_t)n;
+		sel_add(a->sel, sizeof(a->sel), "--pid-filter", optarg);
+		break;
+	case O_RUN: {
+		sel_add(a->sel, sizeof(a->sel), "--run", optarg);
+		char *e;
+		errno = 0;
+		unsigned long k = strtoul(optarg, &e, 10);
+		if (!isdigit((unsigned char)optarg[0]) || *e || errno || k == 0 || k > UINT32_MAX)
+			return pf_cli_usage(PROG, "--run: expected a run number from 1, got '%s'", optarg);
+		o->run = (uint32_t)k;
+		break;
+	}
+	case O_TIME: {
+		sel_add(a->sel, sizeof(a->sel), "--time", optarg);
+		const char *comma = strchr(optarg, ',');
+		o->use_time = 1;
+		o->time_start_ns = 0;
+		o->time_end_ns = UINT64_MAX;
+		if (!comma || parse_secs(optarg, comma, &o->time_start_ns) ||
+		    parse_secs(comma + 1, comma + strlen(comma), &o->time_end_ns))
+			return pf_cli_usage(PROG, "--time: expected START,END in seconds, got '%s'", optarg);
+		if (o->time_start_ns >= o->time_end_ns)
+			return pf_cli_usage(PROG, "--time: START must be before END, got '%s'", optarg);
+		break;
+	}
+	case 'q':
+		a->quiet = 1;
+		break;
+	default:
+		return -2;
+	}
+	return -1;
+}
+
+/* The options that go together, after all are read, and the flags they
+ * imply. @return -1 to go on, else the exit status. */
+static int check_args(struct args *a)
+{
+	struct pf_fold_opts *o = &a->o;
+	if (a->sort + !!a->calls > 1)
+		return pf_cli_usage(PROG, "--sort, --callers and --callees are separate views: give one");
+	if (a->sort)
+		o->flags |= a->keys.fold_flags;
+	if (a->by_line && (a->top < 1 || a->sort || a->calls))
+		return pf_cli_usage(PROG, "--by=line ranks source lines for --top=N: give --top=N (and no other view)");
+	if (a->by_line)
+		o->flags |= PF_FOLD_BY_LINE;
+	/* inlined frames are marked _[i] unless left out */
+	if (!(o->flags & PF_FOLD_NO_INLINE))
+		o->flags |= PF_FOLD_INLINE_MARK;
+	if (a->every_ms && !a->sort && !a->calls && a->top < 1)
+		return pf_cli_usage(PROG, "--every redraws a table: give --top=N, --sort or --callers/--callees");
+	return -1;
+}
+
 /* @return -1 to go on, else the exit status. */
 static int parse_args(int argc, char **argv, struct args *a)
 {
@@ -332,133 +440,16 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct pf_fold_opts *o = &a->o;
-	long n;
-	int c;
+	int c, st;
 	while ((c = getopt_long(argc, argv, "o:w:e:s:qhV", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			a->out = optarg;
-			break;
-		case O_PID:
-			o->flags |= PF_FOLD_PID;
-			break;
-		case O_TID:
-			o->flags |= PF_FOLD_TID;
-			break;
-		case O_NOCOMM:
-			o->flags |= PF_FOLD_NO_COMM;
-			break;
-		case 'w':
-			if (strcmp(optarg, "samples") == 0)
-				o->weight = PF_FOLD_SAMPLES;
-			else if (strcmp(optarg, "period") == 0)
-				o->weight = PF_FOLD_PERIOD;
-			else
-				return pf_cli_usage(PROG, "--weight: '%s' is not 'samples' or 'period'", optarg);
-			break;
-		case O_KERNEL:
-			o->flags |= PF_FOLD_KERNEL;
-			break;
-		case O_NOINLINE:
-			o->flags |= PF_FOLD_NO_INLINE;
-			break;
-		case O_SRCLINE:
-			o->flags |= PF_FOLD_SRCLINE;
-			break;
-		case O_LINES:
-			o->flags |= PF_FOLD_LINES;
-			break;
-		case O_BY:
-			if (strcmp(optarg, "line") == 0)
-				a->by_line = 1;
-			else if (strcmp(optarg, "function") == 0)
-				a->by_line = 0;
-			else
-				return pf_cli_usage(PROG, "--by: '%s' is not 'function' or 'line'", optarg);
-			break;
-		case O_JIT:
-			o->flags |= PF_FOLD_JIT;
-			break;
-		case O_DSO:
-			o->flags |= PF_FOLD_DSO;
-			break;
-		case O_ADDRS:
-			o->flags |= PF_FOLD_ADDRS;
-			break;
-		case 'e':
-			o->event = optarg;
-			sel_add(a->sel, sizeof(a->sel), "--event", optarg);
-			break;
-		case O_COMM:
-			o->comm = optarg;
-			sel_add(a->sel, sizeof(a->sel), "--comm", optarg);
-			break;
-		case O_PIDF:
-			if ((n = parse_list(optarg, a->pids)) < 0)
-				return pf_cli_usage(PROG, "--pid-filter: bad list '%s' (at most 256 pids)", optarg);
-			o->pids = a->pids;
-			o->n_pids = (size_t)n;
-			sel_add(a->sel, sizeof(a->sel), "--pid-filter", optarg);
-			break;
-		case O_RUN: {
-			sel_add(a->sel, sizeof(a->sel), "--run", optarg);
-			char *e;
-			errno = 0;
-			unsigned long k = strtoul(optarg, &e, 10);
-			if (!isdigit((unsigned char)optarg[0]) || *e || errno || k == 0 || k > UINT32_MAX)
-				return pf_cli_usage(PROG, "--run: expected a run number from 1, got '%s'", optarg);
-			o->run = (uint32_t)k;
-			break;
-		}
-		case O_TIME: {
-			sel_add(a->sel, sizeof(a->sel), "--time", optarg);
-			const char *comma = strchr(optarg, ',');
-			o->use_time = 1;
-			o->time_start_ns = 0;
-			o->time_end_ns = UINT64_MAX;
-			if (!comma || parse_secs(optarg, comma, &o->time_start_ns) ||
-			    parse_secs(comma + 1, comma + strlen(comma), &o->time_end_ns))
-				return pf_cli_usage(PROG, "--time: expected START,END in seconds, got '%s'", optarg);
-			if (o->time_start_ns >= o->time_end_ns)
-				return pf_cli_usage(PROG, "--time: START must be before END, got '%s'", optarg);
-			break;
-		}
-		case 'q':
-			a->quiet = 1;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		case 'V':
-			return pf_cli_version(PROG);
-		default: {
-			int st = parse_view_opt(c, a);
-			if (st == -2)
-				return pf_cli_try_help(PROG);
-			if (st >= 0)
-				return st;
-		}
-		}
+		if ((st = parse_fold_opt(c, a)) == -2 && (st = parse_view_opt(c, a)) == -2)
+			return pf_cli_std_opt(PROG, c, usage);
+		if (st >= 0)
+			return st;
 	}
-	if (optind < argc)
-		a->in = argv[optind++];
-	if (optind < argc)
-		return pf_cli_usage(PROG, "unexpected argument '%s'", argv[optind]);
-	if (a->sort + !!a->calls > 1)
-		return pf_cli_usage(PROG, "--sort, --callers and --callees are separate views: give one");
-	if (a->sort)
-		o->flags |= a->keys.fold_flags;
-	if (a->by_line && (a->top < 1 || a->sort || a->calls))
-		return pf_cli_usage(PROG, "--by=line ranks source lines for --top=N: give --top=N (and no other view)");
-	if (a->by_line)
-		o->flags |= PF_FOLD_BY_LINE;
-	/* inlined frames are marked _[i] unless left out */
-	if (!(o->flags & PF_FOLD_NO_INLINE))
-		o->flags |= PF_FOLD_INLINE_MARK;
-	if (a->every_ms && !a->sort && !a->calls && a->top < 1)
-		return pf_cli_usage(PROG, "--every redraws a table: give --top=N, --sort or --callers/--callees");
-	return -1;
+	if (pf_cli_one_input(PROG, argc, argv, optind, &a->in))
+		return PF_EXIT_USAGE;
+	return check_args(a);
 }
 
 /* The output: a view, the top-N functions or the folded lines.
@@ -526,10 +517,7 @@ static int fold_and_write(const struct args *a, const char *path, FILE *of, int 
 		print_lines(pf_fold_damage(f));
 	if (rc < 0) {
 		const char *m = pf_fold_errmsg(f);
-		if (m && *m)
-			fprintf(stderr, PROG ": %s\n", m);
-		else
-			fprintf(stderr, PROG ": %s: %s\n", a->in, strerror(-rc));
+		pf_cli_lib_error(PROG, m, a->in, rc);
 		pf_fold_close(f);
 		return 1;
 	}

@@ -199,10 +199,7 @@ int main(int argc, char **argv)
 	int rc = pf_perfdata_open(&pd, in, &po);
 	if (rc < 0) {
 		const char *m = pd ? pf_perfdata_errmsg(pd) : "";
-		if (*m)
-			fprintf(stderr, PROG ": %s\n", m);
-		else
-			fprintf(stderr, PROG ": %s: %s\n", in, strerror(-rc));
+		pf_cli_lib_error(PROG, m, in, rc);
 		pf_perfdata_close(pd);
 		return 1;
 	}

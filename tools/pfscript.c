@@ -684,10 +684,7 @@ static int run(struct ctx *c, int *damaged)
 	if (rc < 0) {
 		/* the reader is set on most errors, for its message: closed too */
 		const char *m = r ? pf_reader_errmsg(r) : NULL;
-		if (m && *m)
-			fprintf(stderr, PROG ": %s\n", m);
-		else
-			fprintf(stderr, PROG ": %s: %s\n", strcmp(c->in, "-") ? c->in : "<stdin>", strerror(-rc));
+		pf_cli_lib_error(PROG, m, strcmp(c->in, "-") ? c->in : "<stdin>", rc);
 		pf_reader_close(r);
 		return 1;
 	}
@@ -741,10 +738,7 @@ static int run(struct ctx *c, int *damaged)
 			}
 			if ((rc = pf_reader_open(&r, c->in)) < 0) {
 				const char *m = r ? pf_reader_errmsg(r) : NULL;
-				if (m && *m)
-					fprintf(stderr, PROG ": %s\n", m);
-				else
-					fprintf(stderr, PROG ": %s: %s\n", c->in, strerror(-rc));
+				pf_cli_lib_error(PROG, m, c->in, rc);
 				pf_reader_close(r);
 				pf_prof_builder_free(b);
 				return 1;

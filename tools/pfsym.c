@@ -178,10 +178,7 @@ static int symbolize(const struct pf_sym_opts *so, const char *in, const char *o
 	rc = pf_reader_open(&r, in);
 	if (rc < 0) {
 		const char *m = r ? pf_reader_errmsg(r) : "";
-		if (m && *m)
-			fprintf(stderr, PROG ": %s\n", m);
-		else
-			fprintf(stderr, PROG ": %s: %s\n", in, strerror(-rc));
+		pf_cli_lib_error(PROG, m, in, rc);
 		pf_reader_close(r);
 		if (ofd != 1)
 			close(ofd);
@@ -295,13 +292,8 @@ int main(int argc, char **argv)
 		case 'R':
 			resolve = optarg;
 			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		case 'V':
-			return pf_cli_version(PROG);
 		default:
-			return pf_cli_try_help(PROG);
+			return pf_cli_std_opt(PROG, c, usage);
 		}
 	}
 	if (resolve)
@@ -310,9 +302,8 @@ int main(int argc, char **argv)
 		in = argv[optind++];
 	if (optind < argc && !out)
 		out = argv[optind++];
-	if (optind < argc) {
+	if (optind < argc)
 		return pf_cli_usage(PROG, "unexpected argument '%s'", argv[optind]);
-	}
 	if (!out)
 		out = "-";
 

@@ -118,6 +118,41 @@ static int scan_notes(const struct src *s, const struct elfinfo *e, uint64_t off
 	return rc;
 }
 
+/* Where an entry of an ELF header table says that it is a note area and
+ * where the area is (gABI: section header, program header), in ELFCLASS32
+ * [0] and ELFCLASS64 [1] files. */
+struct note_fields {
+	uint32_t note_type;               /* SHT_NOTE or PT_NOTE */
+	unsigned need[2];                 /* the bytes of an entry read */
+	unsigned type[2], off[2], size[2], align[2]; /* field offsets; off, size, align are 64-bit in ELFCLASS64 */
+};
+static const struct note_fields sh_notes = { SHT_NOTE, { 40, 64 }, { 4, 4 }, { 16, 24 }, { 20, 32 }, { 32, 48 } };
+static const struct note_fields ph_notes = { PT_NOTE, { 32, 56 }, { 0, 0 }, { 4, 8 }, { 16, 32 }, { 28, 48 } };
+
+/* Scans the note areas that the header table at `tab` (num entries of
+ * entsize bytes) names. @return 0 (no build-id), or scan_notes()'s. */
+static int scan_table(const struct src *s, const struct elfinfo *e, const struct note_fields *f, uint64_t tab,
+		      unsigned entsize, unsigned num, uint8_t out[64])
+{
+	int c = e->is64 ? 1 : 0;
+	if (!tab || entsize < f->need[c] || !num || num >= MAX_HEADERS)
+		return 0;
+	for (unsigned i = 0; i < num; i++) {
+		uint8_t ent[64];
+		if (src_read(s, ent, f->need[c], tab + (uint64_t)i * entsize) < 0)
+			break;
+		if (g32(e, ent + f->type[c]) != f->note_type)
+			continue;
+		uint64_t off = c ? g64(e, ent + f->off[c]) : g32(e, ent + f->off[c]);
+		uint64_t sz = c ? g64(e, ent + f->size[c]) : g32(e, ent + f->size[c]);
+		uint64_t al = c ? g64(e, ent + f->align[c]) : g32(e, ent + f->align[c]);
+		int rc = scan_notes(s, e, off, sz, al, out);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
 static int build_id(const struct src *s, uint8_t out[64])
 {
 	uint8_t eh[64];
@@ -163,55 +198,11 @@ static int build_id(const struct src *s, uint8_t out[64])
 	/* Section headers first, in a file: SHT_NOTE sections describe the file
 	 * as it is (a separate debug file keeps its program headers from the
 	 * binary, whose offsets need not hold the notes there). */
-	unsigned need = e.is64 ? 64 : 40;
-	if (s->fd >= 0 && shoff && shentsize >= need && shnum && shnum < MAX_HEADERS) {
-		for (unsigned i = 0; i < shnum; i++) {
-			uint8_t sh[64];
-			if (src_read(s, sh, need, shoff + (uint64_t)i * shentsize) < 0)
-				break;
-			if (g32(&e, sh + 4) != SHT_NOTE)
-				continue;
-			uint64_t off, sz, al;
-			if (e.is64) {
-				off = g64(&e, sh + 24);
-				sz = g64(&e, sh + 32);
-				al = g64(&e, sh + 48);
-			} else {
-				off = g32(&e, sh + 16);
-				sz = g32(&e, sh + 20);
-				al = g32(&e, sh + 32);
-			}
-			rc = scan_notes(s, &e, off, sz, al, out);
-			if (rc != 0)
-				return rc;
-		}
-	}
+	if (s->fd >= 0 && (rc = scan_table(s, &e, &sh_notes, shoff, shentsize, shnum, out)) != 0)
+		return rc;
 	/* Program headers: PT_NOTE segments (all a loaded image has). */
-	need = e.is64 ? 56 : 32;
-	if (phoff && phentsize >= need && phnum && phnum < MAX_HEADERS) {
-		for (unsigned i = 0; i < phnum; i++) {
-			uint8_t ph[64];
-			if (src_read(s, ph, need, phoff + (uint64_t)i * phentsize) < 0)
-				break;
-			uint32_t type = g32(&e, ph);
-			if (type != PT_NOTE)
-				continue;
-			uint64_t off, sz, al;
-			if (e.is64) {
-				off = g64(&e, ph + 8);
-				sz = g64(&e, ph + 32);
-				al = g64(&e, ph + 48);
-			} else {
-				off = g32(&e, ph + 4);
-				sz = g32(&e, ph + 16);
-				al = g32(&e, ph + 28);
-			}
-			rc = scan_notes(s, &e, off, sz, al, out);
-			if (rc != 0)
-				return rc;
-		}
-	}
-
+	if ((rc = scan_table(s, &e, &ph_notes, phoff, phentsize, phnum, out)) != 0)
+		return rc;
 	return 0;
 }
 

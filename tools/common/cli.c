@@ -2,12 +2,14 @@
  * tools/common/cli.c - the command-line manners of every tool (cli.h).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -61,6 +63,29 @@ int pf_cli_one_input(const char *prog, int argc, char **argv, int optind, const 
 	return 0;
 }
 
+int pf_cli_choice(const char *arg, const char *const *names)
+{
+	for (int i = 0; names[i]; i++)
+		if (strcmp(arg, names[i]) == 0)
+			return i;
+	return -1;
+}
+
+int pf_cli_pick(const char *prog, const char *opt, const char *arg, const char *const *names)
+{
+	int i = pf_cli_choice(arg, names);
+	if (i >= 0)
+		return i;
+	size_t n = 0;
+	while (names[n])
+		n++;
+	fprintf(stderr, "%s: %s: expected ", prog, opt);
+	for (size_t i = 0; i < n; i++)
+		fprintf(stderr, "%s%s", i == 0 ? "" : i + 1 == n ? " or " : ", ", names[i]);
+	fprintf(stderr, ", not '%s'\n", arg);
+	return -1;
+}
+
 void pf_cli_usage_exit(const char *prog, const char *fmt, ...)
 {
 	va_list ap;
@@ -68,6 +93,46 @@ void pf_cli_usage_exit(const char *prog, const char *fmt, ...)
 	usage_line(prog, fmt, ap);
 	va_end(ap);
 	exit(pf_cli_try_help(prog));
+}
+
+FILE *pf_cli_open_in(const char *path)
+{
+	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
+	struct stat st;
+	if (f && fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		if (f != stdin)
+			fclose(f);
+		errno = EISDIR;
+		return NULL;
+	}
+	return f;
+}
+
+int pf_tmpfile(const char *prefix, const char **dir)
+{
+	const char *d = getenv("TMPDIR");
+	if (!d || !*d)
+		d = "/tmp";
+	*dir = d;
+	int fd = open(d, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		return fd;
+	char path[4096];
+	int n = snprintf(path, sizeof path, "%s/%s-XXXXXX", d, prefix);
+	if (n < 0 || (size_t)n >= sizeof path)
+		return -ENAMETOOLONG;
+	if ((fd = mkostemp(path, O_CLOEXEC)) < 0)
+		return -errno;
+	unlink(path);
+	return fd;
+}
+
+void pf_cli_lib_error(const char *prog, const char *msg, const char *name, int rc)
+{
+	if (msg && *msg)
+		fprintf(stderr, "%s: %s\n", prog, msg);
+	else
+		fprintf(stderr, "%s: %s: %s\n", prog, name, strerror(-rc));
 }
 
 void pf_out_ignore_sigpipe(void)

@@ -44,9 +44,38 @@ int pf_cli_std_opt(const char *prog, int c, void (*usage)(FILE *out));
  * "PROG: unexpected argument 'X'" for a second one. */
 int pf_cli_one_input(const char *prog, int argc, char **argv, int optind, const char **in);
 
+/* The index of `arg` in `names` (NULL-terminated), or -1 when it is none
+ * of them. */
+int pf_cli_choice(const char *arg, const char *const *names);
+
+/* An option whose value is one of a few words: @return the index of `arg`
+ * in `names` (NULL-terminated), or -1 after the one line "PROG: --OPT:
+ * expected A, B or C, not 'ARG'" on standard error (no Try line: the
+ * message pfdiff and pfflame print for such a value); the caller exits with
+ * PF_EXIT_USAGE. */
+int pf_cli_pick(const char *prog, const char *opt, const char *arg, const char *const *names);
+
 /* As pf_cli_usage(), then exit(PF_EXIT_USAGE). */
 void pf_cli_usage_exit(const char *prog, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3), noreturn));
+
+/* Opens the input `path` for reading; "-" is standard input. A directory
+ * is refused (errno EISDIR), as fopen() would let it through and the first
+ * read fail with a less clear message. @return the stream, or NULL with
+ * errno set. */
+FILE *pf_cli_open_in(const char *path);
+
+/* A temporary file that no one else can see: O_TMPFILE in $TMPDIR (/tmp
+ * when unset or empty), else mkostemp() of "DIR/PREFIX-XXXXXX" unlinked at
+ * once; close-on-exec. *dir = the folder (for a message). @return the file
+ * descriptor, or -errno. */
+int pf_tmpfile(const char *prefix, const char **dir);
+
+/* The one line for a library call on the input `name` that failed with
+ * rc (a negative errno value): "PROG: MSG" when the library left a message
+ * (msg neither NULL nor empty: it names the file), else "PROG: NAME:
+ * strerror(-rc)", on standard error. */
+void pf_cli_lib_error(const char *prog, const char *msg, const char *name, int rc);
 
 /* Called first thing in main(): writes to a closed pipe fail with EPIPE. */
 void pf_out_ignore_sigpipe(void);

@@ -15,11 +15,27 @@ double pf_stat_norm_cdf(double x)
 	return 0.5 * erfc(-x / M_SQRT2);
 }
 
+#define LENTZ_TINY 1e-300
+
+/* One step of the modified Lentz method with the coefficient aa: updates
+ * c and d. @return the factor of this step, d * c. */
+static double lentz_step(double aa, double *c, double *d)
+{
+	*d = 1.0 + aa * *d;
+	if (fabs(*d) < LENTZ_TINY)
+		*d = LENTZ_TINY;
+	*c = 1.0 + aa / *c;
+	if (fabs(*c) < LENTZ_TINY)
+		*c = LENTZ_TINY;
+	*d = 1.0 / *d;
+	return *d * *c;
+}
+
 /* Continued fraction of I_x(a,b) (modified Lentz); converges for
  * x < (a+1)/(a+b+2). */
 static double beta_cf(double a, double b, double x)
 {
-	const double tiny = 1e-300;
+	const double tiny = LENTZ_TINY;
 	double qab = a + b, qap = a + 1.0, qam = a - 1.0;
 	double c = 1.0, d = 1.0 - qab * x / qap;
 	if (fabs(d) < tiny)
@@ -28,24 +44,8 @@ static double beta_cf(double a, double b, double x)
 	double h = d;
 	for (int m = 1; m <= 1000; m++) {
 		int m2 = 2 * m;
-		double aa = m * (b - m) * x / ((qam + m2) * (a + m2));
-		d = 1.0 + aa * d;
-		if (fabs(d) < tiny)
-			d = tiny;
-		c = 1.0 + aa / c;
-		if (fabs(c) < tiny)
-			c = tiny;
-		d = 1.0 / d;
-		h *= d * c;
-		aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
-		d = 1.0 + aa * d;
-		if (fabs(d) < tiny)
-			d = tiny;
-		c = 1.0 + aa / c;
-		if (fabs(c) < tiny)
-			c = tiny;
-		d = 1.0 / d;
-		double del = d * c;
+		h *= lentz_step(m * (b - m) * x / ((qam + m2) * (a + m2)), &c, &d);
+		double del = lentz_step(-(a + m) * (qab + m) * x / ((a + m2) * (qap + m2)), &c, &d);
 		h *= del;
 		if (fabs(del - 1.0) < 1e-15)
 			break;

@@ -360,10 +360,7 @@ static int read_pf(struct ctx *c, const char *path)
 	int rc = pf_fold_open(&f, path, &fo);
 	if (rc < 0) {
 		const char *m = f ? pf_fold_errmsg(f) : NULL;
-		if (m && *m)
-			fprintf(stderr, "pfdiff: %s\n", m);
-		else
-			fprintf(stderr, "pfdiff: %s: %s\n", path, strerror(-rc));
+		pf_cli_lib_error("pfdiff", m, path, rc);
 		pf_fold_close(f);
 		return -1;
 	}
@@ -410,19 +407,11 @@ static int stdin_rewind(int first, off_t start)
 	if (fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode) && start >= 0 &&
 	    lseek(STDIN_FILENO, start, SEEK_SET) == start)
 		return 0;
-	const char *dir = getenv("TMPDIR");
-	if (!dir || !*dir)
-		dir = "/tmp";
-	int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		char tmpl[4096];
-		int n = snprintf(tmpl, sizeof tmpl, "%s/pfdiff-stdin-XXXXXX", dir);
-		if (n > 0 && (size_t)n < sizeof tmpl && (fd = mkostemp(tmpl, O_CLOEXEC)) >= 0)
-			unlink(tmpl);
-	}
+	const char *dir;
+	int fd = pf_tmpfile("pfdiff-stdin", &dir);
 	if (fd < 0) {
 		fprintf(stderr, "pfdiff: -: cannot keep standard input in a temporary file in %s: %s\n",
-			dir, strerror(errno));
+			dir, strerror(-fd));
 		return -1;
 	}
 	unsigned char buf[1 << 16];
@@ -530,14 +519,7 @@ static int read_run(struct ctx *c, struct run *r, int side)
 	const char *path = r->path;
 	int is_stdin = strcmp(path, "-") == 0;
 	off_t start = is_stdin ? lseek(STDIN_FILENO, 0, SEEK_CUR) : -1;
-	FILE *f = is_stdin ? stdin : fopen(path, "r");
-	struct stat st;
-	if (f && fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-		if (f != stdin)
-			fclose(f);
-		f = NULL;
-		errno = EISDIR;
-	}
+	FILE *f = pf_cli_open_in(path);
 	if (!f) {
 		fprintf(stderr, "pfdiff: %s: %s\n", path, strerror(errno));
 		return -1;

@@ -44,10 +44,7 @@ void pfd_ksyms_sec(const struct pf_section *sec, int list, int show)
 		pf_ksyms_sym(&k, k.n_syms - 1, &last);
 	}
 	uint64_t lo = first.addr, hi = last.addr;
-	if (pfd_pr.json)
-		pfd_obj_begin("ksyms");
-	else
-		fputs("  ksyms", pfd_pr.out);
+	pfd_item_begin("ksyms", "  ksyms");
 	pfd_u64("symbols", k.n_syms);
 	pfd_u64("modules", k.n_mods);
 	pfd_hex("first_addr", lo);
@@ -56,10 +53,7 @@ void pfd_ksyms_sec(const struct pf_section *sec, int list, int show)
 	pfd_obj_end();
 	for (uint32_t i = 0; i < k.n_mods; i++) {
 		const struct pf_ksyms_module *m = &k.mods[i];
-		if (pfd_pr.json)
-			pfd_obj_begin("ksyms_module");
-		else
-			fputs("    module", pfd_pr.out);
+		pfd_item_begin("ksyms_module", "    module");
 		pfd_cstr("name", m->name);
 		pfd_hex("base", m->base);
 		pfd_u64("size", m->size_bytes);

@@ -47,6 +47,14 @@ void pfd_obj_begin(const char *type)
 	}
 }
 
+void pfd_item_begin(const char *type, const char *label)
+{
+	if (pfd_pr.json)
+		pfd_obj_begin(type);
+	else
+		fputs(label, pfd_pr.out);
+}
+
 void pfd_obj_end(void)
 {
 	fputs(pfd_pr.json ? "}\n" : "\n", pfd_pr.out);

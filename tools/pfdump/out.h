@@ -25,6 +25,9 @@ extern struct pfd_printer pfd_pr;
 FILE *pfd_file(void);
 
 void pfd_obj_begin(const char *type);
+/* An item of a section: in JSON the object {"type":TYPE...; in text its
+ * LABEL (indent and name) at the start of its line. */
+void pfd_item_begin(const char *type, const char *label);
 void pfd_obj_end(void);
 /* The separator and key of a member; its value is printed next. */
 void pfd_key(const char *k);

@@ -25,42 +25,37 @@ struct rd {
 	int bad;
 };
 
+/* Takes `size` bytes into v, or marks the body short (r->bad, the rest
+ * skipped) and leaves v as it is. */
+static void take(struct rd *r, void *v, size_t size)
+{
+	if (r->n - r->off < size || r->off > r->n) {
+		r->bad = 1;
+		r->off = r->n;
+		return;
+	}
+	memcpy(v, r->p + r->off, size);
+	r->off += size;
+}
+
 static uint64_t r64(struct rd *r)
 {
 	uint64_t v = 0;
-	if (r->n - r->off < 8 || r->off > r->n) {
-		r->bad = 1;
-		r->off = r->n;
-		return 0;
-	}
-	memcpy(&v, r->p + r->off, 8);
-	r->off += 8;
+	take(r, &v, sizeof v);
 	return v;
 }
 
 static uint32_t r32(struct rd *r)
 {
 	uint32_t v = 0;
-	if (r->n - r->off < 4 || r->off > r->n) {
-		r->bad = 1;
-		r->off = r->n;
-		return 0;
-	}
-	memcpy(&v, r->p + r->off, 4);
-	r->off += 4;
+	take(r, &v, sizeof v);
 	return v;
 }
 
 static uint16_t r16(struct rd *r)
 {
 	uint16_t v = 0;
-	if (r->n - r->off < 2 || r->off > r->n) {
-		r->bad = 1;
-		r->off = r->n;
-		return 0;
-	}
-	memcpy(&v, r->p + r->off, 2);
-	r->off += 2;
+	take(r, &v, sizeof v);
 	return v;
 }
 

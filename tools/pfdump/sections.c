@@ -123,10 +123,7 @@ void pfd_buildid_sec(const struct pf_section *sec, int list, int show)
 		}
 		if (!show)
 			continue;
-		if (pfd_pr.json)
-			pfd_obj_begin("buildid");
-		else
-			fputs("  buildid", pfd_pr.out);
+		pfd_item_begin("buildid", "  buildid");
 		pfd_bytes("build_id", e.build_id, e.build_id_size);
 		pfd_str("path", e.path, e.path_len);
 		pfd_u64("file_size", e.file_size);
@@ -182,10 +179,7 @@ void pfd_print_dso(const struct pf_section *sec)
 		pfd_payload_error(sec, "DSO_IMAGE");
 		return;
 	}
-	if (pfd_pr.json)
-		pfd_obj_begin("dso_image");
-	else
-		fputs("  dso_image", pfd_pr.out);
+	pfd_item_begin("dso_image", "  dso_image");
 	pfd_u64("pid", d.pid);
 	pfd_hex("addr", d.addr);
 	pfd_bytes("build_id", d.build_id, d.build_id_size);
@@ -197,10 +191,7 @@ void pfd_print_dso(const struct pf_section *sec)
 /* RUN (format/pfile.md 4.10) */
 void pfd_print_run_mark(const struct pf_run_mark *m)
 {
-	if (pfd_pr.json)
-		pfd_obj_begin("run");
-	else
-		fputs("  run", pfd_pr.out);
+	pfd_item_begin("run", "  run");
 	pfd_u64("run", m->run);
 	pfd_u64("start_time", m->start_time);
 	pfd_obj_end();
@@ -216,10 +207,7 @@ void pfd_print_end_runs(const uint8_t *data, size_t size)
 		struct pf_run r = PF_RUN_INIT;
 		if (pf_end_run(data, size, i, &r) < 0)
 			return;
-		if (pfd_pr.json)
-			pfd_obj_begin("end_run");
-		else
-			fputs("  end_run", pfd_pr.out);
+		pfd_item_begin("end_run", "  end_run");
 		pfd_u64("run", i + 1);
 		pfd_u64("start_time", r.start_time);
 		pfd_u64("stop_time", r.stop_time);
@@ -234,10 +222,7 @@ void pfd_print_end_runs(const uint8_t *data, size_t size)
 
 void pfd_print_end(const struct pf_end *e)
 {
-	if (pfd_pr.json)
-		pfd_obj_begin("end");
-	else
-		fputs("  end", pfd_pr.out);
+	pfd_item_begin("end", "  end");
 	pfd_u64("start_time", e->start_time);
 	pfd_u64("stop_time", e->stop_time);
 	pfd_u64("duration_ns", e->duration_ns);

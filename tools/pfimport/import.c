@@ -134,15 +134,10 @@ static const char *in_name(const struct imp *m)
 
 __attribute__((format(printf, 2, 3))) static void say(struct imp *m, const char *fmt, ...)
 {
-	if (!m->o.notice)
-		return;
-	char line[600];
-	int n = snprintf(line, sizeof(line), "%s: ", in_name(m));
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+	pf_notice_vline(m->o.notice, m->o.notice_arg, in_name(m), fmt, ap);
 	va_end(ap);
-	m->o.notice(m->o.notice_arg, line);
 }
 
 /* Damage in a feature or one of perf's records that the reader handed out

@@ -13,6 +13,7 @@
  * next COMPRESSED record's data). Nothing is allocated per record.
  */
 #include "perfdata.h"
+#include "cli.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -165,17 +166,25 @@ static const char *shown_name(const pf_perfdata *pd)
 	return strcmp(pd->name, "-") == 0 ? "<stdin>" : pd->name;
 }
 
-__attribute__((format(printf, 2, 3))) static void notice(pf_perfdata *pd, const char *fmt, ...)
+void pf_notice_vline(void (*notice)(void *arg, const char *msg), void *arg, const char *name, const char *fmt,
+		     va_list ap)
 {
-	if (!pd->o.notice)
+	if (!notice)
 		return;
 	char line[600];
-	int n = snprintf(line, sizeof(line), "%s: ", shown_name(pd));
+	int n = snprintf(line, sizeof(line), "%s: ", name);
+	if (n < 0 || (size_t)n >= sizeof(line))
+		n = 0;
+	vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+	notice(arg, line);
+}
+
+__attribute__((format(printf, 2, 3))) static void notice(pf_perfdata *pd, const char *fmt, ...)
+{
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+	pf_notice_vline(pd->o.notice, pd->o.notice_arg, shown_name(pd), fmt, ap);
 	va_end(ap);
-	pd->o.notice(pd->o.notice_arg, line);
 }
 
 /* Sets the (sticky) error: "NAME: offset X: TEXT". @return rc. */
@@ -782,18 +791,10 @@ static int read_feature_table(pf_perfdata *pd)
  * @return the file's fd, or -errno. */
 static int spool(pf_perfdata *pd, const uint8_t *head, size_t nhead)
 {
-	const char *dir = getenv("TMPDIR");
-	if (!dir || !*dir)
-		dir = "/tmp";
-	int t = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	if (t < 0) {
-		char path[4096];
-		snprintf(path, sizeof(path), "%s/pfimport-XXXXXX", dir);
-		t = mkstemp(path);
-		if (t < 0)
-			return -errno;
-		unlink(path);
-	}
+	const char *dir;
+	int t = pf_tmpfile("pfimport", &dir);
+	if (t < 0)
+		return t;
 	uint8_t *b = malloc(1u << 20);
 	if (!b) {
 		close(t);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "cli.h"
 #include "pprof.h"
 
 #define NONE PF_PROF_NONE
@@ -372,10 +373,7 @@ int pp_read(struct pp_input *in, const char *name)
 	int rc = pf_reader_open(&r, name);
 	if (rc < 0) {
 		const char *m = r ? pf_reader_errmsg(r) : "";
-		if (m && *m)
-			fprintf(stderr, "pfpprof: %s\n", m);
-		else
-			fprintf(stderr, "pfpprof: %s: %s\n", name, strerror(-rc));
+		pf_cli_lib_error("pfpprof", m, name, rc);
 		pf_reader_close(r);
 		return -1;
 	}
