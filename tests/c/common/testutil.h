@@ -43,4 +43,9 @@ pf_writer *tu_writer_like(int fd, const struct pf_file_header *fh);
  * the end of the file or after damage the reader cannot go past. */
 int tu_next_section(pf_reader *r, struct pf_section *s, int verbose);
 
+/* Bytes from pairs of hexadecimal digits at h, at most max of them, up to
+ * the end of the string (a last odd digit is left out): their count, or -1
+ * at a pair that is not hexadecimal. */
+int tu_unhex(const char *h, uint8_t *out, size_t max);
+
 #endif
