@@ -309,14 +309,8 @@ static int failed_has(const struct proc *p, uint64_t start)
 
 static void failed_add(struct proc *p, uint64_t start)
 {
-	if (p->n_failed == p->cap_failed) {
-		size_t cap = p->cap_failed ? p->cap_failed * 2 : 4;
-		uint64_t *n = realloc(p->failed, cap * sizeof(*n));
-		if (!n)
-			return;
-		p->failed = n;
-		p->cap_failed = cap;
-	}
+	if (p->n_failed == p->cap_failed && pfsi_grow((void **)&p->failed, &p->cap_failed, sizeof(*p->failed), 4) < 0)
+		return;
 	p->failed[p->n_failed++] = start;
 }
 

@@ -295,6 +295,17 @@ struct symbolizer {
 	char dbgd_note[320];   /* why it is not used, when it was asked for */
 };
 
+/* util.c */
+/* Doubles the array *arr of *cap elements of elem bytes (to `first` when
+ * *cap is 0). @return 0, or -ENOMEM with *arr and *cap unchanged. */
+int pfsi_grow(void **arr, size_t *cap, size_t elem, size_t first);
+/* Appends "WHAT (WHY)" to the list (", " between entries), keeping it a
+ * NUL-terminated string. Out of memory leaves the list short, never broken. */
+void pfsi_note(struct pf_buf *list, const char *what, const char *why);
+/* Sets f's name (a string id) and, when it fits in 32 bits, its offset from
+ * the symbol's start (sym_off, flag PF_FRAME_HAS_SYMOFF). */
+void pfsi_frame_name(struct pf_prof_frame *f, uint32_t name, uint64_t off);
+
 /* find.c */
 void pfsi_tried(struct binfo *b, const char *path, const char *why); /* notes a place tried */
 /* debuglink.c: b's .gnu_debuglink file, for a binary found without .symtab
