@@ -243,8 +243,9 @@ $(FUZZ_O)/obj/%.o: %.c $(HDRS) Makefile
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(VERSION_FLAG) -fsanitize=fuzzer-no-link -c -o $@ $<
 
-$(FUZZ_O)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_LIB_OBJ)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB_OBJ) $(CORE_LIBS) -lm
+$(FUZZ_O)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_LIB_OBJ) $(FUZZ_O)/obj/tests/c/common/testutil.o
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Itests/c/common -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB_OBJ) \
+	    $(FUZZ_O)/obj/tests/c/common/testutil.o $(CORE_LIBS) -lm
 
 # the event-spec parser of pfrec, against the fake sysfs trees of tests/fixtures/
 $(FUZZ_O)/fuzz_evspec: tests/fuzz/fuzz_evspec.c tests/fuzz/fuzz.h $(PMU_SRC) tools/pfrec/pmu.h tools/pfrec/pmu_internal.h
