@@ -1,4 +1,5 @@
 /* testutil.c - helpers shared by the test programs (testutil.h). */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -79,25 +80,14 @@ int tu_next_section(pf_reader *r, struct pf_section *s, int verbose)
 	return rc > 0;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int tu_unhex(const char *h, uint8_t *out, size_t max)
 {
 	size_t n = 0;
 	for (; h[0] && h[1] && n < max; h += 2) {
-		int hi = hexval(h[0]), lo = hexval(h[1]);
-		if (hi < 0 || lo < 0)
+		if (!isxdigit((unsigned char)h[0]) || !isxdigit((unsigned char)h[1]))
 			return -1;
-		out[n++] = (uint8_t)(hi << 4 | lo);
+		char pair[3] = { h[0], h[1], 0 };
+		out[n++] = (uint8_t)strtoul(pair, NULL, 16);
 	}
 	return (int)n;
 }

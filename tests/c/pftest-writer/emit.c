@@ -393,6 +393,17 @@ static void task_record(struct em *e, uint32_t type, uint64_t t)
 	rec_end(e);
 }
 
+/* LOST of `lost` samples of event k (its first id), the trailer's pid, tid,
+ * time and cpu as given */
+static void lost_record(struct em *e, int k, uint32_t pid, uint32_t tid, uint64_t t, uint32_t cpu, uint64_t lost)
+{
+	rec_begin(e, PERF_RECORD_LOST, 0);
+	e64(e, evd[k].ids[0]);
+	e64(e, lost);
+	trailer(e, k, pid, tid, t, cpu);
+	rec_end(e);
+}
+
 /* EXIT, THROTTLE, UNTHROTTLE, LOST, LOST_SAMPLES, READ */
 static void records_accounting(struct em *e, uint64_t t)
 {
@@ -409,11 +420,7 @@ static void records_accounting(struct em *e, uint64_t t)
 		rec_end(e);
 	}
 
-	rec_begin(e, PERF_RECORD_LOST, 0);
-	e64(e, 101);
-	e64(e, 7);
-	trailer(e, 0, 0, 0, t + 3300, 1);
-	rec_end(e);
+	lost_record(e, 0, 0, 0, t + 3300, 1, 7);
 
 	rec_begin(e, PERF_RECORD_LOST_SAMPLES, 0);
 	e64(e, 3);
@@ -505,11 +512,7 @@ static void records_kernel(struct em *e, uint64_t t)
 	rec_end(e);
 
 	/* a non-sample record of event 1: found by its IDENTIFIER at the end */
-	rec_begin(e, PERF_RECORD_LOST, 0);
-	e64(e, 201);
-	e64(e, 9);
-	trailer(e, 1, 1000, 1002, t + 4600, 3);
-	rec_end(e);
+	lost_record(e, 1, 1000, 1002, t + 4600, 3, 9);
 }
 
 /* Every PERF_RECORD_* type (1 to 21), 26 records in all, with the samples of

@@ -223,6 +223,17 @@ static void extra_event(pf_writer *w, unsigned k)
 	pf_buf_free(&b);
 }
 
+/* EVENT of evd[0] and THREADS of one thread (tid = pid), through b */
+static void event0_thread(pf_writer *w, struct pf_buf *b, uint32_t pid, const char *comm)
+{
+	b->len = 0;
+	event_payload(b, &evd[0], big_endian);
+	sec(w, PF_SEC_EVENT, b);
+	b->len = 0;
+	pf_thread_encode(b, pid, pid, comm);
+	sec(w, PF_SEC_THREADS, b);
+}
+
 static void prof_tables(pf_writer *w, struct pf_prof *p)
 {
 	struct pf_buf a = { 0 }, b = { 0 }, c = { 0 };
@@ -258,12 +269,7 @@ int mode_events_grow(const char *kind, unsigned n, const char *out)
 		pf_kv_add(&b, "pfsym.version", "pftest-writer");
 		sec(w, PF_SEC_SYMINFO, &b);
 	}
-	b.len = 0;
-	event_payload(&b, &evd[0], big_endian);
-	sec(w, PF_SEC_EVENT, &b);
-	b.len = 0;
-	pf_thread_encode(&b, 1000, 1000, "workload");
-	sec(w, PF_SEC_THREADS, &b);
+	event0_thread(w, &b, 1000, "workload");
 	if (resolved) {
 		struct pf_prof p;
 		pf_prof_init(&p);
@@ -332,12 +338,7 @@ int mode_deep(unsigned n, unsigned m, unsigned limit, const char *out)
 	if (limit)
 		pf_kv_add_u64(&b, "perf_event_max_stack", limit);
 	sec(w, PF_SEC_META, &b);
-	b.len = 0;
-	event_payload(&b, &evd[0], big_endian);
-	sec(w, PF_SEC_EVENT, &b);
-	b.len = 0;
-	pf_thread_encode(&b, 3000, 3000, "deep");
-	sec(w, PF_SEC_THREADS, &b);
+	event0_thread(w, &b, 3000, "deep");
 	b.len = 0;
 	const char *maps = "00400000-00800000 r-xp 00000000 08:01 77 /usr/bin/deep\n";
 	pf_maps_encode(&b, 3000, 0, maps, strlen(maps));
