@@ -78,20 +78,15 @@ static int ln_load(void)
 	if (state)
 		return state > 0;
 	state = -1;
-	const char *lib = getenv("PFSYM_LIBDW"); /* as unwind.c */
-	if (!lib || !*lib)
-		lib = "libdw.so.1";
-	void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		/* unwind.c names the fault (once) when it needs libdw too */
-		fprintf(stderr, "pfsym: libdw not loaded (%s): no inline frames or source lines\n", dlerror());
+	static const char without[] = "no inline frames or source lines";
+	const char *lib;
+	/* unwind.c names the fault ("cannot load libdw", once) when it needs libdw too */
+	void *h = pfsi_dw_dlopen(&lib, "libdw not loaded", without);
+	if (!h)
 		return 0;
-	}
-#define LN_SYM(f)                                                                                \
-	if (!(ln_##f = (__typeof__(ln_##f))dlsym(h, #f))) {                                     \
-		fprintf(stderr, "pfsym: %s: no %s: no inline frames or source lines\n", lib, #f); \
-		return 0;                                                                        \
-	}
+#define LN_SYM(f)                                                                 \
+	if (!(ln_##f = (__typeof__(ln_##f))pfsi_dw_dlsym(h, lib, #f, without))) \
+		return 0;
 	LN_FUNCS(LN_SYM)
 #undef LN_SYM
 	state = 1;

@@ -55,20 +55,14 @@ static int dw_load(void)
 	if (state)
 		return state > 0;
 	state = -1;
-	/* PFSYM_LIBDW: another file (tests; a libdw outside the search path) */
-	const char *lib = getenv("PFSYM_LIBDW");
-	if (!lib || !*lib)
-		lib = "libdw.so.1";
-	void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		fprintf(stderr, "pfsym: cannot load libdw (%s): samples with stack copies are not unwound\n", dlerror());
+	static const char without[] = "samples with stack copies are not unwound";
+	const char *lib;
+	void *h = pfsi_dw_dlopen(&lib, "cannot load libdw", without);
+	if (!h)
 		return 0;
-	}
-#define DW_SYM(f)                                                                                  \
-	if (!(pfsi_dw_##f = (__typeof__(pfsi_dw_##f))dlsym(h, #f))) {                              \
-		fprintf(stderr, "pfsym: %s: no %s: samples with stack copies are not unwound\n", lib, #f); \
-		return 0;                                                                          \
-	}
+#define DW_SYM(f)                                                                           \
+	if (!(pfsi_dw_##f = (__typeof__(pfsi_dw_##f))pfsi_dw_dlsym(h, lib, #f, without))) \
+		return 0;
 	DW_FUNCS(DW_SYM)
 #undef DW_SYM
 	state = 1;

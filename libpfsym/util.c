@@ -1,10 +1,36 @@
 /* util.c - small helpers shared by libpfsym's files: array growth, lists of
  * places tried, frame naming. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef PF_DW_DLOPEN
+#include <dlfcn.h>
+#endif
 
 #include "internal/pfsym.h"
+
+#ifdef PF_DW_DLOPEN
+void *pfsi_dw_dlopen(const char **lib, const char *fault, const char *without)
+{
+	/* PFSYM_LIBDW: another file (tests; a libdw outside the search path) */
+	*lib = getenv("PFSYM_LIBDW");
+	if (!*lib || !**lib)
+		*lib = "libdw.so.1";
+	void *h = dlopen(*lib, RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		fprintf(stderr, "pfsym: %s (%s): %s\n", fault, dlerror(), without);
+	return h;
+}
+
+void *pfsi_dw_dlsym(void *h, const char *lib, const char *name, const char *without)
+{
+	void *f = dlsym(h, name);
+	if (!f)
+		fprintf(stderr, "pfsym: %s: no %s: %s\n", lib, name, without);
+	return f;
+}
+#endif
 
 int pfsi_grow(void **arr, size_t *cap, size_t elem, size_t first)
 {
