@@ -175,15 +175,24 @@ $(O)/bin/$(1): $(patsubst %.c,$(O)/obj/%.o,tools/$(1).c $(wildcard tools/$(1)/*.
 endef
 $(foreach t,$(TOOLS_PRESENT),$(eval $(call tool_rule,$(t))))
 
-$(O)/tests/%: tests/c/%.c $(COMMON_A) $(LIB_A)
+# Test programs: tests/c/NAME.c with the shared helpers of tests/c/common/;
+# pftest-writer's modes are in tests/c/pftest-writer/.
+TEST_HDRS   := $(wildcard tests/c/common/*.h tests/c/pftest-writer/*.h)
+TEST_UTIL_OBJ := $(patsubst %.c,$(O)/obj/%.o,$(wildcard tests/c/common/*.c))
+TEST_PFW_OBJ := $(patsubst %.c,$(O)/obj/%.o,$(wildcard tests/c/pftest-writer/*.c))
+$(TEST_UTIL_OBJ) $(TEST_PFW_OBJ): $(TEST_HDRS)
+$(TEST_UTIL_OBJ) $(TEST_PFW_OBJ): ALL_CFLAGS += -Itests/c/common
+$(O)/tests/pftest-writer: $(TEST_PFW_OBJ)
+
+$(O)/tests/%: tests/c/%.c $(TEST_UTIL_OBJ) $(TEST_HDRS) $(COMMON_A) $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(COMMON_A) $(LIB_A) $(ALL_LDFLAGS) $(CORE_LIBS)
+	$(CC) $(ALL_CFLAGS) -Itests/c/common -o $@ $< $(filter %.o,$^) $(COMMON_A) $(LIB_A) $(ALL_LDFLAGS) $(CORE_LIBS)
 
 # ksyms-check with the KSYMS name scan of other machines (libpfile/ksyms.c:
 # one byte or one word at a time instead of SSE2), linked before libpfile.
-$(O)/tests/ksyms-check-scan%: tests/c/ksyms-check.c libpfile/ksyms.c $(COMMON_A) $(LIB_A)
+$(O)/tests/ksyms-check-scan%: tests/c/ksyms-check.c libpfile/ksyms.c $(TEST_UTIL_OBJ) $(COMMON_A) $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -DPF_KSYMS_SCAN=$* -o $@ tests/c/ksyms-check.c libpfile/ksyms.c $(COMMON_A) $(LIB_A) $(ALL_LDFLAGS) $(CORE_LIBS)
+	$(CC) $(ALL_CFLAGS) -Itests/c/common -DPF_KSYMS_SCAN=$* -o $@ tests/c/ksyms-check.c libpfile/ksyms.c $(TEST_UTIL_OBJ) $(COMMON_A) $(LIB_A) $(ALL_LDFLAGS) $(CORE_LIBS)
 
 # pfpprof's generated encoder. A missing protobuf-c or zlib stops the build
 # with the package to install (scripts/install-deps installs both).
@@ -234,8 +243,9 @@ $(FUZZ_O)/obj/%.o: %.c $(HDRS) Makefile
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(VERSION_FLAG) -fsanitize=fuzzer-no-link -c -o $@ $<
 
-$(FUZZ_O)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_LIB_OBJ)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB_OBJ) $(CORE_LIBS) -lm
+$(FUZZ_O)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_LIB_OBJ) $(FUZZ_O)/obj/tests/c/common/testutil.o
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Itests/c/common -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB_OBJ) \
+	    $(FUZZ_O)/obj/tests/c/common/testutil.o $(CORE_LIBS) -lm
 
 # the event-spec parser of pfrec, against the fake sysfs trees of tests/fixtures/
 $(FUZZ_O)/fuzz_evspec: tests/fuzz/fuzz_evspec.c tests/fuzz/fuzz.h $(PMU_SRC) tools/pfrec/pmu.h tools/pfrec/pmu_internal.h

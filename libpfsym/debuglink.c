@@ -102,17 +102,6 @@ static int read_link(Elf *e, char *name, size_t name_size, uint32_t *crc)
 	return -1;
 }
 
-static void note_skipped(struct binfo *b, const char *file, const char *why)
-{
-	if (b->skipped.len)
-		pf_buf_put(&b->skipped, ", ", 2);
-	pf_buf_put(&b->skipped, file, strlen(file));
-	pf_buf_put(&b->skipped, " (", 2);
-	pf_buf_put(&b->skipped, why, strlen(why));
-	pf_buf_put(&b->skipped, ")", 2); /* with NUL */
-	b->skipped.len--;
-}
-
 /* Tries `rel` under root r. @return 1 when it is b's debug file (now b's
  * symbol file), else 0. */
 static int try_link(struct binfo *b, struct root *r, const char *rel, uint32_t want, int host)
@@ -146,7 +135,7 @@ static int try_link(struct binfo *b, struct root *r, const char *rel, uint32_t w
 	}
 	if (bad[0]) {
 		pfsi_tried(b, real, bad);
-		note_skipped(b, real, bad);
+		pfsi_note(&b->skipped, real, bad);
 		if (e)
 			elf_end(e);
 		close(fd);

@@ -181,16 +181,8 @@ int pfsi_dw_prepare(Elf *e, struct pfsi_dw_bufs *keep)
 		if (!raw || !raw->d_buf || raw->d_size <= chdr_size || !gelf_getchdr(scn, &ch) ||
 		    ch.ch_type != ELFCOMPRESS_ZLIB || !ch.ch_size)
 			continue;
-		if (n == cap) {
-			size_t c = cap ? cap * 2 : 16;
-			struct job *t = realloc(jobs, c * sizeof(*t));
-			if (!t) {
-				rc = -ENOMEM;
-				goto out;
-			}
-			jobs = t;
-			cap = c;
-		}
+		if (n == cap && (rc = pfsi_grow((void **)&jobs, &cap, sizeof(*jobs), 16)) < 0)
+			goto out;
 		if (ch.ch_size > SIZE_MAX / 2 || total > SIZE_MAX / 2)
 			continue; /* libdw will try */
 		/* its place in the one output buffer, 64-byte aligned */

@@ -182,13 +182,7 @@ void pfsi_hex(const uint8_t *b, size_t n, char *out)
 
 void pfsi_tried(struct binfo *b, const char *path, const char *why)
 {
-	if (b->tried.len)
-		pf_buf_put(&b->tried, ", ", 2);
-	pf_buf_put(&b->tried, path, strlen(path));
-	pf_buf_put(&b->tried, " (", 2);
-	pf_buf_put(&b->tried, why, strlen(why));
-	pf_buf_put(&b->tried, ")", 2); /* with NUL */
-	b->tried.len--;
+	pfsi_note(&b->tried, path, why);
 }
 
 /* ---- finding the files ---- */

@@ -182,14 +182,8 @@ int pfsi_kern_ksymbol(void *ctx, uint64_t addr, uint32_t len, uint16_t ksym_type
 	struct kern *k = ctx;
 	if ((flags & PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER) || !len || name_len > PF_KSYMS_MAX_NAME)
 		return 0;
-	if (k->n_dyn == k->cap_dyn) {
-		size_t cap = k->cap_dyn ? k->cap_dyn * 2 : 16;
-		struct dynsym *n = realloc(k->dyn, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		k->dyn = n;
-		k->cap_dyn = cap;
-	}
+	if (k->n_dyn == k->cap_dyn && pfsi_grow((void **)&k->dyn, &k->cap_dyn, sizeof(*k->dyn), 16) < 0)
+		return -ENOMEM;
 	const char *suffix = ksym_type == PERF_RECORD_KSYMBOL_TYPE_BPF ? " [bpf]" : "";
 	char *nm = malloc(name_len + strlen(suffix) + 1);
 	if (!nm)
@@ -410,11 +404,7 @@ int pfsi_kern_resolve(void *ctx, struct pf_prof *p, struct pf_prof_frame *f)
 	int64_t id = pf_prof_str(p, name, nl);
 	if (id < 0)
 		return (int)id;
-	f->name = (uint32_t)id;
-	if (a - s->addr <= UINT32_MAX) {
-		f->sym_off = (uint32_t)(a - s->addr);
-		f->flags |= PF_FRAME_HAS_SYMOFF;
-	}
+	pfsi_frame_name(f, (uint32_t)id, a - s->addr);
 	k->named++;
 	return 0;
 }

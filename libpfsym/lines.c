@@ -78,20 +78,15 @@ static int ln_load(void)
 	if (state)
 		return state > 0;
 	state = -1;
-	const char *lib = getenv("PFSYM_LIBDW"); /* as unwind.c */
-	if (!lib || !*lib)
-		lib = "libdw.so.1";
-	void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		/* unwind.c names the fault (once) when it needs libdw too */
-		fprintf(stderr, "pfsym: libdw not loaded (%s): no inline frames or source lines\n", dlerror());
+	static const char without[] = "no inline frames or source lines";
+	const char *lib;
+	/* unwind.c names the fault ("cannot load libdw", once) when it needs libdw too */
+	void *h = pfsi_dw_dlopen(&lib, "libdw not loaded", without);
+	if (!h)
 		return 0;
-	}
-#define LN_SYM(f)                                                                                \
-	if (!(ln_##f = (__typeof__(ln_##f))dlsym(h, #f))) {                                     \
-		fprintf(stderr, "pfsym: %s: no %s: no inline frames or source lines\n", lib, #f); \
-		return 0;                                                                        \
-	}
+#define LN_SYM(f)                                                                 \
+	if (!(ln_##f = (__typeof__(ln_##f))pfsi_dw_dlsym(h, lib, #f, without))) \
+		return 0;
 	LN_FUNCS(LN_SYM)
 #undef LN_SYM
 	state = 1;
@@ -309,14 +304,8 @@ static int rng_add(struct pfsi_lines *l, uint64_t lo, uint64_t hi, uint32_t node
 {
 	if (lo >= hi)
 		return 0;
-	if (l->n_rng == l->cap_rng) {
-		size_t cap = l->cap_rng ? l->cap_rng * 2 : 256;
-		struct ln_rng *n = realloc(l->rng, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		l->rng = n;
-		l->cap_rng = cap;
-	}
+	if (l->n_rng == l->cap_rng && pfsi_grow((void **)&l->rng, &l->cap_rng, sizeof(*l->rng), 256) < 0)
+		return -ENOMEM;
 	l->rng[l->n_rng++] = (struct ln_rng){ lo, hi, node, depth };
 	return 0;
 }
@@ -526,14 +515,8 @@ static struct ln_cu *cu_for(struct pfsi_lines *l, uint64_t v)
 	}
 	if (lo < l->n_cus && l->cus[lo]->off == off)
 		return l->cus[lo];
-	if (l->n_cus == l->cap_cus) {
-		size_t cap = l->cap_cus ? l->cap_cus * 2 : 16;
-		struct ln_cu **n = realloc(l->cus, cap * sizeof(*n));
-		if (!n)
-			return NULL;
-		l->cus = n;
-		l->cap_cus = cap;
-	}
+	if (l->n_cus == l->cap_cus && pfsi_grow((void **)&l->cus, &l->cap_cus, sizeof(*l->cus), 16) < 0)
+		return NULL;
 	struct ln_cu *c = cu_build(l, &cudie);
 	if (!c)
 		return NULL;

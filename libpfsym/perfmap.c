@@ -68,14 +68,8 @@ static struct jit_proc *proc_get(struct pfsi_jit *j, uint32_t pid, int add)
 			return &j->procs[i];
 	if (!add)
 		return NULL;
-	if (j->n_procs == j->cap_procs) {
-		size_t cap = j->cap_procs ? j->cap_procs * 2 : 8;
-		struct jit_proc *n = realloc(j->procs, cap * sizeof(*n));
-		if (!n)
-			return NULL;
-		j->procs = n;
-		j->cap_procs = cap;
-	}
+	if (j->n_procs == j->cap_procs && pfsi_grow((void **)&j->procs, &j->cap_procs, sizeof(*j->procs), 8) < 0)
+		return NULL;
 	struct jit_proc *p = &j->procs[j->n_procs++];
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
@@ -151,14 +145,8 @@ int pfsi_jit_add(struct pfsi_jit *j, const uint8_t *data, size_t size, uint64_t 
 		uint64_t start, sz;
 		char *s = line;
 		if (hex_field(&s, &start) == 0 && hex_field(&s, &sz) == 0 && sz && *s && start + sz > start) {
-			if (p->n == p->cap) {
-				size_t cap = p->cap ? p->cap * 2 : 64;
-				struct jit_ent *ne = realloc(p->e, cap * sizeof(*ne));
-				if (!ne)
-					return -ENOMEM;
-				p->e = ne;
-				p->cap = cap;
-			}
+			if (p->n == p->cap && pfsi_grow((void **)&p->e, &p->cap, sizeof(*p->e), 64) < 0)
+				return -ENOMEM;
 			p->e[p->n++] = (struct jit_ent){ start, start + sz, seq++, s, PF_PROF_NONE };
 		}
 		line = next;

@@ -22,26 +22,26 @@
 
 /* ---- ELF helpers ---- */
 
-int pfsi_has_symtab(Elf *e)
+/* Whether e has a non-empty section of type `type` */
+static int has_section(Elf *e, Elf64_Word type)
 {
 	Elf_Scn *scn = NULL;
 	while ((scn = elf_nextscn(e, scn))) {
 		GElf_Shdr sh;
-		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB && sh.sh_size > 0)
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == type && sh.sh_size > 0)
 			return 1;
 	}
 	return 0;
 }
 
+int pfsi_has_symtab(Elf *e)
+{
+	return has_section(e, SHT_SYMTAB);
+}
+
 int pfsi_has_dynsym(Elf *e)
 {
-	Elf_Scn *scn = NULL;
-	while ((scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_DYNSYM && sh.sh_size > 0)
-			return 1;
-	}
-	return 0;
+	return has_section(e, SHT_DYNSYM);
 }
 
 static int sym_cmp(const void *a, const void *b)
@@ -671,11 +671,7 @@ int pfsi_sym_name_vaddr(struct symbolizer *s, struct pf_prof *p, struct binfo *b
 	int64_t id = sym_name_id(s, p, sy);
 	if (id < 0)
 		return (int)id;
-	f->name = (uint32_t)id;
-	if (v - sy->addr <= UINT32_MAX) {
-		f->sym_off = (uint32_t)(v - sy->addr);
-		f->flags |= PF_FRAME_HAS_SYMOFF;
-	}
+	pfsi_frame_name(f, (uint32_t)id, v - sy->addr);
 	return 1;
 }
 

@@ -55,20 +55,14 @@ static int dw_load(void)
 	if (state)
 		return state > 0;
 	state = -1;
-	/* PFSYM_LIBDW: another file (tests; a libdw outside the search path) */
-	const char *lib = getenv("PFSYM_LIBDW");
-	if (!lib || !*lib)
-		lib = "libdw.so.1";
-	void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		fprintf(stderr, "pfsym: cannot load libdw (%s): samples with stack copies are not unwound\n", dlerror());
+	static const char without[] = "samples with stack copies are not unwound";
+	const char *lib;
+	void *h = pfsi_dw_dlopen(&lib, "cannot load libdw", without);
+	if (!h)
 		return 0;
-	}
-#define DW_SYM(f)                                                                                  \
-	if (!(pfsi_dw_##f = (__typeof__(pfsi_dw_##f))dlsym(h, #f))) {                              \
-		fprintf(stderr, "pfsym: %s: no %s: samples with stack copies are not unwound\n", lib, #f); \
-		return 0;                                                                          \
-	}
+#define DW_SYM(f)                                                                           \
+	if (!(pfsi_dw_##f = (__typeof__(pfsi_dw_##f))pfsi_dw_dlsym(h, lib, #f, without))) \
+		return 0;
 	DW_FUNCS(DW_SYM)
 #undef DW_SYM
 	state = 1;
@@ -309,14 +303,8 @@ static int failed_has(const struct proc *p, uint64_t start)
 
 static void failed_add(struct proc *p, uint64_t start)
 {
-	if (p->n_failed == p->cap_failed) {
-		size_t cap = p->cap_failed ? p->cap_failed * 2 : 4;
-		uint64_t *n = realloc(p->failed, cap * sizeof(*n));
-		if (!n)
-			return;
-		p->failed = n;
-		p->cap_failed = cap;
-	}
+	if (p->n_failed == p->cap_failed && pfsi_grow((void **)&p->failed, &p->cap_failed, sizeof(*p->failed), 4) < 0)
+		return;
 	p->failed[p->n_failed++] = start;
 }
 

@@ -104,6 +104,17 @@ EOF
 	fi
 }
 
+# arm_payload DIR CFLAGS...: a board payload in DIR: the cross-built pfrec
+# and tests/workloads/arm_stack.c built static with CFLAGS.
+arm_payload() {
+	local dir=$1
+	shift
+	mkdir -p "$dir"
+	cp "$XBUILD/bin/pfrec" "$dir/"
+	run "$XCC" -std=gnu11 -static -O2 -g "$@" -o "$dir/arm_stack" "$PFTOOLS_SRC/tests/workloads/arm_stack.c"
+	assert_success
+}
+
 # user_stacks NM_FILE: reads `pfdump --json` and prints "COUNT STACK" for the
 # user part of each sample's callchain, symbolized with the text symbols of
 # `nm -n` output; root first, as folded stacks are.
@@ -144,11 +155,7 @@ user_stacks() {
 	[ -x "$XBUILD/bin/pfrec" ] || skip "no cross-built $XBUILD/bin/pfrec (the cross build test failed)"
 	[ -x "$PFTOOLS_BUILD/bin/pfdump" ] || skip "no host pfdump in $PFTOOLS_BUILD/bin"
 	local p=$BATS_TEST_TMPDIR/payload out=$BATS_TEST_TMPDIR/out
-	mkdir -p "$p"
-	cp "$XBUILD/bin/pfrec" "$p/"
-	run "$XCC" -std=gnu11 -static -O2 -g -fno-omit-frame-pointer \
-		-o "$p/arm_stack" "$PFTOOLS_SRC/tests/workloads/arm_stack.c"
-	assert_success
+	arm_payload "$p" -fno-omit-frame-pointer
 	cat >"$p/run.sh" <<'EOF'
 for ev in cycles cpu-clock; do
 	./pfrec -g -e $ev -o "$OUT/$ev.pf" -- ./arm_stack 300 >"$OUT/$ev.log" 2>&1
@@ -212,11 +219,7 @@ EOF
 	[ -x "$PFTOOLS_BUILD/bin/pfrec" ] || skip "no host pfrec in $PFTOOLS_BUILD/bin (to read its --help)"
 	pfrec --help | grep -q dwarf || skip "pfrec has no --call-graph=dwarf yet"
 	local p=$BATS_TEST_TMPDIR/payload out=$BATS_TEST_TMPDIR/out
-	mkdir -p "$p"
-	cp "$XBUILD/bin/pfrec" "$p/"
-	run "$XCC" -std=gnu11 -static -O2 -g -fomit-frame-pointer -mbranch-protection=standard \
-		-o "$p/arm_stack" "$PFTOOLS_SRC/tests/workloads/arm_stack.c"
-	assert_success
+	arm_payload "$p" -fomit-frame-pointer -mbranch-protection=standard
 	cat >"$p/run.sh" <<'EOF'
 ./pfrec --call-graph=dwarf -e cpu-clock -o "$OUT/dwarf.pf" -- ./arm_stack 300
 EOF
@@ -271,11 +274,7 @@ EOF
 	skip_vm_unless_possible
 	[ -x "$XBUILD/bin/pfrec" ] || skip "no cross-built $XBUILD/bin/pfrec (the cross build test failed)"
 	local p=$BATS_TEST_TMPDIR/payload out=$BATS_TEST_TMPDIR/out
-	mkdir -p "$p"
-	cp "$XBUILD/bin/pfrec" "$p/"
-	run "$XCC" -std=gnu11 -static -O2 -g -fno-omit-frame-pointer \
-		-o "$p/arm_stack" "$PFTOOLS_SRC/tests/workloads/arm_stack.c"
-	assert_success
+	arm_payload "$p" -fno-omit-frame-pointer
 	cat >"$p/run.sh" <<'EOS'
 i=0
 for ev in armv8_pmuv3/cpu_cycles/u armv8_pmuv3/event=0x11/u r11:u '{armv8_pmuv3/cpu_cycles/,cpu-clock}:uS'; do

@@ -37,3 +37,22 @@ refute_sanitizer() {
 strace_tool() {
 	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace "$@"
 }
+
+# perf_missing: sets and exports PERF_MISSING to why perf(1) cannot record
+# here (not installed, or `perf record` fails; it writes probe.data and
+# probe.err in the current directory), or to "" when it can.
+perf_missing() {
+	PERF_MISSING=""
+	if ! command -v perf >/dev/null; then
+		PERF_MISSING="perf is not installed (Debian package linux-perf; scripts/install-deps installs it)"
+	elif ! perf record -q -e cpu-clock -o probe.data -- true >/dev/null 2>probe.err; then
+		PERF_MISSING="perf record cannot record here: $(grep -m1 . probe.err)"
+	fi
+	export PERF_MISSING
+}
+
+# The stacks tests/workloads/sym_paths.c runs through, from main down.
+SYM_PATHS_STACKS='main;path_a;leaf_one
+main;path_b;leaf_two
+main;path_b;weird\x3bname
+main;path_c;leaf_end'

@@ -13,10 +13,7 @@ load helpers
 bats_require_minimum_version 1.5.0
 
 FLAGS=(-O2 -g -fno-omit-frame-pointer)
-EXPECTED='main;path_a;leaf_one
-main;path_b;leaf_two
-main;path_b;weird\x3bname
-main;path_c;leaf_end'
+EXPECTED=$SYM_PATHS_STACKS
 
 setup_file() {
 	cd "$BATS_FILE_TMPDIR"

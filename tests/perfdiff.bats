@@ -43,12 +43,8 @@ compare() {
 
 setup_file() {
 	cd "$BATS_FILE_TMPDIR"
-	PERF_MISSING=""
-	if ! command -v perf >/dev/null; then
-		PERF_MISSING="perf is not installed (Debian package linux-perf; scripts/install-deps installs it)"
-	elif ! perf record -q -e cpu-clock -o probe.data -- true >/dev/null 2>probe.err; then
-		PERF_MISSING="perf record cannot record here: $(grep -m1 . probe.err)"
-	else
+	perf_missing
+	if [ -z "$PERF_MISSING" ]; then
 		for p in /usr/bin/python3 sqlite3 xz g++ make timeout; do
 			command -v "$p" >/dev/null || PERF_MISSING="$PERF_MISSING $p is not installed;"
 		done

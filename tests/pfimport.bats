@@ -16,13 +16,7 @@ setup_file() {
 	cd "$BATS_FILE_TMPDIR"
 	build_workload rec_threads threads -O1 -g -fno-omit-frame-pointer -pthread
 	build_workload rec_threads threads_nofp -O1 -g -fomit-frame-pointer -pthread
-	PERF_MISSING=""
-	if ! command -v perf >/dev/null; then
-		PERF_MISSING="perf is not installed (Debian package linux-perf; scripts/install-deps installs it)"
-	elif ! perf record -q -e cpu-clock -o probe.data -- true >/dev/null 2>probe.err; then
-		PERF_MISSING="perf record cannot record here: $(grep -m1 . probe.err)"
-	fi
-	export PERF_MISSING
+	perf_missing
 	[ -z "$PERF_MISSING" ] || return 0
 	local P=(perf record -q -e cpu-clock)
 	# file mode, frame pointers, every DSO's build-id

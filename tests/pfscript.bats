@@ -10,13 +10,7 @@ bats_require_minimum_version 1.5.0
 setup_file() {
 	cd "$BATS_FILE_TMPDIR"
 	build_workload rec_threads threads -O1 -g -fno-omit-frame-pointer -pthread
-	PERF_MISSING=""
-	if ! command -v perf >/dev/null; then
-		PERF_MISSING="perf is not installed (Debian package linux-perf; scripts/install-deps installs it)"
-	elif ! perf record -q -e cpu-clock -o probe.data -- true >/dev/null 2>probe.err; then
-		PERF_MISSING="perf record cannot record here: $(grep -m1 . probe.err)"
-	fi
-	export PERF_MISSING
+	perf_missing
 	pfrec -q -g -e cpu-clock -F 4000 -o r.pf -- ./threads 400
 	pfsym -q r.pf -o r.sym.pf
 	[ -z "$PERF_MISSING" ] || return 0

@@ -7,10 +7,7 @@ bats_require_minimum_version 1.5.0
 FLAGS=(-O2 -g -fno-omit-frame-pointer)
 
 # The stacks sym_paths.c runs through, from main down.
-EXPECTED='main;path_a;leaf_one
-main;path_b;leaf_two
-main;path_b;weird\x3bname
-main;path_c;leaf_end'
+EXPECTED=$SYM_PATHS_STACKS
 EXPECTED_LIB='main;path_a;lib_leaf_one;lib_spin
 main;path_b;lib_leaf_two
 main;path_b;weird\x3bname

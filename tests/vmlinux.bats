@@ -96,6 +96,15 @@ looked_up() {
 	printf '%x\n' $((0x$(cat leaf) + s)) $((0x$(cat ret1) + s - 1)) $((0x$(cat ret2) + s - 1))
 }
 
+# assert_kframes_expected FILE: FILE's kernel frames are what addr2line and
+# nm say of the addresses pfsym looked up (files got and want are left)
+assert_kframes_expected() {
+	kframes "$1" >got
+	expected $(looked_up) >want
+	run diff want got
+	assert_success
+}
+
 @test "kernel frames are named from the vmlinux, KASLR-shifted, with inline frames and lines as addr2line gives them" {
 	run pfsym --vmlinux vml ok.pf -o ok.sym.pf
 	assert_success
@@ -154,10 +163,7 @@ looked_up() {
 	run pfsym --force --vmlinux vml other.pf -o forced.sym.pf
 	assert_success
 	assert_line "pfsym: vml: used by --force: its build-id $(cat vml.bid), the recorded kernel's 00112233445566778899aabbccddeeff00112233"
-	kframes forced.sym.pf >got
-	expected $(looked_up) >want
-	run diff want got
-	assert_success
+	assert_kframes_expected forced.sym.pf
 	run pfdump -p forced.sym.pf
 	assert_output --regexp 'name=fake_read_zero .*flags=kernel\|[a-z_|]*mismatch'
 }
@@ -179,20 +185,14 @@ looked_up() {
 	run pfsym --vmlinux vml meta.pf -o meta.sym.pf
 	assert_success
 	assert_line "pfsym: 3 of 3 unique kernel addresses named from the --vmlinux image"
-	kframes meta.sym.pf >got
-	expected $(looked_up) >want
-	run diff want got
-	assert_success
+	assert_kframes_expected meta.sym.pf
 }
 
 @test "with --kallsyms FILE the shift comes from FILE's _text (META has the build-id only)" {
 	run pfsym --kallsyms ks.txt --vmlinux vml notext.pf -o ks.sym.pf
 	assert_success
 	assert_line "pfsym: 3 of 3 unique kernel addresses named from the --vmlinux image and the --kallsyms file"
-	kframes ks.sym.pf >got
-	expected $(looked_up) >want
-	run diff want got
-	assert_success
+	assert_kframes_expected ks.sym.pf
 }
 
 @test "a recording with the build-id but no runtime _text: one line says the KASLR shift is unknown" {

@@ -295,6 +295,26 @@ struct symbolizer {
 	char dbgd_note[320];   /* why it is not used, when it was asked for */
 };
 
+/* util.c */
+/* Doubles the array *arr of *cap elements of elem bytes (to `first` when
+ * *cap is 0). @return 0, or -ENOMEM with *arr and *cap unchanged. */
+int pfsi_grow(void **arr, size_t *cap, size_t elem, size_t first);
+/* Appends "WHAT (WHY)" to the list (", " between entries), keeping it a
+ * NUL-terminated string. Out of memory leaves the list short, never broken. */
+void pfsi_note(struct pf_buf *list, const char *what, const char *why);
+/* Sets f's name (a string id) and, when it fits in 32 bits, its offset from
+ * the symbol's start (sym_off, flag PF_FRAME_HAS_SYMOFF). */
+void pfsi_frame_name(struct pf_prof_frame *f, uint32_t name, uint64_t off);
+
+#ifdef PF_DW_DLOPEN
+/* Loads libdw (the file PFSYM_LIBDW names, else libdw.so.1; its name in
+ * *lib) for dlsym(). On failure says "pfsym: FAULT (REASON): WITHOUT" on
+ * stderr. @return the handle, or NULL. */
+void *pfsi_dw_dlopen(const char **lib, const char *fault, const char *without);
+/* dlsym(h, name), or NULL after "pfsym: LIB: no NAME: WITHOUT" on stderr. */
+void *pfsi_dw_dlsym(void *h, const char *lib, const char *name, const char *without);
+#endif
+
 /* find.c */
 void pfsi_tried(struct binfo *b, const char *path, const char *why); /* notes a place tried */
 /* debuglink.c: b's .gnu_debuglink file, for a binary found without .symtab

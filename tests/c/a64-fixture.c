@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "advanced.h"
+#include "testutil.h"
 
 #define PROG "a64-fixture"
 #define EM_AARCH64_ 183
@@ -121,17 +122,6 @@ static uint64_t parse_u64(const char *s, const char *what)
 	return v;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static uint8_t *read_file(const char *path, size_t *size)
 {
 	FILE *f = fopen(path, "rb");
@@ -170,15 +160,36 @@ static void read_regs(const char *path, uint64_t regs[NREGS])
 	fclose(f);
 }
 
-int main(int argc, char **argv)
-{
-	const char *out = NULL, *exe = "/a64_unwind";
+/* The options */
+struct fixture {
+	const char *out, *exe;
 	uint64_t maps[MAPS_MAX][3];
-	int n_maps = 0, pac = 0;
+	int n_maps, pac;
 	uint8_t build_id[20];
-	size_t build_id_size = 0;
-	uint32_t pid = 4242;
-	uint64_t stack_bytes = 8192;
+	size_t build_id_size;
+	uint32_t pid;
+	uint64_t stack_bytes;
+};
+
+static void parse_map(struct fixture *f, const char *arg)
+{
+	if (f->n_maps == MAPS_MAX)
+		usage_error("too many --map");
+	char *s = strdup(arg), *save = NULL, *tok = strtok_r(s, ",", &save);
+	for (int i = 0; i < 3; i++, tok = strtok_r(NULL, ",", &save)) {
+		if (!tok)
+			usage_error("--map wants ADDRESS,LENGTH,OFFSET");
+		f->maps[f->n_maps][i] = parse_u64(tok, "--map: not a number");
+	}
+	if (tok)
+		usage_error("--map wants ADDRESS,LENGTH,OFFSET");
+	free(s);
+	f->n_maps++;
+}
+
+/* The options into f; returns the index of the first DUMP. */
+static int parse_args(struct fixture *f, int argc, char **argv)
+{
 	static const struct option longopts[] = {
 		{ "exe", required_argument, NULL, 'e' },
 		{ "map", required_argument, NULL, 'm' },
@@ -193,93 +204,82 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
-			exe = optarg;
+			f->exe = optarg;
 			break;
-		case 'm': {
-			if (n_maps == MAPS_MAX)
-				usage_error("too many --map");
-			char *s = strdup(optarg), *save = NULL, *tok = strtok_r(s, ",", &save);
-			for (int i = 0; i < 3; i++, tok = strtok_r(NULL, ",", &save)) {
-				if (!tok)
-					usage_error("--map wants ADDRESS,LENGTH,OFFSET");
-				maps[n_maps][i] = parse_u64(tok, "--map: not a number");
-			}
-			if (tok)
-				usage_error("--map wants ADDRESS,LENGTH,OFFSET");
-			free(s);
-			n_maps++;
+		case 'm':
+			parse_map(f, optarg);
 			break;
-		}
 		case 'b': {
 			size_t n = strlen(optarg);
-			if (n % 2 || n / 2 > sizeof(build_id) || n == 0)
+			if (n % 2 || n / 2 > sizeof(f->build_id) || n == 0)
 				usage_error("--build-id wants 2 to 40 hexadecimal digits");
-			for (size_t i = 0; i < n / 2; i++) {
-				int hi = hexval(optarg[2 * i]), lo = hexval(optarg[2 * i + 1]);
-				if (hi < 0 || lo < 0)
-					usage_error("--build-id: not hexadecimal");
-				build_id[i] = (uint8_t)(hi << 4 | lo);
-			}
-			build_id_size = n / 2;
+			if (tu_unhex(optarg, f->build_id, sizeof(f->build_id)) < 0)
+				usage_error("--build-id: not hexadecimal");
+			f->build_id_size = n / 2;
 			break;
 		}
 		case 'p':
-			pid = (uint32_t)parse_u64(optarg, "--pid: not a number");
+			f->pid = (uint32_t)parse_u64(optarg, "--pid: not a number");
 			break;
 		case 's':
-			stack_bytes = parse_u64(optarg, "--stack-bytes: not a number");
-			if (stack_bytes == 0 || stack_bytes > 65528 || stack_bytes % 8)
+			f->stack_bytes = parse_u64(optarg, "--stack-bytes: not a number");
+			if (f->stack_bytes == 0 || f->stack_bytes > 65528 || f->stack_bytes % 8)
 				usage_error("--stack-bytes: a multiple of 8 from 8 to 65528");
 			break;
 		case 'P':
-			pac = 1;
+			f->pac = 1;
 			break;
 		case 'o':
-			out = optarg;
+			f->out = optarg;
 			break;
 		default:
 			usage_error("bad option");
 		}
 	}
-	if (!out)
+	if (!f->out)
 		usage_error("no -o OUT");
 	if (optind >= argc)
 		usage_error("no DUMP");
+	return optind;
+}
 
-	struct pf_buf b = { 0 }, rec = { 0 };
-	/* META */
+static void section(pf_writer *w, const struct fixture *f, uint16_t type, const struct pf_buf *b)
+{
+	int rc = pf_writer_section(w, type, 0, b->data, b->len);
+	if (rc < 0)
+		die(f->out, strerror(-rc));
+}
+
+static void records(pf_writer *w, const struct fixture *f, struct pf_buf *rec)
+{
+	int rc = pf_writer_records(w, rec->data, rec->len);
+	if (rc < 0)
+		die(f->out, strerror(-rc));
+	rec->len = 0;
+}
+
+/* META and the EVENT: cpu-clock as pfrec --call-graph dwarf opens it on aarch64 */
+static void write_head(pf_writer *w, const struct fixture *f)
+{
+	struct pf_buf b = { 0 };
 	char mask[24];
 	snprintf(mask, sizeof(mask), "0x%llx", (unsigned long long)((1ull << NREGS) - 1));
 	int rc = pf_kv_add(&b, "arch", "aarch64");
 	rc |= pf_kv_add_u64(&b, "e_machine", EM_AARCH64_);
 	rc |= pf_kv_add_u64(&b, "page_size", 4096);
 	rc |= pf_kv_add_u64(&b, "clock_id", 1);
-	rc |= pf_kv_add(&b, "cmdline", exe);
+	rc |= pf_kv_add(&b, "cmdline", f->exe);
 	rc |= pf_kv_add(&b, "tool_version", "a64-fixture (pftools tests): gdb-multiarch dumps under qemu-aarch64");
 	rc |= pf_kv_add_u64(&b, "exclude_kernel", 1);
 	rc |= pf_kv_add(&b, "callchain_mode", "dwarf");
 	rc |= pf_kv_add(&b, "sample_regs_user", mask);
-	rc |= pf_kv_add_u64(&b, "sample_stack_user", stack_bytes);
+	rc |= pf_kv_add_u64(&b, "sample_stack_user", f->stack_bytes);
 	rc |= pf_kv_add_u64(&b, "va_bits", 48);
-	rc |= pf_kv_add_u64(&b, "pac_enabled", (uint64_t)pac);
+	rc |= pf_kv_add_u64(&b, "pac_enabled", (uint64_t)f->pac);
 	if (rc)
 		die("output", "out of memory");
+	section(w, f, PF_SEC_META, &b);
 
-	int fd = strcmp(out, "-") == 0 ? STDOUT_FILENO : open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0)
-		die(out, strerror(errno));
-	struct pf_writer_opts o = PF_WRITER_OPTS_INIT;
-	o.zstd_level = 19;
-	o.endian = PF_LITTLE_ENDIAN;
-	o.word_size = 8;
-	o.e_machine = EM_AARCH64_;
-	pf_writer *w;
-	if ((rc = pf_writer_open_fd(&w, fd, &o)) < 0)
-		die(out, strerror(-rc));
-	if ((rc = pf_writer_section(w, PF_SEC_META, 0, b.data, b.len)) < 0)
-		die(out, strerror(-rc));
-
-	/* EVENT: cpu-clock as pfrec --call-graph dwarf opens it on aarch64 */
 	struct perf_event_attr a;
 	memset(&a, 0, sizeof(a));
 	a.type = PERF_TYPE_SOFTWARE;
@@ -293,124 +293,153 @@ int main(int argc, char **argv)
 	a.mmap2 = a.comm_exec = a.use_clockid = a.build_id = 1;
 	a.clockid = 1;
 	a.sample_regs_user = (1ull << NREGS) - 1;
-	a.sample_stack_user = (uint32_t)stack_bytes;
+	a.sample_stack_user = (uint32_t)f->stack_bytes;
 	uint64_t id = EVENT_ID;
 	b.len = 0;
 	if (pf_event_encode(&b, &a, sizeof(a), &id, 1, "cpu-clock") < 0)
 		die("output", "out of memory");
-	if ((rc = pf_writer_section(w, PF_SEC_EVENT, 0, b.data, b.len)) < 0)
-		die(out, strerror(-rc));
+	section(w, f, PF_SEC_EVENT, &b);
+	pf_buf_free(&b);
+}
 
-	struct pf_end end;
-	memset(&end, 0, sizeof(end));
-	/* COMM (exec) */
-	const char *comm = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
-	size_t st = rec_begin(&rec, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC);
-	put32(&rec, pid);
-	put32(&rec, pid);
+/* COMM (exec), then an MMAP2 per executable mapping, with the build-id as
+ * build_id=1 gives */
+static void comm_and_maps(struct pf_buf *rec, const struct fixture *f, struct pf_end *end)
+{
+	const char *comm = strrchr(f->exe, '/') ? strrchr(f->exe, '/') + 1 : f->exe;
+	size_t st = rec_begin(rec, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC);
+	put32(rec, f->pid);
+	put32(rec, f->pid);
 	char name[16] = { 0 };
 	snprintf(name, sizeof(name), "%s", comm); /* TASK_COMM_LEN */
-	put(&rec, name, strlen(name) + 1);
-	pad8(&rec, st);
-	trailer(&rec, pid, T0);
-	rec_end(&rec, st);
-	end.records_by_type[PERF_RECORD_COMM]++;
-	/* MMAP2 per executable mapping, with the build-id as build_id=1 gives */
-	for (int i = 0; i < n_maps; i++) {
-		st = rec_begin(&rec, PERF_RECORD_MMAP2,
-			       PERF_RECORD_MISC_USER | (build_id_size ? PERF_RECORD_MISC_MMAP_BUILD_ID : 0));
-		put32(&rec, pid);
-		put32(&rec, pid);
-		put64(&rec, maps[i][0]);
-		put64(&rec, maps[i][1]);
-		put64(&rec, maps[i][2]);
-		if (build_id_size) {
-			uint8_t bid[24] = { (uint8_t)build_id_size };
-			memcpy(bid + 4, build_id, build_id_size);
-			put(&rec, bid, sizeof(bid));
+	put(rec, name, strlen(name) + 1);
+	pad8(rec, st);
+	trailer(rec, f->pid, T0);
+	rec_end(rec, st);
+	end->records_by_type[PERF_RECORD_COMM]++;
+	for (int i = 0; i < f->n_maps; i++) {
+		st = rec_begin(rec, PERF_RECORD_MMAP2,
+			       PERF_RECORD_MISC_USER | (f->build_id_size ? PERF_RECORD_MISC_MMAP_BUILD_ID : 0));
+		put32(rec, f->pid);
+		put32(rec, f->pid);
+		put64(rec, f->maps[i][0]);
+		put64(rec, f->maps[i][1]);
+		put64(rec, f->maps[i][2]);
+		if (f->build_id_size) {
+			uint8_t bid[24] = { (uint8_t)f->build_id_size };
+			memcpy(bid + 4, f->build_id, f->build_id_size);
+			put(rec, bid, sizeof(bid));
 		} else {
-			put32(&rec, 0);
-			put32(&rec, 0);
-			put64(&rec, 0);
-			put64(&rec, 0);
+			put32(rec, 0);
+			put32(rec, 0);
+			put64(rec, 0);
+			put64(rec, 0);
 		}
-		put32(&rec, 5); /* PROT_READ | PROT_EXEC */
-		put32(&rec, 2); /* MAP_PRIVATE */
-		put(&rec, exe, strlen(exe) + 1);
-		pad8(&rec, st);
-		trailer(&rec, pid, T0 + 1 + (uint64_t)i);
-		rec_end(&rec, st);
-		end.records_by_type[PERF_RECORD_MMAP2]++;
+		put32(rec, 5); /* PROT_READ | PROT_EXEC */
+		put32(rec, 2); /* MAP_PRIVATE */
+		put(rec, f->exe, strlen(f->exe) + 1);
+		pad8(rec, st);
+		trailer(rec, f->pid, T0 + 1 + (uint64_t)i);
+		rec_end(rec, st);
+		end->records_by_type[PERF_RECORD_MMAP2]++;
 	}
-	/* the samples */
+}
+
+/* The sample of the dump at prefix `dump`, at time t; `zero` holds
+ * stack_bytes zero bytes. */
+static void sample(struct pf_buf *rec, const struct fixture *f, const char *dump, uint64_t t, const uint8_t *zero)
+{
+	char path[4096];
+	uint64_t regs[NREGS];
+	snprintf(path, sizeof(path), "%s.regs", dump);
+	read_regs(path, regs);
+	snprintf(path, sizeof(path), "%s.stack", dump);
+	size_t dyn;
+	uint8_t *stack = read_file(path, &dyn);
+	if (dyn > f->stack_bytes)
+		die(path, "more bytes than --stack-bytes");
+	size_t st = rec_begin(rec, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+	put64(rec, EVENT_ID);    /* IDENTIFIER */
+	put64(rec, regs[32]);    /* IP = pc */
+	put32(rec, f->pid);      /* TID */
+	put32(rec, f->pid);
+	put64(rec, t);           /* TIME */
+	put32(rec, 0);           /* CPU */
+	put32(rec, 0);
+	put64(rec, 1000000);     /* PERIOD */
+	put64(rec, 0);           /* CALLCHAIN: no kernel part */
+	put64(rec, PERF_SAMPLE_REGS_ABI_64);
+	for (int i = 0; i < NREGS; i++)
+		put64(rec, regs[i]);
+	put64(rec, f->stack_bytes); /* STACK_USER: size, data, dyn_size */
+	if (dyn)
+		put(rec, stack, dyn);
+	put(rec, zero, f->stack_bytes - dyn); /* the kernel leaves the tail undefined; pfrec zeroes it */
+	put64(rec, dyn);
+	rec_end(rec, st);
+	free(stack);
+}
+
+int main(int argc, char **argv)
+{
+	struct fixture f = { .exe = "/a64_unwind", .pid = 4242, .stack_bytes = 8192 };
+	int first = parse_args(&f, argc, argv);
+
+	int fd = strcmp(f.out, "-") == 0 ? STDOUT_FILENO : open(f.out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
+		die(f.out, strerror(errno));
+	struct pf_writer_opts o = PF_WRITER_OPTS_INIT;
+	o.zstd_level = 19;
+	o.endian = PF_LITTLE_ENDIAN;
+	o.word_size = 8;
+	o.e_machine = EM_AARCH64_;
+	pf_writer *w;
+	int rc;
+	if ((rc = pf_writer_open_fd(&w, fd, &o)) < 0)
+		die(f.out, strerror(-rc));
+	write_head(w, &f);
+
+	struct pf_buf b = { 0 }, rec = { 0 };
+	struct pf_end end;
+	memset(&end, 0, sizeof(end));
+	comm_and_maps(&rec, &f, &end);
 	uint64_t t = T0;
-	uint8_t *zero = calloc(1, stack_bytes);
+	uint8_t *zero = calloc(1, f.stack_bytes);
 	if (!zero)
 		die("output", "out of memory");
-	for (int k = optind; k < argc; k++) {
-		char path[4096];
-		uint64_t regs[NREGS];
-		snprintf(path, sizeof(path), "%s.regs", argv[k]);
-		read_regs(path, regs);
-		snprintf(path, sizeof(path), "%s.stack", argv[k]);
-		size_t dyn;
-		uint8_t *stack = read_file(path, &dyn);
-		if (dyn > stack_bytes)
-			die(path, "more bytes than --stack-bytes");
+	for (int k = first; k < argc; k++) {
 		t += 1000000;
-		st = rec_begin(&rec, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
-		put64(&rec, EVENT_ID);    /* IDENTIFIER */
-		put64(&rec, regs[32]);    /* IP = pc */
-		put32(&rec, pid);         /* TID */
-		put32(&rec, pid);
-		put64(&rec, t);           /* TIME */
-		put32(&rec, 0);           /* CPU */
-		put32(&rec, 0);
-		put64(&rec, 1000000);     /* PERIOD */
-		put64(&rec, 0);           /* CALLCHAIN: no kernel part */
-		put64(&rec, PERF_SAMPLE_REGS_ABI_64);
-		for (int i = 0; i < NREGS; i++)
-			put64(&rec, regs[i]);
-		put64(&rec, stack_bytes); /* STACK_USER: size, data, dyn_size */
-		if (dyn)
-			put(&rec, stack, dyn);
-		put(&rec, zero, stack_bytes - dyn); /* the kernel leaves the tail undefined; pfrec zeroes it */
-		put64(&rec, dyn);
-		rec_end(&rec, st);
-		free(stack);
+		sample(&rec, &f, argv[k], t, zero);
 		end.samples++;
 		end.records_by_type[PERF_RECORD_SAMPLE]++;
-		if ((rc = pf_writer_records(w, rec.data, rec.len)) < 0)
-			die(out, strerror(-rc));
-		rec.len = 0;
+		records(w, &f, &rec);
 	}
 	free(zero);
 	/* EXIT */
 	t += 1000;
-	st = rec_begin(&rec, PERF_RECORD_EXIT, 0);
-	put32(&rec, pid);
+	size_t st = rec_begin(&rec, PERF_RECORD_EXIT, 0);
+	put32(&rec, f.pid);
 	put32(&rec, 1);
-	put32(&rec, pid);
+	put32(&rec, f.pid);
 	put32(&rec, 1);
 	put64(&rec, t);
-	trailer(&rec, pid, t);
+	trailer(&rec, f.pid, t);
 	rec_end(&rec, st);
 	end.records_by_type[PERF_RECORD_EXIT]++;
-	if ((rc = pf_writer_records(w, rec.data, rec.len)) < 0)
-		die(out, strerror(-rc));
+	records(w, &f, &rec);
 	/* END */
 	for (int i = 0; i < 32; i++)
 		end.records += end.records_by_type[i];
 	end.start_time = T0;
 	end.stop_time = t;
 	end.duration_ns = t - T0;
-	b.len = 0;
 	if (pf_end_encode(&b, &end) < 0)
 		die("output", "out of memory");
-	if ((rc = pf_writer_section(w, PF_SEC_END, 0, b.data, b.len)) < 0 || (rc = pf_writer_close(w)) < 0)
-		die(out, strerror(-rc));
+	section(w, &f, PF_SEC_END, &b);
+	if ((rc = pf_writer_close(w)) < 0)
+		die(f.out, strerror(-rc));
 	if (fd != STDOUT_FILENO && close(fd) < 0)
-		die(out, strerror(errno));
+		die(f.out, strerror(errno));
 	pf_buf_free(&b);
 	pf_buf_free(&rec);
 	return 0;

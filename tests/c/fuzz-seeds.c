@@ -19,18 +19,7 @@
 #include <zstd.h>
 
 #include "advanced.h"
-
-static void die(const char *m)
-{
-	fprintf(stderr, "fuzz-seeds: %s\n", m);
-	exit(1);
-}
-
-static void put(struct pf_buf *b, const void *p, size_t n)
-{
-	if (pf_buf_put(b, p, n) < 0)
-		die("out of memory");
-}
+#include "testutil.h"
 
 int main(int argc, char **argv)
 {
@@ -44,22 +33,16 @@ int main(int argc, char **argv)
 	base = base ? base + 1 : argv[2];
 	pf_reader *r;
 	if (pf_reader_open(&r, argv[2]) < 0)
-		die(pf_reader_errmsg(r));
+		tu_die(pf_reader_errmsg(r));
 	struct pf_buf evs = { 0 };
 	unsigned n_ev = 0, seeds = 0;
 	struct pf_section s;
-	int rc;
-	while ((rc = pf_reader_next(r, &s)) != 0) {
-		if (rc < 0) {
-			if (!pf_reader_can_continue(r))
-				break;
-			continue;
-		}
+	while (tu_next_section(r, &s, 0)) {
 		if (s.type == PF_SEC_EVENT && n_ev < 255 && s.size <= 0xffff) {
 			uint8_t l[2];
 			pf_put_le16(l, (uint16_t)s.size);
-			put(&evs, l, 2);
-			put(&evs, s.data, s.size);
+			tu_put(&evs, l, 2);
+			tu_put(&evs, s.data, s.size);
 			n_ev++;
 			continue;
 		}
@@ -69,8 +52,8 @@ int main(int argc, char **argv)
 			continue;
 		struct pf_buf out = { 0 };
 		uint8_t head[2] = { decode ? 0 : 1, (uint8_t)n_ev };
-		put(&out, head, 2);
-		put(&out, evs.data, evs.len);
+		tu_put(&out, head, 2);
+		tu_put(&out, evs.data, evs.len);
 		if (decode) {
 			const uint8_t *st = pf_reader_stored(r);
 			uint8_t *t = NULL;
@@ -83,15 +66,15 @@ int main(int argc, char **argv)
 				}
 				t = malloc(fcs ? fcs : 1);
 				if (!t)
-					die("out of memory");
+					tu_die("out of memory");
 				tn = ZSTD_decompress(t, fcs, st, s.stored_size);
 				if (ZSTD_isError(tn))
-					die("zstd frame does not decode");
+					tu_die("zstd frame does not decode");
 			}
 			uint8_t rs[4];
 			pf_put_le32(rs, s.raw_size);
-			put(&out, rs, 4);
-			put(&out, t ? t : st, tn);
+			tu_put(&out, rs, 4);
+			tu_put(&out, t ? t : st, tn);
 			free(t);
 		} else {
 			/* whole records up to max bytes */
@@ -101,13 +84,13 @@ int main(int argc, char **argv)
 			pf_rec_iter_init(&it, s.data, s.size);
 			while (pf_rec_iter_next(&it, &h) > 0 && it.offset <= max)
 				keep = it.offset;
-			put(&out, s.data, keep);
+			tu_put(&out, s.data, keep);
 		}
 		char path[4096];
 		snprintf(path, sizeof(path), "%s/%s-%s-%u", argv[3], argv[1], base, seeds);
 		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		if (fd < 0 || write(fd, out.data, out.len) != (ssize_t)out.len)
-			die("cannot write a seed");
+			tu_die("cannot write a seed");
 		close(fd);
 		pf_buf_free(&out);
 		seeds++;

@@ -26,14 +26,12 @@
 #include <string.h>
 
 #include <pfile/ksyms.h>
+#include "testutil.h"
 
 static uint64_t rng;
 static uint64_t rnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return tu_xorshift(&rng);
 }
 
 static unsigned long n_tables, n_syms, n_lookups;

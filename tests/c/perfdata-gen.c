@@ -54,24 +54,13 @@
 #include <zstd.h>
 
 #include "pfile.h"
+#include "testutil.h"
 
 static int be;
 
-static void die(const char *m)
-{
-	fprintf(stderr, "perfdata-gen: %s\n", m);
-	exit(1);
-}
-
-static void put(struct pf_buf *b, const void *p, size_t n)
-{
-	if (pf_buf_put(b, p, n) < 0)
-		die("out of memory");
-}
-
 static void u8(struct pf_buf *b, uint8_t v)
 {
-	put(b, &v, 1);
+	tu_put(b, &v, 1);
 }
 
 static void u16(struct pf_buf *b, uint16_t v)
@@ -82,7 +71,7 @@ static void u16(struct pf_buf *b, uint16_t v)
 		x[0] = x[1];
 		x[1] = t;
 	}
-	put(b, x, 2);
+	tu_put(b, x, 2);
 }
 
 static void u32(struct pf_buf *b, uint32_t v)
@@ -90,7 +79,7 @@ static void u32(struct pf_buf *b, uint32_t v)
 	uint8_t x[4];
 	for (int i = 0; i < 4; i++)
 		x[be ? 3 - i : i] = (uint8_t)(v >> (8 * i));
-	put(b, x, 4);
+	tu_put(b, x, 4);
 }
 
 static void u64(struct pf_buf *b, uint64_t v)
@@ -98,7 +87,7 @@ static void u64(struct pf_buf *b, uint64_t v)
 	uint8_t x[8];
 	for (int i = 0; i < 8; i++)
 		x[be ? 7 - i : i] = (uint8_t)(v >> (8 * i));
-	put(b, x, 8);
+	tu_put(b, x, 8);
 }
 
 static void set16(uint8_t *p, uint16_t v)
@@ -128,7 +117,7 @@ static void end_rec(struct pf_buf *b, size_t at, size_t align)
 	pad(b, align);
 	size_t n = b->len - at;
 	if (n > 0xffff)
-		die("record too large");
+		tu_die("record too large");
 	set16(b->data + at + 6, (uint16_t)n);
 }
 
@@ -138,7 +127,7 @@ static void hstring(struct pf_buf *b, const char *s)
 	uint32_t len = (uint32_t)((strlen(s) + 1 + 63) / 64 * 64);
 	u32(b, len);
 	size_t at = b->len;
-	put(b, s, strlen(s));
+	tu_put(b, s, strlen(s));
 	while (b->len < at + len)
 		u8(b, 0);
 }
@@ -181,7 +170,7 @@ static void kernel_records(struct pf_buf *b, int n_samples, int unknown)
 	size_t r = begin_rec(b, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC);
 	u32(b, 4242);
 	u32(b, 4242);
-	put(b, "prog\0\0\0\0", 8);
+	tu_put(b, "prog\0\0\0\0", 8);
 	trailer(b, 4242, 4242, 1000000000, 0, 101);
 	end_rec(b, r, 8);
 
@@ -197,7 +186,7 @@ static void kernel_records(struct pf_buf *b, int n_samples, int unknown)
 	u64(b, 0);
 	u32(b, 5); /* PROT_READ | PROT_EXEC */
 	u32(b, 2); /* MAP_PRIVATE */
-	put(b, "/usr/bin/prog", 14);
+	tu_put(b, "/usr/bin/prog", 14);
 	pad(b, 8);
 	trailer(b, 4242, 4242, 1000100000, 0, 101);
 	end_rec(b, r, 8);
@@ -274,7 +263,7 @@ static void build_id(struct pf_buf *b, uint16_t cpumode, int32_t pid, uint8_t fi
 	u8(b, 20);
 	u8(b, 0);
 	u16(b, 0);
-	put(b, name, strlen(name) + 1);
+	tu_put(b, name, strlen(name) + 1);
 	while ((b->len - r - 36) % 64) /* perf pads the name to 64 bytes */
 		u8(b, 0);
 	end_rec(b, r, 1);
@@ -351,7 +340,7 @@ static void compress(struct pf_buf *out, const struct pf_buf *in, int v2)
 {
 	ZSTD_CCtx *c = ZSTD_createCCtx();
 	if (!c)
-		die("zstd");
+		tu_die("zstd");
 	ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, 1);
 	size_t chunk = 97, off = 0;
 	uint8_t tmp[60000];
@@ -363,12 +352,12 @@ static void compress(struct pf_buf *out, const struct pf_buf *in, int v2)
 		do {
 			rc = ZSTD_compressStream2(c, &ob, &ib, ZSTD_e_flush);
 			if (ZSTD_isError(rc))
-				die("zstd");
+				tu_die("zstd");
 		} while (rc != 0 || ib.pos < ib.size);
 		size_t r = begin_rec(out, v2 ? 83 : 81, 0);
 		if (v2)
 			u64(out, ob.pos);
-		put(out, tmp, ob.pos);
+		tu_put(out, tmp, ob.pos);
 		if (v2)
 			end_rec(out, r, 8);
 		else
@@ -383,20 +372,20 @@ static int records_of(const char *in, const char *out)
 {
 	pf_reader *rd;
 	if (pf_reader_open(&rd, in) < 0)
-		die(pf_reader_errmsg(rd));
+		tu_die(pf_reader_errmsg(rd));
 	FILE *fp = fopen(out, "wb");
 	if (!fp)
-		die(strerror(errno));
+		tu_die(strerror(errno));
 	struct pf_section s;
 	int rc;
 	unsigned long long n = 0;
 	while ((rc = pf_reader_next(rd, &s)) != 0) {
 		if (rc < 0)
-			die(pf_reader_errmsg(rd));
+			tu_die(pf_reader_errmsg(rd));
 		if (s.type != PF_SEC_RECORDS)
 			continue;
 		if (fwrite(s.data, 1, s.size, fp) != s.size)
-			die(strerror(errno));
+			tu_die(strerror(errno));
 		struct pf_rec_iter it;
 		const struct perf_event_header *h;
 		pf_rec_iter_init(&it, s.data, s.size);
@@ -404,169 +393,200 @@ static int records_of(const char *in, const char *out)
 			n++;
 	}
 	if (fclose(fp) != 0)
-		die(strerror(errno));
+		tu_die(strerror(errno));
 	pf_reader_close(rd);
 	printf("records %llu\n", n);
 	return 0;
+}
+
+/* The options (see the usage above) */
+struct opts {
+	int pipe, comp, unk_feat, unk_rec, aux, dsz0, odd, n_samples;
+	uint64_t hsize;
+	const char *out;
+};
+
+static int usage(void)
+{
+	fprintf(stderr, "Usage: perfdata-gen [OPTIONS] OUT (see the source)\n");
+	return 2;
+}
+
+/* 0, or 2 after a usage error */
+static int parse_args(struct opts *o, int argc, char **argv)
+{
+	/* the flags and the value each sets */
+	const struct {
+		const char *name;
+		int *flag, value;
+	} flags[] = {
+		{ "--big-endian", &be, 1 },	       { "--pipe", &o->pipe, 1 },
+		{ "--compress", &o->comp, 1 },	       { "--compress2", &o->comp, 2 },
+		{ "--unknown-feature", &o->unk_feat, 1 }, { "--unknown-record", &o->unk_rec, 1 },
+		{ "--aux", &o->aux, 1 },	       { "--odd-record", &o->odd, 1 },
+		{ "--data-size-zero", &o->dsz0, 1 },
+	};
+	for (int i = 1; i < argc; i++) {
+		size_t k = 0;
+		while (k < sizeof(flags) / sizeof(flags[0]) && strcmp(argv[i], flags[k].name))
+			k++;
+		if (k < sizeof(flags) / sizeof(flags[0]))
+			*flags[k].flag = flags[k].value;
+		else if (!strcmp(argv[i], "--header-size") && i + 1 < argc)
+			o->hsize = strtoull(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "--samples") && i + 1 < argc)
+			o->n_samples = atoi(argv[++i]);
+		else if (argv[i][0] != '-' && !o->out)
+			o->out = argv[i];
+		else
+			return usage();
+	}
+	if (!o->out || o->hsize < 104 || o->hsize > 4096 || o->hsize % 8 || o->n_samples < 0 || o->n_samples > 1000)
+		return usage();
+	return 0;
+}
+
+/* The data: the kernel records (compressed or not) between the perf records
+ * the options ask for, FINISHED_INIT last. */
+static void data_records(struct pf_buf *data, const struct opts *o)
+{
+	struct pf_buf recs = { 0 };
+	kernel_records(&recs, o->n_samples, o->unk_rec);
+	if (o->odd) {
+		size_t r = begin_rec(data, 99, 0);
+		u32(data, 0x99999999u);
+		u8(data, 0x99);
+		end_rec(data, r, 1);
+	}
+	if (o->comp)
+		compress(data, &recs, o->comp == 2);
+	else
+		tu_put(data, recs.data, recs.len);
+	if (o->unk_rec) {
+		size_t r = begin_rec(data, 99, 0);
+		u64(data, 0x9999999999999999ull);
+		end_rec(data, r, 8);
+	}
+	if (o->aux) {
+		size_t r = begin_rec(data, 70, 0); /* AUXTRACE_INFO */
+		u32(data, 7);
+		u32(data, 0);
+		u64(data, 0);
+		end_rec(data, r, 8);
+		r = begin_rec(data, 71, 0); /* AUXTRACE, then its 24 bytes */
+		u64(data, 24);
+		u64(data, 0);
+		u64(data, 1);
+		u32(data, 0);
+		u32(data, 4242);
+		u32(data, 0);
+		u32(data, 0);
+		end_rec(data, r, 8);
+		for (int i = 0; i < 24; i++)
+			u8(data, 0xaa);
+	}
+	size_t r = begin_rec(data, 82, 0); /* FINISHED_INIT */
+	end_rec(data, r, 8);
+	pf_buf_free(&recs);
+}
+
+/* Pipe mode: the attrs and features as records, the data, the build-ids */
+static void pipe_file(struct pf_buf *f, const struct pf_buf *data, const struct feat *ft, int nf)
+{
+	u64(f, 0x32454c4946524550ull);
+	u64(f, 16);
+	uint64_t ids[2][2] = { { 101, 102 }, { 201, 0 } };
+	for (int e = 0; e < 2; e++) {
+		size_t r = begin_rec(f, 64, 0); /* HEADER_ATTR */
+		attr(f, 1, (uint64_t)e);
+		for (int k = 0; k < (e ? 1 : 2); k++)
+			u64(f, ids[e][k]);
+		end_rec(f, r, 8);
+	}
+	for (int k = 0; k < nf; k++) {
+		if (ft[k].id == 2)
+			continue; /* build-ids come as records, at the end */
+		size_t r = begin_rec(f, 80, 0); /* HEADER_FEATURE */
+		u64(f, ft[k].id);
+		tu_put(f, ft[k].b.data, ft[k].b.len);
+		end_rec(f, r, 1);
+	}
+	tu_put(f, data->data, data->len);
+	for (size_t off = 0; off < ft[0].b.len;) {
+		size_t n = pf_le16(ft[0].b.data + off + 6);
+		if (be)
+			n = (size_t)ft[0].b.data[off + 6] << 8 | ft[0].b.data[off + 7];
+		tu_put(f, ft[0].b.data + off, n);
+		off += n;
+	}
+}
+
+/* File mode: header, ids, attrs, the data, the feature sections */
+static void file_file(struct pf_buf *f, const struct pf_buf *data, const struct feat *ft, int nf,
+		      const struct opts *o)
+{
+	uint64_t ids_off = o->hsize, attrs_off = ids_off + 3 * 8, entry = 128 + 16;
+	uint64_t data_off = attrs_off + 2 * entry;
+	u64(f, 0x32454c4946524550ull);
+	u64(f, o->hsize);
+	u64(f, entry);
+	u64(f, attrs_off);
+	u64(f, 2 * entry);
+	u64(f, data_off);
+	u64(f, o->dsz0 ? 0 : data->len);
+	u64(f, 0);
+	u64(f, 0);
+	uint64_t bits[4] = { 0 };
+	for (int k = 0; k < nf && !o->dsz0; k++)
+		bits[ft[k].id / 64] |= 1ull << (ft[k].id % 64);
+	for (int w = 0; w < 4; w++)
+		u64(f, bits[w]);
+	while (f->len < o->hsize)
+		u8(f, 0xee);
+	u64(f, 101);
+	u64(f, 102);
+	u64(f, 201);
+	attr(f, 1, 0);
+	u64(f, ids_off);
+	u64(f, 16);
+	attr(f, 1, 1);
+	u64(f, ids_off + 16);
+	u64(f, 8);
+	tu_put(f, data->data, data->len);
+	if (!o->dsz0) {
+		uint64_t at = f->len + 16 * (uint64_t)nf;
+		for (int k = 0; k < nf; k++) {
+			u64(f, at);
+			u64(f, ft[k].b.len);
+			at += ft[k].b.len;
+		}
+		for (int k = 0; k < nf; k++)
+			tu_put(f, ft[k].b.data, ft[k].b.len);
+	}
 }
 
 int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "--records-of"))
 		return records_of(argv[2], argv[3]);
-	int pipe = 0, comp = 0, unk_feat = 0, unk_rec = 0, aux = 0, dsz0 = 0, odd = 0, n_samples = 6;
-	uint64_t hsize = 104;
-	const char *out = NULL;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--big-endian"))
-			be = 1;
-		else if (!strcmp(argv[i], "--pipe"))
-			pipe = 1;
-		else if (!strcmp(argv[i], "--compress"))
-			comp = 1;
-		else if (!strcmp(argv[i], "--compress2"))
-			comp = 2;
-		else if (!strcmp(argv[i], "--unknown-feature"))
-			unk_feat = 1;
-		else if (!strcmp(argv[i], "--unknown-record"))
-			unk_rec = 1;
-		else if (!strcmp(argv[i], "--aux"))
-			aux = 1;
-		else if (!strcmp(argv[i], "--odd-record"))
-			odd = 1;
-		else if (!strcmp(argv[i], "--data-size-zero"))
-			dsz0 = 1;
-		else if (!strcmp(argv[i], "--header-size") && i + 1 < argc)
-			hsize = strtoull(argv[++i], NULL, 0);
-		else if (!strcmp(argv[i], "--samples") && i + 1 < argc)
-			n_samples = atoi(argv[++i]);
-		else if (argv[i][0] != '-' && !out)
-			out = argv[i];
-		else {
-			fprintf(stderr, "Usage: perfdata-gen [OPTIONS] OUT (see the source)\n");
-			return 2;
-		}
-	}
-	if (!out || hsize < 104 || hsize > 4096 || hsize % 8 || n_samples < 0 || n_samples > 1000) {
-		fprintf(stderr, "Usage: perfdata-gen [OPTIONS] OUT (see the source)\n");
+	struct opts o = { .n_samples = 6, .hsize = 104 };
+	if (parse_args(&o, argc, argv))
 		return 2;
-	}
 
-	struct pf_buf recs = { 0 }, data = { 0 }, f = { 0 };
-	kernel_records(&recs, n_samples, unk_rec);
-	if (odd) {
-		size_t r = begin_rec(&data, 99, 0);
-		u32(&data, 0x99999999u);
-		u8(&data, 0x99);
-		end_rec(&data, r, 1);
-	}
-	if (comp)
-		compress(&data, &recs, comp == 2);
-	else
-		put(&data, recs.data, recs.len);
-	if (unk_rec) {
-		size_t r = begin_rec(&data, 99, 0);
-		u64(&data, 0x9999999999999999ull);
-		end_rec(&data, r, 8);
-	}
-	if (aux) {
-		size_t r = begin_rec(&data, 70, 0); /* AUXTRACE_INFO */
-		u32(&data, 7);
-		u32(&data, 0);
-		u64(&data, 0);
-		end_rec(&data, r, 8);
-		r = begin_rec(&data, 71, 0); /* AUXTRACE, then its 24 bytes */
-		u64(&data, 24);
-		u64(&data, 0);
-		u64(&data, 1);
-		u32(&data, 0);
-		u32(&data, 4242);
-		u32(&data, 0);
-		u32(&data, 0);
-		end_rec(&data, r, 8);
-		for (int i = 0; i < 24; i++)
-			u8(&data, 0xaa);
-	}
-	size_t r = begin_rec(&data, 82, 0); /* FINISHED_INIT */
-	end_rec(&data, r, 8);
-
+	struct pf_buf data = { 0 }, f = { 0 };
+	data_records(&data, &o);
 	struct feat ft[16];
 	int nf;
-	features(ft, &nf, unk_feat);
-
-	if (pipe) {
-		u64(&f, 0x32454c4946524550ull);
-		u64(&f, 16);
-		uint64_t ids[2][2] = { { 101, 102 }, { 201, 0 } };
-		for (int e = 0; e < 2; e++) {
-			r = begin_rec(&f, 64, 0); /* HEADER_ATTR */
-			attr(&f, 1, (uint64_t)e);
-			for (int k = 0; k < (e ? 1 : 2); k++)
-				u64(&f, ids[e][k]);
-			end_rec(&f, r, 8);
-		}
-		for (int k = 0; k < nf; k++) {
-			if (ft[k].id == 2)
-				continue; /* build-ids come as records, at the end */
-			r = begin_rec(&f, 80, 0); /* HEADER_FEATURE */
-			u64(&f, ft[k].id);
-			put(&f, ft[k].b.data, ft[k].b.len);
-			end_rec(&f, r, 1);
-		}
-		put(&f, data.data, data.len);
-		for (size_t off = 0; off < ft[0].b.len;) {
-			size_t n = pf_le16(ft[0].b.data + off + 6);
-			if (be)
-				n = (size_t)ft[0].b.data[off + 6] << 8 | ft[0].b.data[off + 7];
-			put(&f, ft[0].b.data + off, n);
-			off += n;
-		}
-	} else {
-		uint64_t ids_off = hsize, attrs_off = ids_off + 3 * 8, entry = 128 + 16;
-		uint64_t data_off = attrs_off + 2 * entry;
-		u64(&f, 0x32454c4946524550ull);
-		u64(&f, hsize);
-		u64(&f, entry);
-		u64(&f, attrs_off);
-		u64(&f, 2 * entry);
-		u64(&f, data_off);
-		u64(&f, dsz0 ? 0 : data.len);
-		u64(&f, 0);
-		u64(&f, 0);
-		uint64_t bits[4] = { 0 };
-		for (int k = 0; k < nf && !dsz0; k++)
-			bits[ft[k].id / 64] |= 1ull << (ft[k].id % 64);
-		for (int w = 0; w < 4; w++)
-			u64(&f, bits[w]);
-		while (f.len < hsize)
-			u8(&f, 0xee);
-		u64(&f, 101);
-		u64(&f, 102);
-		u64(&f, 201);
-		attr(&f, 1, 0);
-		u64(&f, ids_off);
-		u64(&f, 16);
-		attr(&f, 1, 1);
-		u64(&f, ids_off + 16);
-		u64(&f, 8);
-		put(&f, data.data, data.len);
-		if (!dsz0) {
-			uint64_t at = f.len + 16 * (uint64_t)nf;
-			for (int k = 0; k < nf; k++) {
-				u64(&f, at);
-				u64(&f, ft[k].b.len);
-				at += ft[k].b.len;
-			}
-			for (int k = 0; k < nf; k++)
-				put(&f, ft[k].b.data, ft[k].b.len);
-		}
-	}
-	FILE *fp = fopen(out, "wb");
+	features(ft, &nf, o.unk_feat);
+	if (o.pipe)
+		pipe_file(&f, &data, ft, nf);
+	else
+		file_file(&f, &data, ft, nf, &o);
+	FILE *fp = fopen(o.out, "wb");
 	if (!fp || fwrite(f.data, 1, f.len, fp) != f.len || fclose(fp) != 0)
-		die(strerror(errno));
+		tu_die(strerror(errno));
 	for (int k = 0; k < nf; k++)
 		pf_buf_free(&ft[k].b);
-	pf_buf_free(&recs);
 	pf_buf_free(&data);
 	pf_buf_free(&f);
 	return 0;

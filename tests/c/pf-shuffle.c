@@ -12,15 +12,13 @@
 #include <unistd.h>
 
 #include "advanced.h"
+#include "testutil.h"
 
 static uint64_t rng;
 
 static uint64_t next(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return tu_xorshift(&rng);
 }
 
 struct sec {
@@ -140,18 +138,8 @@ int main(int argc, char **argv)
 			v[i - 1] = t;
 		}
 	}
-	int fd = open(argv[3], O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0) {
-		perror(argv[3]);
-		return 1;
-	}
-	struct pf_writer_opts wo = PF_WRITER_OPTS_INIT;
-	wo.word_size = fh->word_size;
-	wo.e_machine = fh->e_machine;
-	wo.records_frame_bytes = 64u << 20; /* one section per input section */
-	pf_writer *w;
-	if (pf_writer_open_fd(&w, fd, &wo) < 0)
-		return 1;
+	int fd = tu_open_out(argv[3]);
+	pf_writer *w = tu_writer_like(fd, fh); /* one section per input section */
 	for (size_t i = 0; i < n; i++) {
 		rc = v[i].type == PF_SEC_RECORDS ? pf_writer_records(w, v[i].data, v[i].size)
 						 : pf_writer_section(w, v[i].type, v[i].flags, v[i].data, v[i].size);

@@ -63,12 +63,7 @@
 #include "build.h"
 #include "fold.h"
 #include "ksyms.h"
-
-static _Noreturn void die(const char *m)
-{
-	fprintf(stderr, "pfsym-gen: %s\n", m);
-	exit(1);
-}
+#include "testutil.h"
 
 #define ST (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | \
 	    PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN)
@@ -158,7 +153,7 @@ static void event(pf_writer *w, const char *name, uint64_t config, uint64_t id)
 	struct pf_buf b = { 0 };
 	if (pf_event_encode(&b, &a, sizeof(a), &id, 1, name) < 0 ||
 	    pf_writer_section(w, PF_SEC_EVENT, 0, b.data, b.len) < 0)
-		die("event");
+		tu_die("event");
 	pf_buf_free(&b);
 }
 
@@ -193,7 +188,7 @@ static void gen_raw(pf_writer *w)
 	mmap2(200, 0x400000, 0x10000, 0x0, "/opt/other.bin", t + 840000000ull);
 	sample(1, 200, 200, t + 850000000ull, s3, 2);
 	if (pf_writer_records(w, rb.data, rb.len) < 0)
-		die("records");
+		tu_die("records");
 }
 
 static void ksymbol(uint64_t addr, uint32_t len, uint16_t flags, const char *name, uint64_t time)
@@ -235,19 +230,7 @@ static void gen_ksymbol(pf_writer *w)
 	ksymbol(0xffffffffc0001000ull, 0x100, PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER, "bpf_prog_0123456789abcdef_one", t + 40);
 	ksymbol(0xffffffffc0002000ull, 0x80, PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER, "bpf_prog_fedcba9876543210_two", t + 41);
 	if (pf_writer_records(w, rb.data, rb.len) < 0)
-		die("records");
-}
-
-static size_t unhex(const char *h, uint8_t *out, size_t max)
-{
-	size_t n = 0;
-	for (; h[0] && h[1] && n < max; h += 2) {
-		unsigned v;
-		if (sscanf(h, "%2x", &v) != 1)
-			die("bad hex");
-		out[n++] = (uint8_t)v;
-	}
-	return n;
+		tu_die("records");
 }
 
 static void gen_kernel(pf_writer *w, char **args, int n)
@@ -265,7 +248,7 @@ static void gen_kernel(pf_writer *w, char **args, int n)
 		else if (strncmp(args[i], "metatext=", 9) == 0)
 			metatext = v;
 		else
-			die("unknown kernel option");
+			tu_die("unknown kernel option");
 	}
 	struct pf_buf b = { 0 };
 	pf_kv_add(&b, "arch", "x86_64");
@@ -276,24 +259,28 @@ static void gen_kernel(pf_writer *w, char **args, int n)
 	if (metatext)
 		pf_kv_add(&b, "kernel_text", metatext);
 	if (pf_writer_section(w, PF_SEC_META, 0, b.data, b.len) < 0)
-		die("meta");
+		tu_die("meta");
 	pf_buf_free(&b);
 	event(w, "cpu-clock", PERF_COUNT_SW_CPU_CLOCK, 1);
 	if (ksyms) {
 		FILE *f = fopen(ksyms, "r");
 		if (!f)
-			die("cannot open the ksyms file");
+			tu_die("cannot open the ksyms file");
 		static char text[1 << 20];
 		size_t len = fread(text, 1, sizeof(text), f);
 		fclose(f);
 		struct pf_ksyms k = { 0 };
 		char err[256];
 		if (pf_ksyms_parse(&k, text, len, err, sizeof(err)) < 0)
-			die(err);
-		if (bid)
-			k.build_id_size = (uint8_t)unhex(bid, k.build_id, sizeof(k.build_id));
+			tu_die(err);
+		if (bid) {
+			int n = tu_unhex(bid, k.build_id, sizeof(k.build_id));
+			if (n < 0)
+				tu_die("bad hex");
+			k.build_id_size = (uint8_t)n;
+		}
 		if (pf_ksyms_encode(&k, &b) < 0 || pf_writer_section(w, PF_SEC_KSYMS, 0, b.data, b.len) < 0)
-			die("ksyms");
+			tu_die("ksyms");
 		pf_ksyms_free(&k);
 		pf_buf_free(&b);
 	}
@@ -308,7 +295,7 @@ static void gen_kernel(pf_writer *w, char **args, int n)
 			if (*p == ',')
 				p++;
 			else if (*p)
-				die("bad chain");
+				tu_die("bad chain");
 		}
 		put_hdr(PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL, (uint16_t)(8 + 8 * 7 + 8 * (nk + 3)));
 		u64(1); u64(ks[0]); u32(100); u32(100); u64(t + 10 + (uint64_t)c); u32(0); u32(0); u64(1000);
@@ -319,7 +306,7 @@ static void gen_kernel(pf_writer *w, char **args, int n)
 		u64(PERF_CONTEXT_USER); u64(0x401010);
 	}
 	if (pf_writer_records(w, rb.data, rb.len) < 0)
-		die("records");
+		tu_die("records");
 }
 
 static void gen_paths(pf_writer *w, char **specs, int n)
@@ -343,7 +330,7 @@ static void gen_paths(pf_writer *w, char **specs, int n)
 			for (; h[0] && h[1] && bid_size < sizeof(bid); h += 2) {
 				unsigned v;
 				if (sscanf(h, "%2x", &v) != 1)
-					die("bad build-id");
+					tu_die("bad build-id");
 				bid[bid_size++] = (uint8_t)v;
 			}
 		}
@@ -361,7 +348,7 @@ static void gen_paths(pf_writer *w, char **specs, int n)
 		struct pf_buf b = { 0 };
 		if (pf_maps_encode(&b, 300, t, (const char *)maps.data, maps.len) < 0 ||
 		    pf_writer_section(w, PF_SEC_MAPS, 0, b.data, b.len) < 0)
-			die("maps");
+			tu_die("maps");
 		pf_buf_free(&b);
 	}
 	pf_buf_free(&maps);
@@ -371,7 +358,7 @@ static void gen_paths(pf_writer *w, char **specs, int n)
 			sample(1, 300, 300, t + 1000000ull * (uint64_t)(i * 4 + k + 1), &ip, 1);
 	}
 	if (pf_writer_records(w, rb.data, rb.len) < 0)
-		die("records");
+		tu_die("records");
 }
 
 static void gen_raw_many(pf_writer *w, uint64_t n)
@@ -388,7 +375,7 @@ static void gen_raw_many(pf_writer *w, uint64_t n)
 		if (i + 1 == n / 2 || i + 1 == n) {
 			/* a section of its own for each half */
 			if (pf_writer_records(w, rb.data, rb.len) < 0 || pf_writer_flush(w) < 0)
-				die("records");
+				tu_die("records");
 			rb.len = 0;
 		}
 	}
@@ -404,7 +391,7 @@ static void gen_raw_lost(pf_writer *w)
 	u64(1); u64(500);
 	trailer(100, 100, t + 2, 1);
 	if (pf_writer_records(w, rb.data, rb.len) < 0)
-		die("records");
+		tu_die("records");
 }
 
 enum damage { D_NONE, D_NOSTACKS, D_LATE, D_STACKCOUNT, D_LOST };
@@ -426,14 +413,21 @@ static void write_tables(pf_writer *w, struct pf_prof *p, enum damage dmg)
 	pf_buf_free(&bk);
 }
 
+/* The start of a resolved profile as pfsym writes it: SYMINFO, then event 1
+ * cpu-clock; p initialised, b for the caller's payloads. */
+static void resolved_begin(pf_writer *w, struct pf_prof *p, struct pf_buf *b)
+{
+	pf_prof_init(p);
+	pf_kv_add(b, "pfsym.version", "pfsym-gen");
+	pf_writer_section(w, PF_SEC_SYMINFO, 0, b->data, b->len);
+	event(w, "cpu-clock", PERF_COUNT_SW_CPU_CLOCK, 1);
+}
+
 static void gen_resolved(pf_writer *w, uint64_t n, enum damage dmg)
 {
 	struct pf_prof p;
-	pf_prof_init(&p);
 	struct pf_buf b = { 0 };
-	pf_kv_add(&b, "pfsym.version", "pfsym-gen");
-	pf_writer_section(w, PF_SEC_SYMINFO, 0, b.data, b.len);
-	event(w, "cpu-clock", PERF_COUNT_SW_CPU_CLOCK, 1);
+	resolved_begin(w, &p, &b);
 	int64_t dso = pf_prof_str(&p, "/usr/bin/bench", 14);
 	int64_t comm = pf_prof_str(&p, "bench", 5);
 	uint32_t stacks[4096];
@@ -467,7 +461,7 @@ static void gen_resolved(pf_writer *w, uint64_t n, enum damage dmg)
 		pf_prof_samples_add(&b, &s);
 		if (pf_le32(b.data) == 65536) {
 			if (pf_writer_section(w, PF_SEC_SAMPLES, 0, b.data, b.len) < 0)
-				die("write");
+				tu_die("write");
 			pf_prof_samples_begin(&b);
 		}
 	}
@@ -494,11 +488,8 @@ static void gen_resolved(pf_writer *w, uint64_t n, enum damage dmg)
 static void gen_names(pf_writer *w)
 {
 	struct pf_prof p;
-	pf_prof_init(&p);
 	struct pf_buf b = { 0 };
-	pf_kv_add(&b, "pfsym.version", "pfsym-gen");
-	pf_writer_section(w, PF_SEC_SYMINFO, 0, b.data, b.len);
-	event(w, "cpu-clock", PERF_COUNT_SW_CPU_CLOCK, 1);
+	resolved_begin(w, &p, &b);
 	static const char *names[] = { "a\"b\\;c", "x\\x3by", "tab\there" };
 	int64_t dso = pf_prof_str(&p, "/usr/bin/names", 14);
 	int64_t comm = pf_prof_str(&p, "my worker\\1", 11);
@@ -547,11 +538,8 @@ static uint32_t views_stack(struct pf_prof *p, const char *const *path, int n)
 static void gen_views(pf_writer *w)
 {
 	struct pf_prof p;
-	pf_prof_init(&p);
 	struct pf_buf b = { 0 };
-	pf_kv_add(&b, "pfsym.version", "pfsym-gen");
-	pf_writer_section(w, PF_SEC_SYMINFO, 0, b.data, b.len);
-	event(w, "cpu-clock", PERF_COUNT_SW_CPU_CLOCK, 1);
+	resolved_begin(w, &p, &b);
 	event(w, "task-clock", PERF_COUNT_SW_TASK_CLOCK, 2);
 	static const char *const s1[] = { "main", "compute", "libc_memcpy" };
 	static const char *const s3[] = { "main", "helper", "compute", "libc_memcpy" };
@@ -581,14 +569,14 @@ static void gen_views(pf_writer *w)
 int main(int argc, char **argv)
 {
 	if (argc < 3)
-		die("usage: pfsym-gen raw OUT | raw-many N OUT | raw-lost OUT | names OUT | resolved[-nostacks|-late|-stackcount|-lost] N OUT | paths SPEC... OUT");
+		tu_die("usage: pfsym-gen raw OUT | raw-many N OUT | raw-lost OUT | names OUT | resolved[-nostacks|-late|-stackcount|-lost] N OUT | paths SPEC... OUT");
 	const char *out = argv[argc - 1];
 	int fd = strcmp(out, "-") == 0 ? 1 : open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0)
-		die("cannot open output");
+		tu_die("cannot open output");
 	pf_writer *w;
 	if (pf_writer_open_fd(&w, fd, NULL) < 0)
-		die("writer");
+		tu_die("writer");
 	if (strcmp(argv[1], "raw") == 0)
 		gen_raw(w);
 	else if (strcmp(argv[1], "raw-lost") == 0)
@@ -616,7 +604,7 @@ int main(int argc, char **argv)
 	else if (strcmp(argv[1], "paths") == 0 && argc >= 4)
 		gen_paths(w, argv + 2, argc - 3);
 	else
-		die("unknown mode");
+		tu_die("unknown mode");
 	struct pf_buf b = { 0 };
 	struct pf_end e;
 	memset(&e, 0, sizeof(e));
@@ -624,6 +612,6 @@ int main(int argc, char **argv)
 	pf_writer_section(w, PF_SEC_END, 0, b.data, b.len);
 	pf_buf_free(&b);
 	if (pf_writer_close(w) < 0)
-		die("close");
+		tu_die("close");
 	return 0;
 }

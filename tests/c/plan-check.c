@@ -30,6 +30,7 @@
 
 #include "pfile.h"
 #include "records.h"
+#include "testutil.h"
 
 #ifndef PERF_SAMPLE_BRANCH_COUNTERS
 #define PERF_SAMPLE_BRANCH_COUNTERS (1U << 19)
@@ -39,10 +40,7 @@ static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
 static uint64_t next(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return tu_xorshift(&rng);
 }
 
 static unsigned below(unsigned n)

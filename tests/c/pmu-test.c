@@ -29,6 +29,23 @@ static void add(char *buf, size_t size, const char *word)
 	snprintf(buf + n, size - n, "%s%s", n ? "," : "", word);
 }
 
+struct bit_name {
+	uint64_t bit;
+	const char *name;
+};
+
+/* The names of the bits of v that t names, then OTHER for any other bit */
+static void bit_words(char *buf, size_t size, uint64_t v, const struct bit_name *t, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (v & t[i].bit)
+			add(buf, size, t[i].name);
+		v &= ~t[i].bit;
+	}
+	if (v)
+		add(buf, size, "OTHER");
+}
+
 static void print_event(const struct pmu_events *evs, int i)
 {
 	const struct pmu_event *e = &evs->ev[i];
@@ -47,18 +64,10 @@ static void print_event(const struct pmu_events *evs, int i)
 	if (a->exclude_host)
 		excl[k++] = 'H';
 	excl[k] = 0;
-	if (a->sample_type & PERF_SAMPLE_RAW)
-		add(sample, sizeof(sample), "RAW");
-	if (a->sample_type & PERF_SAMPLE_READ)
-		add(sample, sizeof(sample), "READ");
-	if (a->sample_type & ~(uint64_t)(PERF_SAMPLE_RAW | PERF_SAMPLE_READ))
-		add(sample, sizeof(sample), "OTHER");
-	if (a->read_format & PERF_FORMAT_GROUP)
-		add(rf, sizeof(rf), "GROUP");
-	if (a->read_format & PERF_FORMAT_ID)
-		add(rf, sizeof(rf), "ID");
-	if (a->read_format & ~(uint64_t)(PERF_FORMAT_GROUP | PERF_FORMAT_ID))
-		add(rf, sizeof(rf), "OTHER");
+	static const struct bit_name st[] = { { PERF_SAMPLE_RAW, "RAW" }, { PERF_SAMPLE_READ, "READ" } };
+	static const struct bit_name rfb[] = { { PERF_FORMAT_GROUP, "GROUP" }, { PERF_FORMAT_ID, "ID" } };
+	bit_words(sample, sizeof(sample), a->sample_type, st, 2);
+	bit_words(rf, sizeof(rf), a->read_format, rfb, 2);
 	k = 0;
 	static const struct {
 		unsigned bit;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "advanced.h"
+#include "testutil.h"
 
 static uint32_t le32(const uint8_t *p)
 {
@@ -35,18 +36,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	const struct pf_file_header *fh = pf_reader_header(r);
-	int fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0) {
-		perror(argv[2]);
-		return 1;
-	}
-	struct pf_writer_opts wo = PF_WRITER_OPTS_INIT;
-	wo.word_size = fh->word_size;
-	wo.e_machine = fh->e_machine;
-	wo.records_frame_bytes = 64u << 20; /* one section per input section */
-	pf_writer *w;
-	if (pf_writer_open_fd(&w, fd, &wo) < 0)
-		return 1;
+	int fd = tu_open_out(argv[2]);
+	pf_writer *w = tu_writer_like(fd, fh); /* one section per input section */
 	struct pf_section s;
 	int rc;
 	unsigned long cleared = 0;

@@ -16,14 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include "advanced.h"
+#include "testutil.h"
 
 static uint64_t rs_ = 88172645463325252ull;
 static uint64_t rnd(void)
 {
-	rs_ ^= rs_ << 13;
-	rs_ ^= rs_ >> 7;
-	rs_ ^= rs_ << 17;
-	return rs_;
+	return tu_xorshift(&rs_);
 }
 
 struct ev {

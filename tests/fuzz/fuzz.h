@@ -107,4 +107,16 @@ static inline uint8_t *fuzz_file_image(const uint8_t *data, size_t size, size_t 
 	return d;
 }
 
+/* The input as an open in-memory .pf file (fuzz_file_image(), then
+ * fuzz_memfd()): its descriptor, its size in *n; -1 when there is none. */
+static inline int fuzz_open_image(const uint8_t *data, size_t size, size_t *n, uint8_t *opts)
+{
+	uint8_t *img = fuzz_file_image(data, size, n, opts);
+	if (!img)
+		return -1;
+	int fd = fuzz_memfd(img, *n);
+	free(img);
+	return fd;
+}
+
 #endif

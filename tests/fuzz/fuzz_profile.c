@@ -18,6 +18,7 @@
 #include <fcntl.h>
 
 #include "fuzz.h"
+#include "testutil.h"
 #include "build.h"
 #include "fold.h"
 
@@ -86,15 +87,8 @@ static void build(int fd, uint8_t opts)
 		goto out;
 	if (pf_reader_open_fd(&r, fd, "fuzz") == 0) {
 		struct pf_section s;
-		int rc;
-		while ((rc = pf_reader_next(r, &s)) != 0) {
-			if (rc < 0) {
-				if (!pf_reader_can_continue(r))
-					break;
-				continue;
-			}
-			rc = pf_prof_builder_section(b, &s);
-			if (rc == -ENOMEM)
+		while (tu_next_section(r, &s, 0)) {
+			if (pf_prof_builder_section(b, &s) == -ENOMEM)
 				break;
 		}
 		(void)pf_prof_builder_finish(b);
@@ -197,11 +191,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	uint8_t opts;
 	size_t n;
-	uint8_t *img = fuzz_file_image(data, size, &n, &opts);
-	if (!img)
-		return 0;
-	int fd = fuzz_memfd(img, n);
-	free(img);
+	int fd = fuzz_open_image(data, size, &n, &opts);
 	if (fd < 0)
 		return 0;
 	build(fd, opts);

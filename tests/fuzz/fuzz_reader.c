@@ -281,11 +281,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	uint8_t opts;
 	size_t n;
-	uint8_t *img = fuzz_file_image(data, size, &n, &opts);
-	if (!img)
-		return 0;
-	int fd = fuzz_memfd(img, n);
-	free(img);
+	int fd = fuzz_open_image(data, size, &n, &opts);
 	if (fd < 0)
 		return 0;
 	pf_reader *r;

@@ -1,0 +1,66 @@
+/* util.c - small helpers shared by libpfsym's files: array growth, lists of
+ * places tried, frame naming. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef PF_DW_DLOPEN
+#include <dlfcn.h>
+#endif
+
+#include "internal/pfsym.h"
+
+#ifdef PF_DW_DLOPEN
+void *pfsi_dw_dlopen(const char **lib, const char *fault, const char *without)
+{
+	/* PFSYM_LIBDW: another file (tests; a libdw outside the search path) */
+	*lib = getenv("PFSYM_LIBDW");
+	if (!*lib || !**lib)
+		*lib = "libdw.so.1";
+	void *h = dlopen(*lib, RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		fprintf(stderr, "pfsym: %s (%s): %s\n", fault, dlerror(), without);
+	return h;
+}
+
+void *pfsi_dw_dlsym(void *h, const char *lib, const char *name, const char *without)
+{
+	void *f = dlsym(h, name);
+	if (!f)
+		fprintf(stderr, "pfsym: %s: no %s: %s\n", lib, name, without);
+	return f;
+}
+#endif
+
+int pfsi_grow(void **arr, size_t *cap, size_t elem, size_t first)
+{
+	size_t c = *cap ? *cap * 2 : first;
+	if (c > SIZE_MAX / elem)
+		return -ENOMEM;
+	void *n = realloc(*arr, c * elem);
+	if (!n)
+		return -ENOMEM;
+	*arr = n;
+	*cap = c;
+	return 0;
+}
+
+void pfsi_note(struct pf_buf *list, const char *what, const char *why)
+{
+	if (list->len)
+		pf_buf_put(list, ", ", 2);
+	pf_buf_put(list, what, strlen(what));
+	pf_buf_put(list, " (", 2);
+	pf_buf_put(list, why, strlen(why));
+	pf_buf_put(list, ")", 2); /* with NUL */
+	list->len--;
+}
+
+void pfsi_frame_name(struct pf_prof_frame *f, uint32_t name, uint64_t off)
+{
+	f->name = name;
+	if (off <= UINT32_MAX) {
+		f->sym_off = (uint32_t)off;
+		f->flags |= PF_FRAME_HAS_SYMOFF;
+	}
+}
