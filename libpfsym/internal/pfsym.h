@@ -49,11 +49,11 @@ struct root {
 	unsigned n_devs_ok;
 };
 
-/* Opens directory `dir` (resolved as this machine resolves it: it is the
- * user's) as a root, r zeroed or not. @return 0, or -errno (r->path NULL). */
 /* The n bytes at b as 2n lowercase hex digits and a NUL at out (2n + 1 bytes). */
 void pfsi_hex(const uint8_t *b, size_t n, char *out);
 
+/* Opens directory `dir` (resolved as this machine resolves it: it is the
+ * user's) as a root, r zeroed or not. @return 0, or -errno (r->path NULL). */
 int pfsi_root_init(struct root *r, const char *dir);
 void pfsi_root_fini(struct root *r);
 
