@@ -269,7 +269,8 @@ double pf_stat_pearson_poisson(const double *x, const double *w, size_t k, doubl
 /* The quasi models' test (pfdiff(1)): side i has runs j with x_ij counts and
  * exposure E_ij (samples n_ij for shares; 1 / w_ij for times), rate
  * R_i = sum x_i / sum E_i and variance function V(R) = R (1 - R) for shares,
- * R for times; with the moderated dispersion phi,
+ * R for times; with the dispersion phi (moderated toward phi0 unless the
+ * function's own is larger),
  *   t = (R2 - R1) / sqrt(phi V(R) (1/E1 + 1/E2)), R pooled over both sides,
  *   CI: (R2 - R1) +- t_{0.975, df} sqrt(phi (V(R1)/E1 + V(R2)/E2)). */
 static void quasi_test(int poisson, const double *x1, const double *n1, size_t k1, const double *x2,
@@ -288,10 +289,21 @@ static void quasi_test(int poisson, const double *x1, const double *n1, size_t k
 	double chi = poisson ? pf_stat_pearson_poisson(x1, n1, k1, &dfa) + pf_stat_pearson_poisson(x2, n2, k2, &dfb)
 			     : pf_stat_pearson(x1, n1, k1, &dfa) + pf_stat_pearson(x2, n2, k2, &dfb);
 	double dff = dfa + dfb;
-	double phi = (d0 * phi0 + chi) / (d0 + dff);
+	/* the pool may narrow a function's interval only when the function
+	 * varies no more than the pool: a function whose own dispersion is
+	 * above phi0 (a thread whose CPU share moves from run to run) is judged
+	 * by its own runs alone, else moderating would shrink its variance
+	 * toward the quieter functions' and flag it 2-5 times too often */
+	double phi, df;
+	if (dff > 0 && chi / dff > phi0) {
+		phi = chi / dff;
+		df = dff;
+	} else {
+		phi = (d0 * phi0 + chi) / (d0 + dff);
+		df = d0 + dff;
+	}
 	if (!(phi >= 1))
 		phi = 1;
-	double df = d0 + dff;
 	r->test = PF_TEST_QUASI;
 	r->phi = phi;
 	r->df = df;

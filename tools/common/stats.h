@@ -119,6 +119,9 @@ double pf_stat_pearson(const double *x, const double *n, size_t k, double *df);
  * the degrees of freedom it is given as a prior (pfdiff: k1 + k2 - 2). With
  * the function's own statistic X2f = X2(side 1) + X2(side 2) on dff df:
  *   phi = max(1, (d0 phi0 + X2f) / (d0 + dff)),   df = d0 + dff,
+ * unless the function's own dispersion X2f / dff (dff > 0) is above phi0:
+ * then phi = X2f / dff and df = dff (the pool never narrows the interval of
+ * a function that varies more than the pool);
  *   P_i = sum x_i / sum n_i,  N_i = sum n_i,  delta = P2 - P1,
  *   P = (sum x1 + sum x2) / (N1 + N2),
  *   t = delta / sqrt(phi P (1 - P) (1/N1 + 1/N2)),
@@ -147,6 +150,7 @@ double pf_stat_pearson_poisson(const double *x, const double *w, size_t k, doubl
  * pf_stat_quasi() (phi0 pooled from pf_stat_pearson_poisson() statistics).
  * With W_i = sum_j 1/w_ij and the function's own X2f on dff df:
  *   phi = max(1, (d0 phi0 + X2f) / (d0 + dff)),   df = d0 + dff,
+ * or phi = X2f / dff, df = dff when that is above phi0 (as pf_stat_quasi()),
  *   m_i = sum x_i / W_i (time per run),  delta = m2 - m1,
  *   m = (sum x1 + sum x2) / (W1 + W2),
  *   t = delta / sqrt(phi m (1/W1 + 1/W2)),

@@ -135,7 +135,7 @@ static const char *test_name(const struct cmp *a, char *buf, size_t n)
 {
 	if (a->quasi) {
 		snprintf(buf, n,
-			 "%s: dispersion pooled over the functions %.3g (weighed as %g df), moderated per function",
+			 "%s: dispersion pooled over the functions %.3g (weighed as %g df), a function that varies more by its own runs",
 			 a->time ? "quasi-Poisson t test on per-run times" : "quasi-binomial t test on per-run shares",
 			 a->phi0, a->d0);
 		return buf;
