@@ -663,13 +663,14 @@ sur\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\t737572eda080')"
 	assert_success
 	run python3 "$FX/diff_quasi.py" check <<< "$output"
 	assert_success
-	# work +15.33 points (significant), io and log unchanged
-	assert_line "# work self +15.33 pp p=0.000153 phi=3.346 df=8 sig=True"
-	assert_line "# io self +0.00 pp p=1 phi=1.401 df=8 sig=False"
+	# work +20.33 points (significant: its runs vary more than the pool, so
+	# it is judged by its own 4 df), io and log unchanged (moderated, 8 df)
+	assert_line "# work self +20.33 pp p=0.00148 phi=4.276 df=4 sig=True"
+	assert_line "# io self +0.00 pp p=1 phi=1.404 df=8 sig=False"
 	run pfdiff --test=quasi quasi/b1.folded quasi/b2.folded quasi/b3.folded -- quasi/n1.folded quasi/n2.folded quasi/n3.folded
 	assert_success
-	assert_line --index 1 --partial "quasi-binomial t test on per-run shares: dispersion pooled over the functions 2.41 (weighed as 4 df), moderated per function;"
-	assert_line --regexp '^ +30\.00 +45\.33 +\+15\.33 .* both  quasi/quasi -      work$'
+	assert_line --index 1 --partial "quasi-binomial t test on per-run shares: dispersion pooled over the functions 2.42 (weighed as 4 df), a function that varies more by its own runs;"
+	assert_line --regexp '^ +30\.00 +50\.33 +\+20\.33 .* both  quasi/quasi -      work$'
 	assert_line --regexp ' -     quasi/quasi -      io$'
 
 	# the same inputs with Welch's test (the default for several inputs per side)
@@ -708,13 +709,13 @@ sur\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\t737572eda080')"
 	assert_success
 	run python3 "$FX/diff_quasi.py" check-time 1000000 <<< "$output"
 	assert_success
-	# work +153.33 ms of 1000 ms per run (significant), io and log unchanged
-	assert_line "# work self +153.33 ms p=0.000185 phi=2.205 df=8 sig=True"
+	# work +203.33 ms of 1000 ms per run (significant, by its own 4 df), io and log unchanged
+	assert_line "# work self +203.33 ms p=0.00187 phi=2.898 df=4 sig=True"
 	assert_line "# io self +0.00 ms p=1 phi=1.000 df=8 sig=False"
 	run pfdiff --mode=time --period 1000000 --test=quasi "${q[@]}"
 	assert_success
-	assert_line --index 1 --partial "quasi-Poisson t test on per-run times: dispersion pooled over the functions 1.49 (weighed as 4 df), moderated per function;"
-	assert_line --regexp '^ +300\.00 +453\.33 +\+153\.33 .* both  quasi/quasi -      work$'
+	assert_line --index 1 --partial "quasi-Poisson t test on per-run times: dispersion pooled over the functions 1.49 (weighed as 4 df), a function that varies more by its own runs;"
+	assert_line --regexp '^ +300\.00 +503\.33 +\+203\.33 .* both  quasi/quasi -      work$'
 	# several folded inputs per side keep Welch's test by default
 	run pfdiff --mode=time --period 1000000 "${q[@]}"
 	assert_success
@@ -740,7 +741,7 @@ sur\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\t737572eda080')"
 	command -v pfrec >/dev/null || skip "pfrec not built"
 	build_workload rep_threads rt -g -O1 -fno-omit-frame-pointer -pthread
 	for s in a b; do
-		run pfrec -q --repeat 3 -g -e cpu-clock -F 1000 -o $s.pf -- ./rt
+		run pfrec -q --repeat 3 -g -e cpu-clock -F 1000 -o $s.pf -- ./rt runs.count
 		refute_sanitizer
 		assert_success
 		pfsym -q -o $s.sym.pf $s.pf
@@ -752,10 +753,15 @@ sur\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\t737572eda080')"
 	assert_line --index 1 --partial "quasi-binomial t test on per-run shares"
 	assert_output --partial " worker_work"
 	[ -z "$(significant_rows <<< "$output")" ]
-	# the worker's share moved from run to run (50 to 150 ms against main's 200 ms)
+	# the worker's share moved from run to run (50, 150 and 100 ms against
+	# main's 200 ms, on both sides): its own dispersion is far above
+	# sampling noise's 1, and it is judged by it
 	run pfdiff --json a.sym.pf b.sym.pf
-	run jq -r '[.base.runs[].run] | @tsv' <<< "$output"
+	local js=$output
+	run jq -r '[.base.runs[].run] | @tsv' <<< "$js"
 	assert_output "1	2	3"
+	run jq -r '.functions[] | select(.name == "worker_work") | "\(.total.dispersion > 4) \(.total.df)"' <<< "$js"
+	assert_output "true 4"
 	# from standard input (a pipe or a file) the runs count as from the file
 	pfdiff a.sym.pf b.sym.pf | tail -n +2 > from-file.txt
 	cat a.sym.pf | pfdiff - b.sym.pf > from-pipe.txt
