@@ -23,6 +23,7 @@
 #include "pfdump/tracepoint.h"
 
 #include "cli.h"
+#include "keyset.h"
 #include "folded.h"          /* pf_strtab: the thread names, interned */
 #include "text.h"
 
@@ -134,9 +135,9 @@ static const char *pid_name(const struct pident *p)
 	return id == PF_COMMS_NONE ? "?" : pf_strtab_str(&comm_strs, id);
 }
 
-/* build-id set: key = xxh3 of (build-id, path) */
-static uint64_t *bid_keys;
-static size_t bid_cap, bid_n;
+/* build-id set: key = xxh3 of (build-id, path), 63 bits (keyset.h takes
+ * every key but UINT64_MAX) */
+static struct pf_keyset bid_set;
 
 static int bid_seen(const uint8_t *id, size_t idn, const char *path, size_t pn)
 {
@@ -145,35 +146,12 @@ static int bid_seen(const uint8_t *id, size_t idn, const char *path, size_t pn)
 		pn = 4096;
 	memcpy(tmp, id, idn);
 	memcpy(tmp + idn, path, pn);
-	uint64_t k = pf_xxh3(tmp, idn + pn) | 1;
-	if ((bid_n + 1) * 2 > bid_cap) {
-		size_t ncap = bid_cap ? bid_cap * 2 : 256;
-		uint64_t *n = calloc(ncap, sizeof(*n));
-		if (!n) {
-			fprintf(stderr, "pfdump: out of memory\n");
-			exit(1);
-		}
-		for (size_t i = 0; i < bid_cap; i++) {
-			if (!bid_keys[i])
-				continue;
-			size_t h = hash32(bid_keys[i]) & (ncap - 1);
-			while (n[h])
-				h = (h + 1) & (ncap - 1);
-			n[h] = bid_keys[i];
-		}
-		free(bid_keys);
-		bid_keys = n;
-		bid_cap = ncap;
+	int rc = pf_keyset_add(&bid_set, pf_xxh3(tmp, idn + pn) >> 1);
+	if (rc < 0) {
+		fprintf(stderr, "pfdump: out of memory\n");
+		exit(1);
 	}
-	size_t h = hash32(k) & (bid_cap - 1);
-	while (bid_keys[h]) {
-		if (bid_keys[h] == k)
-			return 1;
-		h = (h + 1) & (bid_cap - 1);
-	}
-	bid_keys[h] = k;
-	bid_n++;
-	return 0;
+	return rc == 0;
 }
 
 void pfd_print_buildid(const uint8_t *id, size_t idn, const char *path, size_t pn)
@@ -838,6 +816,6 @@ int main(int argc, char **argv)
 	pf_strtab_free(&comm_strs);
 	pf_comms_delete(comms);
 	pfd_profile_free();
-	free(bid_keys);
+	pf_keyset_free(&bid_set);
 	return pfd_pr.n_errors ? 1 : 0;
 }

@@ -79,48 +79,6 @@ void verbose(const char *fmt, ...)
 /* ------------------------------------------------------------------ */
 /* small sets                                                           */
 
-int u32set_has(const struct u32set *s, uint32_t v)
-{
-	if (!s->cap)
-		return 0;
-	for (size_t i = (v * 2654435761u) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
-		if (s->k[i] == v)
-			return 1;
-		if (s->k[i] == 0)
-			return 0;
-	}
-}
-
-/* @return 1 if added, 0 if present, -ENOMEM. v must not be 0. */
-int u32set_add(struct u32set *s, uint32_t v)
-{
-	if (u32set_has(s, v))
-		return 0;
-	if ((s->n + 1) * 2 > s->cap) {
-		size_t ncap = s->cap ? s->cap * 2 : 64;
-		uint32_t *nk = calloc(ncap, sizeof(*nk));
-		if (!nk)
-			return -ENOMEM;
-		for (size_t i = 0; i < s->cap; i++) {
-			if (!s->k[i])
-				continue;
-			size_t j = (s->k[i] * 2654435761u) & (ncap - 1);
-			while (nk[j])
-				j = (j + 1) & (ncap - 1);
-			nk[j] = s->k[i];
-		}
-		free(s->k);
-		s->k = nk;
-		s->cap = ncap;
-	}
-	size_t i = (v * 2654435761u) & (s->cap - 1);
-	while (s->k[i])
-		i = (i + 1) & (s->cap - 1);
-	s->k[i] = v;
-	s->n++;
-	return 1;
-}
-
 /* @return 1 if added, 0 if present, -ENOMEM. */
 int strset_add(struct strset *s, const char *p, size_t len)
 {
@@ -801,7 +759,7 @@ static int add_targets(struct rec *R, int cmd, int to_stdout)
 		return 1;
 	if (!R->o.all_cpus)
 		add_task(R, R->child);
-	u32set_add(&R->known, (uint32_t)R->child);
+	pf_keyset_add(&R->known, (uint32_t)R->child);
 	return -1;
 }
 
@@ -869,8 +827,8 @@ static void free_rec(struct rec *R)
 	free(R->tmp);
 	free(R->o.pids);
 	free(R->o.tids);
-	free(R->known.k);
-	free(R->perfmaps.k);
+	pf_keyset_free(&R->known);
+	pf_keyset_free(&R->perfmaps);
 	strset_free(&R->seen_paths);
 	pf_buf_free(&R->pend_bid);
 	for (int i = 0; i < R->npend; i++)

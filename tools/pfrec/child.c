@@ -160,7 +160,7 @@ void snapshot_existing(struct rec *R)
 	}
 	struct pf_buf th = {0};
 	for (size_t i = 0; i < n; i++)
-		if (u32set_add(&R->known, pids[i]) == 1)
+		if (pf_keyset_add(&R->known, pids[i]) == 1)
 			threads_of(&th, pids[i]);
 	if (th.len)
 		put_section(R, PF_SEC_THREADS, &th);

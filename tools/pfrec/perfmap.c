@@ -45,7 +45,7 @@ void save_perfmap(struct rec *R, uint32_t pid, uint64_t time)
 			verbose("%s: %zu bytes of JIT symbols recorded", path, len);
 	}
 	free(text);
-	u32set_add(&R->perfmaps, pid);
+	pf_keyset_add(&R->perfmaps, pid);
 }
 
 /* At the stop: the map of every process seen whose map was not copied
@@ -53,8 +53,9 @@ void save_perfmap(struct rec *R, uint32_t pid, uint64_t time)
 void save_perfmaps(struct rec *R, uint64_t time)
 {
 	for (size_t i = 0; i < R->known.cap; i++) {
-		uint32_t pid = R->known.k ? R->known.k[i] : 0;
-		if (pid && !u32set_has(&R->perfmaps, pid))
-			save_perfmap(R, pid, time);
+		/* a slot holds key + 1 (keyset.h), 0 when empty */
+		uint64_t v = R->known.k[i];
+		if (v && !pf_keyset_has(&R->perfmaps, v - 1))
+			save_perfmap(R, (uint32_t)(v - 1), time);
 	}
 }

@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
+#include "keyset.h"
 #include "pfrec.h"
 #include "pfrec/pmu.h"
 
@@ -117,11 +118,6 @@ struct pending {
 	struct pf_buf b;
 };
 
-struct u32set {
-	uint32_t *k;
-	size_t cap, n;
-};
-
 struct strset {
 	char **k;
 	size_t cap, n;
@@ -174,8 +170,8 @@ struct rec {
 	uint64_t first_time, last_time, ring_errors;
 	uint64_t start_mono, start_wall_mono;
 
-	struct u32set known;
-	struct u32set perfmaps;          /* pids whose /tmp/perf-PID.map was copied */
+	struct pf_keyset known;
+	struct pf_keyset perfmaps;          /* pids whose /tmp/perf-PID.map was copied */
 	struct strset seen_paths;
 	struct pf_buf pend_bid;
 	struct pending *pend; int npend, cappend;
@@ -198,8 +194,6 @@ extern struct rec *G; /* the session, for notices (quiet flag) */
 void errmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2))); /* "pfrec: ..." on stderr */
 void notice(const char *fmt, ...) __attribute__((format(printf, 1, 2))); /* unless --quiet */
 void verbose(const char *fmt, ...) __attribute__((format(printf, 1, 2))); /* with -v */
-int u32set_add(struct u32set *s, uint32_t v);                  /* 1 added, 0 there, <0 */
-int u32set_has(const struct u32set *s, uint32_t v);
 int strset_add(struct strset *s, const char *p, size_t len);   /* 1 added, 0 there, <0 */
 void put_section(struct rec *R, uint16_t type, const struct pf_buf *b);
 void put_records(struct rec *R, const void *p, size_t n);

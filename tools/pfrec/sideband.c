@@ -275,7 +275,7 @@ uint64_t perf_now(struct rec *R, uint64_t rec_time)
 
 static void new_process(struct rec *R, uint32_t pid, uint64_t time)
 {
-	if (!pid || u32set_add(&R->known, pid) != 1)
+	if (!pid || pf_keyset_add(&R->known, pid) != 1)
 		return;
 	snapshot_maps(R, pid, perf_now(R, time));
 }
