@@ -90,11 +90,16 @@ check() {
 	local name=$1 same=$2
 	shift 2
 	local j="$name.json"
-	echo "# $name: $(jq -c '{samples_perf, samples_pf, head_diff, kernel_depth_diff, user_frames, classes}' "$j")" >&3
+	echo "# $name: $(jq -c '{samples_perf, samples_pf, head_diff, kernel_depth_diff, perf_no_chain, user_frames, classes}' "$j")" >&3
 	# 100% of samples: the same number, comm, pid, tid, time, period, event
 	jq -e '.samples_perf == .samples_pf and .samples_perf >= 20' "$j" >/dev/null ||
 		{ jq -c '{samples_perf, samples_pf}' "$j" >&2; false; }
 	jq -e '.head_diff == 0' "$j" >/dev/null || { jq -c .head_examples "$j" >&2; false; }
+	# samples for which perf printed no frame at all (pfscript did): at
+	# most 1%, left out of the comparison (perf 6.1 drops an occasional
+	# chain: 1 of 345 samples of make in one fresh-machine run)
+	jq -e '.perf_no_chain * 100 <= .samples_perf' "$j" >/dev/null ||
+		{ jq -c '.perf_no_chain, .perf_no_chain_examples[]' "$j" >&2; false; }
 	# kernel frames (not named by pfsym yet): as many in every sample
 	jq -e '.kernel_depth_diff == 0' "$j" >/dev/null || { jq -c '.kernel_examples[]' "$j" >&2; false; }
 	jq -e '.user_frames >= 100' "$j" >/dev/null
