@@ -86,8 +86,10 @@ share() {
 		/;run_qsort;/ { all += $NF; if ($0 ~ re) hit += $NF }
 		END { print (all > 0 && hit * 10 > all * 9) ? "ok" : "only " hit + 0 " of " all + 0 }' dwarf.folded
 	assert_output ok
-	# now_s() is inlined into spin_until: its own frame, now_s_[i] (issue 15)
-	run grep -cE "^$ROOT;run_rec;rec;rec;rec;rec;rec;rec_leaf;spin_until;now_s_\\[i\\];(clock_gettime;)?__vdso_clock_gettime(;\\[kernel\\])? [0-9]+\$" dwarf.folded
+	# now_s() is inlined into spin_until: its own frame, now_s_[i] (issue 15).
+	# The CPU-time clock may enter the kernel from the vDSO: kernel frames
+	# may follow.
+	run grep -cE "^$ROOT;run_rec;rec;rec;rec;rec;rec;rec_leaf;spin_until;now_s_\\[i\\];(clock_gettime;)?__vdso_clock_gettime(;[^; ]+)* [0-9]+\$" dwarf.folded
 	assert_output --regexp '^[1-9]'
 }
 
@@ -132,11 +134,14 @@ share() {
 	assert_output --partial "record with a larger --call-graph dwarf,BYTES"
 	run pffold short.sym.pf
 	assert_line --regexp '^unw_main;lib_work;lib_spin [1-9][0-9]*$'
-	# 64 bytes hold lib_work's and run_lib's return addresses when a sample
-	# lands in lib_work itself (small frames): main;run_lib;lib_work is then
-	# a true, rare stack (seen once in a loaded run). No stack reaches the
-	# program's entry, and main is reached by at most 1% of the samples.
-	refute_output --regexp "(__libc_start_call_main|_start);main;run_lib"
+	# The frames are small (-O2, x86-64: lib_work 48 bytes, run_lib 16, main
+	# 32), so 64 bytes can hold true, rare stacks: a sample in lib_work itself
+	# reaches main (48 + 16 bytes: main;run_lib;lib_work, seen once in a
+	# loaded run), and one in run_lib itself, as lib_work returns at the end,
+	# even reaches __libc_start_call_main (16 + 32 bytes; seen once in CI).
+	# No stack through lib_work reaches past main, and main is reached by at
+	# most 1% of the samples.
+	refute_output --regexp "(__libc_start_call_main|_start);main;run_lib;lib_work"
 	run awk '{ all += $NF; if ($0 ~ /(^|;)main;run_lib/) hit += $NF } END { print (hit * 100 <= all) ? "cut" : hit " of " all " reach main" }' <<<"$output"
 	assert_output cut
 }
