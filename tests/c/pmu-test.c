@@ -52,18 +52,8 @@ static void print_event(const struct pmu_events *evs, int i)
 	const struct perf_event_attr *a = &e->pa.attr;
 	char excl[8] = "", sample[32] = "", rf[32] = "", mods[16] = "", flags[96] = "";
 	char period[32] = "-", freq[32] = "-";
-	size_t k = 0;
-	if (a->exclude_user)
-		excl[k++] = 'u';
-	if (a->exclude_kernel)
-		excl[k++] = 'k';
-	if (a->exclude_hv)
-		excl[k++] = 'h';
-	if (a->exclude_guest)
-		excl[k++] = 'G';
-	if (a->exclude_host)
-		excl[k++] = 'H';
-	excl[k] = 0;
+	size_t k;
+	pmu_attr_excl_letters(a, excl);
 	static const struct bit_name st[] = { { PERF_SAMPLE_RAW, "RAW" }, { PERF_SAMPLE_READ, "READ" } };
 	static const struct bit_name rfb[] = { { PERF_FORMAT_GROUP, "GROUP" }, { PERF_FORMAT_ID, "ID" } };
 	bit_words(sample, sizeof(sample), a->sample_type, st, 2);

@@ -119,20 +119,8 @@ void pfrec_event_print(FILE *f, int idx, const struct pmu_event *ev, const struc
 {
 	const struct perf_event_attr *a = &pa->attr;
 	char excl[8];
-	size_t k = 0;
-	if (a->exclude_user)
-		excl[k++] = 'u';
-	if (a->exclude_kernel)
-		excl[k++] = 'k';
-	if (a->exclude_hv)
-		excl[k++] = 'h';
-	if (a->exclude_guest)
-		excl[k++] = 'G';
-	if (a->exclude_host)
-		excl[k++] = 'H';
-	if (!k)
-		excl[k++] = '-';
-	excl[k] = 0;
+	if (!pmu_attr_excl_letters(a, excl)[0])
+		strcpy(excl, "-");
 	fprintf(f, "event %d: %s pmu=%s type=%" PRIu32 " config=0x%" PRIx64 " config1=0x%" PRIx64
 		   " config2=0x%" PRIx64 " config3=0x%" PRIx64 " exclude=%s precise_ip=%u pinned=%u",
 		idx, ev->name, ev->pmu, a->type, (uint64_t)a->config, (uint64_t)a->config1, (uint64_t)a->config2,

@@ -173,6 +173,12 @@ struct pmu_events {
 int pmu_parse(struct pmu_model *m, const char *spec, struct pmu_events *out, char *err, size_t errlen);
 void pmu_events_free(struct pmu_events *evs);
 
+/* The exclude_* bits of attr as perf's modifier letters, in the order
+ * u k h G H (exclude_user, _kernel, _hv, _guest, _host; a letter names what
+ * is left out), NUL-terminated in out (at most 5 letters); "" when nothing
+ * is excluded. @return out. */
+char *pmu_attr_excl_letters(const struct perf_event_attr *a, char out[static 6]);
+
 /* ---- pfrec --list ------------------------------------------------------------ */
 
 /* Writes the generic events, every PMU's sysfs events with their encoding

@@ -275,102 +275,152 @@ static void desc_free(struct pmu_desc *p)
 	free(p->name);
 }
 
+/* Lists the PMU's subdirectory SUB (format or events) into *names, its
+ * path into path. @return the number of names (0 when SUB is missing), or
+ * -errno with err set. */
+static int list_sub(struct pmu_model *m, struct pmu_desc *p, const char *sub, char path[PATH_MAX], char ***names,
+		    char *err, size_t errlen)
+{
+	*names = NULL;
+	if (pmu_join_path(path, PATH_MAX, m->sysfs_root, p->name, sub) < 0) {
+		pmu_set_err(err, errlen, "PMU %s: path too long under %s", p->name, m->sysfs_root);
+		return -ENAMETOOLONG;
+	}
+	int n = pmu_list_dir(path, names);
+	if (n == -ENOENT)
+		return 0;
+	if (n < 0)
+		pmu_set_err(err, errlen, "PMU %s: cannot read %s: %s", p->name, path, strerror(-n));
+	return n;
+}
+
+static int nomem(char *err, size_t errlen)
+{
+	pmu_set_err(err, errlen, "out of memory");
+	return -ENOMEM;
+}
+
+/* format/: one field per file, sorted by name. @return 0 or -errno. */
+static int load_formats(struct pmu_model *m, struct pmu_desc *p, char *err, size_t errlen)
+{
+	char path[PATH_MAX], buf[FILE_MAX];
+	char **names;
+	int n = list_sub(m, p, "format", path, &names, err, errlen);
+	if (n <= 0)
+		return n;
+	int rc = 0;
+	if (!(p->fields = calloc((size_t)n, sizeof(*p->fields)))) {
+		rc = nomem(err, errlen);
+		goto out;
+	}
+	for (int i = 0; i < n; i++) {
+		char fp[PATH_MAX];
+		struct field *f = &p->fields[p->nfields];
+		if (pmu_join_path(fp, sizeof(fp), path, names[i], NULL) < 0)
+			continue;
+		int r = pmu_read_small(fp, buf, sizeof(buf));
+		if (r == -EISDIR)
+			continue;
+		f->name = names[i];
+		names[i] = NULL;
+		f->text = strdup(r >= 0 ? buf : "(unreadable)");
+		p->nfields++;
+		if (!f->text) {
+			rc = nomem(err, errlen);
+			goto out;
+		}
+		if (r < 0 || parse_format(buf, &f->word, &f->mask) < 0)
+			f->word = -1;
+	}
+	qsort(p->fields, (size_t)p->nfields, sizeof(*p->fields), cmp_field);
+out:
+	pmu_free_names(names, n);
+	return rc;
+}
+
+/* events/: one alias per file with its .scale and .unit, sorted by name.
+ * @return 0 or -errno. */
+static int load_aliases(struct pmu_model *m, struct pmu_desc *p, char *err, size_t errlen)
+{
+	char path[PATH_MAX], buf[FILE_MAX];
+	char **names;
+	int n = list_sub(m, p, "events", path, &names, err, errlen);
+	if (n <= 0)
+		return n;
+	int rc = 0;
+	if (!(p->aliases = calloc((size_t)n, sizeof(*p->aliases)))) {
+		rc = nomem(err, errlen);
+		goto out;
+	}
+	for (int i = 0; i < n; i++) {
+		const char *nm = names[i];
+		if (ends_with(nm, ".scale") || ends_with(nm, ".unit") || ends_with(nm, ".per-pkg") ||
+		    ends_with(nm, ".snapshot"))
+			continue;
+		char fp[PATH_MAX];
+		struct alias *a = &p->aliases[p->naliases];
+		if (pmu_join_path(fp, sizeof(fp), path, nm, NULL) < 0)
+			continue;
+		int r = pmu_read_small(fp, buf, sizeof(buf));
+		if (r == -EISDIR)
+			continue;
+		a->name = names[i];
+		names[i] = NULL;
+		a->scale = 1.0;
+		p->naliases++;
+		if (r >= 0) {
+			if (!(a->terms = strdup(buf))) {
+				rc = nomem(err, errlen);
+				goto out;
+			}
+		} else {
+			a->read_err = -r;
+		}
+		char sp[PATH_MAX];
+		if (snprintf(sp, sizeof(sp), "%s.scale", fp) < (int)sizeof(sp) &&
+		    pmu_read_small(sp, buf, sizeof(buf)) > 0) {
+			char *end;
+			double sc = strtod(buf, &end);
+			if (end != buf && !*end && sc > 0 && sc < 1e300)
+				a->scale = sc;
+		}
+		if (snprintf(sp, sizeof(sp), "%s.unit", fp) < (int)sizeof(sp) &&
+		    pmu_read_small(sp, buf, sizeof(buf)) > 0)
+			snprintf(a->unit, sizeof(a->unit), "%.31s", buf);
+	}
+	qsort(p->aliases, (size_t)p->naliases, sizeof(*p->aliases), cmp_alias);
+out:
+	pmu_free_names(names, n);
+	return rc;
+}
+
 /* Reads format/, events/ and caps/max_precise of a PMU once.
  * @return 0 or -errno with err set. */
 int pmu_load(struct pmu_model *m, struct pmu_desc *p, char *err, size_t errlen)
 {
 	if (p->loaded)
 		return 0;
-	char path[PATH_MAX], buf[FILE_MAX];
-	char **names = NULL;
-	int n = 0, rc;
-
-	/* format/ */
-	if ((rc = pmu_join_path(path, sizeof(path), m->sysfs_root, p->name, "format")) < 0)
-		goto path_err;
-	n = pmu_list_dir(path, &names);
-	if (n < 0 && n != -ENOENT) {
-		rc = n;
-		goto dir_err;
-	}
-	if (n > 0) {
-		p->fields = calloc((size_t)n, sizeof(*p->fields));
-		if (!p->fields)
-			goto nomem;
-		for (int i = 0; i < n; i++) {
-			char fp[PATH_MAX];
-			struct field *f = &p->fields[p->nfields];
-			if (pmu_join_path(fp, sizeof(fp), path, names[i], NULL) < 0)
-				continue;
-			int r = pmu_read_small(fp, buf, sizeof(buf));
-			if (r == -EISDIR)
-				continue;
-			f->name = names[i];
-			names[i] = NULL;
-			f->text = strdup(r >= 0 ? buf : "(unreadable)");
-			p->nfields++;
-			if (!f->text)
-				goto nomem;
-			if (r < 0 || parse_format(buf, &f->word, &f->mask) < 0)
-				f->word = -1;
+	int rc = load_formats(m, p, err, errlen);
+	if (rc == 0)
+		rc = load_aliases(m, p, err, errlen);
+	if (rc < 0) { /* as before: the next use tries again */
+		for (int i = 0; i < p->nfields; i++) {
+			free(p->fields[i].name);
+			free(p->fields[i].text);
 		}
-		pmu_free_names(names, n);
-		names = NULL;
-		qsort(p->fields, (size_t)p->nfields, sizeof(*p->fields), cmp_field);
-	}
-
-	/* events/ */
-	if ((rc = pmu_join_path(path, sizeof(path), m->sysfs_root, p->name, "events")) < 0)
-		goto path_err;
-	n = pmu_list_dir(path, &names);
-	if (n < 0 && n != -ENOENT) {
-		rc = n;
-		goto dir_err;
-	}
-	if (n > 0) {
-		p->aliases = calloc((size_t)n, sizeof(*p->aliases));
-		if (!p->aliases)
-			goto nomem;
-		for (int i = 0; i < n; i++) {
-			const char *nm = names[i];
-			if (ends_with(nm, ".scale") || ends_with(nm, ".unit") || ends_with(nm, ".per-pkg") ||
-			    ends_with(nm, ".snapshot"))
-				continue;
-			char fp[PATH_MAX];
-			struct alias *a = &p->aliases[p->naliases];
-			if (pmu_join_path(fp, sizeof(fp), path, nm, NULL) < 0)
-				continue;
-			int r = pmu_read_small(fp, buf, sizeof(buf));
-			if (r == -EISDIR)
-				continue;
-			a->name = names[i];
-			names[i] = NULL;
-			a->scale = 1.0;
-			p->naliases++;
-			if (r >= 0) {
-				if (!(a->terms = strdup(buf)))
-					goto nomem;
-			} else {
-				a->read_err = -r;
-			}
-			char sp[PATH_MAX];
-			if (snprintf(sp, sizeof(sp), "%s.scale", fp) < (int)sizeof(sp) &&
-			    pmu_read_small(sp, buf, sizeof(buf)) > 0) {
-				char *end;
-				double s = strtod(buf, &end);
-				if (end != buf && !*end && s > 0 && s < 1e300)
-					a->scale = s;
-			}
-			if (snprintf(sp, sizeof(sp), "%s.unit", fp) < (int)sizeof(sp) &&
-			    pmu_read_small(sp, buf, sizeof(buf)) > 0)
-				snprintf(a->unit, sizeof(a->unit), "%.31s", buf);
+		for (int i = 0; i < p->naliases; i++) {
+			free(p->aliases[i].name);
+			free(p->aliases[i].terms);
 		}
-		pmu_free_names(names, n);
-		names = NULL;
-		qsort(p->aliases, (size_t)p->naliases, sizeof(*p->aliases), cmp_alias);
+		free(p->fields);
+		free(p->aliases);
+		p->fields = NULL;
+		p->aliases = NULL;
+		p->nfields = p->naliases = 0;
+		return rc;
 	}
-
 	/* caps/max_precise */
+	char path[PATH_MAX], buf[FILE_MAX];
 	p->max_precise = -1;
 	if (pmu_join_path(path, sizeof(path), m->sysfs_root, p->name, "caps/max_precise") == 0 &&
 	    pmu_read_small(path, buf, sizeof(buf)) > 0) {
@@ -380,31 +430,6 @@ int pmu_load(struct pmu_model *m, struct pmu_desc *p, char *err, size_t errlen)
 	}
 	p->loaded = true;
 	return 0;
-nomem:
-	pmu_free_names(names, n);
-	rc = -ENOMEM;
-	pmu_set_err(err, errlen, "out of memory");
-	goto undo;
-path_err:
-	pmu_set_err(err, errlen, "PMU %s: path too long under %s", p->name, m->sysfs_root);
-	goto undo;
-dir_err:
-	pmu_set_err(err, errlen, "PMU %s: cannot read %s: %s", p->name, path, strerror(-rc));
-undo: /* as before: the next use tries again */
-	for (int i = 0; i < p->nfields; i++) {
-		free(p->fields[i].name);
-		free(p->fields[i].text);
-	}
-	for (int i = 0; i < p->naliases; i++) {
-		free(p->aliases[i].name);
-		free(p->aliases[i].terms);
-	}
-	free(p->fields);
-	free(p->aliases);
-	p->fields = NULL;
-	p->aliases = NULL;
-	p->nfields = p->naliases = 0;
-	return rc;
 }
 
 int pmu_model_open(struct pmu_model **out, const struct pmu_env *env, char *err, size_t errlen)

@@ -324,24 +324,39 @@ static int apply_specials(struct ctx *c, struct protos *ps, int first, char *ter
 	return 0;
 }
 
+/* For a core (CPU) PMU d: loads its description and adds a proto naming
+ * it to ps (*out); *out = NULL when d is not a core PMU.
+ * @return 0 or -errno (err set by pmu_load; -ENOMEM). */
+static int core_proto(struct ctx *c, struct protos *ps, struct pmu_desc *d, struct proto **out)
+{
+	*out = NULL;
+	if (!d->core)
+		return 0;
+	int rc = pmu_load(c->m, d, c->err, c->errlen);
+	if (rc < 0)
+		return rc;
+	struct proto *p = proto_new(c, ps);
+	if (!p)
+		return -ENOMEM;
+	p->desc = d;
+	p->pmu_name = d->name;
+	*out = p;
+	return 0;
+}
+
 static int resolve_generic(struct ctx *c, struct protos *ps, const struct generic *g)
 {
 	struct pmu_model *m = c->m;
 	if (g->type == PERF_TYPE_HARDWARE && m->ncore > 1) {
 		for (int i = 0; i < m->npmus; i++) {
-			struct pmu_desc *d = &m->pmus[i];
-			if (!d->core)
-				continue;
-			int rc = pmu_load(m, d, c->err, c->errlen);
+			struct proto *p;
+			int rc = core_proto(c, ps, &m->pmus[i], &p);
 			if (rc < 0)
 				return rc;
-			struct proto *p = proto_new(c, ps);
 			if (!p)
-				return -ENOMEM;
+				continue;
 			p->pa.attr.type = PERF_TYPE_HARDWARE;
-			p->pa.attr.config = g->config | (uint64_t)d->type << PERF_PMU_TYPE_SHIFT;
-			p->desc = d;
-			p->pmu_name = d->name;
+			p->pa.attr.config = g->config | (uint64_t)p->desc->type << PERF_PMU_TYPE_SHIFT;
 			p->flags = PMU_EV_GENERIC | PMU_EV_EXPANDED;
 		}
 		return 0;
@@ -387,19 +402,14 @@ static int resolve_raw(struct ctx *c, struct protos *ps, const char *s)
 		v = v << 4 | (uint64_t)(isdigit((unsigned char)*q) ? *q - '0' : (tolower((unsigned char)*q) - 'a' + 10));
 	bool found = false;
 	for (int i = 0; i < m->npmus; i++) {
-		struct pmu_desc *d = &m->pmus[i];
-		if (!d->core)
-			continue;
-		int rc = pmu_load(m, d, c->err, c->errlen);
+		struct proto *p;
+		int rc = core_proto(c, ps, &m->pmus[i], &p);
 		if (rc < 0)
 			return rc;
-		struct proto *p = proto_new(c, ps);
 		if (!p)
-			return -ENOMEM;
-		p->pa.attr.type = m->ncore > 1 ? d->type : PERF_TYPE_RAW;
+			continue;
+		p->pa.attr.type = m->ncore > 1 ? p->desc->type : PERF_TYPE_RAW;
 		p->pa.attr.config = v;
-		p->desc = d;
-		p->pmu_name = d->name;
 		p->flags = PMU_EV_RAW | (m->ncore > 1 ? PMU_EV_EXPANDED : 0);
 		found = true;
 	}
@@ -1066,3 +1076,19 @@ void pmu_events_free(struct pmu_events *evs)
 	memset(evs, 0, sizeof(*evs));
 }
 
+char *pmu_attr_excl_letters(const struct perf_event_attr *a, char out[static 6])
+{
+	size_t k = 0;
+	if (a->exclude_user)
+		out[k++] = 'u';
+	if (a->exclude_kernel)
+		out[k++] = 'k';
+	if (a->exclude_hv)
+		out[k++] = 'h';
+	if (a->exclude_guest)
+		out[k++] = 'G';
+	if (a->exclude_host)
+		out[k++] = 'H';
+	out[k] = 0;
+	return out;
+}
