@@ -10,6 +10,9 @@
 #           at least 0.90);
 #   single: the null pairs again with one run per side (run 1 of each,
 #           pffold --run 1 | pfdiff): the false alarms of sampling noise alone.
+# Null and power are counted in both of pfdiff's modes on the same
+# recordings: --mode=share (the default) and --mode=time (main's work is
+# fixed: hot_fn's time per run is what the second binary changes).
 # Takes minutes (about COMPS x 3 recordings of RUNS runs of ~0.3 s).
 #   PFTOOLS_BUILD=$PWD/build bench/calibrate.sh [COMPS [RUNS]]
 # CALIB_KEEP=DIR keeps the symbolized recordings (DIR/a1.pf, b1.pf, s1.pf,
@@ -51,7 +54,13 @@ rec() { # rec BINARY OUT
 	[ -z "${CALIB_KEEP:-}" ] || cp "$2" "$CALIB_KEEP/$(basename "$2" .pf)$i.pf"
 }
 sig_rows() { tail -n +5 | awk '$0 ~ / (self|total|both) /'; }
-null=0 power=0 single=0
+# hot_found ROW: 1 when hot_fn's row is significant in self (or both) and
+# its self change is an increase, else 0
+hot_found() {
+	case $1 in *" self "* | *" both "*) [[ $(awk '{print $3}' <<< "$1") == +* ]] && { echo 1; return; } ;; esac
+	echo 0
+}
+null=0 power=0 single=0 tnull=0 tpower=0
 for i in $(seq 1 "$COMPS"); do
 	if [ -n "${CALIB_INTERLEAVE:-}" ]; then
 		A=() Bs=() S=()
@@ -63,6 +72,8 @@ for i in $(seq 1 "$COMPS"); do
 		done
 		"$B/bin/pfdiff" -t quasi "${A[@]}" -- "${Bs[@]}" > "$tmp/null.txt"
 		"$B/bin/pfdiff" -t quasi "${A[@]}" -- "${S[@]}" > "$tmp/power.txt"
+		"$B/bin/pfdiff" -t quasi --mode=time "${A[@]}" -- "${Bs[@]}" > "$tmp/tnull.txt"
+		"$B/bin/pfdiff" -t quasi --mode=time "${A[@]}" -- "${S[@]}" > "$tmp/tpower.txt"
 		cp "${A[0]}" "$tmp/a.pf"
 		cp "${Bs[0]}" "$tmp/b.pf"
 	else
@@ -71,20 +82,28 @@ for i in $(seq 1 "$COMPS"); do
 		rec "$tmp/calib_slow" "$tmp/s.pf"
 		"$B/bin/pfdiff" "$tmp/a.pf" "$tmp/b.pf" > "$tmp/null.txt"
 		"$B/bin/pfdiff" "$tmp/a.pf" "$tmp/s.pf" > "$tmp/power.txt"
+		"$B/bin/pfdiff" --mode=time "$tmp/a.pf" "$tmp/b.pf" > "$tmp/tnull.txt"
+		"$B/bin/pfdiff" --mode=time "$tmp/a.pf" "$tmp/s.pf" > "$tmp/tpower.txt"
 	fi
 	n=$(sig_rows < "$tmp/null.txt" | wc -l)
 	[ "$n" -gt 0 ] && null=$((null + 1))
 	hot=$(awk '$NF == "hot_fn"' "$tmp/power.txt")
-	found=0
-	case $hot in *" self "* | *" both "*) [[ $(awk '{print $3}' <<< "$hot") == +* ]] && found=1 ;; esac
+	found=$(hot_found "$hot")
 	power=$((power + found))
+	tn=$(sig_rows < "$tmp/tnull.txt" | wc -l)
+	[ "$tn" -gt 0 ] && tnull=$((tnull + 1))
+	thot=$(awk '$NF == "hot_fn"' "$tmp/tpower.txt")
+	tfound=$(hot_found "$thot")
+	tpower=$((tpower + tfound))
 	"$B/bin/pffold" -q --run 1 "$tmp/a.pf" > "$tmp/a1.folded"
 	"$B/bin/pffold" -q --run 1 "$tmp/b.pf" > "$tmp/b1.folded"
 	"$B/bin/pfdiff" "$tmp/a1.folded" "$tmp/b1.folded" > "$tmp/single.txt"
 	s=$(sig_rows < "$tmp/single.txt" | wc -l)
 	[ "$s" -gt 0 ] && single=$((single + 1))
-	echo "comparison $i: null $n significant rows ($(sed -n 2p "$tmp/null.txt" | grep -o 'functions [0-9.]*')); hot_fn $([ $found = 1 ] && echo found || echo missed): $(awk '{print $3, $5}' <<< "$hot"); single-run null: $s significant rows"
+	echo "comparison $i: null $n significant rows ($(sed -n 2p "$tmp/null.txt" | grep -o 'functions [0-9.]*')); hot_fn $([ $found = 1 ] && echo found || echo missed): $(awk '{print $3, $5}' <<< "$hot"); single-run null: $s significant rows; time mode: null $tn, hot_fn $([ $tfound = 1 ] && echo found || echo missed): $(awk '{print $3, $5}' <<< "$thot") ms"
 done
 echo "null (same binary, $RUNS runs per side): $null of $COMPS comparisons with any significant function"
 echo "power (hot_fn 50% slower): found in $power of $COMPS"
 echo "single run per side (sampling noise only): $single of $COMPS comparisons with any significant function"
+echo "time mode (--mode=time), null: $tnull of $COMPS comparisons with any significant function"
+echo "time mode (--mode=time), power (hot_fn 50% slower): found in $tpower of $COMPS"
