@@ -180,8 +180,17 @@ void pfsi_hex(const uint8_t *b, size_t n, char *out)
 	out[2 * n] = 0;
 }
 
+/* An entry already in the list (the DWARF search walks the debug-link
+ * places the symbol search walked) is noted once. */
 void pfsi_tried(struct binfo *b, const char *path, const char *why)
 {
+	const char *list = b->tried.len ? (const char *)b->tried.data : "";
+	size_t pl = strlen(path), wl = strlen(why);
+	for (const char *at = list; (at = strstr(at, path)); at++)
+		if ((at == list || (at >= list + 2 && at[-2] == ',' && at[-1] == ' ')) && strncmp(at + pl, " (", 2) == 0 &&
+		    strncmp(at + pl + 2, why, wl) == 0 && at[pl + 2 + wl] == ')' &&
+		    (at[pl + 3 + wl] == 0 || at[pl + 3 + wl] == ','))
+			return;
 	pfsi_note(&b->tried, path, why);
 }
 

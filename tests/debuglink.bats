@@ -43,6 +43,9 @@ leaves() {
 	[[ "$line" == *"$PWD/bin/prog.debug (missing)"* ]]
 	[[ "$line" == *"$PWD/bin/.debug/prog.debug (missing)"* ]]
 	[[ "$line" == *"/usr/lib/debug$PWD/bin/prog.debug (missing)"* ]]
+	# each place once, though the DWARF search walks them again
+	run bash -c "grep -o ', $PWD/bin/prog.debug (missing)' <<<\"\$1\" | wc -l" _ "$line"
+	assert_output 1
 }
 
 @test ".gnu_debuglink: the debug file beside the binary names every function nm lists" {
