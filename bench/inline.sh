@@ -21,27 +21,9 @@ RUNS=${BENCH_RUNS:-10}
 PERF_RUNS=${BENCH_PERF_RUNS:-3}
 O=bench/out
 mkdir -p "$O"
-CFLAGS="-O2 -g -fno-omit-frame-pointer"
-g++ $CFLAGS -o "$O/inl_cxx" tests/workloads/inl_cxx.cc
-gcc $CFLAGS -fPIC -shared -o "$O/libkernels.so" demo/kernels.c -lm
-gcc $CFLAGS -o "$O/model" demo/model.c -L"$O" -lkernels -Wl,-rpath,'$ORIGIN' -lpthread -lm
-
-once_us() { # wall microseconds of one run of a pipeline
-	local s e
-	s=${EPOCHREALTIME/./}
-	bash -c "$1" >/dev/null
-	e=${EPOCHREALTIME/./}
-	echo $((e - s))
-}
-
-best() { # best N CMD: best wall seconds of N runs
-	local n=$1 b="" w
-	for _ in $(seq "$n"); do
-		w=$(once_us "$2")
-		if [ -z "$b" ] || [ "$w" -lt "$b" ]; then b=$w; fi
-	done
-	awk -v u="$b" 'BEGIN {printf "%.4f\n", u / 1e6}'
-}
+. bench/lib.sh
+g++ -O2 -g -fno-omit-frame-pointer -o "$O/inl_cxx" tests/workloads/inl_cxx.cc
+build_model "$O"
 
 rate() { awk -v n="$1" -v t="$2" 'BEGIN { if (t <= 0) t = 0.0001; printf "%.0f", n / t }'; }
 

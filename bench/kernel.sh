@@ -23,17 +23,8 @@ SECS=${BENCH_SECONDS:-10}
 RUNS=${BENCH_RUNS:-20}
 O=bench/out
 mkdir -p "$O"
-CFLAGS="-O2 -g -fno-omit-frame-pointer"
-gcc $CFLAGS -fPIC -shared -o "$O/libkernels.so" demo/kernels.c -lm
-gcc $CFLAGS -o "$O/model" demo/model.c -L"$O" -lkernels -Wl,-rpath,'$ORIGIN' -lpthread -lm
-
-once_us() {
-	local s e
-	s=${EPOCHREALTIME/./}
-	bash -c "$1" >/dev/null 2>&1
-	e=${EPOCHREALTIME/./}
-	echo $((e - s))
-}
+. bench/lib.sh
+build_model "$O"
 
 # measure CMD_A CMD_B: "best_a median_a best_b median_b" (seconds) of RUNS
 # runs each, taking turns (A B, B A, A B, ...)

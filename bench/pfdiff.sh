@@ -8,11 +8,8 @@ cd "$(dirname "$0")/.."
 B=${PFTOOLS_BUILD:-$PWD/build}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-gen=$B/tests/gen-folded
-if [ ! -x "$gen" ]; then
-	gen=$tmp/gen-folded
-	gcc -std=c11 -O2 -o "$gen" tests/c/gen-folded.c
-fi
+. bench/lib.sh
+gen=$(gen_folded "$tmp")
 for s in 1 2 3 4 5 6; do "$gen" $s 1000000 1 bench 100000 > "$tmp/r$s.folded"; done
 echo "inputs: 1,000,000 samples, $(wc -l < "$tmp/r1.folded") unique stacks, $(du -m "$tmp/r1.folded" | cut -f1) MB each"
 run() {

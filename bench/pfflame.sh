@@ -9,11 +9,8 @@ B=${PFTOOLS_BUILD:-$PWD/build}
 N=${1:-100000}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-gen=$B/tests/gen-folded
-if [ ! -x "$gen" ]; then
-	gen=$tmp/gen-folded
-	gcc -std=c11 -O2 -o "$gen" tests/c/gen-folded.c
-fi
+. bench/lib.sh
+gen=$(gen_folded "$tmp")
 "$gen" 1 2000000 1 bench "$N" > "$tmp/in.folded"
 echo "input: $(wc -l < "$tmp/in.folded") unique stacks, $(du -m "$tmp/in.folded" | cut -f1) MB"
 for args in "" "--minwidth 0"; do

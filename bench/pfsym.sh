@@ -10,19 +10,8 @@ PATH="$B/bin:$PATH"
 SECS=${BENCH_SECONDS:-10}
 O=bench/out
 mkdir -p "$O"
-CFLAGS="-O2 -g -fno-omit-frame-pointer"
-gcc $CFLAGS -fPIC -shared -o "$O/libkernels.so" demo/kernels.c -lm
-gcc $CFLAGS -o "$O/model" demo/model.c -L"$O" -lkernels -Wl,-rpath,'$ORIGIN' -lpthread -lm
-
-# once_us CMD: wall microseconds of one run of a shell pipeline under
-# `bash -c`, timed with bash's own $EPOCHREALTIME (no `date` process timed).
-once_us() {
-	local s e
-	s=${EPOCHREALTIME/./}
-	bash -c "$1" >/dev/null
-	e=${EPOCHREALTIME/./}
-	echo $((e - s))
-}
+. bench/lib.sh
+build_model "$O"
 
 # rss CMD: peak RSS (KiB, /usr/bin/time) of one run.
 rss() {

@@ -34,22 +34,10 @@ record() {
 	awk '{ printf "%.2f", $1 + $2 }' "$O/$name.time"
 }
 
-# best CMD: best wall seconds of BENCH_RUNS (default 10) runs of a shell
-# command, timed with bash's $EPOCHREALTIME (no process forked for the
-# clock). On this shared VM single runs of pfsym vary by 30 %: more runs
-# for both sides make the ratio repeatable.
+# best N CMD (bench/lib.sh): on this shared VM single runs of pfsym vary by
+# 30 %: BENCH_RUNS (default 10) runs for both sides make the ratio repeatable.
 RUNS=${BENCH_RUNS:-10}
-best() {
-	local b="" s e w
-	for _ in $(seq "$RUNS"); do
-		s=${EPOCHREALTIME/./}
-		bash -c "$1" >/dev/null 2>&1
-		e=${EPOCHREALTIME/./}
-		w=$((e - s))
-		if [ -z "$b" ] || [ "$w" -lt "$b" ]; then b=$w; fi
-	done
-	awk -v u="$b" 'BEGIN { printf "%.3f", u / 1e6 }'
-}
+. bench/lib.sh
 
 size() { stat -c %s "$1"; }
 div() { awk -v a="$1" -v b="$2" -v f="${3:-%.1f}" 'BEGIN { if (b <= 0) b = 1; printf f, a / b }'; }
@@ -59,7 +47,7 @@ cpu_nt=$(record pfnt pfrec -q --no-transform --call-graph dwarf -F $FREQ -e cpu-
 n_nt=$(pfdump --stats "$O/run-nt.pf" | awk '/^samples:/ { print $2 }')
 n_pf=$(pfdump --stats "$O/run.pf" | awk '/^samples:/ { print $2 }')
 lost_pf=$(pfdump --stats "$O/run.pf" | awk '/^lost samples:/ { print $3 }')
-t_sym=$(best "pfsym -q $O/run.pf -o $O/run.sym.pf")
+t_sym=$(best "$RUNS" "pfsym -q $O/run.pf -o $O/run.sym.pf 2>/dev/null")
 pfsym "$O/run.pf" -o "$O/run.sym.pf" 2>"$O/pfsym.summary"
 main_pf=$(pffold "$O/run.sym.pf" | awk '{ all += $NF } /;main;/ { hit += $NF } END { printf "%.1f", all ? 100 * hit / all : 0 }')
 
@@ -71,7 +59,7 @@ if command -v perf >/dev/null; then
 	n_perf=$(perf script -i "$O/perf.data" -F tid 2>/dev/null | wc -l)
 	n_perfz=$(perf script -i "$O/perfz.data" -F tid 2>/dev/null | wc -l)
 	perf script -i "$O/perf.data" >/dev/null 2>&1 # warm the caches
-	t_script=$(best "perf script -i $O/perf.data")
+	t_script=$(best "$RUNS" "perf script -i $O/perf.data 2>/dev/null")
 	main_perf=$(perf script -i "$O/perf.data" -F tid,ip,sym 2>/dev/null |
 		awk 'BEGIN { RS = "" } { all++; if ($0 ~ /[ \t]main\n/) hit++ } END { printf "%.1f", all ? 100 * hit / all : 0 }')
 fi
