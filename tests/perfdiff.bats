@@ -71,7 +71,10 @@ PY
 	g++ -O1 -g -fno-omit-frame-pointer -o cxx "$PFTOOLS_SRC/tests/workloads/diff_cxx.cc"
 	# the recordings
 	compare python dwarf /usr/bin/python3 s.py
-	compare sqlite dwarf sqlite3 db.sqlite 'select count(*), sum(length(b)) from t where b like "%AB%"; select a from t order by b limit 3;'
+	# the queries five times over: about 200 samples (once, about 45: one
+	# sample that perf's unwinder stopped 18 frames early was 4% of them)
+	local q='select count(*), sum(length(b)) from t where b like "%AB%"; select a from t order by b limit 3;'
+	compare sqlite dwarf sqlite3 db.sqlite "$q $q $q $q $q"
 	compare xz dwarf xz -T1 -6 -c x.txt
 	compare cxx fp ./cxx 10
 	compare make fp make -s -C mk -j2 -B
@@ -147,7 +150,10 @@ check() {
 }
 
 @test "make -j2 compiling four C files (gcc's cc1 has no frame pointers: -g chains of stack words)" {
-	check make 30 alias=15 version=3 boundary=15 cxx_params=30 unmapped=45 perf_unknown=3 depth=3
+	# cxx_params (perf prints cc1's C++ names without their parameters) is a
+	# difference of notation whose share is that of the C++ functions
+	# sampled: 31% of 146 frames in one loaded run
+	check make 30 alias=15 version=3 boundary=15 cxx_params=50 unmapped=45 perf_unknown=3 depth=3
 }
 
 @test "a sh -c tree with timeout (-g: dash and libc have no frame pointers, chains of stack words)" {
