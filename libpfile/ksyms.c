@@ -683,8 +683,8 @@ int pf_ksyms_sym(const struct pf_ksyms *k, uint32_t i, struct pf_ksym *out)
 	return 0;
 }
 
-/* The last symbol at or below addr and the first listed at its address:
- * *first, and *next = the one after the last. @return 0, -1 if none. */
+/* The symbols at the largest address at or below addr: the first listed
+ * there, *first, and *next = the one after the last. @return 0, -1 if none. */
 static int locate(const struct pf_ksyms *k, uint64_t addr, uint32_t *first, uint32_t *next)
 {
 	if (!k->block) {
@@ -737,12 +737,24 @@ static int locate(const struct pf_ksyms *k, uint64_t addr, uint32_t *first, uint
 
 int64_t pf_ksyms_find(const struct pf_ksyms *k, uint64_t addr)
 {
-	uint32_t i, next;
+	uint32_t first, next;
 	struct pf_ksym s;
-	if (locate(k, addr, &i, &next) < 0 || pf_ksyms_sym(k, i, &s) < 0)
+	if (locate(k, addr, &first, &next) < 0)
 		return -1;
-	if (end_marker(s.name))
-		return -1;
+	/* of several symbols at one address (aliases), the last listed that is
+	 * not an end marker: the one perf names (perf gives the others no size
+	 * and prefers a symbol with one; `__x86_indirect_thunk_rax`, not
+	 * `__pi___x86_indirect_thunk_rax` listed before it) */
+	uint32_t i = next - 1;
+	for (;;) {
+		if (pf_ksyms_sym(k, i, &s) < 0)
+			return -1;
+		if (!end_marker(s.name))
+			break;
+		if (i == first)
+			return -1;
+		i--;
+	}
 	if (s.module) {
 		const struct pf_ksyms_module *m = &k->mods[s.module - 1];
 		if (m->size_bytes && (addr < m->base || addr - m->base >= m->size_bytes))

@@ -27,10 +27,16 @@ setup() {
 }
 
 # Text symbols of /proc/kallsyms as "ADDRESS NAME" (module symbols "NAME
-# [MODULE]"), sorted by address, the first listed of several at one address.
+# [MODULE]"), sorted by address; of several at one address the last listed
+# that is not an end marker (perf's choice: it gives the others no size).
 kallsyms_text() {
 	awk '$2 ~ /^[tTwW]$/ { n = $3; if ($4 != "") n = n " " $4; printf "%s %09d %s\n", $1, NR, n }' "${1:-/proc/kallsyms}" |
-		sort -k1,1 -k2,2n | awk '$1 != last { last = $1; $2 = ""; sub(/  /, " "); print }'
+		sort -k1,1 -k2,2n | awk '
+		function flush() { if (addr != "") print addr, (pick != "" ? pick : any) }
+		$1 != addr { flush(); addr = $1; pick = ""; any = "" }
+		{ $1 = $2 = ""; n = substr($0, 3); any = n
+		  if (n !~ /^(_etext|_einittext|__irqentry_text_end|__softirqentry_text_end|__entry_text_end)$/) pick = n }
+		END { flush() }'
 }
 
 # expected_names ADDRS_FILE SYMS_FILE: "ADDRESS NAME" for each address (16

@@ -130,9 +130,12 @@ int pf_ksyms_decode_owned(struct pf_ksyms *k, uint8_t *data, size_t size, char *
  * address and, for a module of known base and size, inside the module;
  * the last symbol of the table holds only addresses inside its module of
  * known size. The end markers `_etext`, `_einittext`, `__irqentry_text_end`,
- * `__softirqentry_text_end` and `__entry_text_end` hold nothing.
+ * `__softirqentry_text_end` and `__entry_text_end` hold nothing. Of
+ * several symbols at one address (aliases, such as
+ * `__pi___x86_indirect_thunk_rax` and `__x86_indirect_thunk_rax`), the last
+ * listed that is not an end marker, which is the one perf (6.1) names.
  * Costs a binary search and, in a decoded table, a walk of at most 64
- * symbols.
+ * symbols (more through a run of aliases longer than that).
  * @return its index (0..n_syms-1), or -1 when none holds addr. */
 int64_t pf_ksyms_find(const struct pf_ksyms *k, uint64_t addr);
 
