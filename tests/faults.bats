@@ -239,13 +239,14 @@ samples() { pfdump --stats "$1" 2>/dev/null | awk '/^samples: / { print $2 }'; }
 	prev=0 cuts=0 reads=0
 	while kill -0 "$rp" 2>/dev/null; do
 		run --separate-stderr pfdump --stats g.pf
-		# pfrec creates the file before it writes the file header: a read
-		# may find it empty (it may have grown by the -s test below)
-		[[ "$status" -eq 1 && "$stderr" == "pfdump: g.pf: empty file (not a .pf file)" ]] && continue
+		# before pfrec has written its file header a read finds no file or an
+		# empty one (which may have grown by the -s test below): not yet begun
+		[[ "$status" -eq 1 && "$stderr" =~ ^pfdump:\ g\.pf:\ (No\ such\ file\ or\ directory|empty\ file\ \(not\ a\ \.pf\ file\))$ ]] && continue
 		[ -s g.pf ] || continue
 		reads=$((reads + 1))
 		if [ "$status" -eq 1 ]; then
-			[[ "$stderr" =~ ^pfdump:\ g\.pf:\ (section\ [0-9]+\ at\ offset\ [0-9]+:\ truncated|truncated) ]]
+			[[ "$stderr" =~ ^pfdump:\ g\.pf:\ (section\ [0-9]+\ at\ offset\ [0-9]+:\ truncated|truncated) ]] ||
+				{ echo "a read of the growing file: $stderr" >&2; false; }
 			[ "$(wc -l <<<"$stderr")" -eq 1 ]
 			cuts=$((cuts + 1))
 		else
