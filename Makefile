@@ -128,7 +128,7 @@ SYMLIB_SRC  := $(wildcard libpfsym/*.c)
 SYMLIB_OBJ  := $(SYMLIB_SRC:%.c=$(O)/obj/%.o) $(O)/obj/tools/common/buildid.o
 SYMLIB_A    := $(O)/lib/libpfsym.a
 SYMLIB_SO   := $(O)/lib/libpfsym.so
-SYMLIB_LIBS := $(SYM_LIBS) -liberty -lz
+SYMLIB_LIBS := $(SYM_LIBS) $(CORE_LIBS) -liberty -lz
 COMMON_SRC  := $(wildcard tools/common/*.c)
 COMMON_A    := $(O)/lib/libpftools-common.a
 HDRS        := $(wildcard include/pfile/*.h libpfile/internal/*.h libpfsym/internal/*.h tools/*.h tools/*/*.h)

@@ -18,13 +18,35 @@
  * A section that fails to inflate (or another compression) is left as it
  * was: libdw then decompresses it, or fails, as before. The bytes libdw
  * sees are the same either way, so is everything pfsym writes.
+ *
+ * With a cache directory (pfsym --dwarf-cache), the inflated sections of a
+ * file are kept there, one cache file per debug file, named by a 128-bit
+ * XXH3 hash of what was inflated (each section's index, sizes and
+ * compressed bytes): the next run maps that file instead of inflating
+ * again (libc6-dbg's libc: about 8.5 MB inflated from 3.4 MB). A cache
+ * file is used only if its header, section table and payload hash all
+ * check out; anything else (a short, corrupt or foreign file) is ignored
+ * and written again. Cache files are written to a temporary name and
+ * renamed, so concurrent runs never see half of one. Its layout, in this
+ * machine's byte order (the cache is not meant to travel):
+ *   header (64 bytes): magic "PFDWSEC1", u32 0x01020304, u32 n sections,
+ *     u64[2] key, u64 payload offset, u64 payload size, u64 XXH3-64 of the
+ *     payload, u64 XXH3-64 of the header's first 56 bytes and the table;
+ *   table: n x { u64 section index, u64 size, u64 offset in the payload },
+ *     in section order, offsets 64-byte aligned;
+ *   payload at the next multiple of 64 bytes, to the end of the file.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <gelf.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
 #include <zlib.h>
 
 #include "internal/pfsym.h"
@@ -145,13 +167,208 @@ void pfsi_dw_bufs_free(struct pfsi_dw_bufs *k)
 	free(k->p);
 	k->p = NULL;
 	k->n = 0;
+	if (k->map)
+		munmap(k->map, k->map_size);
+	k->map = NULL;
+	k->map_size = 0;
 }
 
-int pfsi_dw_prepare(Elf *e, struct pfsi_dw_bufs *keep)
+/* ---- the cache of inflated sections ---- */
+
+#define DWC_MAGIC "PFDWSEC1"
+#define DWC_ORDER 0x01020304u
+
+struct dwc_hdr {
+	char magic[8];
+	uint32_t order;
+	uint32_t n;
+	uint64_t key[2];
+	uint64_t payload_off, payload_size;
+	uint64_t payload_hash;
+	uint64_t table_hash; /* of the 56 bytes above and the table */
+};
+struct dwc_ent {
+	uint64_t scn, size, off;
+};
+_Static_assert(sizeof(struct dwc_hdr) == 64, "cache header layout");
+_Static_assert(sizeof(struct dwc_ent) == 24, "cache table layout");
+
+/* The key of jobs[0..n) (in section order): what they inflate from. */
+static int dwc_key(const struct job *jobs, size_t n, uint64_t key[2])
+{
+	XXH3_state_t *st = XXH3_createState();
+	if (!st || XXH3_128bits_reset(st) != XXH_OK) {
+		XXH3_freeState(st);
+		return -1;
+	}
+	static const char what[] = "pfsym dwsec 1: zlib sections inflated";
+	(void)XXH3_128bits_update(st, what, sizeof(what));
+	for (size_t i = 0; i < n; i++) {
+		uint64_t rec[4] = { elf_ndxscn(jobs[i].scn), jobs[i].dst_size, jobs[i].align, jobs[i].src_size };
+		(void)XXH3_128bits_update(st, rec, sizeof(rec));
+		(void)XXH3_128bits_update(st, jobs[i].src, jobs[i].src_size);
+	}
+	XXH128_hash_t h = XXH3_128bits_digest(st);
+	XXH3_freeState(st);
+	key[0] = h.low64;
+	key[1] = h.high64;
+	return 0;
+}
+
+static uint64_t dwc_table_hash(const struct dwc_hdr *h, const struct dwc_ent *t, size_t n)
+{
+	XXH3_state_t *st = XXH3_createState();
+	if (!st)
+		return 0;
+	(void)XXH3_64bits_reset(st);
+	(void)XXH3_64bits_update(st, h, offsetof(struct dwc_hdr, table_hash));
+	(void)XXH3_64bits_update(st, t, n * sizeof(*t));
+	uint64_t v = XXH3_64bits_digest(st);
+	XXH3_freeState(st);
+	return v;
+}
+
+static uint64_t dwc_payload_off(size_t n)
+{
+	return (sizeof(struct dwc_hdr) + n * sizeof(struct dwc_ent) + 63) & ~(uint64_t)63;
+}
+
+/* "DIR/KEY.dwsec" at path (PATH_MAX bytes). @return 0, or -1 if too long. */
+static int dwc_path(const char *dir, const uint64_t key[2], const char *suffix, char *path, size_t size)
+{
+	int w = snprintf(path, size, "%s/%016llx%016llx.dwsec%s", dir, (unsigned long long)key[1],
+			 (unsigned long long)key[0], suffix);
+	return w > 0 && (size_t)w < size ? 0 : -1;
+}
+
+/* Maps the cache file of key and, if it checks out against jobs (in
+ * section order), points each job's dst into it (ok = 1). @return 1 used, 0
+ * not (absent or not valid: nothing changed). */
+static int dwc_load(const char *dir, const uint64_t key[2], struct job *jobs, size_t n, struct pfsi_dw_bufs *keep)
+{
+	char path[4096];
+	if (dwc_path(dir, key, "", path, sizeof(path)) < 0)
+		return 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return 0;
+	struct stat st;
+	uint64_t poff = dwc_payload_off(n);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size <= poff ||
+	    (uint64_t)st.st_size > SIZE_MAX) {
+		close(fd);
+		return 0;
+	}
+	size_t len = (size_t)st.st_size;
+	/* read-only: libdw never writes to section data (for a debug file;
+	 * relocations of ET_REL files are libdwfl's, not used here); writable
+	 * would make MAP_POPULATE copy every page */
+	uint8_t *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return 0;
+	const struct dwc_hdr *h = (const struct dwc_hdr *)m;
+	const struct dwc_ent *t = (const struct dwc_ent *)(m + sizeof(*h));
+	int good = memcmp(h->magic, DWC_MAGIC, 8) == 0 && h->order == DWC_ORDER && h->n == n &&
+		   h->key[0] == key[0] && h->key[1] == key[1] && h->payload_off == poff &&
+		   h->payload_size == len - poff && h->table_hash == dwc_table_hash(h, t, n);
+	for (size_t i = 0; good && i < n; i++)
+		good = t[i].scn == elf_ndxscn(jobs[i].scn) && t[i].size == jobs[i].dst_size && !(t[i].off & 63) &&
+		       t[i].off <= h->payload_size && t[i].size <= h->payload_size - t[i].off;
+	if (!good || XXH3_64bits(m + poff, len - poff) != h->payload_hash) {
+		munmap(m, len);
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		jobs[i].dst = m + poff + t[i].off;
+		jobs[i].ok = 1;
+	}
+	keep->map = m;
+	keep->map_size = len;
+	return 1;
+}
+
+static int write_all(int fd, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	while (n) {
+		ssize_t w = write(fd, b, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		b += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* mkdir -p dir (new folders 0700, as XDG asks of the cache's). */
+static int mkdirs(const char *dir)
+{
+	char p[4096];
+	size_t len = strlen(dir);
+	if (!len || len >= sizeof(p))
+		return -1;
+	memcpy(p, dir, len + 1);
+	for (size_t i = 1; i <= len; i++) {
+		if (p[i] != '/' && p[i] != 0)
+			continue;
+		char c = p[i];
+		p[i] = 0;
+		if (mkdir(p, 0700) < 0 && errno != EEXIST)
+			return -1;
+		p[i] = c;
+	}
+	return 0;
+}
+
+/* Writes the cache file of key: jobs (in section order, all inflated) in
+ * buf (total bytes). @return 0, or -1 (nothing left behind). */
+static int dwc_store(const char *dir, const uint64_t key[2], const struct job *jobs, size_t n, const uint8_t *buf,
+		     uint64_t total)
+{
+	char path[4096], tmp[4096];
+	if (dwc_path(dir, key, "", path, sizeof(path)) < 0 || dwc_path(dir, key, ".XXXXXX", tmp, sizeof(tmp)) < 0 ||
+	    mkdirs(dir) < 0)
+		return -1;
+	struct dwc_ent *t = calloc(n, sizeof(*t));
+	if (!t)
+		return -1;
+	struct dwc_hdr h;
+	memset(&h, 0, sizeof(h));
+	memcpy(h.magic, DWC_MAGIC, 8);
+	h.order = DWC_ORDER;
+	h.n = (uint32_t)n;
+	h.key[0] = key[0];
+	h.key[1] = key[1];
+	h.payload_off = dwc_payload_off(n);
+	h.payload_size = total;
+	h.payload_hash = XXH3_64bits(buf, (size_t)total);
+	for (size_t i = 0; i < n; i++)
+		t[i] = (struct dwc_ent){ elf_ndxscn(jobs[i].scn), jobs[i].dst_size, (uint64_t)(jobs[i].dst - buf) };
+	h.table_hash = dwc_table_hash(&h, t, n);
+	static const uint8_t zeros[64];
+	size_t pad = (size_t)(h.payload_off - sizeof(h) - n * sizeof(*t));
+	int fd = mkstemps(tmp, 0);
+	int rc = fd < 0 ? -1 : 0;
+	if (!rc)
+		rc = write_all(fd, &h, sizeof(h)) < 0 || write_all(fd, t, n * sizeof(*t)) < 0 ||
+		     write_all(fd, zeros, pad) < 0 || write_all(fd, buf, (size_t)total) < 0 ? -1 : 0;
+	if (fd >= 0 && close(fd) < 0)
+		rc = -1;
+	if (!rc && rename(tmp, path) < 0)
+		rc = -1;
+	if (rc && fd >= 0)
+		unlink(tmp);
+	free(t);
+	return rc;
+}
+
+int pfsi_dw_prepare(Elf *e, const char *cache_dir, struct pfsi_dw_bufs *keep)
 {
 	size_t shstrndx;
-	keep->p = NULL;
-	keep->n = 0;
+	memset(keep, 0, sizeof(*keep));
 	if (elf_getshdrstrndx(e, &shstrndx) < 0)
 		return 0;
 	int cls = gelf_getclass(e);
@@ -190,20 +407,52 @@ int pfsi_dw_prepare(Elf *e, struct pfsi_dw_bufs *keep)
 					  (uint8_t *)(uintptr_t)total, ch.ch_size, ch.ch_addralign, 0 };
 		total += (ch.ch_size + 63) & ~(uint64_t)63;
 	}
-	if (!n || !(buf = out_buf(total)) || !(keep->p = calloc(1, sizeof(*keep->p))))
+	if (!n)
+		goto out;
+	uint64_t key[2];
+	int cached = cache_dir && *cache_dir && dwc_key(jobs, n, key) == 0;
+	if (cached && dwc_load(cache_dir, key, jobs, n, keep)) {
+		keep->cache = PFSI_DWC_HIT;
+		goto install;
+	}
+	if (!(buf = out_buf(total)) || !(keep->p = calloc(1, sizeof(*keep->p))))
 		goto out; /* libdw decompresses them */
 	keep->p[keep->n++] = buf;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		jobs[i].dst = buf + (uintptr_t)jobs[i].dst;
+		/* the gap to the next 64-byte boundary: zeros, as the cache
+		 * file holds them (never what the heap had there) */
+		size_t gap = (size_t)(((jobs[i].dst_size + 63) & ~(uint64_t)63) - jobs[i].dst_size);
+		memset(jobs[i].dst + jobs[i].dst_size, 0, gap);
+	}
 	/* largest first: the other thread takes the next while one inflates
 	 * .debug_info */
-	qsort(jobs, n, sizeof(*jobs), job_cmp);
-	struct pool pool = { jobs, n, 0 };
+	struct job *order = malloc(n * sizeof(*order));
+	if (order) {
+		memcpy(order, jobs, n * sizeof(*jobs));
+		qsort(order, n, sizeof(*order), job_cmp);
+	}
+	struct pool pool = { order ? order : jobs, n, 0 };
 	pthread_t th;
 	int two = n > 1 && pthread_create(&th, NULL, worker, &pool) == 0;
 	worker(&pool);
 	if (two)
 		pthread_join(th, NULL);
+	int all_ok = 1;
+	if (order) {
+		/* the results, back in section order */
+		for (size_t i = 0; i < n; i++)
+			for (size_t k = 0; k < n; k++)
+				if (order[k].scn == jobs[i].scn)
+					jobs[i].ok = order[k].ok;
+		free(order);
+	}
+	for (size_t i = 0; i < n; i++)
+		all_ok &= jobs[i].ok;
+	if (cached && all_ok)
+		keep->cache = dwc_store(cache_dir, key, jobs, n, buf, total) == 0 ? PFSI_DWC_WRITTEN
+										     : PFSI_DWC_NOT_WRITTEN;
+install:
 	for (size_t i = 0; i < n; i++) {
 		struct job *j = &jobs[i];
 		GElf_Shdr sh;

@@ -230,12 +230,14 @@ void pfsi_lines_report(const struct symbolizer *s, FILE *out, const char *prog)
 		return;
 	fprintf(out,
 		"%s: lines: %llu addresses, %.3f us each to find the CU (indexed), %.3f us each to make "
-		"the frames; %llu DWARF files opened in %.1f ms; %llu compilation units indexed in %.1f ms\n",
+		"the frames; %llu DWARF files opened in %.1f ms; %llu compilation units indexed in %.1f ms; "
+		"DWARF cache: %llu used, %llu written, %llu not written\n",
 		prog, (unsigned long long)s->ln_addrs,
 		s->ln_addrs ? (double)s->ln_lookup_ns / 1e3 / (double)s->ln_addrs : 0.0,
 		s->ln_addrs ? (double)s->ln_chain_ns / 1e3 / (double)s->ln_addrs : 0.0,
 		(unsigned long long)s->ln_files, (double)s->ln_open_ns / 1e6, (unsigned long long)s->ln_cus,
-		(double)s->ln_index_ns / 1e6);
+		(double)s->ln_index_ns / 1e6, (unsigned long long)s->ln_cache[PFSI_DWC_HIT],
+		(unsigned long long)s->ln_cache[PFSI_DWC_WRITTEN], (unsigned long long)s->ln_cache[PFSI_DWC_NOT_WRITTEN]);
 }
 
 /* The DWARF of b (opened once; l->dbg NULL when there is none). */
@@ -286,7 +288,8 @@ static struct pfsi_lines *lines_of(struct symbolizer *s, struct binfo *b, struct
 				elf_end(o);
 		}
 		if (e == l->own || e == l->elf)
-			(void)pfsi_dw_prepare(e, &l->bufs);
+			(void)pfsi_dw_prepare(e, s->o.dwarf_cache, &l->bufs);
+		s->ln_cache[l->bufs.cache]++;
 		l->dbg = LN(dwarf_begin_elf)(e, DWARF_C_READ, NULL);
 		/* the address ranges of every CU, read once here (dwarf_addrdie
 		 * would on its first call) */

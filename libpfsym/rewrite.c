@@ -617,6 +617,7 @@ int pf_sym_new(pf_sym **out, const struct pf_sym_opts *o, char *errmsg, size_t e
 		return -ENOMEM;
 	/* the strings, copied into one allocation */
 	size_t len = po.symfs ? strlen(po.symfs) + 1 : 0;
+	len += po.dwarf_cache ? strlen(po.dwarf_cache) + 1 : 0;
 	for (unsigned i = 0; i < po.n_debug_dirs; i++)
 		len += strlen(po.debug_dirs[i]) + 1;
 	char *p = s->strs = malloc(len ? len : 1);
@@ -630,6 +631,10 @@ int pf_sym_new(pf_sym **out, const struct pf_sym_opts *o, char *errmsg, size_t e
 	}
 	for (unsigned i = 0; i < po.n_debug_dirs; i++) {
 		s->ddirs[i] = strcpy(p, po.debug_dirs[i]);
+		p += strlen(p) + 1;
+	}
+	if (po.dwarf_cache) {
+		s->o.dwarf_cache = strcpy(p, po.dwarf_cache);
 		p += strlen(p) + 1;
 	}
 	s->o.debug_dirs = s->ddirs;

@@ -10,6 +10,10 @@ export PATH PFTOOLS_SRC PFTOOLS_BUILD
 # No debuginfod server unless a test starts one (Debian's profile.d may set
 # DEBUGINFOD_URLS to a public server: pfsym would ask it for missing files).
 unset DEBUGINFOD_URLS
+# pfsym's DWARF cache (--dwarf-cache) in a folder of this bats run, never the
+# user's ~/.cache: each test file starts cold, later pfsym runs of the file
+# find what earlier ones inflated.
+export XDG_CACHE_HOME="${BATS_RUN_TMPDIR:-${TMPDIR:-/tmp}}/xdg-cache"
 # ASan: leaks are errors; keep going messages short.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:exitcode=99}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:exitcode=98}

@@ -40,3 +40,153 @@ setup() {
 	# and there are inline frames and lines in it to compare
 	grep -q ':[0-9][0-9]*_\[i\]' zlib.lines
 }
+
+# The DWARF cache (pfsym --dwarf-cache, on by default): the sections inflated
+# from a compressed debug file are kept in a cache file named by a hash of the
+# compressed bytes, and mapped by later runs. PFSYM_LINES_STATS=1's summary
+# line says what the cache did for each DWARF file. The recording's libc and
+# ld.so frames may have compressed debug files too (libc6-dbg): each test
+# first fills the cache with the uncompressed binary, so that cxx.zlib's
+# sections are the one cache file that comes and goes.
+cache_stat() { # cache_stat OUT.pf ARGS...: pfsym with stats; prints "U W N"
+	local out=$1
+	shift
+	PFSYM_LINES_STATS=1 pfsym "$@" cxx.pf -o "$out" 2>&1 >/dev/null |
+		sed -n 's/.*DWARF cache: \([0-9]*\) used, \([0-9]*\) written, \([0-9]*\) not written$/\1 \2 \3/p'
+}
+
+# cache_base DIR: fills DIR with the other files' caches (cxx.plain has none);
+# sets $L to how many those are, and leaves cxx.zlib as cxx
+cache_base() {
+	cp cxx.plain cxx
+	pfsym -q --dwarf-cache="$1" cxx.pf -o base.pf
+	L=$(find "$1" -name '*.dwsec' 2>/dev/null | wc -l)
+	[ "$(cache_stat base2.pf --dwarf-cache="$1")" = "$L 0 0" ]
+	pfsym -q --no-dwarf-cache cxx.pf -o none.pf
+	cp cxx.zlib cxx
+}
+
+# the cache file cxx.zlib's sections went to (the one not in $1's list)
+zlib_cache() {
+	comm -13 <(echo "$1") <(ls "$2")
+}
+
+@test "DWARF cache: written by the first run, used by the next, the same output as without it" {
+	local d=$BATS_TEST_TMPDIR/c
+	cache_base "$d"
+	local before
+	before=$(ls "$d")
+	[ "$(cache_stat cold.pf --dwarf-cache="$d")" = "$L 1 0" ]
+	# one more cache file, named by its 128-bit key
+	run zlib_cache "$before" "$d"
+	assert_output --regexp '^[0-9a-f]{32}\.dwsec$'
+	[ "$(cache_stat warm.pf --dwarf-cache="$d")" = "$((L + 1)) 0 0" ]
+	[ "$(cache_stat warm2.pf --dwarf-cache="$d")" = "$((L + 1)) 0 0" ]
+	cp cxx.plain cxx
+	cmp none.pf cold.pf
+	cmp none.pf warm.pf
+	cmp none.pf warm2.pf
+	# the same as without the cache, and as the uncompressed binary gives
+	pfsym -q --no-dwarf-cache cxx.pf -o plain.pf
+	cmp none.pf plain.pf
+	cmp none.pf base.pf
+	grep -q ':[0-9][0-9]*_\[i\]' < <(pffold --lines warm.pf)
+}
+
+@test "DWARF cache: a corrupt, cut, foreign or empty cache file is not used, and is written again" {
+	local d=$BATS_TEST_TMPDIR/c
+	cache_base "$d"
+	local before f
+	before=$(ls "$d")
+	[ "$(cache_stat a.pf --dwarf-cache="$d")" = "$L 1 0" ]
+	f=$d/$(zlib_cache "$before" "$d")
+	cp "$f" good
+	local size
+	size=$(stat -c %s good)
+	# one byte of the payload (the inflated sections) changed
+	printf '\x55' | dd of="$f" bs=1 seek=$((size - 100)) conv=notrunc status=none
+	run cmp -s good "$f"
+	[ "$status" -eq 1 ]
+	[ "$(cache_stat b.pf --dwarf-cache="$d")" = "$L 1 0" ]
+	cmp good "$f"
+	# one byte of the section table
+	printf '\x01' | dd of="$f" bs=1 seek=72 conv=notrunc status=none
+	[ "$(cache_stat c.pf --dwarf-cache="$d")" = "$L 1 0" ]
+	cmp good "$f"
+	# cut short
+	head -c $((size / 2)) good >"$f"
+	[ "$(cache_stat d.pf --dwarf-cache="$d")" = "$L 1 0" ]
+	cmp good "$f"
+	# empty; then only a header
+	: >"$f"
+	[ "$(cache_stat e.pf --dwarf-cache="$d")" = "$L 1 0" ]
+	head -c 64 good >"$f"
+	[ "$(cache_stat f.pf --dwarf-cache="$d")" = "$L 1 0" ]
+	# whole again; then its header names another key
+	[ "$(cache_stat g.pf --dwarf-cache="$d")" = "$((L + 1)) 0 0" ]
+	printf '\xff' | dd of="$f" bs=1 seek=16 conv=notrunc status=none
+	[ "$(cache_stat h.pf --dwarf-cache="$d")" = "$L 1 0" ]
+	# a symbolic link in its place is not followed, and is replaced
+	rm "$f"
+	ln -s "$BATS_FILE_TMPDIR/good" "$f"
+	[ "$(cache_stat i.pf --dwarf-cache="$d")" = "$L 1 0" ]
+	[ ! -L "$f" ]
+	cp cxx.plain cxx
+	for x in a b c d e f g h i; do cmp none.pf $x.pf; done
+	# no temporary files left behind
+	[ "$(ls -A "$d" | grep -cv '^[0-9a-f]\{32\}\.dwsec$')" -eq 0 ]
+}
+
+@test "DWARF cache: a folder that cannot be written costs time only" {
+	cache_base "$BATS_TEST_TMPDIR/c"
+	# a file where the folder should be
+	: >"$BATS_TEST_TMPDIR/notdir"
+	run -0 --separate-stderr pfsym cxx.pf -o a.pf --dwarf-cache="$BATS_TEST_TMPDIR/notdir/c"
+	refute_sanitizer
+	[ "$(cache_stat b.pf --dwarf-cache="$BATS_TEST_TMPDIR/notdir/c")" = "0 0 $((L + 1))" ]
+	cp cxx.plain cxx
+	cmp none.pf a.pf
+	cmp none.pf b.pf
+}
+
+@test "DWARF cache: its default place is \$XDG_CACHE_HOME/pftools/dwarf, else ~/.cache; --no-dwarf-cache writes none" {
+	cp cxx.zlib cxx
+	local x=$BATS_TEST_TMPDIR/xdg h=$BATS_TEST_TMPDIR/home
+	XDG_CACHE_HOME=$x pfsym -q cxx.pf -o a.pf
+	ls "$x"/pftools/dwarf/*.dwsec
+	XDG_CACHE_HOME= HOME=$h pfsym -q cxx.pf -o b.pf
+	ls "$h"/.cache/pftools/dwarf/*.dwsec
+	# a relative XDG_CACHE_HOME is ignored (XDG Base Directory rules)
+	mkdir -p "$BATS_TEST_TMPDIR/cwd"
+	cp cxx.pf "$BATS_TEST_TMPDIR/cwd/"
+	(cd "$BATS_TEST_TMPDIR/cwd" && XDG_CACHE_HOME=rel HOME=$h/2 pfsym -q cxx.pf -o "$BATS_FILE_TMPDIR/c.pf")
+	[ ! -e "$BATS_TEST_TMPDIR/cwd/rel" ]
+	ls "$h"/2/.cache/pftools/dwarf/*.dwsec
+	# neither set: no cache, and the same output
+	env -u HOME -u XDG_CACHE_HOME "$(command -v pfsym)" -q cxx.pf -o d.pf
+	XDG_CACHE_HOME=$x/n pfsym -q --no-dwarf-cache cxx.pf -o e.pf
+	[ ! -e "$x/n" ]
+	# the last of --dwarf-cache and --no-dwarf-cache counts
+	pfsym -q --no-dwarf-cache --dwarf-cache="$x/m" cxx.pf -o f.pf
+	ls "$x"/m/*.dwsec
+	pfsym -q --dwarf-cache="$x/k" --no-dwarf-cache cxx.pf -o g.pf
+	[ ! -e "$x/k" ]
+	run -2 pfsym --dwarf-cache= cxx.pf -o h.pf
+	assert_output "pfsym: --dwarf-cache: an empty folder name"
+	cp cxx.plain cxx
+	for f in b c d e f g; do cmp a.pf $f.pf; done
+}
+
+@test "DWARF cache: runs at the same time write it whole" {
+	local d=$BATS_TEST_TMPDIR/c
+	cache_base "$BATS_TEST_TMPDIR/other"
+	for n in 1 2 3 4; do
+		pfsym -q --dwarf-cache="$d" cxx.pf -o p$n.pf &
+	done
+	wait
+	[ "$(cache_stat w.pf --dwarf-cache="$d")" = "$((L + 1)) 0 0" ]
+	cp cxx.plain cxx
+	for n in 1 2 3 4; do cmp none.pf p$n.pf; done
+	cmp none.pf w.pf
+	[ "$(ls -A "$d" | grep -cv '^[0-9a-f]\{32\}\.dwsec$')" -eq 0 ]
+}

@@ -53,6 +53,10 @@ static void usage(FILE *f)
 	      "                        the snapshot or --kallsyms\n"
 	      "      --no-inline       no inline frames and no source lines (by default, from\n"
 	      "                        the DWARF of the binary or its debug file)\n"
+	      "      --dwarf-cache=DIR keep the inflated DWARF of compressed debug files in DIR\n"
+	      "                        for later runs (default: $XDG_CACHE_HOME/pftools/dwarf,\n"
+	      "                        else ~/.cache/pftools/dwarf; the output is the same)\n"
+	      "      --no-dwarf-cache  neither read nor write that cache\n"
 	      "      --debuginfod=URL  fetch binaries and debug files missing here by build-id\n"
 	      "                        from the debuginfod server(s) URL (space-separated;\n"
 	      "                        sets DEBUGINFOD_URLS, which is used when set)\n"
@@ -206,6 +210,22 @@ static int symbolize(const struct pf_sym_opts *so, const char *in, const char *o
 	return status;
 }
 
+/* $XDG_CACHE_HOME/pftools/dwarf, else $HOME/.cache/pftools/dwarf (XDG Base
+ * Directory rules: a relative XDG_CACHE_HOME is ignored), in buf; NULL when
+ * neither is set (no cache). */
+static const char *default_cache(char *buf, size_t size)
+{
+	const char *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
+	int w;
+	if (x && x[0] == '/')
+		w = snprintf(buf, size, "%s/pftools/dwarf", x);
+	else if (h && h[0] == '/')
+		w = snprintf(buf, size, "%s/.cache/pftools/dwarf", h);
+	else
+		return NULL;
+	return w > 0 && (size_t)w < size ? buf : NULL;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -218,6 +238,8 @@ int main(int argc, char **argv)
 		{ "kallsyms", required_argument, NULL, 'K' },
 		{ "vmlinux", required_argument, NULL, 'L' },
 		{ "no-inline", no_argument, NULL, 'I' },
+		{ "dwarf-cache", required_argument, NULL, 'C' },
+		{ "no-dwarf-cache", no_argument, NULL, 'c' },
 		{ "debuginfod", required_argument, NULL, 'U' },
 		{ "no-debuginfod", no_argument, NULL, 'N' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -236,7 +258,8 @@ int main(int argc, char **argv)
 	so.message = on_message;
 	const char *out = NULL, *in = "-", *resolve = NULL;
 	const char *ddirs[32];
-	int quiet = 0, c;
+	int quiet = 0, no_cache = 0, c;
+	char cache_dir[4096];
 	so.debug_dirs = ddirs;
 	while ((c = getopt_long(argc, argv, "o:fqhV", longopts, NULL)) != -1) {
 		switch (c) {
@@ -286,6 +309,17 @@ int main(int argc, char **argv)
 		case 'I':
 			so.no_inline = 1;
 			break;
+		case 'C':
+			if (!*optarg) {
+				fprintf(stderr, PROG ": --dwarf-cache: an empty folder name\n");
+				return 2;
+			}
+			so.dwarf_cache = optarg;
+			no_cache = 0;
+			break;
+		case 'c':
+			no_cache = 1;
+			break;
 		case 'q':
 			quiet = 1;
 			break;
@@ -296,6 +330,10 @@ int main(int argc, char **argv)
 			return pf_cli_std_opt(PROG, c, usage);
 		}
 	}
+	if (no_cache)
+		so.dwarf_cache = NULL;
+	else if (!so.dwarf_cache)
+		so.dwarf_cache = default_cache(cache_dir, sizeof(cache_dir));
 	if (resolve)
 		return resolve_main(&so, resolve, argv + optind, argc - optind);
 	if (optind < argc)

@@ -117,8 +117,20 @@ struct pf_sym_opts {
 				        * else META kernel_build_id) unless force,
 				        * moved by runtime _text (KSYMS or META
 				        * kernel_text) minus its own; or NULL */
+	/* since 0.4 (absent when sz is smaller): */
+	const char *dwarf_cache;       /* a folder where the zlib-compressed DWARF
+				        * sections of a debug file, once inflated
+				        * for inline frames and source lines, are
+				        * kept (one file per debug file, named by a
+				        * hash of the compressed bytes, checked by
+				        * an XXH3 hash when read back; made if
+				        * missing), so that later runs map them
+				        * instead of inflating again: what
+				        * pf_sym_rewrite() writes is the same with
+				        * or without it; NULL or "": none (pfsym's
+				        * default is $XDG_CACHE_HOME/pftools/dwarf) */
 };
-#define PF_SYM_OPTS_INIT { sizeof(struct pf_sym_opts), NULL, NULL, 0, 0, 0, 0, NULL, NULL, NULL, 0, 0, NULL }
+#define PF_SYM_OPTS_INIT { sizeof(struct pf_sym_opts), NULL, NULL, 0, 0, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL }
 
 /* A new symbolizer for options `o` (NULL: the defaults). The strings of `o`
  * are copied. The symfs and debug directories are opened now.

@@ -25,6 +25,7 @@ struct pfsym_opts {
 	int no_demangle;           /* keep C++/Rust names as in the symbol table */
 	int no_inline;             /* no inline frames, no source lines (lines.c) */
 	int debuginfod;            /* -1 never; 0 when DEBUGINFOD_URLS is set; 1 asked for */
+	const char *dwarf_cache;   /* folder of inflated DWARF sections (dwsec.c), or NULL */
 };
 
 /* ---- root.c: files opened under a root, never outside it ---- */
@@ -171,16 +172,24 @@ void pfsi_unw_report(const struct unwinder *u, FILE *out, const char *prog);
 
 /* Buffers of inflated sections: the Elf handle points at them until elf_end(). */
 struct pfsi_dw_bufs {
-	void **p;
+	void **p;        /* malloc'd buffers */
 	size_t n;
+	void *map;       /* a cache file mapped, or NULL */
+	size_t map_size;
+	int cache;       /* what the cache did: PFSI_DWC_... */
 };
+enum { PFSI_DWC_NONE, PFSI_DWC_HIT, PFSI_DWC_WRITTEN, PFSI_DWC_NOT_WRITTEN };
 /* Prepares e, an ELF handle no one else uses, for dwarf_begin_elf(): hides
  * the DWARF sections lines.c never reads (SHT_NOBITS in e's copy of the
  * section headers) and inflates the other zlib-compressed ones (on two
- * threads), installed as their sections' data. *keep gets the buffers: free
- * them with pfsi_dw_bufs_free() after dwarf_end() and elf_end(e). Sections
- * it could not inflate are left for libdw. @return 0 or -ENOMEM. */
-int pfsi_dw_prepare(Elf *e, struct pfsi_dw_bufs *keep);
+ * threads), installed as their sections' data. With cache_dir (not NULL or
+ * ""), the inflated sections are taken from a valid cache file there
+ * instead, or written to one after inflating (the folder made if missing;
+ * a failure to write costs only the next run's time): keep->cache says
+ * which. *keep gets the buffers: free them with pfsi_dw_bufs_free() after
+ * dwarf_end() and elf_end(e). Sections it could not inflate are left for
+ * libdw. @return 0 or -ENOMEM. */
+int pfsi_dw_prepare(Elf *e, const char *cache_dir, struct pfsi_dw_bufs *keep);
 void pfsi_dw_bufs_free(struct pfsi_dw_bufs *k);
 
 /* ---- lines.c: inline frames and source lines ---- */
@@ -286,6 +295,7 @@ struct symbolizer {
 	/* lines.c's costs (PFSYM_LINES_STATS=1: pfsi_lines_report()) */
 	uint64_t ln_files, ln_cus, ln_addrs;   /* DWARF files opened, CUs indexed, addresses */
 	uint64_t ln_open_ns, ln_index_ns, ln_lookup_ns, ln_chain_ns;
+	uint64_t ln_cache[4];                  /* DWARF files by PFSI_DWC_... */
 	int ln_timed;                          /* 0 not known yet, 1 timed, -1 not
 						  (no clock reads per address) */
 	/* debuginfod.c */
