@@ -9,8 +9,12 @@
 #      and `pfsym | pffold` against the build before inline frames
 #      (OLD_BUILD, default /work/main/build: its bin/pfsym and bin/pffold).
 # Two workloads: the C++ one of tests/inline.bats (templates, std::sort, four
-# levels of inlining) and the demo model. Prints a RESULTS.md section and
-# writes it to bench/out/RESULTS-inline.md. PFTOOLS_BUILD = build directory.
+# levels of inlining) and the demo model. pfsym's DWARF cache
+# (--dwarf-cache) is a folder of this script's, filled by a first run: the
+# timed runs find it warm, as every run after a user's first does; the last
+# column times the same pipeline with --no-dwarf-cache (inflating libc6-dbg's
+# compressed DWARF on every run). Prints a RESULTS.md section and writes it
+# to bench/out/RESULTS-inline.md. PFTOOLS_BUILD = build directory.
 set -eu
 cd "$(dirname "$0")/.."
 B=${PFTOOLS_BUILD:-$PWD/build}
@@ -22,6 +26,8 @@ PERF_RUNS=${BENCH_PERF_RUNS:-3}
 O=bench/out
 mkdir -p "$O"
 . bench/lib.sh
+export XDG_CACHE_HOME=$PWD/$O/xdg-cache
+rm -rf "$XDG_CACHE_HOME"
 g++ -O2 -g -fno-omit-frame-pointer -o "$O/inl_cxx" tests/workloads/inl_cxx.cc
 build_model "$O"
 
@@ -49,6 +55,7 @@ for w in inl_cxx model; do
 	t_noinl=$(best "$RUNS" "pfsym -q --no-inline < $O/$w.pf > /dev/null")
 	t_fp_new=$(best "$RUNS" "pfsym -q < $O/$w.pf | pffold --no-inline")
 	t_fp_def=$(best "$RUNS" "pfsym -q < $O/$w.pf | pffold")
+	t_fp_cold=$(best "$RUNS" "pfsym -q --no-dwarf-cache < $O/$w.pf | pffold")
 	t_noinl_pipe=$(best "$RUNS" "pfsym -q --no-inline < $O/$w.pf | pffold")
 	if [ $have_old = 1 ]; then
 		t_fp_old=$(best "$RUNS" "$OLD/bin/pfsym -q < $O/$w.pf | $OLD/bin/pffold")
@@ -66,7 +73,8 @@ for w in inl_cxx model; do
 	slow_new=$(awk -v a="$t_fp_new" -v b="$t_fp_old" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')
 	slow_noinl=$(awk -v a="$t_noinl_pipe" -v b="$t_fp_old" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')
 	slow_def=$(awk -v a="$t_fp_def" -v b="$t_fp_old" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')
-	rows+="| $w | $n / $np | $ua | $t_lines ($(rate "$n" "$t_lines")/s) | $t_perf ($(rate "$np" "$t_perf")/s) | ${ratio}x | $warm | $us_addr | $opened; $indexed | $t_fp_old | $t_noinl_pipe (${slow_noinl}x) | $t_fp_new (${slow_new}x) | $t_fp_def (${slow_def}x) |"$'\n'
+	slow_cold=$(awk -v a="$t_fp_cold" -v b="$t_fp_old" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')
+	rows+="| $w | $n / $np | $ua | $t_lines ($(rate "$n" "$t_lines")/s) | $t_perf ($(rate "$np" "$t_perf")/s) | ${ratio}x | $warm | $us_addr | $opened; $indexed | $t_fp_old | $t_noinl_pipe (${slow_noinl}x) | $t_fp_new (${slow_new}x) | $t_fp_def (${slow_def}x) | $t_fp_cold (${slow_cold}x) |"$'\n'
 done
 
 {
@@ -81,7 +89,7 @@ done
 	echo "(pfsym - pfsym --no-inline) / unique addresses, which includes opening (decompressing) each DWARF file."
 	echo "Old: $OLD (the build before inline frames): \`pfsym | pffold\`."
 	echo
-	echo "| workload | samples pf / perf | unique addrs | pfsym \| pffold --lines s | perf script srcline --inline s | per-sample speed-up | warm us/addr | all-in us/addr | DWARF opened; CUs indexed | old fp pipeline s | pfsym --no-inline \| pffold s (x old) | pfsym \| pffold --no-inline s (x old) | pfsym \| pffold s (x old) |"
-	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+	echo "| workload | samples pf / perf | unique addrs | pfsym \| pffold --lines s | perf script srcline --inline s | per-sample speed-up | warm us/addr | all-in us/addr | DWARF opened; CUs indexed | old fp pipeline s | pfsym --no-inline \| pffold s (x old) | pfsym \| pffold --no-inline s (x old) | pfsym \| pffold s (x old) | the same, --no-dwarf-cache s (x old) |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 	printf '%s' "$rows"
 } | tee "$O/RESULTS-inline.md"
