@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "ksyms.h"
+#include "internal/alloc.h"
 
 /* Bytes the name scan takes at a time: 16 (SSE2), 8 (a word, on
  * little-endian machines) or 1; tests build the other two with -D. */
@@ -75,14 +76,8 @@ static int64_t module_id(struct pf_ksyms *k, const char *name, size_t len)
 			return (int64_t)i + 1;
 	if (k->n_mods >= 65535)
 		return -EINVAL;
-	if (k->n_mods == k->mods_cap) {
-		uint32_t cap = k->mods_cap ? k->mods_cap * 2 : 16;
-		struct pf_ksyms_module *n = realloc(k->mods, (size_t)cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		k->mods = n;
-		k->mods_cap = cap;
-	}
+	if (pfi_grow((void **)&k->mods, &k->mods_cap, (uint64_t)k->n_mods + 1, sizeof(*k->mods), 16) < 0)
+		return -ENOMEM;
 	struct pf_ksyms_module *m = &k->mods[k->n_mods++];
 	memset(m, 0, sizeof(*m));
 	memcpy(m->name, name, len);
@@ -91,14 +86,8 @@ static int64_t module_id(struct pf_ksyms *k, const char *name, size_t len)
 
 static int sym_add(struct pf_ksyms *k, uint64_t addr, char type, uint16_t module, const char *name, size_t len)
 {
-	if (k->n_syms == k->rows_cap) {
-		uint32_t cap = k->rows_cap ? k->rows_cap * 2 : 1024;
-		struct pf_ksyms_row *n = realloc(k->rows, (size_t)cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		k->rows = n;
-		k->rows_cap = cap;
-	}
+	if (pfi_grow((void **)&k->rows, &k->rows_cap, (uint64_t)k->n_syms + 1, sizeof(*k->rows), 1024) < 0)
+		return -ENOMEM;
 	if (k->names_len + len + 1 > k->names_cap || k->names_len + len + 1 > UINT32_MAX) {
 		if (k->names_len + len + 1 > UINT32_MAX)
 			return -ENOMEM;

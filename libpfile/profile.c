@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "advanced.h"
+#include "internal/alloc.h"
 #include "internal/bytes.h"
 #include "internal/prof.h"
 
@@ -37,19 +38,7 @@ void pf_prof_free(struct pf_prof *p)
 	memset(p, 0, sizeof(*p));
 }
 
-int pf_prof_new(struct pf_prof **out)
-{
-	*out = calloc(1, sizeof(**out));
-	return *out ? 0 : -ENOMEM;
-}
-
-void pf_prof_delete(struct pf_prof *p)
-{
-	if (!p)
-		return;
-	pf_prof_free(p);
-	free(p);
-}
+PFI_NEW_DELETE(pf_prof, pf_prof_free)
 
 uint32_t pf_prof_n_strings(const struct pf_prof *p) { return p->n_str; }
 uint32_t pf_prof_n_frames(const struct pf_prof *p) { return p->n_frames; }

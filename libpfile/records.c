@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "advanced.h"
+#include "internal/alloc.h"
 #include "internal/bytes.h"
 
 #ifndef PERF_SAMPLE_BRANCH_COUNTERS
@@ -296,14 +297,8 @@ int pf_events_add(struct pf_events *evs, const struct pf_section *sec)
 	for (size_t i = known; i < attr_size; i++)
 		if (a[i])
 			return -EPROTONOSUPPORT;
-	if (evs->n == evs->cap) {
-		uint32_t ncap = evs->cap ? evs->cap * 2 : 8;
-		struct pf_event *nev = realloc(evs->ev, ncap * sizeof(*nev));
-		if (!nev)
-			return -ENOMEM;
-		evs->ev = nev;
-		evs->cap = ncap;
-	}
+	if (pfi_grow((void **)&evs->ev, &evs->cap, (uint64_t)evs->n + 1, sizeof(*evs->ev), 8) < 0)
+		return -ENOMEM;
 	struct pf_event *e = &evs->ev[evs->n];
 	memset(e, 0, sizeof(*e));
 	memcpy(&e->attr, a, attr_size < sizeof(e->attr) ? attr_size : sizeof(e->attr));
@@ -343,19 +338,7 @@ void pf_events_free(struct pf_events *evs)
 	memset(evs, 0, sizeof(*evs));
 }
 
-int pf_events_new(struct pf_events **out)
-{
-	*out = calloc(1, sizeof(**out));
-	return *out ? 0 : -ENOMEM;
-}
-
-void pf_events_delete(struct pf_events *evs)
-{
-	if (!evs)
-		return;
-	pf_events_free(evs);
-	free(evs);
-}
+PFI_NEW_DELETE(pf_events, pf_events_free)
 
 uint32_t pf_events_count(const struct pf_events *evs)
 {
