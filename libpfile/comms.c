@@ -7,6 +7,7 @@
 
 #include "internal/alloc.h"
 #include "internal/comms.h"
+#include "internal/search.h"
 
 #define MAX_DEPTH 64 /* fork ancestry followed for an inherited name */
 
@@ -125,14 +126,7 @@ int pf_comms_fork(struct pf_comms *c, uint32_t tid, uint32_t ptid, uint64_t time
  * else the first. */
 static uint32_t at(const struct pf_comm_thread *t, uint64_t time_ns)
 {
-	uint32_t lo = 0, hi = t->n;
-	while (lo < hi) {
-		uint32_t mid = (lo + hi) / 2;
-		if (t->v[mid].time <= time_ns)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	uint32_t lo = PFI_UPPER_BOUND(t->v, t->n, time, time_ns);
 	return lo ? lo - 1 : 0;
 }
 
