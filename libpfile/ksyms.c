@@ -89,18 +89,9 @@ static int sym_add(struct pf_ksyms *k, uint64_t addr, char type, uint16_t module
 {
 	if (pfi_grow((void **)&k->rows, &k->rows_cap, (uint64_t)k->n_syms + 1, sizeof(*k->rows), 1024) < 0)
 		return -ENOMEM;
-	if (k->names_len + len + 1 > k->names_cap || k->names_len + len + 1 > UINT32_MAX) {
-		if (k->names_len + len + 1 > UINT32_MAX)
-			return -ENOMEM;
-		size_t cap = k->names_cap ? k->names_cap * 2 : 65536;
-		while (cap < k->names_len + len + 1)
-			cap *= 2;
-		char *n = realloc(k->names, cap);
-		if (!n)
-			return -ENOMEM;
-		k->names = n;
-		k->names_cap = cap;
-	}
+	if (k->names_len + len + 1 > UINT32_MAX ||
+	    pfi_grow_bytes((void **)&k->names, &k->names_cap, k->names_len + len + 1, 65536) < 0)
+		return -ENOMEM;
 	struct pf_ksyms_row *s = &k->rows[k->n_syms++];
 	s->addr = addr;
 	s->module = module;

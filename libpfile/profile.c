@@ -137,18 +137,10 @@ static int str_append(struct pf_prof *p, const char *s, size_t len)
 	if (!nl)
 		return -ENOMEM;
 	p->str_len = nl;
-	if (p->blob_len + len + 1 > p->blob_cap) {
-		size_t nc = p->blob_cap ? p->blob_cap * 2 : 65536;
-		while (nc < p->blob_len + len + 1)
-			nc *= 2;
-		char *nb = realloc(p->blob, nc);
-		if (!nb)
-			return -ENOMEM;
-		p->blob = nb;
-		p->blob_cap = nc;
-		if (s_off != SIZE_MAX)
-			s = nb + s_off;
-	}
+	if (pfi_grow_bytes((void **)&p->blob, &p->blob_cap, p->blob_len + len + 1, 65536) < 0)
+		return -ENOMEM;
+	if (s_off != SIZE_MAX)
+		s = p->blob + s_off;
 	memmove(p->blob + p->blob_len, s, len);
 	p->blob[p->blob_len + len] = 0;
 	p->str_off[p->n_str] = p->blob_len;

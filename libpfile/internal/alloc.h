@@ -1,7 +1,7 @@
 /*
  * internal/alloc.h - libpfile internal: the allocation patterns its
  * containers share: the _new()/_delete() pair of an opaque container, array
- * growth by doubling, and the insertion into an open-addressed table of
+ * and byte-buffer growth by doubling, and the insertion into an open-addressed table of
  * indexes. Not installed.
  */
 #ifndef PF_INTERNAL_ALLOC_H
@@ -48,6 +48,25 @@ static inline int pfi_grow(void **p, uint32_t *cap, uint64_t need, size_t elem, 
 		return -ENOMEM;
 	*p = np;
 	*cap = (uint32_t)nc;
+	return 0;
+}
+
+/* Grows the byte buffer *p (of *cap bytes) to hold `need` bytes: the
+ * capacity doubles, from `first` when it is 0, until it holds them (need
+ * itself where doubling would overflow). Nothing happens when need <= *cap.
+ * @return 0, or -ENOMEM (realloc failed; *p and *cap unchanged). */
+static inline int pfi_grow_bytes(void **p, size_t *cap, size_t need, size_t first)
+{
+	if (need <= *cap)
+		return 0;
+	size_t nc = *cap ? *cap : first;
+	while (nc < need)
+		nc = nc > SIZE_MAX / 2 ? need : nc * 2;
+	void *np = realloc(*p, nc);
+	if (!np)
+		return -ENOMEM;
+	*p = np;
+	*cap = nc;
 	return 0;
 }
 
