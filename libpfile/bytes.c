@@ -3,6 +3,7 @@
  * the small helpers every part of the .pf container uses (pfile.h).
  */
 #include "advanced.h"
+#include "internal/alloc.h"
 #include "internal/bytes.h"
 
 #include <errno.h>
@@ -46,16 +47,10 @@ int pf_buf_put(struct pf_buf *b, const void *p, size_t n)
 		size_t p_off = b->data && (uintptr_t)p - (uintptr_t)b->data < b->len
 				       ? (size_t)((const uint8_t *)p - b->data)
 				       : SIZE_MAX;
-		size_t cap = b->cap ? b->cap : 256;
-		while (cap < b->len + n)
-			cap = cap > SIZE_MAX / 2 ? b->len + n : cap * 2;
-		uint8_t *d = realloc(b->data, cap);
-		if (!d)
+		if (pfi_grow_bytes((void **)&b->data, &b->cap, b->len + n, 256) < 0)
 			return -ENOMEM;
-		b->data = d;
-		b->cap = cap;
 		if (p_off != SIZE_MAX)
-			p = d + p_off;
+			p = b->data + p_off;
 	}
 	if (n)
 		memmove(b->data + b->len, p, n);

@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal/alloc.h"
 #include "internal/comms.h"
+#include "internal/search.h"
 
 #define MAX_DEPTH 64 /* fork ancestry followed for an inherited name */
 
@@ -93,14 +95,8 @@ static int add(struct pf_comms *c, uint32_t tid, const struct pf_comm_ev *e)
 	struct pf_comm_thread *t = get(c, tid);
 	if (!t)
 		return -ENOMEM;
-	if (t->n == t->cap) {
-		uint32_t cap = t->cap ? t->cap * 2 : 2;
-		struct pf_comm_ev *nv = realloc(t->v, cap * sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
-		t->v = nv;
-		t->cap = cap;
-	}
+	if (pfi_grow((void **)&t->v, &t->cap, (uint64_t)t->n + 1, sizeof(*t->v), 2) < 0)
+		return -ENOMEM;
 	uint32_t i = t->n;
 	while (i > 0 && ev_before(e, &t->v[i - 1])) {
 		t->v[i] = t->v[i - 1];
@@ -130,14 +126,7 @@ int pf_comms_fork(struct pf_comms *c, uint32_t tid, uint32_t ptid, uint64_t time
  * else the first. */
 static uint32_t at(const struct pf_comm_thread *t, uint64_t time_ns)
 {
-	uint32_t lo = 0, hi = t->n;
-	while (lo < hi) {
-		uint32_t mid = (lo + hi) / 2;
-		if (t->v[mid].time <= time_ns)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	uint32_t lo = PFI_UPPER_BOUND(t->v, t->n, time, time_ns);
 	return lo ? lo - 1 : 0;
 }
 
@@ -170,16 +159,4 @@ uint32_t pf_comms_get(struct pf_comms *c, uint32_t tid, uint64_t time_ns)
 	return comm;
 }
 
-int pf_comms_new(struct pf_comms **out)
-{
-	*out = calloc(1, sizeof(**out));
-	return *out ? 0 : -ENOMEM;
-}
-
-void pf_comms_delete(struct pf_comms *c)
-{
-	if (!c)
-		return;
-	pfi_comms_free(c);
-	free(c);
-}
+PFI_NEW_DELETE(pf_comms, pfi_comms_free)

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "internal/alloc.h"
 #include "internal/bytes.h"
 #include "internal/fold.h"
 
@@ -333,20 +334,21 @@ static int is_perf_map(const char *dso)
 	return strcmp(b, ".map") == 0;
 }
 
+/* Makes room for index i in the memo *a of *cap entries (frame_disp,
+ * stack_dn): doubled from 1024, the new entries NONE. @return 0 or <0. */
+static int memo_grow(uint32_t **a, uint32_t *cap, uint32_t i)
+{
+	uint32_t old = *cap;
+	int rc = pfi_grow((void **)a, cap, (uint64_t)i + 1, sizeof(**a), 1024);
+	for (uint32_t j = old; rc == 0 && j < *cap; j++)
+		(*a)[j] = NONE;
+	return rc;
+}
+
 static int64_t frame_display(pf_fold *f, uint32_t frame)
 {
-	if (frame >= f->frame_disp_cap) {
-		uint32_t cap = f->frame_disp_cap ? f->frame_disp_cap : 1024;
-		while (cap <= frame)
-			cap *= 2;
-		uint32_t *n = realloc(f->frame_disp, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		for (uint32_t i = f->frame_disp_cap; i < cap; i++)
-			n[i] = NONE;
-		f->frame_disp = n;
-		f->frame_disp_cap = cap;
-	}
+	if (memo_grow(&f->frame_disp, &f->frame_disp_cap, frame) < 0)
+		return -ENOMEM;
 	if (f->frame_disp[frame] != NONE)
 		return f->frame_disp[frame];
 	const struct pf_prof_frame *fr = &f->prof.frames[frame];
@@ -460,41 +462,29 @@ static uint64_t dn_key_hash(uint32_t disp, uint32_t parent, uint32_t kanon, uint
 	return mix64(((uint64_t)disp << 32 | parent) ^ ((uint64_t)kanon << 63) ^ mix64(dso));
 }
 
+static uint64_t dn_hash_at(const void *f, uint32_t i)
+{
+	const struct dnode *d = &((const pf_fold *)f)->dn[i];
+	return dn_key_hash(d->disp, d->parent, d->kanon, d->dso);
+}
+
 /* Nodes are keyed by their DSO too (for pf_fold_node() and the dso
  * filter): two frames of one name in two DSOs make two nodes, whose lines
  * read the same and are merged by pfi_fold_build_lines(). */
 static int64_t dn_intern(pf_fold *f, uint32_t disp, uint32_t parent, uint32_t kanon, uint32_t dso)
 {
-	if ((f->n_dn + 1) * 2 > f->dn_hash_cap) {
-		uint32_t cap = f->dn_hash_cap ? f->dn_hash_cap * 2 : 1024;
-		uint32_t *h = calloc(cap, sizeof(*h));
-		if (!h)
-			return -ENOMEM;
-		for (uint32_t i = 0; i < f->n_dn; i++) {
-			const struct dnode *d = &f->dn[i];
-			uint32_t k = (uint32_t)dn_key_hash(d->disp, d->parent, d->kanon, d->dso) & (cap - 1);
-			while (h[k])
-				k = (k + 1) & (cap - 1);
-			h[k] = i + 1;
-		}
-		free(f->dn_hash);
-		f->dn_hash = h;
-		f->dn_hash_cap = cap;
-	}
+	if ((f->n_dn + 1) * 2 > f->dn_hash_cap &&
+	    pfi_slots_rebuild(&f->dn_hash, &f->dn_hash_cap, f->dn_hash_cap ? f->dn_hash_cap * 2 : 1024, f->n_dn, dn_hash_at,
+			      f) < 0)
+		return -ENOMEM;
 	uint32_t mask = f->dn_hash_cap - 1, k = (uint32_t)dn_key_hash(disp, parent, kanon, dso) & mask;
 	for (; f->dn_hash[k]; k = (k + 1) & mask) {
 		const struct dnode *d = &f->dn[f->dn_hash[k] - 1];
 		if (d->disp == disp && d->parent == parent && d->kanon == kanon && d->dso == dso)
 			return f->dn_hash[k] - 1;
 	}
-	if (f->n_dn == f->cap_dn) {
-		uint32_t cap = f->cap_dn ? f->cap_dn * 2 : 1024;
-		struct dnode *n = realloc(f->dn, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		f->dn = n;
-		f->cap_dn = cap;
-	}
+	if (pfi_grow((void **)&f->dn, &f->cap_dn, (uint64_t)f->n_dn + 1, sizeof(*f->dn), 1024) < 0)
+		return -ENOMEM;
 	f->dn[f->n_dn] = (struct dnode){ disp, parent, kanon, parent != NONE ? f->dn[parent].trunc : 0, dso, 0 };
 	f->dn_hash[k] = f->n_dn + 1;
 	return f->n_dn++;
@@ -507,18 +497,8 @@ static int64_t stack_dnode(pf_fold *f, uint32_t stack)
 {
 	if (stack == NONE)
 		return NONE;
-	if (stack >= f->stack_dn_cap) {
-		uint32_t cap = f->stack_dn_cap ? f->stack_dn_cap : 1024;
-		while (cap <= stack)
-			cap *= 2;
-		uint32_t *n = realloc(f->stack_dn, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		for (uint32_t i = f->stack_dn_cap; i < cap; i++)
-			n[i] = NONE;
-		f->stack_dn = n;
-		f->stack_dn_cap = cap;
-	}
+	if (memo_grow(&f->stack_dn, &f->stack_dn_cap, stack) < 0)
+		return -ENOMEM;
 	if (f->stack_dn[stack] != NONE)
 		return f->stack_dn[stack];
 	/* the stack nodes up to the first with a display node, leaf first */
@@ -704,14 +684,8 @@ int pfi_fold_samples(pf_fold *f, const uint8_t *data, size_t size)
 	const uint8_t *e = data + 8;
 	struct fold_run *run = NULL;
 	if (count) {
-		if (f->n_runs == f->cap_runs) {
-			size_t cap = f->cap_runs ? f->cap_runs * 2 : 64;
-			struct fold_run *n = realloc(f->runs, cap * sizeof(*n));
-			if (!n)
-				return -ENOMEM;
-			f->runs = n;
-			f->cap_runs = cap;
-		}
+		if (pfi_grow((void **)&f->runs, &f->cap_runs, (uint64_t)f->n_runs + 1, sizeof(*f->runs), 64) < 0)
+			return -ENOMEM;
 		run = &f->runs[f->n_runs++];
 		run->n = count;
 	}

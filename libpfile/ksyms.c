@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "ksyms.h"
+#include "internal/alloc.h"
+#include "internal/search.h"
 
 /* Bytes the name scan takes at a time: 16 (SSE2), 8 (a word, on
  * little-endian machines) or 1; tests build the other two with -D. */
@@ -75,14 +77,8 @@ static int64_t module_id(struct pf_ksyms *k, const char *name, size_t len)
 			return (int64_t)i + 1;
 	if (k->n_mods >= 65535)
 		return -EINVAL;
-	if (k->n_mods == k->mods_cap) {
-		uint32_t cap = k->mods_cap ? k->mods_cap * 2 : 16;
-		struct pf_ksyms_module *n = realloc(k->mods, (size_t)cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		k->mods = n;
-		k->mods_cap = cap;
-	}
+	if (pfi_grow((void **)&k->mods, &k->mods_cap, (uint64_t)k->n_mods + 1, sizeof(*k->mods), 16) < 0)
+		return -ENOMEM;
 	struct pf_ksyms_module *m = &k->mods[k->n_mods++];
 	memset(m, 0, sizeof(*m));
 	memcpy(m->name, name, len);
@@ -91,26 +87,11 @@ static int64_t module_id(struct pf_ksyms *k, const char *name, size_t len)
 
 static int sym_add(struct pf_ksyms *k, uint64_t addr, char type, uint16_t module, const char *name, size_t len)
 {
-	if (k->n_syms == k->rows_cap) {
-		uint32_t cap = k->rows_cap ? k->rows_cap * 2 : 1024;
-		struct pf_ksyms_row *n = realloc(k->rows, (size_t)cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		k->rows = n;
-		k->rows_cap = cap;
-	}
-	if (k->names_len + len + 1 > k->names_cap || k->names_len + len + 1 > UINT32_MAX) {
-		if (k->names_len + len + 1 > UINT32_MAX)
-			return -ENOMEM;
-		size_t cap = k->names_cap ? k->names_cap * 2 : 65536;
-		while (cap < k->names_len + len + 1)
-			cap *= 2;
-		char *n = realloc(k->names, cap);
-		if (!n)
-			return -ENOMEM;
-		k->names = n;
-		k->names_cap = cap;
-	}
+	if (pfi_grow((void **)&k->rows, &k->rows_cap, (uint64_t)k->n_syms + 1, sizeof(*k->rows), 1024) < 0)
+		return -ENOMEM;
+	if (k->names_len + len + 1 > UINT32_MAX ||
+	    pfi_grow_bytes((void **)&k->names, &k->names_cap, k->names_len + len + 1, 65536) < 0)
+		return -ENOMEM;
 	struct pf_ksyms_row *s = &k->rows[k->n_syms++];
 	s->addr = addr;
 	s->module = module;
@@ -688,14 +669,7 @@ int pf_ksyms_sym(const struct pf_ksyms *k, uint32_t i, struct pf_ksym *out)
 static int locate(const struct pf_ksyms *k, uint64_t addr, uint32_t *first, uint32_t *next)
 {
 	if (!k->block) {
-		uint32_t lo = 0, hi = k->n_syms; /* first symbol above addr: lo */
-		while (lo < hi) {
-			uint32_t mid = lo + (hi - lo) / 2;
-			if (k->rows[mid].addr <= addr)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		uint32_t lo = PFI_UPPER_BOUND(k->rows, k->n_syms, addr, addr); /* first symbol above addr */
 		if (!lo)
 			return -1;
 		uint32_t i = lo - 1;

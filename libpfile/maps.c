@@ -7,6 +7,8 @@
 #include <sys/mman.h>
 
 #include "advanced.h"
+#include "internal/alloc.h"
+#include "internal/search.h"
 
 void pf_maps_init(struct pf_maps *m)
 {
@@ -34,19 +36,7 @@ void pf_maps_free(struct pf_maps *m)
 	memset(m, 0, sizeof(*m));
 }
 
-int pf_maps_new(struct pf_maps **out)
-{
-	*out = calloc(1, sizeof(**out));
-	return *out ? 0 : -ENOMEM;
-}
-
-void pf_maps_delete(struct pf_maps *m)
-{
-	if (!m)
-		return;
-	pf_maps_free(m);
-	free(m);
-}
+PFI_NEW_DELETE(pf_maps, pf_maps_free)
 
 struct pf_dso *pf_maps_dso(const struct pf_maps *m, uint32_t id)
 {
@@ -70,21 +60,14 @@ static uint32_t hash32(uint64_t v)
 
 /* ---- processes ---------------------------------------------------------- */
 
+static uint64_t proc_hash_at(const void *m, uint32_t i)
+{
+	return hash32(((const struct pf_maps *)m)->procs[i].pid);
+}
+
 static int proc_rehash(struct pf_maps *m, uint32_t cap)
 {
-	uint32_t *h = calloc(cap, sizeof(*h));
-	if (!h)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < m->n_procs; i++) {
-		uint32_t k = hash32(m->procs[i].pid) & (cap - 1);
-		while (h[k])
-			k = (k + 1) & (cap - 1);
-		h[k] = i + 1;
-	}
-	free(m->proc_hash);
-	m->proc_hash = h;
-	m->proc_hash_cap = cap;
-	return 0;
+	return pfi_slots_rebuild(&m->proc_hash, &m->proc_hash_cap, cap, m->n_procs, proc_hash_at, m);
 }
 
 static struct pf_maps_proc *proc_find(const struct pf_maps *m, uint32_t pid)
@@ -110,21 +93,12 @@ static struct pf_maps_proc *proc_get(struct pf_maps *m, uint32_t pid)
 		if (proc_rehash(m, m->proc_hash_cap ? m->proc_hash_cap * 2 : 64) < 0)
 			return NULL;
 	}
-	if (m->n_procs == m->cap_procs) {
-		uint32_t cap = m->cap_procs ? m->cap_procs * 2 : 32;
-		struct pf_maps_proc *np = realloc(m->procs, cap * sizeof(*np));
-		if (!np)
-			return NULL;
-		m->procs = np;
-		m->cap_procs = cap;
-	}
+	if (pfi_grow((void **)&m->procs, &m->cap_procs, (uint64_t)m->n_procs + 1, sizeof(*m->procs), 32) < 0)
+		return NULL;
 	p = &m->procs[m->n_procs];
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
-	uint32_t k = hash32(pid) & (m->proc_hash_cap - 1);
-	while (m->proc_hash[k])
-		k = (k + 1) & (m->proc_hash_cap - 1);
-	m->proc_hash[k] = ++m->n_procs;
+	pfi_slot_put(m->proc_hash, m->proc_hash_cap - 1, hash32(pid), ++m->n_procs);
 	return p;
 }
 
@@ -135,22 +109,15 @@ static uint64_t dso_key_hash(const char *path, size_t len, const uint8_t *bid, s
 	return pf_xxh3(path, len) ^ (pf_xxh3(bid, bid_size) * 31);
 }
 
+static uint64_t dso_hash_at(const void *m, uint32_t i)
+{
+	const struct pf_dso *d = &((const struct pf_maps *)m)->dsos[i];
+	return dso_key_hash(d->path, d->path_len, d->build_id, d->build_id_size);
+}
+
 static int dso_rehash(struct pf_maps *m, uint32_t cap)
 {
-	uint32_t *h = calloc(cap, sizeof(*h));
-	if (!h)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < m->n_dsos; i++) {
-		struct pf_dso *d = &m->dsos[i];
-		uint32_t k = (uint32_t)dso_key_hash(d->path, d->path_len, d->build_id, d->build_id_size) & (cap - 1);
-		while (h[k])
-			k = (k + 1) & (cap - 1);
-		h[k] = i + 1;
-	}
-	free(m->dso_hash);
-	m->dso_hash = h;
-	m->dso_hash_cap = cap;
-	return 0;
+	return pfi_slots_rebuild(&m->dso_hash, &m->dso_hash_cap, cap, m->n_dsos, dso_hash_at, m);
 }
 
 static const struct pf_maps_bid *bid_find(const struct pf_maps *m, const char *path, size_t len)
@@ -228,14 +195,8 @@ int64_t pf_maps_dso_intern(struct pf_maps *m, const char *path, size_t len,
 		if (dso_rehash(m, m->dso_hash_cap ? m->dso_hash_cap * 2 : 64) < 0)
 			return -ENOMEM;
 	}
-	if (m->n_dsos == m->cap_dsos) {
-		uint32_t cap = m->cap_dsos ? m->cap_dsos * 2 : 32;
-		struct pf_dso *nd = realloc(m->dsos, cap * sizeof(*nd));
-		if (!nd)
-			return -ENOMEM;
-		m->dsos = nd;
-		m->cap_dsos = cap;
-	}
+	if (pfi_grow((void **)&m->dsos, &m->cap_dsos, (uint64_t)m->n_dsos + 1, sizeof(*m->dsos), 32) < 0)
+		return -ENOMEM;
 	struct pf_dso *d = &m->dsos[m->n_dsos];
 	memset(d, 0, sizeof(*d));
 	d->path = malloc(len + 1);
@@ -262,14 +223,8 @@ int pf_maps_note_buildid(struct pf_maps *m, const struct pf_buildid *e)
 		return 0;
 	if (bid_find(m, e->path, e->path_len))
 		return 0;
-	if (m->n_bids == m->cap_bids) {
-		uint32_t cap = m->cap_bids ? m->cap_bids * 2 : 16;
-		struct pf_maps_bid *nb = realloc(m->bids, cap * sizeof(*nb));
-		if (!nb)
-			return -ENOMEM;
-		m->bids = nb;
-		m->cap_bids = cap;
-	}
+	if (pfi_grow((void **)&m->bids, &m->cap_bids, (uint64_t)m->n_bids + 1, sizeof(*m->bids), 16) < 0)
+		return -ENOMEM;
 	struct pf_maps_bid *b = &m->bids[m->n_bids];
 	b->path = malloc(e->path_len + 1);
 	if (!b->path)
@@ -358,27 +313,13 @@ static int proc_insert(struct pf_maps *m, struct pf_maps_proc *p, struct pf_map 
 		if (overlaps(o, &mp) && o->t_start <= mp.t_start && o->t_end > mp.t_start && ends(&mp, o))
 			o->t_end = mp.t_start;
 	}
-	if (p->n == p->cap) {
-		uint32_t cap = p->cap ? p->cap * 2 : 16;
-		struct pf_map *nm = realloc(p->maps, cap * sizeof(*nm));
-		if (!nm)
-			return -ENOMEM;
-		p->maps = nm;
-		uint64_t *ne = realloc(p->max_end, cap * sizeof(*ne));
-		if (!ne)
-			return -ENOMEM;
-		p->max_end = ne;
-		p->cap = cap;
-	}
+	/* two arrays of one capacity: p->cap follows the second */
+	uint32_t maps_cap = p->cap;
+	if (pfi_grow((void **)&p->maps, &maps_cap, (uint64_t)p->n + 1, sizeof(*p->maps), 16) < 0 ||
+	    pfi_grow((void **)&p->max_end, &p->cap, (uint64_t)p->n + 1, sizeof(*p->max_end), 16) < 0)
+		return -ENOMEM;
 	/* upper bound on start: keep insertion order among equal starts */
-	uint32_t lo = 0, hi = p->n;
-	while (lo < hi) {
-		uint32_t mid = (lo + hi) / 2;
-		if (p->maps[mid].start <= mp.start)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	uint32_t lo = PFI_UPPER_BOUND(p->maps, p->n, start, mp.start);
 	memmove(&p->maps[lo + 1], &p->maps[lo], (p->n - lo) * sizeof(mp));
 	p->maps[lo] = mp;
 	p->n++;
@@ -461,14 +402,8 @@ int pf_maps_fork(struct pf_maps *m, uint32_t pid, uint32_t ppid, uint64_t time_n
 	for (uint32_t i = 0; i < pp->n_kids; i++)
 		if (pp->kids[i].pid == pid && pp->kids[i].time == time_ns)
 			return 0;
-	if (pp->n_kids == pp->cap_kids) {
-		uint32_t cap = pp->cap_kids ? pp->cap_kids * 2 : 4;
-		struct pf_maps_kid *nk = realloc(pp->kids, cap * sizeof(*nk));
-		if (!nk)
-			return -ENOMEM;
-		pp->kids = nk;
-		pp->cap_kids = cap;
-	}
+	if (pfi_grow((void **)&pp->kids, &pp->cap_kids, (uint64_t)pp->n_kids + 1, sizeof(*pp->kids), 4) < 0)
+		return -ENOMEM;
 	pp->kids[pp->n_kids++] = (struct pf_maps_kid){ pid, time_ns };
 	if (!pp->n)
 		return 0;
@@ -712,14 +647,7 @@ const struct pf_map *pf_maps_find_live(const struct pf_maps *m, uint32_t pid, ui
 	if (!p || !p->n)
 		return NULL;
 	/* last entry with start <= addr */
-	uint32_t lo = 0, hi = p->n;
-	while (lo < hi) {
-		uint32_t mid = (lo + hi) / 2;
-		if (p->maps[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	uint32_t lo = PFI_UPPER_BOUND(p->maps, p->n, start, addr);
 	const struct pf_map *best = NULL;
 	uint64_t best_dist = UINT64_MAX;
 	for (uint32_t i = lo; i-- > 0;) {
@@ -797,14 +725,7 @@ uint64_t pf_maps_time_key(struct pf_maps *m, uint32_t pid, uint64_t time_ns)
 			return UINT64_MAX;
 	}
 	/* number of bounds <= time_ns: the live set is constant between two */
-	uint32_t lo = 0, hi = p->n_bounds;
-	while (lo < hi) {
-		uint32_t mid = (lo + hi) / 2;
-		if (p->bounds[mid] <= time_ns)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	uint32_t lo = pfi_upper_bound(p->bounds, p->n_bounds, sizeof(*p->bounds), 0, time_ns);
 	uint64_t key = (uint64_t)p->gen << 32 | lo;
 	m->tk_ok = 1;
 	m->tk_pid = pid;

@@ -4,6 +4,7 @@
  * All fields are little-endian (format/pfile.md section 4).
  */
 #include "advanced.h"
+#include "internal/search.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -366,14 +367,7 @@ uint32_t pf_run_of(const uint64_t *starts, uint32_t n, uint64_t time)
 {
 	if (n == 0)
 		return 0;
-	uint32_t lo = 0, hi = n; /* the first start > time */
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (starts[mid] <= time)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	uint32_t lo = pfi_upper_bound(starts, n, sizeof(*starts), 0, time); /* the first start > time */
 	return lo ? lo : 1;
 }
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "advanced.h"
+#include "internal/alloc.h"
 #include "internal/bytes.h"
 #include "internal/prof.h"
 
@@ -37,19 +38,7 @@ void pf_prof_free(struct pf_prof *p)
 	memset(p, 0, sizeof(*p));
 }
 
-int pf_prof_new(struct pf_prof **out)
-{
-	*out = calloc(1, sizeof(**out));
-	return *out ? 0 : -ENOMEM;
-}
-
-void pf_prof_delete(struct pf_prof *p)
-{
-	if (!p)
-		return;
-	pf_prof_free(p);
-	free(p);
-}
+PFI_NEW_DELETE(pf_prof, pf_prof_free)
 
 uint32_t pf_prof_n_strings(const struct pf_prof *p) { return p->n_str; }
 uint32_t pf_prof_n_frames(const struct pf_prof *p) { return p->n_frames; }
@@ -148,18 +137,10 @@ static int str_append(struct pf_prof *p, const char *s, size_t len)
 	if (!nl)
 		return -ENOMEM;
 	p->str_len = nl;
-	if (p->blob_len + len + 1 > p->blob_cap) {
-		size_t nc = p->blob_cap ? p->blob_cap * 2 : 65536;
-		while (nc < p->blob_len + len + 1)
-			nc *= 2;
-		char *nb = realloc(p->blob, nc);
-		if (!nb)
-			return -ENOMEM;
-		p->blob = nb;
-		p->blob_cap = nc;
-		if (s_off != SIZE_MAX)
-			s = nb + s_off;
-	}
+	if (pfi_grow_bytes((void **)&p->blob, &p->blob_cap, p->blob_len + len + 1, 65536) < 0)
+		return -ENOMEM;
+	if (s_off != SIZE_MAX)
+		s = p->blob + s_off;
 	memmove(p->blob + p->blob_len, s, len);
 	p->blob[p->blob_len + len] = 0;
 	p->str_off[p->n_str] = p->blob_len;

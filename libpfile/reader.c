@@ -4,6 +4,7 @@
  * (pf_reader_*). Follows format/pfile.md sections 2 and 3.
  */
 #include "advanced.h"
+#include "internal/alloc.h"
 #include "internal/bytes.h"
 
 #include <errno.h>
@@ -91,16 +92,8 @@ static ssize_t fill(pf_reader *r, size_t n)
 		r->len -= r->pos;
 		r->pos = 0;
 	}
-	if (n > r->cap) {
-		size_t cap = r->cap ? r->cap : 65536;
-		while (cap < n)
-			cap *= 2;
-		uint8_t *b = realloc(r->buf, cap);
-		if (!b)
-			return -ENOMEM;
-		r->buf = b;
-		r->cap = cap;
-	}
+	if (pfi_grow_bytes((void **)&r->buf, &r->cap, n, 65536) < 0)
+		return -ENOMEM;
 	while (r->len < n && !r->eof) {
 		ssize_t k = read(r->fd, r->buf + r->len, r->cap - r->len);
 		if (k < 0) {

@@ -9,10 +9,12 @@
  * is read; no function here allocates per record.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "advanced.h"
+#include "internal/alloc.h"
 #include "internal/bytes.h"
 
 #ifndef PERF_SAMPLE_BRANCH_COUNTERS
@@ -296,14 +298,8 @@ int pf_events_add(struct pf_events *evs, const struct pf_section *sec)
 	for (size_t i = known; i < attr_size; i++)
 		if (a[i])
 			return -EPROTONOSUPPORT;
-	if (evs->n == evs->cap) {
-		uint32_t ncap = evs->cap ? evs->cap * 2 : 8;
-		struct pf_event *nev = realloc(evs->ev, ncap * sizeof(*nev));
-		if (!nev)
-			return -ENOMEM;
-		evs->ev = nev;
-		evs->cap = ncap;
-	}
+	if (pfi_grow((void **)&evs->ev, &evs->cap, (uint64_t)evs->n + 1, sizeof(*evs->ev), 8) < 0)
+		return -ENOMEM;
 	struct pf_event *e = &evs->ev[evs->n];
 	memset(e, 0, sizeof(*e));
 	memcpy(&e->attr, a, attr_size < sizeof(e->attr) ? attr_size : sizeof(e->attr));
@@ -343,19 +339,7 @@ void pf_events_free(struct pf_events *evs)
 	memset(evs, 0, sizeof(*evs));
 }
 
-int pf_events_new(struct pf_events **out)
-{
-	*out = calloc(1, sizeof(**out));
-	return *out ? 0 : -ENOMEM;
-}
-
-void pf_events_delete(struct pf_events *evs)
-{
-	if (!evs)
-		return;
-	pf_events_free(evs);
-	free(evs);
-}
+PFI_NEW_DELETE(pf_events, pf_events_free)
 
 uint32_t pf_events_count(const struct pf_events *evs)
 {
@@ -956,10 +940,15 @@ int pf_records_swap(const struct pf_events *evs, uint8_t *data, size_t size)
 /* ------------------------------------------------------------------------ */
 
 /* The body of `rec` (after the header, before the sample_id trailer of `ev`):
- * [8, *end). -EBADMSG if the trailer or `fixed` body bytes do not fit. */
+ * [8, *end), once the decoder's output `out` (of `out_size` bytes) is zeroed.
+ * -EINVAL for no output or a record of neither type, -EBADMSG if the
+ * trailer or `fixed` body bytes do not fit. */
 static int rec_body(const struct pf_event *ev, const struct perf_event_header *rec, uint32_t type_a,
-		    uint32_t type_b, size_t fixed, size_t *end)
+		    uint32_t type_b, size_t fixed, void *out, size_t out_size, size_t *end)
 {
+	if (!out)
+		return -EINVAL;
+	memset(out, 0, out_size);
 	if (!rec || rec->size < sizeof(*rec))
 		return -EINVAL;
 	if (rec->type != type_a && rec->type != type_b)
@@ -984,14 +973,30 @@ static int rec_str(const struct perf_event_header *rec, size_t off, size_t end, 
 	return 0;
 }
 
+/* One field of a record's fixed body: `width` bytes (4 or 8, host order)
+ * at byte `at` of the record, into the member at `off` of the output. */
+struct rec_field {
+	uint16_t at, width, off;
+};
+#define RF(type, member, at) { (at), sizeof(((struct type *)0)->member), offsetof(struct type, member) }
+
+/* The decoders of records of fixed fields only: rec_body(), then the n
+ * fields f copied into out. */
+static int rec_fixed(const struct pf_event *ev, const struct perf_event_header *rec, uint32_t type_a,
+		     uint32_t type_b, size_t fixed, void *out, size_t size, const struct rec_field *f, size_t n)
+{
+	size_t end;
+	int rc = rec_body(ev, rec, type_a, type_b, fixed, out, size, &end);
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		memcpy((uint8_t *)out + f[i].off, (const uint8_t *)rec + f[i].at, f[i].width);
+	return rc;
+}
+
 int pf_mmap_decode(const struct pf_event *ev, const struct perf_event_header *rec, struct pf_mmap *out)
 {
 	const uint8_t *b = (const uint8_t *)rec;
 	size_t end;
-	if (!out)
-		return -EINVAL;
-	memset(out, 0, sizeof(*out));
-	int rc = rec_body(ev, rec, PERF_RECORD_MMAP, PERF_RECORD_MMAP2, 0, &end);
+	int rc = rec_body(ev, rec, PERF_RECORD_MMAP, PERF_RECORD_MMAP2, 0, out, sizeof(*out), &end);
 	if (rc < 0)
 		return rc;
 	size_t fname_off = rec->type == PERF_RECORD_MMAP ? 40 : 72;
@@ -1027,10 +1032,7 @@ int pf_comm_decode(const struct pf_event *ev, const struct perf_event_header *re
 {
 	const uint8_t *b = (const uint8_t *)rec;
 	size_t end;
-	if (!out)
-		return -EINVAL;
-	memset(out, 0, sizeof(*out));
-	int rc = rec_body(ev, rec, PERF_RECORD_COMM, PERF_RECORD_COMM, 8, &end);
+	int rc = rec_body(ev, rec, PERF_RECORD_COMM, PERF_RECORD_COMM, 8, out, sizeof(*out), &end);
 	if (rc < 0)
 		return rc;
 	rc = rec_str(rec, 16, end, &out->comm, &out->comm_len);
@@ -1044,31 +1046,17 @@ int pf_comm_decode(const struct pf_event *ev, const struct perf_event_header *re
 
 int pf_task_decode(const struct pf_event *ev, const struct perf_event_header *rec, struct pf_task *out)
 {
-	const uint8_t *b = (const uint8_t *)rec;
-	size_t end;
-	if (!out)
-		return -EINVAL;
-	memset(out, 0, sizeof(*out));
-	int rc = rec_body(ev, rec, PERF_RECORD_FORK, PERF_RECORD_EXIT, 24, &end);
-	if (rc < 0)
-		return rc;
-	out->pid = pfi_ld32(b + 8);
-	out->ppid = pfi_ld32(b + 12);
-	out->tid = pfi_ld32(b + 16);
-	out->ptid = pfi_ld32(b + 20);
-	out->time = pfi_ld64(b + 24);
-	return 0;
+	static const struct rec_field f[] = { RF(pf_task, pid, 8), RF(pf_task, ppid, 12), RF(pf_task, tid, 16),
+					      RF(pf_task, ptid, 20), RF(pf_task, time, 24) };
+	return rec_fixed(ev, rec, PERF_RECORD_FORK, PERF_RECORD_EXIT, 24, out, sizeof(*out), f, 5);
 }
 
 int pf_lost_decode(const struct pf_event *ev, const struct perf_event_header *rec, struct pf_lost *out)
 {
 	const uint8_t *b = (const uint8_t *)rec;
 	size_t end;
-	if (!out)
-		return -EINVAL;
-	memset(out, 0, sizeof(*out));
 	int rc = rec_body(ev, rec, PERF_RECORD_LOST, PERF_RECORD_LOST_SAMPLES,
-			  rec && rec->type == PERF_RECORD_LOST ? 16 : 8, &end);
+			  rec && rec->type == PERF_RECORD_LOST ? 16 : 8, out, sizeof(*out), &end);
 	if (rc < 0)
 		return rc;
 	if (rec->type == PERF_RECORD_LOST) {
@@ -1082,16 +1070,7 @@ int pf_lost_decode(const struct pf_event *ev, const struct perf_event_header *re
 
 int pf_throttle_decode(const struct pf_event *ev, const struct perf_event_header *rec, struct pf_throttle *out)
 {
-	const uint8_t *b = (const uint8_t *)rec;
-	size_t end;
-	if (!out)
-		return -EINVAL;
-	memset(out, 0, sizeof(*out));
-	int rc = rec_body(ev, rec, PERF_RECORD_THROTTLE, PERF_RECORD_UNTHROTTLE, 24, &end);
-	if (rc < 0)
-		return rc;
-	out->time = pfi_ld64(b + 8);
-	out->id = pfi_ld64(b + 16);
-	out->stream_id = pfi_ld64(b + 24);
-	return 0;
+	static const struct rec_field f[] = { RF(pf_throttle, time, 8), RF(pf_throttle, id, 16),
+					      RF(pf_throttle, stream_id, 24) };
+	return rec_fixed(ev, rec, PERF_RECORD_THROTTLE, PERF_RECORD_UNTHROTTLE, 24, out, sizeof(*out), f, 3);
 }

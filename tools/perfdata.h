@@ -275,6 +275,11 @@ uint16_t pf_pd_load16(const pf_perfdata *pd, const void *p);
 uint32_t pf_pd_load32(const pf_perfdata *pd, const void *p);
 uint64_t pf_pd_load64(const pf_perfdata *pd, const void *p);
 
+/* The one line of damage found at byte `off` of the input `name`,
+ * "NAME: offset OFF: " then fmt and ap, into buf (size bytes), cut to fit
+ * (the reader's deferred message, pf_import()'s first damage). */
+void pf_pd_damage_vfmt(char *buf, size_t size, const char *name, uint64_t off, const char *fmt, va_list ap);
+
 /* ------------------------------------------------------------------------ */
 /* Decoders of the feature sections and of perf's records                    */
 /* ------------------------------------------------------------------------ */

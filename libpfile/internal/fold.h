@@ -101,7 +101,8 @@ struct pf_fold {
 	 * SAMPLES section covers one run of them, from its first entry to its
 	 * last. */
 	struct fold_run *runs;
-	size_t n_runs, cap_runs;
+	size_t n_runs;
+	uint32_t cap_runs;
 	uint64_t res_samples, res_lost; /* entries read from intact SAMPLES sections */
 	int raw_records;           /* a RECORDS section was read (whatever the mode) */
 	int res_closed;            /* pfsym's closing SYMINFO was read ... */

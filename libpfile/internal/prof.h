@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "internal/alloc.h"
 #include "profile.h"
 
 #define NONE PF_PROF_NONE
@@ -25,22 +26,10 @@ static inline uint64_t mix64(uint64_t v)
 }
 
 /* Grows *p (of *cap elements of `elem` bytes) to hold `need` elements,
- * doubling from 64. @return 0, -E2BIG (over 2^32-2 elements), -ENOMEM. */
+ * doubling from 64: pfi_grow(). */
 static inline int grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
 {
-	if (need <= *cap)
-		return 0;
-	uint64_t nc = *cap ? (uint64_t)*cap * 2 : 64;
-	while (nc < need)
-		nc *= 2;
-	if (nc > UINT32_MAX - 1)
-		return -E2BIG;
-	void *np = realloc(*p, nc * elem);
-	if (!np)
-		return -ENOMEM;
-	*p = np;
-	*cap = (uint32_t)nc;
-	return 0;
+	return pfi_grow(p, cap, need, elem, 64);
 }
 
 #endif /* PFILE_INTERNAL_PROF_H */

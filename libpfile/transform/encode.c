@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal/alloc.h"
 #include "internal/tx.h"
 
 static int find_event(pf_tx *t, const uint8_t *rec, size_t size, int swap)
@@ -119,17 +120,7 @@ static void stack_xor(const struct slot *s, int base_ok, uint64_t base, const ui
 
 static int grow(struct stream *s, size_t n)
 {
-	if (s->cap - s->len >= n)
-		return 0;
-	size_t cap = s->cap ? s->cap : 4096;
-	while (cap - s->len < n)
-		cap *= 2;
-	uint8_t *p = realloc(s->p, cap);
-	if (!p)
-		return -ENOMEM;
-	s->p = p;
-	s->cap = cap;
-	return 0;
+	return pfi_grow_bytes((void **)&s->p, &s->cap, s->len + n, 4096);
 }
 
 

@@ -72,6 +72,12 @@ static uint64_t g64(const struct elfinfo *e, const uint8_t *p)
 	return e->swap ? (lo << 32 | hi) : (hi << 32 | lo);
 }
 
+/* A word of the file's class at p: 8 bytes in ELFCLASS64, else 4. */
+static uint64_t gword(const struct elfinfo *e, const uint8_t *p)
+{
+	return e->is64 ? g64(e, p) : g32(e, p);
+}
+
 /* Finds the GNU build-id note in a note area of `size` bytes. @return its
  * size (1..64) or 0. */
 static int find_note(const struct elfinfo *e, const uint8_t *buf, uint64_t size, uint64_t align, uint8_t out[64])
@@ -143,9 +149,9 @@ static int scan_table(const struct src *s, const struct elfinfo *e, const struct
 			break;
 		if (g32(e, ent + f->type[c]) != f->note_type)
 			continue;
-		uint64_t off = c ? g64(e, ent + f->off[c]) : g32(e, ent + f->off[c]);
-		uint64_t sz = c ? g64(e, ent + f->size[c]) : g32(e, ent + f->size[c]);
-		uint64_t al = c ? g64(e, ent + f->align[c]) : g32(e, ent + f->align[c]);
+		uint64_t off = gword(e, ent + f->off[c]);
+		uint64_t sz = gword(e, ent + f->size[c]);
+		uint64_t al = gword(e, ent + f->align[c]);
 		int rc = scan_notes(s, e, off, sz, al, out);
 		if (rc != 0)
 			return rc;
@@ -177,23 +183,13 @@ static int build_id(const struct src *s, uint8_t out[64])
 	if (e.is64 && (rc = src_read(s, eh, 64, 0)) < 0)
 		return rc == -EIO ? 0 : rc;
 
-	uint64_t phoff, shoff;
-	unsigned phentsize, phnum, shentsize, shnum;
-	if (e.is64) {
-		phoff = g64(&e, eh + 32);
-		shoff = g64(&e, eh + 40);
-		phentsize = g16(&e, eh + 54);
-		phnum = g16(&e, eh + 56);
-		shentsize = g16(&e, eh + 58);
-		shnum = g16(&e, eh + 60);
-	} else {
-		phoff = g32(&e, eh + 28);
-		shoff = g32(&e, eh + 32);
-		phentsize = g16(&e, eh + 42);
-		phnum = g16(&e, eh + 44);
-		shentsize = g16(&e, eh + 46);
-		shnum = g16(&e, eh + 48);
-	}
+	/* e_phoff, e_shoff (words), e_phentsize, e_phnum, e_shentsize, e_shnum
+	 * (16 bits): their offsets in the ELF header, ELFCLASS32 and ELFCLASS64 */
+	static const unsigned char hdr[2][6] = { { 28, 32, 42, 44, 46, 48 }, { 32, 40, 54, 56, 58, 60 } };
+	const unsigned char *h = hdr[e.is64 ? 1 : 0];
+	uint64_t phoff = gword(&e, eh + h[0]), shoff = gword(&e, eh + h[1]);
+	unsigned phentsize = g16(&e, eh + h[2]), phnum = g16(&e, eh + h[3]);
+	unsigned shentsize = g16(&e, eh + h[4]), shnum = g16(&e, eh + h[5]);
 
 	/* Section headers first, in a file: SHT_NOTE sections describe the file
 	 * as it is (a separate debug file keeps its program headers from the

@@ -146,10 +146,9 @@ __attribute__((format(printf, 3, 4))) static void damage(struct imp *m, uint64_t
 {
 	if (m->dmg_rc && off >= m->dmg_off)
 		return;
-	int n = snprintf(m->dmg, sizeof(m->dmg), "%s: offset %llu: ", in_name(m), (unsigned long long)off);
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(m->dmg + n, sizeof(m->dmg) - (size_t)n, fmt, ap);
+	pf_pd_damage_vfmt(m->dmg, sizeof(m->dmg), in_name(m), off, fmt, ap);
 	va_end(ap);
 	m->dmg_rc = -EBADMSG;
 	m->dmg_off = off;

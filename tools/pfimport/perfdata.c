@@ -203,16 +203,21 @@ __attribute__((format(printf, 4, 5))) static int fail(pf_perfdata *pd, int rc, u
 	return rc;
 }
 
+void pf_pd_damage_vfmt(char *buf, size_t size, const char *name, uint64_t off, const char *fmt, va_list ap)
+{
+	int n = snprintf(buf, size, "%s: offset %llu: ", name, (unsigned long long)off);
+	if (n >= 0 && (size_t)n < size) /* else the name alone filled buf */
+		vsnprintf(buf + n, size - (size_t)n, fmt, ap);
+}
+
 /* Damage in the features, reported after the records: the first kept. */
 __attribute__((format(printf, 3, 4))) static void defer(pf_perfdata *pd, uint64_t off, const char *fmt, ...)
 {
 	if (pd->deferred_rc)
 		return;
-	int n = snprintf(pd->deferred, sizeof(pd->deferred), "%s: offset %llu: ", shown_name(pd),
-			 (unsigned long long)off);
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(pd->deferred + n, sizeof(pd->deferred) - (size_t)n, fmt, ap);
+	pf_pd_damage_vfmt(pd->deferred, sizeof(pd->deferred), shown_name(pd), off, fmt, ap);
 	va_end(ap);
 	pd->deferred_rc = -EBADMSG;
 	pd->deferred_off = off;
