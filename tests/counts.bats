@@ -24,6 +24,14 @@ close() {
 	awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= b * 0.05 + 5000000) }'
 }
 
+# stats FILE: run pfdump --stats FILE: it succeeds with no sanitizer report
+# (run: output is pfdump's).
+stats() {
+	run pfdump --stats "$1"
+	refute_sanitizer
+	assert_success
+}
+
 # per_thread_check FILE OUT EVENT [ERR]: each thread's count of EVENT
 # (task-clock or cpu-clock: ns) is its own CPU time as the workload read it
 # (OUT), and the threads' counts add up to the event's total exactly. Where
@@ -96,9 +104,7 @@ per_thread_check() {
 		0.tid.9.pid=7 0.tid.9.value=12 0.tid.9.time_enabled_ns=40 0.tid.9.time_running_ns=10 \
 		0.value=42 0.time_enabled_ns=70 0.time_running_ns=70 1.value=5 1.time_enabled_ns=5 1.time_running_ns=5 \
 		1.tid.9.pid=7 1.tid.9.value=5 1.tid.9.time_enabled_ns=5 1.tid.9.time_running_ns=5 0.tid.x.value=1 0.tid.9.other=3
-	run pfdump --stats t.pf
-	refute_sanitizer
-	assert_success
+	stats t.pf
 	assert_line "count event=0 name=task-clock value=42 time_enabled_ns=70 time_running_ns=70"
 	assert_line "count event=1 name=cpu-clock value=5 time_enabled_ns=5 time_running_ns=5"
 	assert_line "thread_count event=0 name=task-clock pid=7 tid=7 value=30 time_enabled_ns=30 time_running_ns=30"
@@ -119,9 +125,7 @@ per_thread_check() {
 		1.value=1000 1.time_enabled_ns=1000 1.time_running_ns=500 \
 		2.value=25 2.time_enabled_ns=10 2.time_running_ns=10 3.value=400 3.time_enabled_ns=10 3.time_running_ns=10 \
 		4.value=7 4.time_enabled_ns=3 4.time_running_ns=1 5.value=700 5.time_enabled_ns=3 5.time_running_ns=3
-	run pfdump --stats r.pf
-	refute_sanitizer
-	assert_success
+	stats r.pf
 	assert_line "ratio name=insn_per_cycle value=1.5000 numerator_event=0 denominator_event=1 numerator=3000 denominator=2000 scaled=1"
 	assert_line "ratio name=cache_miss_rate value=0.0625 percent=6.25 numerator_event=2 denominator_event=3 numerator=25 denominator=400 scaled=0"
 	assert_line "ratio name=branch_miss_rate value=0.0300 percent=3.00 numerator_event=4 denominator_event=5 numerator=21 denominator=700 scaled=1"
@@ -141,9 +145,7 @@ per_thread_check() {
 		0.value=3000 0.time_enabled_ns=10 0.time_running_ns=10 1.value=25 1.time_enabled_ns=10 1.time_running_ns=10 \
 		2.value=400 2.time_enabled_ns=10 2.time_running_ns=10 3.value=7 3.time_enabled_ns=3 3.time_running_ns=3 \
 		4.value=700 4.time_enabled_ns=3 4.time_running_ns=3
-	run pfdump --stats n.pf
-	refute_sanitizer
-	assert_success
+	stats n.pf
 	refute_line --regexp "^ratio "
 	"$G" z.pf ev:0:1:instructions ev:0:0:cycles 0.value=3000 0.time_enabled_ns=10 0.time_running_ns=10 \
 		1.value=0 1.time_enabled_ns=10 1.time_running_ns=0

@@ -111,6 +111,15 @@ attr() { # TYPE CONFIG [CONFIG1 [EXCLUDE [PRECISE]]]
 	assert_output --partial "event 0: cycles pmu=cpu $(attr 0 0x0) "
 }
 
+# bad_spec SPEC REGEXP: `pfrec -e SPEC` (fake intel) fails with exit 2 and
+# one line of output, which matches REGEXP.
+bad_spec() {
+	run fake intel -o e.pf -e "$1" -- true
+	assert_failure 2
+	assert_output --regexp "$2"
+	[ "${#lines[@]}" -eq 1 ]
+}
+
 @test "errors: one line naming the spec and the fault, exit 2, nothing written" {
 	run fake intel -o e.pf -e cpu/umask=0x100/ -- true
 	assert_failure 2
@@ -119,18 +128,9 @@ attr() { # TYPE CONFIG [CONFIG1 [EXCLUDE [PRECISE]]]
 	run fake intel -o e.pf -e sched:nope -- true
 	assert_failure 2
 	assert_output "pfrec: -e sched:nope: no tracepoint 'nope' in subsystem sched (no $FX/tracefs/events/sched/nope/id)"
-	run fake intel -o e.pf -e 'cpu-clock,foo/event=1/' -- true
-	assert_failure 2
-	assert_output --regexp "^pfrec: -e foo/event=1/: unknown PMU 'foo' "
-	[ "${#lines[@]}" -eq 1 ]
-	run fake intel -o e.pf -e 'cpu/nope=1/' -- true
-	assert_failure 2
-	assert_output --regexp "^pfrec: -e cpu/nope=1/: .*nope"
-	[ "${#lines[@]}" -eq 1 ]
-	run fake intel -o e.pf -e 'cpu/event=0xc5/ppp' -- true
-	assert_failure 2
-	assert_output --regexp "^pfrec: -e cpu/event=0xc5/ppp: .*precise"
-	[ "${#lines[@]}" -eq 1 ]
+	bad_spec 'cpu-clock,foo/event=1/' "^pfrec: -e foo/event=1/: unknown PMU 'foo' "
+	bad_spec 'cpu/nope=1/' "^pfrec: -e cpu/nope=1/: .*nope"
+	bad_spec 'cpu/event=0xc5/ppp' "^pfrec: -e cpu/event=0xc5/ppp: .*precise"
 	run fake intel -o e.pf -e 'cpu-clock:x' -- true
 	assert_failure 2
 	[ "${#lines[@]}" -eq 1 ]

@@ -95,6 +95,16 @@ dl_libs() {
 	opens "$1" | awk -F'\t' '$1 ~ /^\/(usr\/)?lib\/.*\.so[.0-9]*$|^\/etc\/ld\.so\.cache$/ && $2 == "O_RDONLY|O_CLOEXEC" {print $1; print $3}'
 }
 
+# only_inside INPUT ROOT...: after its open of INPUT, pfsym opened nothing
+# but files in or under the ROOTs and the dynamic loader's libraries
+# (dl_libs INPUT): `outside` succeeds and prints nothing.
+only_inside() {
+	local libs=()
+	mapfile -t libs < <(dl_libs "$1")
+	run -0 outside "$@" "${libs[@]}"
+	assert_output ""
+}
+
 # gen ARGS...: tests/c/pfsym-gen.c
 gen() {
 	"$PFTOOLS_BUILD/tests/pfsym-gen" "$@"
@@ -131,9 +141,7 @@ main_stacks() {
 		"/lib/p_good#$BID" sr1.pf
 	traced --symfs "$S" sr1.pf -o "$out"
 	assert_success
-	mapfile -t libs < <(dl_libs sr1.pf)
-	run -0 outside sr1.pf "$S" "$out" "${libs[@]}"
-	assert_output ""
+	only_inside sr1.pf "$S" "$out"
 	# what the summary says of each
 	run -0 pfsym --symfs "$S" sr1.pf -o "$out"
 	assert_output --partial "tried: $S/abs/p_abs -> $S$PWD/outside/p_abs (missing)"
@@ -160,9 +168,7 @@ main_stacks() {
 	assert_success
 	assert_output --regexp "libc\.so\.6: not found .*\(this machine's file: not looked at without --host-fallback\)"
 	refute_output --partial "from this machine"
-	mapfile -t libs < <(dl_libs rec.pf)
-	run -0 outside rec.pf "$S" "$PWD/sr2.sym" "${libs[@]}"
-	assert_output ""
+	only_inside rec.pf "$S" "$PWD/sr2.sym"
 	run -0 pffold sr2.sym
 	run main_stacks <<<"$output"
 	assert_output "$EXPECTED"
@@ -195,9 +201,7 @@ main_stacks() {
 	ln -s /dbgfiles/prog.debug "$S/usr/lib/debug/.build-id/${BID:0:2}/${BID:2}.debug"
 	traced --symfs "$S" rec.pf -o sr3.sym
 	assert_success
-	mapfile -t libs < <(dl_libs rec.pf)
-	run -0 outside rec.pf "$S" "$PWD/sr3.sym" "${libs[@]}"
-	assert_output ""
+	only_inside rec.pf "$S" "$PWD/sr3.sym"
 	run -0 pffold sr3.sym
 	run main_stacks <<<"$output"
 	assert_output "$EXPECTED"
@@ -207,9 +211,7 @@ main_stacks() {
 	ln -s "${up}${PWD#/}/outside/prog.debug" "$S/opt/dbg/.build-id/${BID:0:2}/${BID:2}.debug"
 	traced --symfs "$S" --debug-dir "$S/opt/dbg" rec.pf -o sr3b.sym
 	assert_success
-	mapfile -t libs < <(dl_libs rec.pf)
-	run -0 outside rec.pf "$S" "$PWD/sr3b.sym" "${libs[@]}"
-	assert_output ""
+	only_inside rec.pf "$S" "$PWD/sr3b.sym"
 	run -0 pffold sr3b.sym
 	refute_output --partial "path_a"
 	# a --debug-dir outside the sysroot is a root of its own: a link in it
@@ -217,9 +219,7 @@ main_stacks() {
 	ln -s "${up}${PWD#/}/outside/prog.debug" "$D/.build-id/${BID:0:2}/${BID:2}.debug"
 	traced --symfs "$S" --debug-dir "$D" rec.pf -o sr3c.sym
 	assert_success
-	mapfile -t libs < <(dl_libs rec.pf)
-	run -0 outside rec.pf "$S" "$D" "$PWD/sr3c.sym" "${libs[@]}"
-	assert_output ""
+	only_inside rec.pf "$S" "$D" "$PWD/sr3c.sym"
 	run -0 pffold sr3c.sym
 	refute_output --partial "path_a"
 }
@@ -239,10 +239,7 @@ main_stacks() {
 	assert_success
 	assert_output --partial "unwound"
 	# libdw and what it needs are loaded (dlopen) at the first stack copy
-	local libs=()
-	mapfile -t libs < <(opens dw.pf | awk -F'\t' '$1 ~ /^\/(usr\/)?lib\/.*\.so[.0-9]*$|^\/etc\/ld\.so\.cache$/ && $2 == "O_RDONLY|O_CLOEXEC" {print $1; print $3}')
-	run -0 outside dw.pf "$S" "$PWD/dw.sym" "${libs[@]}"
-	assert_output ""
+	only_inside dw.pf "$S" "$PWD/dw.sym"
 	# unwound through the debug file in the sysroot (a rare sample in
 	# path_b itself may add a stack)
 	run -0 pffold dw.sym

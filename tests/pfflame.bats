@@ -9,6 +9,13 @@ setup() {
 	FX="$PFTOOLS_SRC/tests/fixtures"
 }
 
+# titles NAME: pfflame NAME.folded >NAME.svg; then run: the SVG's <title>
+# elements, one a line.
+titles() {
+	pfflame "$1.folded" >"$1.svg"
+	run -0 grep -o '<title>[^<]*</title>' "$1.svg"
+}
+
 # number of frame boxes: every frame is one line "<g><title>..."
 boxes() {
 	grep -c '^<g><title>' "$1"
@@ -228,8 +235,7 @@ boxes() {
 	assert_line --partial '>x\x3by</text>'
 	# folded text of other tools escapes nothing: a backslash is a backslash
 	printf 'p;C:\\dir\\f 2\np;a\\x41b 1\np;end\\ 1\n' >other.folded
-	pfflame other.folded >other.svg
-	run -0 grep -o '<title>[^<]*</title>' other.svg
+	titles other
 	assert_line '<title>C:\dir\f (2 samples, 50.00%)</title>'
 	assert_line '<title>a\x41b (1 samples, 25.00%)</title>'
 	assert_line '<title>end\ (1 samples, 25.00%)</title>'
@@ -334,8 +340,7 @@ for t in m.parse("many.svg").getElementsByTagName("title"):
 	# not a source line: a bracket without ':LINE', a line 0, a bracket
 	# without a blank before it: these stay part of the name
 	printf 'p;g [clone .isra.0] 1\np;h [x.c:0] 1\np;k[x.c:3] 1\n' >not.folded
-	pfflame not.folded >not.svg
-	run -0 grep -o '<title>[^<]*</title>' not.svg
+	titles not
 	assert_line '<title>g [clone .isra.0] (1 samples, 33.33%)</title>'
 	assert_line '<title>h [x.c:0] (1 samples, 33.33%)</title>'
 	assert_line '<title>k[x.c:3] (1 samples, 33.33%)</title>'

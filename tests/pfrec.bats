@@ -17,6 +17,17 @@ setup() {
 	cd "$BATS_TEST_TMPDIR"
 }
 
+# attached OPTION SECONDS OUT: starts rec_spin spinning (its pid in wp) and
+# after 0.1 s runs `pfrec -q OPTION $wp --duration SECONDS -o OUT` (run: status
+# and output are pfrec's), then kills rec_spin.
+attached() {
+	"$W/rec_spin" 0 >/dev/null &
+	wp=$!
+	sleep 0.1
+	run pfrec -q "$1" "$wp" --duration "$2" -o "$3"
+	kill "$wp"
+}
+
 # json FILE JQ-FILTER: pfdump --json FILE filtered by jq (raw output).
 json() {
 	pfdump --json "$1" | jq -r "$2"
@@ -118,11 +129,7 @@ json() {
 }
 
 @test "-p attaches to a running process: threads, maps, build-ids from the ELF note" {
-	"$W/rec_spin" 0 >/dev/null &
-	wp=$!
-	sleep 0.1
-	run pfrec -q -p "$wp" --duration 0.3 -o p.pf
-	kill "$wp"
+	attached -p 0.3 p.pf
 	assert_success
 	run json p.pf 'select(.type=="thread") | "\(.pid) \(.tid) \(.comm)"'
 	assert_output "$wp $wp rec_spin"
@@ -140,11 +147,7 @@ json() {
 }
 
 @test "-t records one thread only" {
-	"$W/rec_spin" 0 >/dev/null &
-	wp=$!
-	sleep 0.1
-	run pfrec -q -t "$wp" --duration 0.2 -o t.pf
-	kill "$wp"
+	attached -t 0.2 t.pf
 	assert_success
 	[ "$(json t.pf 'select(.record=="SAMPLE") | .tid' | sort -u)" = "$wp" ]
 }

@@ -99,6 +99,14 @@ same_content() {
 	same_content plain.pf back.pf
 }
 
+# damaged ARGS...: run pfdump ARGS on a damaged file: exit status 1 and no
+# sanitizer report (run: output is pfdump's).
+damaged() {
+	run pfdump "$@"
+	refute_sanitizer
+	assert_failure 1
+}
+
 # samples_per_section FILE: "INDEX COUNT" for every section of FILE with samples.
 samples_per_section() {
 	pfdump --json "$1" | jq -r 'if .type == "section" then .index elif .record == "SAMPLE" then "s" else empty end' |
@@ -156,9 +164,7 @@ samples_per_section() {
 	done
 	read -r _ off stored < <(grep "^$victim " recs.txt)
 	"$PTW" flip t2.pf $((off + 32 + stored / 2)) 1
-	run pfdump --stats t2.pf
-	refute_sanitizer
-	assert_failure 1
+	damaged --stats t2.pf
 	assert_output --partial "section $victim at offset $off: checksum mismatch (section skipped"
 	assert_output --partial "continues a RECORDS section that could not be read (transform 2; section skipped)"
 	assert_line "samples: $want"
@@ -172,9 +178,7 @@ samples_per_section() {
 	"$PTW" --frame 65536 --flush 8192 --filler 20000 --next all cut.pf
 	# drop the chain's first section: bytes [offp, off2)
 	{ head -c "$offp" cut.pf; tail -c +$((off2 + 1)) cut.pf; } >cut2.pf
-	run pfdump --stats cut2.pf
-	refute_sanitizer
-	assert_failure 1
+	damaged --stats cut2.pf
 	assert_output --partial "continues a RECORDS section that could not be read"
 	assert_output --partial "END totals:"
 }
@@ -183,9 +187,7 @@ samples_per_section() {
 	"$PTW" --frame 65536 --filler 20000 --transform all tx.pf
 	read -r _ _ off stored _ < <("$PTW" layout tx.pf | awk '$2 == "0x0003"' | sed -n 2p)
 	"$PTW" flip tx.pf $((off + 32 + stored / 2)) 3
-	run pfdump --stats tx.pf
-	refute_sanitizer
-	assert_failure 1
+	damaged --stats tx.pf
 	assert_output --partial "at offset $off: checksum mismatch (section skipped"
 	assert_output --partial "state: damaged"
 	assert_output --partial "END totals:"
@@ -195,17 +197,13 @@ samples_per_section() {
 	run "$PTW" tx-hostile h.pf
 	refute_sanitizer
 	assert_success
-	run pfdump h.pf
-	refute_sanitizer
-	assert_failure 1
+	damaged h.pf
 	assert_output --partial "transformed records do not decode"
 	assert_output --partial "unsupported transform 7 for a section of type 0x0003 (section skipped)"
 	# the intact transformed section after them is read: its COMM and samples
 	assert_output --partial 'COMM pid=1000 tid=1000 comm=workload'
 	[ "$(grep -c ' SAMPLE ' <<<"$output")" -eq 184 ]
-	run pfdump --stats h.pf
-	refute_sanitizer
-	assert_failure 1
+	damaged --stats h.pf
 	assert_output --partial "state: damaged"
 	assert_output --partial "END totals:"
 }

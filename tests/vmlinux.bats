@@ -105,6 +105,17 @@ assert_kframes_expected() {
 	assert_success
 }
 
+# not_used NAME REASON: `pfsym --vmlinux vml NAME.pf -o NAME.sym.pf`
+# succeeds with the line "pfsym: vml: not used: REASON", and no frame of
+# NAME.sym.pf has a name from vml (fake_...).
+not_used() {
+	run pfsym --vmlinux vml "$1.pf" -o "$1.sym.pf"
+	assert_success
+	assert_line "pfsym: vml: not used: $2"
+	run pfdump -p "$1.sym.pf"
+	refute_output --partial fake_
+}
+
 @test "kernel frames are named from the vmlinux, KASLR-shifted, with inline frames and lines as addr2line gives them" {
 	run pfsym --vmlinux vml ok.pf -o ok.sym.pf
 	assert_success
@@ -169,11 +180,7 @@ assert_kframes_expected() {
 }
 
 @test "a recording without a kernel build-id: the vmlinux is not used without --force, and said so" {
-	run pfsym --vmlinux vml nobid.pf -o nobid.sym.pf
-	assert_success
-	assert_line "pfsym: vml: not used: the recording has no kernel build-id to check its build-id $(cat vml.bid) against (--force uses it)"
-	run pfdump -p nobid.sym.pf
-	refute_output --partial fake_
+	not_used nobid "the recording has no kernel build-id to check its build-id $(cat vml.bid) against (--force uses it)"
 	run pfsym --force --vmlinux vml nobid.pf -o nobid2.sym.pf
 	assert_success
 	assert_line "pfsym: vml: used by --force: its build-id $(cat vml.bid), the recorded kernel's unknown (not recorded)"
@@ -196,11 +203,7 @@ assert_kframes_expected() {
 }
 
 @test "a recording with the build-id but no runtime _text: one line says the KASLR shift is unknown" {
-	run pfsym --vmlinux vml notext.pf -o notext.sym.pf
-	assert_success
-	assert_line "pfsym: vml: not used: the recording has no runtime address of _text or _stext (no KSYMS section, no META kernel_text): the KASLR shift is unknown"
-	run pfdump -p notext.sym.pf
-	refute_output --partial fake_
+	not_used notext "the recording has no runtime address of _text or _stext (no KSYMS section, no META kernel_text): the KASLR shift is unknown"
 }
 
 @test "a missing, garbage, stripped or non-kernel --vmlinux file is a one-line error naming it, exit status 1" {

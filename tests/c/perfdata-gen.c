@@ -165,6 +165,21 @@ static void trailer(struct pf_buf *b, uint32_t pid, uint32_t tid, uint64_t time,
 	u64(b, id);
 }
 
+/* A FORK or EXIT record (one layout: pid, ppid, tid, ptid, time) of thread
+ * 4243, whose parent is 4242, at TIME; its sample_id trailer is thread 4243 of
+ * process 4242 on cpu 1. */
+static void task_rec(struct pf_buf *b, uint32_t type, uint32_t pid, uint64_t time)
+{
+	size_t r = begin_rec(b, type, 0);
+	u32(b, pid);
+	u32(b, 4242);
+	u32(b, 4243);
+	u32(b, 4242);
+	u64(b, time);
+	trailer(b, 4242, 4243, time, 1, 101);
+	end_rec(b, r, 8);
+}
+
 static void kernel_records(struct pf_buf *b, int n_samples, int unknown)
 {
 	size_t r = begin_rec(b, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC);
@@ -191,14 +206,7 @@ static void kernel_records(struct pf_buf *b, int n_samples, int unknown)
 	trailer(b, 4242, 4242, 1000100000, 0, 101);
 	end_rec(b, r, 8);
 
-	r = begin_rec(b, PERF_RECORD_FORK, 0);
-	u32(b, 4242);
-	u32(b, 4242);
-	u32(b, 4243);
-	u32(b, 4242);
-	u64(b, 1000200000);
-	trailer(b, 4242, 4243, 1000200000, 1, 101);
-	end_rec(b, r, 8);
+	task_rec(b, PERF_RECORD_FORK, 4242, 1000200000);
 
 	for (int i = 0; i < n_samples; i++) {
 		uint64_t ip = 0x401000 + 16 * (uint64_t)i;
@@ -243,14 +251,7 @@ static void kernel_records(struct pf_buf *b, int n_samples, int unknown)
 		end_rec(b, r, 8);
 	}
 
-	r = begin_rec(b, PERF_RECORD_EXIT, 0);
-	u32(b, 4243);
-	u32(b, 4242);
-	u32(b, 4243);
-	u32(b, 4242);
-	u64(b, 1000400000 + 250000 * (uint64_t)n_samples);
-	trailer(b, 4242, 4243, 1000400000 + 250000 * (uint64_t)n_samples, 1, 101);
-	end_rec(b, r, 8);
+	task_rec(b, PERF_RECORD_EXIT, 4243, 1000400000 + 250000 * (uint64_t)n_samples);
 }
 
 /* A build-id entry (BUILD_ID feature, HEADER_BUILD_ID record). */

@@ -9,12 +9,7 @@
 
 static volatile unsigned long sink;
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+#include "now_s.h"
 
 __attribute__((noinline)) void bottom(double seconds)
 {

@@ -22,18 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef SLOW
-#define SLOW 1
-#endif
-
-static volatile double sink;
-
-/* the work stays in the function itself, so that it is the sampled leaf */
-#define SPIN(n, x)                                     \
-	do {                                           \
-		for (long i_ = 0; i_ < (n); i_++)      \
-			(x) = (x) * 1.0000001 + 0.5;   \
-	} while (0)
+#include "diff_spin.h"
 
 static double cpu_ms(void)
 {

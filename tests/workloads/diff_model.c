@@ -13,18 +13,7 @@
  */
 #include <stdlib.h>
 
-#ifndef SLOW
-#define SLOW 1
-#endif
-
-static volatile double sink;
-
-/* the work stays in the function itself, so that it is the sampled leaf */
-#define SPIN(n, x)                                     \
-	do {                                           \
-		for (long i_ = 0; i_ < (n); i_++)      \
-			(x) = (x) * 1.0000001 + 0.5;   \
-	} while (0)
+#include "diff_spin.h"
 
 __attribute__((noinline)) double matmul(double x)
 {

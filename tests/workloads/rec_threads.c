@@ -10,12 +10,7 @@
 static volatile unsigned long sink;
 static double seconds = 0.3;
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+#include "now_s.h"
 
 #define SPIN_FN(name)                                                   \
 	__attribute__((noinline)) void name(void)                       \

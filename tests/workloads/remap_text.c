@@ -16,12 +16,7 @@
 #include <sys/mman.h>
 #include <time.h>
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+#include "now_s.h"
 
 volatile uint64_t sink;
 

@@ -30,12 +30,7 @@ static volatile unsigned long sink;
 void tree_lib_work(double seconds);
 #endif
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+#include "now_s.h"
 
 __attribute__((noinline)) static void burn(double seconds)
 {
