@@ -30,8 +30,10 @@
  * renamed, so concurrent runs never see half of one. Its layout, in this
  * machine's byte order (the cache is not meant to travel):
  *   header (64 bytes): magic "PFDWSEC1", u32 0x01020304, u32 n sections,
- *     u64[2] key, u64 payload offset, u64 payload size, u64 XXH3-64 of the
- *     payload, u64 XXH3-64 of the header's first 56 bytes and the table;
+ *     u64[2] key (XXH3-128 of a version string and, per section, its index,
+ *     sizes, alignment and the XXH3-64 of its compressed bytes), u64 payload
+ *     offset, u64 payload size, u64 XXH3-64 of the payload, u64 XXH3-64 of
+ *     the header's first 56 bytes and the table;
  *   table: n x { u64 section index, u64 size, u64 offset in the payload },
  *     in section order, offsets 64-byte aligned;
  *   payload at the next multiple of 64 bytes, to the end of the file.
@@ -204,9 +206,11 @@ static int dwc_key(const struct job *jobs, size_t n, uint64_t key[2])
 	static const char what[] = "pfsym dwsec 1: zlib sections inflated";
 	(void)XXH3_128bits_update(st, what, sizeof(what));
 	for (size_t i = 0; i < n; i++) {
-		uint64_t rec[4] = { elf_ndxscn(jobs[i].scn), jobs[i].dst_size, jobs[i].align, jobs[i].src_size };
+		/* each section's compressed bytes by libpfile's XXH3-64 (an
+		 * AVX2 build where the CPU has it: 3x the shared library's) */
+		uint64_t rec[5] = { elf_ndxscn(jobs[i].scn), jobs[i].dst_size, jobs[i].align, jobs[i].src_size,
+				    pf_xxh3(jobs[i].src, jobs[i].src_size) };
 		(void)XXH3_128bits_update(st, rec, sizeof(rec));
-		(void)XXH3_128bits_update(st, jobs[i].src, jobs[i].src_size);
 	}
 	XXH128_hash_t h = XXH3_128bits_digest(st);
 	XXH3_freeState(st);
@@ -275,7 +279,7 @@ static int dwc_load(const char *dir, const uint64_t key[2], struct job *jobs, si
 	for (size_t i = 0; good && i < n; i++)
 		good = t[i].scn == elf_ndxscn(jobs[i].scn) && t[i].size == jobs[i].dst_size && !(t[i].off & 63) &&
 		       t[i].off <= h->payload_size && t[i].size <= h->payload_size - t[i].off;
-	if (!good || XXH3_64bits(m + poff, len - poff) != h->payload_hash) {
+	if (!good || pf_xxh3(m + poff, len - poff) != h->payload_hash) {
 		munmap(m, len);
 		return 0;
 	}
@@ -344,7 +348,7 @@ static int dwc_store(const char *dir, const uint64_t key[2], const struct job *j
 	h.key[1] = key[1];
 	h.payload_off = dwc_payload_off(n);
 	h.payload_size = total;
-	h.payload_hash = XXH3_64bits(buf, (size_t)total);
+	h.payload_hash = pf_xxh3(buf, (size_t)total);
 	for (size_t i = 0; i < n; i++)
 		t[i] = (struct dwc_ent){ elf_ndxscn(jobs[i].scn), jobs[i].dst_size, (uint64_t)(jobs[i].dst - buf) };
 	h.table_hash = dwc_table_hash(&h, t, n);

@@ -369,6 +369,21 @@ static int walk(struct pfsi_lines *l, struct ln_cu *c, Dwarf_Die *die, Dwarf_Fil
 	return 0;
 }
 
+/* qsort(), after a check that costs one pass: libdw's line table is usually
+ * in address order already, and so are the inlined ranges of a CU's DIEs
+ * more often than not. cmp is a total order on the elements met here (the
+ * row and range comparators end on a unique key), so the result is the same
+ * either way. */
+static void sort_if_needed(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	const char *b = base;
+	for (size_t i = 1; i < n; i++)
+		if (cmp(b + (i - 1) * size, b + i * size) > 0) {
+			qsort(base, n, size, cmp);
+			return;
+		}
+}
+
 static int rng_cmp(const void *a, const void *b)
 {
 	const struct ln_rng *x = a, *y = b;
@@ -392,7 +407,7 @@ static int sweep(struct pfsi_lines *l, struct ln_cu *c)
 	size_t n = l->n_rng;
 	if (!n)
 		return 0;
-	qsort(l->rng, n, sizeof(*l->rng), rng_cmp);
+	sort_if_needed(l->rng, n, sizeof(*l->rng), rng_cmp);
 	uint64_t *pts = malloc(2 * n * sizeof(*pts));
 	size_t *act = malloc(n * sizeof(*act));
 	c->segs = malloc(2 * n * sizeof(*c->segs));
@@ -405,7 +420,7 @@ static int sweep(struct pfsi_lines *l, struct ln_cu *c)
 		pts[2 * i] = l->rng[i].lo;
 		pts[2 * i + 1] = l->rng[i].hi;
 	}
-	qsort(pts, 2 * n, sizeof(*pts), u64_cmp);
+	sort_if_needed(pts, 2 * n, sizeof(*pts), u64_cmp);
 	size_t np = 0;
 	for (size_t i = 0; i < 2 * n; i++)
 		if (!np || pts[np - 1] != pts[i])
@@ -495,7 +510,7 @@ static struct ln_cu *cu_build(struct pfsi_lines *l, Dwarf_Die *cudie)
 			r->end = end;
 			r->order = (uint32_t)i;
 		}
-		qsort(c->rows, c->n_rows, sizeof(*c->rows), row_cmp);
+		sort_if_needed(c->rows, c->n_rows, sizeof(*c->rows), row_cmp);
 	}
 	return c;
 }
