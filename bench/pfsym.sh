@@ -2,7 +2,9 @@
 # bench/pfsym.sh - pfsym | pffold against `perf script` on the demo workload,
 # and pffold alone on a synthetic resolved profile of 5 million samples.
 # Writes the figures as a RESULTS.md section to stdout and to bench/out/ (paste
-# it over the section of bench/RESULTS.md). PFTOOLS_BUILD = build directory.
+# it over the section of bench/RESULTS.md). PFTOOLS_BUILD = build directory;
+# PFSYM_OPTS = more pfsym options for the timed pipeline (e.g. --no-inline, to
+# compare with a build from before inline frames).
 set -eu
 cd "$(dirname "$0")/.."
 B=${PFTOOLS_BUILD:-$PWD/build}
@@ -40,7 +42,7 @@ measure() {
 
 pfrec -q -g -F 4000 -e cpu-clock -o "$O/run.pf" -- "$O/model" "$SECS"
 n=$(pfsym "$O/run.pf" 2>&1 >/dev/null | sed -n 's/^pfsym: \([0-9]*\) samples.*/\1/p')
-PF_CMD="pfsym -q < $O/run.pf | pffold"
+PF_CMD="pfsym -q ${PFSYM_OPTS:-} < $O/run.pf | pffold"
 PERF_CMD="perf script -i $O/perf.data 2>/dev/null"
 have_perf=0
 if command -v perf >/dev/null && perf record -q -g -F 4000 -e cpu-clock -o "$O/perf.data" -- "$O/model" "$SECS" 2>/dev/null; then
@@ -68,7 +70,7 @@ rate() { awk -v n="$1" -v t="$2" 'BEGIN { if (t <= 0) t = 0.001; printf "%.0f", 
 	echo
 	echo "| run | samples | wall s (best of $RUNS, taking turns) | samples/s | peak RSS KiB |"
 	echo "|-----|---------|--------|-----------|--------------|"
-	echo "| pfsym < run.pf \| pffold | $n | $t_pf | $(rate "$n" "$t_pf") | $rss_pf |"
+	echo "| pfsym ${PFSYM_OPTS:-}< run.pf \| pffold | $n | $t_pf | $(rate "$n" "$t_pf") | $rss_pf |"
 	if [ $have_perf = 1 ]; then
 		echo "| perf script (perf.data) | $np | $t_perf | $(rate "$np" "$t_perf") | $rss_perf |"
 		echo

@@ -7,7 +7,8 @@
 # with -p to a running workload so that /usr/bin/time measures them alone.
 # Writes the figures as a RESULTS.md section to stdout and to bench/out/ (paste
 # it over the section of bench/RESULTS.md). PFTOOLS_BUILD = build directory;
-# BENCH_MS = milliseconds per workload mode (4 modes; default 1500).
+# BENCH_MS = milliseconds per workload mode (4 modes; default 1500);
+# PFSYM_OPTS = more options for the timed pfsym runs (e.g. --no-inline).
 set -eu
 cd "$(dirname "$0")/.."
 B=${PFTOOLS_BUILD:-$PWD/build}
@@ -47,7 +48,7 @@ cpu_nt=$(record pfnt pfrec -q --no-transform --call-graph dwarf -F $FREQ -e cpu-
 n_nt=$(pfdump --stats "$O/run-nt.pf" | awk '/^samples:/ { print $2 }')
 n_pf=$(pfdump --stats "$O/run.pf" | awk '/^samples:/ { print $2 }')
 lost_pf=$(pfdump --stats "$O/run.pf" | awk '/^lost samples:/ { print $3 }')
-t_sym=$(best "$RUNS" "pfsym -q $O/run.pf -o $O/run.sym.pf 2>/dev/null")
+t_sym=$(best "$RUNS" "pfsym -q ${PFSYM_OPTS:-} $O/run.pf -o $O/run.sym.pf 2>/dev/null")
 pfsym "$O/run.pf" -o "$O/run.sym.pf" 2>"$O/pfsym.summary"
 main_pf=$(pffold "$O/run.sym.pf" | awk '{ all += $NF } /;main;/ { hit += $NF } END { printf "%.1f", all ? 100 * hit / all : 0 }')
 
