@@ -18,10 +18,14 @@
 #include "internal/bytes.h"
 #include "internal/fold.h"
 
-/* In a resolved profile the raw recording's payloads are not needed. */
+/* In a resolved profile the raw recording's payloads are not needed. The
+ * kallsyms snapshot (KSYMS: megabytes of text, which pfsym alone reads to
+ * name kernel frames) is never: its stored bytes are checked, not inflated. */
 static int fold_want(void *arg, uint16_t type)
 {
 	const pf_fold *f = arg;
+	if (type == PF_SEC_KSYMS)
+		return 0;
 	if (f->mode != 1)
 		return 1;
 	return !(type == PF_SEC_RECORDS || type == PF_SEC_MAPS || type == PF_SEC_THREADS ||
