@@ -27,7 +27,9 @@
  * file is used only if its header, section table and payload hash all
  * check out; anything else (a short, corrupt or foreign file) is ignored
  * and written again. Cache files are written to a temporary name and
- * renamed, so concurrent runs never see half of one. Its layout, in this
+ * renamed, so concurrent runs never see half of one; a run that uses one
+ * touches it, and after each write the least recently used are removed
+ * beyond PFSYM_DWARF_CACHE_MB (dwc_prune()). Its layout, in this
  * machine's byte order (the cache is not meant to travel):
  *   header (64 bytes): magic "PFDWSEC1", u32 0x01020304, u32 n sections,
  *     u64[2] key (XXH3-128 of a version string and, per section, its index,
@@ -38,6 +40,7 @@
  *     in section order, offsets 64-byte aligned;
  *   payload at the next multiple of 64 bytes, to the end of the file.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -47,6 +50,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <xxhash.h>
 #include <zlib.h>
@@ -268,6 +272,8 @@ static int dwc_load(const char *dir, const uint64_t key[2], struct job *jobs, si
 	 * relocations of ET_REL files are libdwfl's, not used here); writable
 	 * would make MAP_POPULATE copy every page */
 	uint8_t *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+	if (m != MAP_FAILED)
+		(void)futimens(fd, NULL); /* used now: the last to be pruned (a read-only cache stays as it is) */
 	close(fd);
 	if (m == MAP_FAILED)
 		return 0;
@@ -327,6 +333,99 @@ static int mkdirs(const char *dir)
 	return 0;
 }
 
+/* ---- the cache's size ---- */
+
+#define DWC_NAME_LEN (32 + 6) /* 32 hex digits and ".dwsec" */
+
+/* PFSYM_DWARF_CACHE_MB: the most the folder's cache files may hold, in MiB
+ * (default 1024; 0: no limit; anything else that is not a number: the
+ * default). */
+static uint64_t dwc_limit(void)
+{
+	const uint64_t dflt = (uint64_t)1024 << 20;
+	const char *v = getenv("PFSYM_DWARF_CACHE_MB");
+	if (!v || !*v)
+		return dflt;
+	char *end;
+	errno = 0;
+	unsigned long long mb = strtoull(v, &end, 10);
+	if (errno || *end || v[0] == '-' || mb > (UINT64_MAX >> 20))
+		return dflt;
+	return (uint64_t)mb << 20;
+}
+
+struct dwc_file {
+	char name[DWC_NAME_LEN + 1];
+	int64_t mtime_ns;
+	uint64_t size;
+};
+
+static int dwc_file_cmp(const void *a, const void *b)
+{
+	const struct dwc_file *x = a, *y = b;
+	if (x->mtime_ns != y->mtime_ns)
+		return x->mtime_ns < y->mtime_ns ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static int is_hex(const char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!((p[i] >= '0' && p[i] <= '9') || (p[i] >= 'a' && p[i] <= 'f')))
+			return 0;
+	return 1;
+}
+
+/* Removes the least recently used cache files of dir (by modification time:
+ * a run that uses one touches it) until they hold at most dwc_limit(),
+ * never `keep` (the file just written); and temporary files a run killed
+ * while writing left behind, after a day. Only names of the cache's own
+ * forms are looked at. */
+static void dwc_prune(const char *dir, const char *keep)
+{
+	uint64_t limit = dwc_limit();
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	int dfd = dirfd(d);
+	struct dwc_file *v = NULL;
+	size_t n = 0, cap = 0;
+	uint64_t total = 0;
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		const char *nm = de->d_name;
+		size_t len = strlen(nm);
+		if (len < DWC_NAME_LEN || !is_hex(nm, 32) || strncmp(nm + 32, ".dwsec", 6) != 0)
+			continue;
+		struct stat st;
+		if (fstatat(dfd, nm, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		if (len == DWC_NAME_LEN + 7 && nm[DWC_NAME_LEN] == '.') { /* KEY.dwsec.XXXXXX */
+			if (now.tv_sec - st.st_mtim.tv_sec > 24 * 3600)
+				(void)unlinkat(dfd, nm, 0);
+			continue;
+		}
+		if (len != DWC_NAME_LEN)
+			continue;
+		if (n == cap && pfsi_grow((void **)&v, &cap, sizeof(*v), 64) < 0)
+			break;
+		memcpy(v[n].name, nm, DWC_NAME_LEN + 1);
+		v[n].mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+		v[n].size = (uint64_t)st.st_size;
+		total += v[n++].size;
+	}
+	if (limit && total > limit) {
+		qsort(v, n, sizeof(*v), dwc_file_cmp);
+		for (size_t i = 0; i < n && total > limit; i++)
+			if (strcmp(v[i].name, keep) != 0 && unlinkat(dfd, v[i].name, 0) == 0)
+				total -= v[i].size;
+	}
+	free(v);
+	closedir(d);
+}
+
 /* Writes the cache file of key: jobs (in section order, all inflated) in
  * buf (total bytes). @return 0, or -1 (nothing left behind). */
 static int dwc_store(const char *dir, const uint64_t key[2], const struct job *jobs, size_t n, const uint8_t *buf,
@@ -366,6 +465,8 @@ static int dwc_store(const char *dir, const uint64_t key[2], const struct job *j
 	if (rc && fd >= 0)
 		unlink(tmp);
 	free(t);
+	if (!rc)
+		dwc_prune(dir, path + strlen(dir) + 1);
 	return rc;
 }
 

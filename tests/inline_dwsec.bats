@@ -190,3 +190,50 @@ zlib_cache() {
 	cmp none.pf w.pf
 	[ "$(ls -A "$d" | grep -cv '^[0-9a-f]\{32\}\.dwsec$')" -eq 0 ]
 }
+
+@test "DWARF cache: at most PFSYM_DWARF_CACHE_MB, the least recently used removed first; a use counts" {
+	local d=$BATS_TEST_TMPDIR/c
+	cache_base "$d"
+	local before f
+	before=$(ls "$d")
+	[ "$(cache_stat a.pf --dwarf-cache="$d")" = "$L 1 0" ]
+	f=$(zlib_cache "$before" "$d")
+	# a use touches the cache file
+	touch -d '3 days ago' "$d"/*.dwsec
+	pfsym -q --dwarf-cache="$d" cxx.pf -o used.pf
+	[ "$(find "$d" -name '*.dwsec' -mmin -60 | wc -l)" -eq "$((L + 1))" ]
+	# the run's own files: T bytes; two older cache files of another debug
+	# file, A (3 days old, 2 MiB) and B (2 days, 1 MiB); a limit that holds
+	# the run's files and B, not A too
+	local t mib=$((1 << 20)) a=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa b=bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb
+	t=$(find "$d" -name '*.dwsec' -printf '%s\n' | awk '{ s += $1 } END { print s }')
+	head -c $((2 * mib)) /dev/zero >"$d/$a.dwsec"
+	touch -d '3 days ago' "$d/$a.dwsec"
+	head -c $mib /dev/zero >"$d/$b.dwsec"
+	touch -d '2 days ago' "$d/$b.dwsec"
+	# what is not the cache's own is never removed; a temporary file that a
+	# killed run left is, after a day
+	echo notes >"$d/notes.txt"
+	head -c 1000 /dev/zero >"$d/$a.dwsec.AbCdEf"
+	touch -d '2 days ago' "$d/$a.dwsec.AbCdEf"
+	head -c 100 /dev/zero >"$d/$b.dwsec.XyZxYz"
+	# pruning runs when a file is written: cxx.zlib's, again
+	rm "$d/$f"
+	local lim=$(((t + mib - 1) / mib + 1))
+	[ "$(PFSYM_DWARF_CACHE_MB=$lim cache_stat b.pf --dwarf-cache="$d")" = "$L 1 0" ]
+	run ls "$d"
+	assert_output "$(printf '%s\n' $before "$f" "$b.dwsec" "$b.dwsec.XyZxYz" notes.txt | sort)"
+	# a limit below one run's files: each write keeps the file just written
+	# (and the run's later files write theirs again)
+	touch -d '1 day ago' "$d"/*.dwsec
+	rm "$d/$f"
+	[ "$(PFSYM_DWARF_CACHE_MB=0x cache_stat c.pf --dwarf-cache="$d")" = "$L 1 0" ] # not a number: 1024
+	[ "$(find "$d" -name '*.dwsec' | wc -l)" -eq "$((L + 2))" ]
+	rm "$d/$f"
+	PFSYM_DWARF_CACHE_MB=1 pfsym -q --dwarf-cache="$d" cxx.pf -o e.pf
+	[ ! -e "$d/$b.dwsec" ]
+	[ "$(find "$d" -name '*.dwsec' | wc -l)" -ge 1 ]
+	[ "$(find "$d" -name '*.dwsec' | wc -l)" -le "$((L + 1))" ]
+	cp cxx.plain cxx
+	for x in a used b c e; do cmp none.pf $x.pf; done
+}

@@ -124,7 +124,9 @@ struct pf_sym_opts {
 				        * kept (one file per debug file, named by a
 				        * hash of the compressed bytes, checked by
 				        * an XXH3 hash when read back; made if
-				        * missing), so that later runs map them
+				        * missing; its least recently used files
+				        * removed beyond PFSYM_DWARF_CACHE_MB MiB,
+				        * default 1024), so that later runs map them
 				        * instead of inflating again: what
 				        * pf_sym_rewrite() writes is the same with
 				        * or without it; NULL or "": none (pfsym's

@@ -184,8 +184,10 @@ enum { PFSI_DWC_NONE, PFSI_DWC_HIT, PFSI_DWC_WRITTEN, PFSI_DWC_NOT_WRITTEN };
  * section headers) and inflates the other zlib-compressed ones (on two
  * threads), installed as their sections' data. With cache_dir (not NULL or
  * ""), the inflated sections are taken from a valid cache file there
- * instead, or written to one after inflating (the folder made if missing;
- * a failure to write costs only the next run's time): keep->cache says
+ * instead (and touched), or written to one after inflating (the folder made
+ * if missing, then its least recently used cache files removed beyond
+ * PFSYM_DWARF_CACHE_MB; a failure to write costs only the next run's
+ * time): keep->cache says
  * which. *keep gets the buffers: free them with pfsi_dw_bufs_free() after
  * dwarf_end() and elf_end(e). Sections it could not inflate are left for
  * libdw. @return 0 or -ENOMEM. */
