@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "internal/bound.h"
 #include "internal/pfsym.h"
 
 #define LN_NONE UINT32_MAX
@@ -547,14 +548,7 @@ static struct ln_cu *cu_for(struct pfsi_lines *l, uint64_t v)
 /* The line-table row holding v, or NULL. */
 static const struct ln_row *row_for(const struct ln_cu *c, uint64_t v)
 {
-	size_t lo = 0, hi = c->n_rows; /* first row with addr > v */
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (c->rows[mid].addr <= v)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = PFSI_UPPER_BOUND(c->rows, c->n_rows, addr, v); /* first row with addr > v */
 	if (!lo || c->rows[lo - 1].end)
 		return NULL;
 	return &c->rows[lo - 1];
@@ -563,14 +557,7 @@ static const struct ln_row *row_for(const struct ln_cu *c, uint64_t v)
 /* The deepest inlined node covering v, or LN_NONE. */
 static uint32_t node_for(const struct ln_cu *c, uint64_t v)
 {
-	size_t lo = 0, hi = c->n_segs;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (c->segs[mid].lo <= v)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = PFSI_UPPER_BOUND(c->segs, c->n_segs, lo, v);
 	if (!lo || v >= c->segs[lo - 1].hi)
 		return LN_NONE;
 	return c->segs[lo - 1].node;
