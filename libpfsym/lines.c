@@ -129,7 +129,8 @@ struct ln_cu {
 	uint64_t off; /* the CU DIE's offset */
 	const char *comp_dir; /* DW_AT_comp_dir, or NULL */
 	struct ln_node *nodes;
-	uint32_t n_nodes, cap_nodes;
+	uint32_t n_nodes;
+	size_t cap_nodes;
 	struct ln_seg *segs;
 	size_t n_segs;
 	struct ln_row *rows;
@@ -329,14 +330,9 @@ static int walk(struct pfsi_lines *l, struct ln_cu *c, Dwarf_Die *die, Dwarf_Fil
 			p = LN_NONE; /* a function defined inside another: its own chains */
 			d = 0;
 		} else if (tag == DW_TAG_inlined_subroutine) {
-			if (c->n_nodes == c->cap_nodes) {
-				uint32_t cap = c->cap_nodes ? c->cap_nodes * 2 : 64;
-				struct ln_node *n = realloc(c->nodes, cap * sizeof(*n));
-				if (!n)
-					return -ENOMEM;
-				c->nodes = n;
-				c->cap_nodes = cap;
-			}
+			if (c->n_nodes == c->cap_nodes &&
+			    pfsi_grow((void **)&c->nodes, &c->cap_nodes, sizeof(*c->nodes), 64) < 0)
+				return -ENOMEM;
 			struct ln_node *n = &c->nodes[c->n_nodes];
 			memset(n, 0, sizeof(*n));
 			Dwarf_Attribute a;
