@@ -75,23 +75,13 @@ LN_FUNCS(LN_PTR)
 /* 1 once libdw's functions are there; 0 (after one message) if not. */
 static int ln_load(void)
 {
-	static int state; /* 0 not tried, 1 loaded, -1 failed */
-	if (state)
-		return state > 0;
-	state = -1;
-	static const char without[] = "no inline frames or source lines";
-	const char *lib;
-	/* unwind.c names the fault ("cannot load libdw", once) when it needs libdw too */
-	void *h = pfsi_dw_dlopen(&lib, "libdw not loaded", without);
-	if (!h)
-		return 0;
-#define LN_SYM(f)                                                                 \
-	if (!(ln_##f = (__typeof__(ln_##f))pfsi_dw_dlsym(h, lib, #f, without))) \
-		return 0;
-	LN_FUNCS(LN_SYM)
+	static int state;
+#define LN_SYM(f) { #f, &ln_##f },
+	static const struct pfsi_dw_sym syms[] = { LN_FUNCS(LN_SYM) };
 #undef LN_SYM
-	state = 1;
-	return 1;
+	/* unwind.c names the fault ("cannot load libdw", once) when it needs libdw too */
+	return pfsi_dw_load(&state, "libdw not loaded", "no inline frames or source lines", syms,
+			    sizeof(syms) / sizeof(syms[0]));
 }
 #else
 #define LN(f) f
