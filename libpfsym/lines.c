@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "internal/bound.h"
 #include "internal/pfsym.h"
 
 #define LN_NONE UINT32_MAX
@@ -74,23 +75,13 @@ LN_FUNCS(LN_PTR)
 /* 1 once libdw's functions are there; 0 (after one message) if not. */
 static int ln_load(void)
 {
-	static int state; /* 0 not tried, 1 loaded, -1 failed */
-	if (state)
-		return state > 0;
-	state = -1;
-	static const char without[] = "no inline frames or source lines";
-	const char *lib;
-	/* unwind.c names the fault ("cannot load libdw", once) when it needs libdw too */
-	void *h = pfsi_dw_dlopen(&lib, "libdw not loaded", without);
-	if (!h)
-		return 0;
-#define LN_SYM(f)                                                                 \
-	if (!(ln_##f = (__typeof__(ln_##f))pfsi_dw_dlsym(h, lib, #f, without))) \
-		return 0;
-	LN_FUNCS(LN_SYM)
+	static int state;
+#define LN_SYM(f) { #f, &ln_##f },
+	static const struct pfsi_dw_sym syms[] = { LN_FUNCS(LN_SYM) };
 #undef LN_SYM
-	state = 1;
-	return 1;
+	/* unwind.c names the fault ("cannot load libdw", once) when it needs libdw too */
+	return pfsi_dw_load(&state, "libdw not loaded", "no inline frames or source lines", syms,
+			    sizeof(syms) / sizeof(syms[0]));
 }
 #else
 #define LN(f) f
@@ -128,7 +119,8 @@ struct ln_cu {
 	uint64_t off; /* the CU DIE's offset */
 	const char *comp_dir; /* DW_AT_comp_dir, or NULL */
 	struct ln_node *nodes;
-	uint32_t n_nodes, cap_nodes;
+	uint32_t n_nodes;
+	size_t cap_nodes;
 	struct ln_seg *segs;
 	size_t n_segs;
 	struct ln_row *rows;
@@ -328,14 +320,9 @@ static int walk(struct pfsi_lines *l, struct ln_cu *c, Dwarf_Die *die, Dwarf_Fil
 			p = LN_NONE; /* a function defined inside another: its own chains */
 			d = 0;
 		} else if (tag == DW_TAG_inlined_subroutine) {
-			if (c->n_nodes == c->cap_nodes) {
-				uint32_t cap = c->cap_nodes ? c->cap_nodes * 2 : 64;
-				struct ln_node *n = realloc(c->nodes, cap * sizeof(*n));
-				if (!n)
-					return -ENOMEM;
-				c->nodes = n;
-				c->cap_nodes = cap;
-			}
+			if (c->n_nodes == c->cap_nodes &&
+			    pfsi_grow((void **)&c->nodes, &c->cap_nodes, sizeof(*c->nodes), 64) < 0)
+				return -ENOMEM;
 			struct ln_node *n = &c->nodes[c->n_nodes];
 			memset(n, 0, sizeof(*n));
 			Dwarf_Attribute a;
@@ -547,14 +534,7 @@ static struct ln_cu *cu_for(struct pfsi_lines *l, uint64_t v)
 /* The line-table row holding v, or NULL. */
 static const struct ln_row *row_for(const struct ln_cu *c, uint64_t v)
 {
-	size_t lo = 0, hi = c->n_rows; /* first row with addr > v */
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (c->rows[mid].addr <= v)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = PFSI_UPPER_BOUND(c->rows, c->n_rows, addr, v); /* first row with addr > v */
 	if (!lo || c->rows[lo - 1].end)
 		return NULL;
 	return &c->rows[lo - 1];
@@ -563,14 +543,7 @@ static const struct ln_row *row_for(const struct ln_cu *c, uint64_t v)
 /* The deepest inlined node covering v, or LN_NONE. */
 static uint32_t node_for(const struct ln_cu *c, uint64_t v)
 {
-	size_t lo = 0, hi = c->n_segs;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (c->segs[mid].lo <= v)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = PFSI_UPPER_BOUND(c->segs, c->n_segs, lo, v);
 	if (!lo || v >= c->segs[lo - 1].hi)
 		return LN_NONE;
 	return c->segs[lo - 1].node;

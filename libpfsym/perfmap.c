@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "internal/bound.h"
 #include "internal/pfsym.h"
 
 struct jit_ent {
@@ -182,14 +183,7 @@ static int proc_sort(struct jit_proc *p)
 /* The entry of the latest line that holds addr, or NULL. */
 static struct jit_ent *proc_find(struct jit_proc *p, uint64_t addr)
 {
-	size_t lo = 0, hi = p->n; /* first entry with start > addr */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (p->e[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = PFSI_UPPER_BOUND(p->e, p->n, start, addr); /* first entry with start > addr */
 	struct jit_ent *best = NULL;
 	for (size_t i = lo; i-- > 0 && p->max_end[i] > addr;)
 		if (p->e[i].end > addr && (!best || p->e[i].seq > best->seq))

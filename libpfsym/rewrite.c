@@ -224,14 +224,8 @@ static int write_syminfo_end(struct pass *ps, const struct pfsi_sym_counts *cp, 
 
 static int queue_records(struct pass *ps, const struct pf_section *sec)
 {
-	if (ps->nq == ps->capq) {
-		size_t cap = ps->capq ? ps->capq * 2 : 16;
-		struct qsec *n = realloc(ps->q, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		ps->q = n;
-		ps->capq = cap;
-	}
+	if (ps->nq == ps->capq && pfsi_grow((void **)&ps->q, &ps->capq, sizeof(*ps->q), 16) < 0)
+		return -ENOMEM;
 	uint8_t *d = malloc(sec->size ? sec->size : 1);
 	if (!d)
 		return -ENOMEM;

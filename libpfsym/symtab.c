@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "buildid.h"
+#include "internal/bound.h"
 #include "internal/pfsym.h"
 
 /* ---- ELF helpers ---- */
@@ -332,14 +333,8 @@ static int plt_addr_cmp(const void *a, const void *b)
  * address), or NULL. */
 static const struct sym *sym_at(const struct binfo *b, uint64_t addr)
 {
-	size_t lo = 0, hi = b->n_syms;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (b->syms[mid].addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	/* the first symbol at or above addr: above addr - 1 */
+	size_t lo = addr ? PFSI_UPPER_BOUND(b->syms, b->n_syms, addr, addr - 1) : 0;
 	return lo < b->n_syms && b->syms[lo].addr == addr ? &b->syms[lo] : NULL;
 }
 
@@ -562,14 +557,7 @@ void pfsi_load_segments(struct binfo *b, Elf *e)
  * just before that encloses v (a nested label). */
 static struct sym *lookup(const struct binfo *b, uint64_t v)
 {
-	size_t lo = 0, hi = b->n_syms;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (b->syms[mid].addr <= v)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = PFSI_UPPER_BOUND(b->syms, b->n_syms, addr, v);
 	if (!lo)
 		return NULL;
 	struct sym *s = &b->syms[lo - 1];

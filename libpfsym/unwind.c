@@ -51,22 +51,12 @@ DW_FUNCS(DW_PTR)
 /* 1 once libdw's functions are there; 0 (after one message) if not. */
 static int dw_load(void)
 {
-	static int state; /* 0 not tried, 1 loaded, -1 failed */
-	if (state)
-		return state > 0;
-	state = -1;
-	static const char without[] = "samples with stack copies are not unwound";
-	const char *lib;
-	void *h = pfsi_dw_dlopen(&lib, "cannot load libdw", without);
-	if (!h)
-		return 0;
-#define DW_SYM(f)                                                                           \
-	if (!(pfsi_dw_##f = (__typeof__(pfsi_dw_##f))pfsi_dw_dlsym(h, lib, #f, without))) \
-		return 0;
-	DW_FUNCS(DW_SYM)
+	static int state;
+#define DW_SYM(f) { #f, &pfsi_dw_##f },
+	static const struct pfsi_dw_sym syms[] = { DW_FUNCS(DW_SYM) };
 #undef DW_SYM
-	state = 1;
-	return 1;
+	return pfsi_dw_load(&state, "cannot load libdw", "samples with stack copies are not unwound", syms,
+			    sizeof(syms) / sizeof(syms[0]));
 }
 #else /* !PF_DW_DLOPEN */
 static int dw_load(void)

@@ -11,7 +11,7 @@
 #include "internal/pfsym.h"
 
 #ifdef PF_DW_DLOPEN
-void *pfsi_dw_dlopen(const char **lib, const char *fault, const char *without)
+static void *dw_dlopen(const char **lib, const char *fault, const char *without)
 {
 	/* PFSYM_LIBDW: another file (tests; a libdw outside the search path) */
 	*lib = getenv("PFSYM_LIBDW");
@@ -23,12 +23,35 @@ void *pfsi_dw_dlopen(const char **lib, const char *fault, const char *without)
 	return h;
 }
 
-void *pfsi_dw_dlsym(void *h, const char *lib, const char *name, const char *without)
+static void *dw_dlsym(void *h, const char *lib, const char *name, const char *without)
 {
 	void *f = dlsym(h, name);
 	if (!f)
 		fprintf(stderr, "pfsym: %s: no %s: %s\n", lib, name, without);
 	return f;
+}
+
+/* dlsym()'s object pointer is stored in a function pointer (POSIX: the same
+ * representation) */
+_Static_assert(sizeof(void *) == sizeof(void (*)(void)), "function pointers as wide as void *");
+
+int pfsi_dw_load(int *state, const char *fault, const char *without, const struct pfsi_dw_sym *syms, size_t n)
+{
+	if (*state)
+		return *state > 0;
+	*state = -1;
+	const char *lib;
+	void *h = dw_dlopen(&lib, fault, without);
+	if (!h)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		void *f = dw_dlsym(h, lib, syms[i].name, without);
+		if (!f)
+			return 0;
+		memcpy(syms[i].slot, &f, sizeof(f));
+	}
+	*state = 1;
+	return 1;
 }
 #endif
 

@@ -21,6 +21,7 @@
 
 #include "cli.h"
 #include "folded.h"
+#include "grow.h"
 #include "pfflame.h"
 #include "text.h"
 
@@ -128,16 +129,9 @@ static uint64_t node_hash(uint32_t parent, uint32_t name)
 
 static int new_node(struct flame *fl, uint32_t parent, uint32_t name, uint32_t *id)
 {
-	if (fl->nnodes == fl->cap) {
-		size_t nc = fl->cap ? fl->cap * 2 : 4096;
-		if (nc > UINT32_MAX - 1)
-			return -E2BIG;
-		struct node *n = realloc(fl->nodes, nc * sizeof *n);
-		if (!n)
-			return -ENOMEM;
-		fl->nodes = n;
-		fl->cap = nc;
-	}
+	int rc = pft_grow_max((void **)&fl->nodes, &fl->cap, fl->nnodes + 1, sizeof *fl->nodes, 4096, UINT32_MAX - 1);
+	if (rc < 0)
+		return rc;
 	struct node *n = &fl->nodes[fl->nnodes];
 	n->parent = parent;
 	n->name = name;
@@ -229,16 +223,9 @@ static int nl_add(struct flame *fl, uint32_t node, uint32_t loc, const uint64_t 
 		}
 		h = (h + 1) & mask;
 	}
-	if (fl->n_nl == fl->nl_cap) {
-		size_t nc = fl->nl_cap ? fl->nl_cap * 2 : 1024;
-		if (nc > UINT32_MAX - 1)
-			return -E2BIG;
-		struct nloc *a = realloc(fl->nl, nc * sizeof *a);
-		if (!a)
-			return -ENOMEM;
-		fl->nl = a;
-		fl->nl_cap = nc;
-	}
+	int rc = pft_grow_max((void **)&fl->nl, &fl->nl_cap, fl->n_nl + 1, sizeof *fl->nl, 1024, UINT32_MAX - 1);
+	if (rc < 0)
+		return rc;
 	fl->nl[fl->n_nl] = (struct nloc){ node, loc, { c[0], c[1] } };
 	fl->nl_slots[h] = (uint32_t)++fl->n_nl;
 	return 0;
@@ -281,18 +268,10 @@ static int add_line(void *arg, const struct pf_folded_line *l, uint64_t lineno)
 	size_t n = 0, pos = 0, flen;
 	const char *f;
 	while (pf_folded_next_frame(l->stack, l->stack_len, &pos, &f, &flen)) {
-		if (n == fl->frcap) {
-			size_t nc = fl->frcap ? fl->frcap * 2 : 256;
-			const char **a = realloc(fl->fr, nc * sizeof *a);
-			if (!a)
-				goto oom;
-			fl->fr = a;
-			size_t *b = realloc(fl->frl, nc * sizeof *b);
-			if (!b)
-				goto oom;
-			fl->frl = b;
-			fl->frcap = nc;
-		}
+		size_t frcap = fl->frcap; /* fr and frl: one capacity */
+		if (pft_grow((void **)&fl->fr, &frcap, n + 1, sizeof *fl->fr, 256) < 0 ||
+		    pft_grow((void **)&fl->frl, &fl->frcap, n + 1, sizeof *fl->frl, 256) < 0)
+			goto oom;
 		fl->fr[n] = f;
 		fl->frl[n] = flen;
 		n++;

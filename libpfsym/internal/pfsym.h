@@ -319,12 +319,18 @@ void pfsi_note(struct pf_buf *list, const char *what, const char *why);
 void pfsi_frame_name(struct pf_prof_frame *f, uint32_t name, uint64_t off);
 
 #ifdef PF_DW_DLOPEN
-/* Loads libdw (the file PFSYM_LIBDW names, else libdw.so.1; its name in
- * *lib) for dlsym(). On failure says "pfsym: FAULT (REASON): WITHOUT" on
- * stderr. @return the handle, or NULL. */
-void *pfsi_dw_dlopen(const char **lib, const char *fault, const char *without);
-/* dlsym(h, name), or NULL after "pfsym: LIB: no NAME: WITHOUT" on stderr. */
-void *pfsi_dw_dlsym(void *h, const char *lib, const char *name, const char *without);
+/* A function of libdw to look up: its name, and the function pointer
+ * (e.g. `&ln_dwarf_lineno`) that gets it. */
+struct pfsi_dw_sym {
+	const char *name;
+	void *slot;
+};
+/* Loads libdw (the file PFSYM_LIBDW names, else libdw.so.1) once for the
+ * caller's *state (0 not tried, 1 loaded, -1 failed) and sets the n slots
+ * of syms by dlsym(). On failure says "pfsym: FAULT (REASON): WITHOUT", or
+ * "pfsym: LIB: no NAME: WITHOUT", on stderr, the first time only.
+ * @return 1 once every function is there, else 0. */
+int pfsi_dw_load(int *state, const char *fault, const char *without, const struct pfsi_dw_sym *syms, size_t n);
 #endif
 
 /* find.c */

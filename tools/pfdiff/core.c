@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "folded.h"
+#include "grow.h"
 #include "cli.h"
 #include <pfile/pfile.h>
 #include <pfile/fold.h>
@@ -49,17 +50,7 @@ struct ctx {
 
 static int grow(void **p, size_t *cap, size_t need, size_t elem)
 {
-	if (need <= *cap)
-		return 0;
-	size_t n = *cap ? *cap : 64;
-	while (n < need)
-		n *= 2;
-	void *q = realloc(*p, n * elem);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*cap = n;
-	return 0;
+	return pft_grow(p, cap, need, elem, 64);
 }
 
 static int grow_zero(uint64_t **p, size_t *cap, size_t need)

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "views.h"
 
 static const struct {
@@ -78,14 +79,8 @@ struct agg {
 
 static int agg_add(struct agg *a, const char *key, uint64_t self, uint64_t total)
 {
-	if (a->n == a->cap) {
-		size_t cap = a->cap ? a->cap * 2 : 1024;
-		struct agg_item *v = realloc(a->v, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		a->v = v;
-		a->cap = cap;
-	}
+	if (pft_grow((void **)&a->v, &a->cap, a->n + 1, sizeof(*a->v), 1024) < 0)
+		return -ENOMEM;
 	char *k = strdup(key);
 	if (!k)
 		return -ENOMEM;
@@ -149,14 +144,8 @@ static int frames_of(const pf_fold *f, uint32_t node, struct frames *fr)
 {
 	fr->n = 0;
 	for (uint32_t d = node; d != PF_PROF_NONE;) {
-		if (fr->n == fr->cap) {
-			size_t cap = fr->cap ? fr->cap * 2 : 256;
-			struct pf_fold_node *v = realloc(fr->v, cap * sizeof(*v));
-			if (!v)
-				return -ENOMEM;
-			fr->v = v;
-			fr->cap = cap;
-		}
+		if (pft_grow((void **)&fr->v, &fr->cap, fr->n + 1, sizeof(*fr->v), 256) < 0)
+			return -ENOMEM;
 		if (pf_fold_node(f, d, &fr->v[fr->n]) < 0)
 			return -EINVAL;
 		d = fr->v[fr->n++].parent;

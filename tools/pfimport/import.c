@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
 #define PENDING_MAX (16u << 20) /* records held back until the events are known */
 #define BUILDID_FLUSH (1u << 20)
 #define DWARF_FRAME_BYTES (8u << 20)
@@ -50,7 +52,8 @@ struct imp {
 	int started;
 	int stop;               /* a write failed */
 	struct imp_event *ev;
-	uint32_t n_ev, cap_ev;
+	uint32_t n_ev;
+	size_t cap_ev;
 	struct pf_events *hev;  /* the events in host order, for the totals */
 	/* features */
 	char *feat_str[PF_PD_FEAT_KNOWN];
@@ -226,14 +229,8 @@ static int add_event(struct imp *m, const struct pf_pd_item *it)
 		damage(m, it->offset, "more than %u attrs: the rest left out", MAX_EVENTS);
 		return 0;
 	}
-	if (m->n_ev == m->cap_ev) {
-		uint32_t nc = m->cap_ev ? m->cap_ev * 2 : 8;
-		struct imp_event *ne = realloc(m->ev, nc * sizeof(*ne));
-		if (!ne)
-			return -ENOMEM;
-		m->ev = ne;
-		m->cap_ev = nc;
-	}
+	if (pft_grow((void **)&m->ev, &m->cap_ev, (size_t)m->n_ev + 1, sizeof(*m->ev), 8) < 0)
+		return -ENOMEM;
 	struct imp_event *e = &m->ev[m->n_ev];
 	memset(e, 0, sizeof(*e));
 	e->attr = malloc(it->size + (size_t)it->n_ids * 8);

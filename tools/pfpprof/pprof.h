@@ -42,7 +42,8 @@ struct pp_file {
 	char *path;
 	uint8_t build_id[64];
 	uint8_t build_id_size;
-	uint32_t n_ranges, cap_ranges;
+	uint32_t n_ranges;
+	size_t cap_ranges;
 	struct pp_range *ranges; /* distinct file ranges, first address seen for each */
 };
 
@@ -57,7 +58,8 @@ struct pp_input {
 	uint32_t *order;
 	uint32_t n_agg, cap_agg;
 	struct pp_file *files;
-	uint32_t n_files, cap_files;
+	uint32_t n_files;
+	size_t cap_files;
 	uint64_t first_time, last_time; /* ns, perf clock, of the samples */
 	int have_time;
 	uint64_t duration_ns;    /* END's, 0 if none */

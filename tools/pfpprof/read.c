@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 
 #include "cli.h"
+#include "grow.h"
 #include "pprof.h"
 
 #define NONE PF_PROF_NONE
@@ -181,14 +182,8 @@ static struct pp_file *file_get(struct pp_input *in, const char *path, size_t le
 	for (uint32_t i = 0; i < in->n_files; i++)
 		if (strlen(in->files[i].path) == len && memcmp(in->files[i].path, path, len) == 0)
 			return &in->files[i];
-	if (in->n_files == in->cap_files) {
-		uint32_t cap = in->cap_files ? in->cap_files * 2 : 64;
-		struct pp_file *f = realloc(in->files, cap * sizeof(*f));
-		if (!f)
-			return NULL;
-		in->files = f;
-		in->cap_files = cap;
-	}
+	if (pft_grow((void **)&in->files, &in->cap_files, (size_t)in->n_files + 1, sizeof(*in->files), 64) < 0)
+		return NULL;
 	struct pp_file *f = &in->files[in->n_files];
 	memset(f, 0, sizeof *f);
 	if (!(f->path = strndup(path, len)))
@@ -220,14 +215,8 @@ static int file_range(struct pp_input *in, const char *path, size_t len, uint64_
 	for (uint32_t i = 0; i < f->n_ranges; i++)
 		if (f->ranges[i].pgoff == pgoff && f->ranges[i].end - f->ranges[i].start == end - start)
 			return 0;
-	if (f->n_ranges == f->cap_ranges) {
-		uint32_t cap = f->cap_ranges ? f->cap_ranges * 2 : 4;
-		struct pp_range *r = realloc(f->ranges, cap * sizeof(*r));
-		if (!r)
-			return -ENOMEM;
-		f->ranges = r;
-		f->cap_ranges = cap;
-	}
+	if (pft_grow((void **)&f->ranges, &f->cap_ranges, (size_t)f->n_ranges + 1, sizeof(*f->ranges), 4) < 0)
+		return -ENOMEM;
 	f->ranges[f->n_ranges++] = (struct pp_range){ start, end, pgoff };
 	return 0;
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "grow.h"
 #include "pfrec.h"
 #include "pfrec/pmu.h"
 #include "ratios.h"
@@ -118,14 +119,8 @@ double pfrec_count_scaled(const struct pfrec_count *c)
 
 static struct pfrec_tcount *tc_push(struct pfrec_tcount **v, size_t *n, size_t *cap)
 {
-	if (*n == *cap) {
-		size_t nc = *cap ? *cap * 2 : 16;
-		struct pfrec_tcount *p = realloc(*v, nc * sizeof(*p));
-		if (!p)
-			return NULL;
-		*v = p;
-		*cap = nc;
-	}
+	if (pft_grow((void **)v, cap, *n + 1, sizeof(**v), 16) < 0)
+		return NULL;
 	struct pfrec_tcount *t = &(*v)[(*n)++];
 	memset(t, 0, sizeof(*t));
 	return t;

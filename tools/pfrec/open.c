@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "grow.h"
 #include "pfrec/rec.h"
 
 /* ------------------------------------------------------------------ */
@@ -319,14 +320,8 @@ static int open_first(struct rec *R, int e, pid_t pid, int cpu, int group_fd)
 
 static int add_fd(struct rec *R, int fd, int e)
 {
-	if (R->nfds == R->capfds) {
-		int ncap = R->capfds ? R->capfds * 2 : 16;
-		struct evfd *n = realloc(R->fds, (size_t)ncap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		R->fds = n;
-		R->capfds = ncap;
-	}
+	if (pft_grow((void **)&R->fds, &R->capfds, (size_t)R->nfds + 1, sizeof(*R->fds), 16) < 0)
+		return -ENOMEM;
 	R->fds[R->nfds].fd = fd;
 	R->fds[R->nfds].ev = e;
 	R->nfds++;

@@ -131,7 +131,7 @@ struct rec {
 	char evname[MAX_EVENTS][128];
 	uint64_t *ids[MAX_EVENTS]; uint32_t nids[MAX_EVENTS];
 	int *slot_fd[MAX_EVENTS];        /* fd of each event per task x CPU, -1: none */
-	struct evfd *fds; int nfds, capfds;
+	struct evfd *fds; int nfds; size_t capfds;
 	struct pfrec_ring *rings;        /* one per cpus[] entry */
 	int clock_id;                    /* -1: perf's default clock */
 	char fallback[256];
@@ -174,7 +174,7 @@ struct rec {
 	struct pf_keyset perfmaps;          /* pids whose /tmp/perf-PID.map was copied */
 	struct strset seen_paths;
 	struct pf_buf pend_bid;
-	struct pending *pend; int npend, cappend;
+	struct pending *pend; int npend; size_t cappend;
 	uint64_t pend_since;
 	int vdso_done;
 	uint8_t *tmp;

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "grow.h"
 #include "pfrec/rec.h"
 
 /* ------------------------------------------------------------------ */
@@ -39,14 +40,8 @@ static void pend_mark(struct rec *R)
 
 struct pf_buf *pend_new(struct rec *R, uint16_t type)
 {
-	if (R->npend == R->cappend) {
-		int ncap = R->cappend ? R->cappend * 2 : 16;
-		struct pending *np = realloc(R->pend, (size_t)ncap * sizeof(*np));
-		if (!np)
-			return NULL;
-		R->pend = np;
-		R->cappend = ncap;
-	}
+	if (pft_grow((void **)&R->pend, &R->cappend, (size_t)R->npend + 1, sizeof(*R->pend), 16) < 0)
+		return NULL;
 	struct pending *p = &R->pend[R->npend++];
 	memset(p, 0, sizeof(*p));
 	p->type = type;
