@@ -184,7 +184,13 @@ static void frame_text(struct ctx *c, const struct pf_prof_frame *f, int ret, st
 	t->addr += (uint64_t)adj;
 	t->sym = str(c, f->name);
 	t->has_off = 0;
-	if (f->flags & PF_FRAME_KERNEL) {
+	if ((f->flags & PF_FRAME_KERNEL) && !dso && !t->sym && f->file_off < (UINT64_C(1) << 63)) {
+		/* a kernel-context word in the user half of the address space
+		 * (a frame-pointer walk through code without frame pointers
+		 * read a stack word equal to PERF_CONTEXT_KERNEL): no kernel
+		 * map holds it, and perf script prints its map as [unknown] */
+		snprintf(t->dso, sizeof t->dso, "[unknown]");
+	} else if (f->flags & PF_FRAME_KERNEL) {
 		snprintf(t->dso, sizeof t->dso, "%s", dso ? dso : "[kernel.kallsyms]");
 	} else if (f->flags & (PF_FRAME_UNKNOWN | PF_FRAME_TRUNCATED) || !dso) {
 		snprintf(t->dso, sizeof t->dso, "[unknown]");
