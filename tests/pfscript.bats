@@ -202,3 +202,19 @@ for l in open(sys.argv[1]):
 	[ "${#lines[@]}" -gt 0 ]
 	[[ "$stderr" == *"cut.pf"* ]]
 }
+
+# A frame-pointer walk through code without frame pointers may read a stack
+# word equal to PERF_CONTEXT_KERNEL: the words after it are in the kernel's
+# part of the chain, but in the user half of the address space, where no
+# kernel map is. perf script prints them "[unknown] ([unknown])" (seen in
+# tests/perfdiff.bats: sh -c, dash's chain); a real kernel address that is
+# not named stays "[unknown] ([kernel.kallsyms])".
+@test "a kernel-context word in the user half of the address space: [unknown] ([unknown]), as perf script" {
+	"$PFTOOLS_BUILD/tests/pftest-writer" marker-word mw.pf
+	pfsym -q mw.pf -o mw.sym
+	run -0 pfscript mw.sym
+	assert_line --regexp '^[[:space:]]+55b400001000 \[unknown\] \(\[unknown\]\)$'
+	assert_line --regexp '^[[:space:]]+55b400001018 \[unknown\] \(\[unknown\]\)$'
+	assert_line --regexp '^[[:space:]]+ffffffff81000200 \[unknown\] \(\[kernel\.kallsyms\]\)$'
+	refute_output --regexp '55b4[0-9a-f]+ \[unknown\] \(\[kernel'
+}

@@ -38,6 +38,8 @@
  *                      N EVENT sections, the 2nd to Nth written after samples
  *                      of the first (raw records, or a resolved profile),
  *                      then a sample of the last event (see mode_events_grow)
+ *   marker-word OUT    a user chain holding a word equal to PERF_CONTEXT_KERNEL
+ *                      (see mode_marker_word), and a kernel sample
  *   deep N M LIMIT OUT two samples with call chains of N and M entries, META
  *                      perf_event_max_stack LIMIT (0: absent; see mode_deep)
  *   syminfo FILE       prints KEY=VALUE for each pair of the SYMINFO sections
@@ -82,7 +84,7 @@ static void usage(void)
 	fprintf(stderr, "Usage: pftest-writer [--big-endian] [--no-end] [--level N] [--frame BYTES] [--filler N]\n"
 			"                     [--transform] [--next] [--flush BYTES]\n"
 			"                     all|many N|badrec-zero|badrec-huge|verify|layout|flip|setu32|\n"
-			"                     recode|rawcmp|tx-hostile|tx-fuzz|events-grow|deep|syminfo ...\n");
+			"                     recode|rawcmp|tx-hostile|tx-fuzz|events-grow|marker-word|deep|syminfo ...\n");
 	exit(2);
 }
 
@@ -144,6 +146,8 @@ int main(int argc, char **argv)
 		return mode_tx_fuzz(strtoull(argv[i], NULL, 0));
 	if (!strcmp(mode, "syminfo") && left == 1)
 		return mode_syminfo(argv[i]);
+	if (!strcmp(mode, "marker-word") && left == 1)
+		return mode_marker_word(argv[i]);
 	if (!strcmp(mode, "deep") && left == 4)
 		return mode_deep((unsigned)strtoul(argv[i], NULL, 0), (unsigned)strtoul(argv[i + 1], NULL, 0),
 				 (unsigned)strtoul(argv[i + 2], NULL, 0), argv[i + 3]);

@@ -89,6 +89,7 @@ int mode_all(const char *out, int bad);
 int mode_many(uint64_t n, const char *out);
 int mode_events_grow(const char *kind, unsigned n, const char *out);
 int mode_deep(unsigned n, unsigned m, unsigned limit, const char *out);
+int mode_marker_word(const char *out);
 int mode_syminfo(const char *path);
 
 /* verify.c */

@@ -363,6 +363,38 @@ int mode_deep(unsigned n, unsigned m, unsigned limit, const char *out)
 	return 0;
 }
 
+/* marker-word OUT: two samples of pid 3000 ("deep", /usr/bin/deep at
+ * 0x400000, no kernel symbols): the first's user chain holds a word equal to
+ * PERF_CONTEXT_KERNEL followed by two user-half words (what a frame-pointer
+ * walk through code without frame pointers can read off the stack), the
+ * second is a kernel sample with a real kernel-half address. */
+int mode_marker_word(const char *out)
+{
+	int fd = tu_open_out(out);
+	pf_writer *w = new_writer(fd);
+	struct pf_buf b = { 0 };
+	pf_kv_add(&b, "arch", "x86_64");
+	pf_kv_add(&b, "callchain_mode", "fp");
+	sec(w, PF_SEC_META, &b);
+	event0_thread(w, &b, 3000, "deep");
+	b.len = 0;
+	const char *maps = "00400000-00800000 r-xp 00000000 08:01 77 /usr/bin/deep\n";
+	pf_maps_encode(&b, 3000, 0, maps, strlen(maps));
+	sec(w, PF_SEC_MAPS, &b);
+	pf_buf_free(&b);
+	const uint64_t c1[] = { PERF_CONTEXT_USER, 0x401000, 0x400105, PERF_CONTEXT_KERNEL, 0x55b400001000,
+				0x55b400001018 };
+	const uint64_t c2[] = { PERF_CONTEXT_KERNEL, 0xffffffff81000200, PERF_CONTEXT_USER, 0x401000 };
+	struct em e = { { 0 }, big_endian, 0 };
+	sample_id(&e, 101, T0, 3000, 3000, 0, c1[1], c1, sizeof(c1) / sizeof(c1[0]));
+	sample_id(&e, 101, T0 + 1000, 3000, 3000, 0, c2[1], c2, sizeof(c2) / sizeof(c2[0]));
+	put_records(w, &e);
+	pf_buf_free(&e.b);
+	write_end(w, 2, 2);
+	finish(w, fd);
+	return 0;
+}
+
 /* syminfo FILE: prints "KEY=VALUE" for every pair of every SYMINFO section
  * (pfsym's summary counters, format/profile.md 6). */
 int mode_syminfo(const char *path)
