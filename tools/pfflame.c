@@ -952,9 +952,7 @@ int main(int argc, char **argv)
 		{ "negate", no_argument, NULL, OPT_NEGATE },
 		{ "max-depth", required_argument, NULL, 'd' },
 		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
+		PF_CLI_STD_LONGOPTS,
 	};
 	struct flame fl;
 	memset(&fl, 0, sizeof fl);
