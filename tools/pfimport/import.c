@@ -88,9 +88,7 @@ struct imp {
 	uint64_t throttles;
 	uint8_t told[256];      /* notices given, by record type - 64 or a key */
 	/* damage found in perf's own data (the first by offset) */
-	int dmg_rc;
-	uint64_t dmg_off;
-	char dmg[512];
+	struct pf_pd_damage dmg;
 };
 
 /* ------------------------------------------------------------------------ */
@@ -147,14 +145,12 @@ __attribute__((format(printf, 2, 3))) static void say(struct imp *m, const char 
  * intact (its own framing was right): the first by offset is reported. */
 __attribute__((format(printf, 3, 4))) static void damage(struct imp *m, uint64_t off, const char *fmt, ...)
 {
-	if (m->dmg_rc && off >= m->dmg_off)
+	if (m->dmg.rc && off >= m->dmg.off)
 		return;
 	va_list ap;
 	va_start(ap, fmt);
-	pf_pd_damage_vfmt(m->dmg, sizeof(m->dmg), in_name(m), off, fmt, ap);
+	pf_pd_damage_vnote(&m->dmg, in_name(m), off, fmt, ap);
 	va_end(ap);
-	m->dmg_rc = -EBADMSG;
-	m->dmg_off = off;
 }
 
 static int write_failed(struct imp *m, int rc, char *msg, size_t msg_size)
@@ -988,7 +984,7 @@ static int finish(struct imp *m, int in_rc, char *msg, size_t msg_size)
 		    "is not in the import", (unsigned long long)m->counter_lost, (unsigned long long)m->records_lost);
 	if (rc == 0 && m->guest_bids)
 		say(m, "%llu build-ids of guest machines: not imported", (unsigned long long)m->guest_bids);
-	int damaged = in_rc < 0 || m->dmg_rc;
+	int damaged = in_rc < 0 || m->dmg.rc;
 	if (rc == 0 && !damaged) {
 		struct pf_end e;
 		memset(&e, 0, sizeof(e));
@@ -1028,14 +1024,14 @@ static int finish(struct imp *m, int in_rc, char *msg, size_t msg_size)
 	if (damaged) {
 		/* the first damage by offset: the reader's or the converter's */
 		uint64_t roff = pf_perfdata_bad_offset(m->pd);
-		if (in_rc < 0 && (!m->dmg_rc || roff <= m->dmg_off)) {
+		if (in_rc < 0 && (!m->dmg.rc || roff <= m->dmg.off)) {
 			if (msg && msg_size)
 				snprintf(msg, msg_size, "%s", pf_perfdata_errmsg(m->pd));
 			return in_rc;
 		}
 		if (msg && msg_size)
-			snprintf(msg, msg_size, "%s", m->dmg);
-		return m->dmg_rc;
+			snprintf(msg, msg_size, "%s", m->dmg.msg);
+		return m->dmg.rc;
 	}
 	return 0;
 }
