@@ -321,12 +321,20 @@ static int set_str(struct imp *m, uint32_t f, const struct pf_pd_item *it)
 	return 0;
 }
 
+/* 1 (the damage noted: "WHAT of N bytes") if the feature or record `it` is
+ * shorter than `need` bytes. */
+static int too_short(struct imp *m, const struct pf_pd_item *it, size_t need, const char *what)
+{
+	if (it->size >= need)
+		return 0;
+	damage(m, it->offset, "%s of %zu bytes: damaged", what, it->size);
+	return 1;
+}
+
 static int feat_cmdline(struct imp *m, const struct pf_pd_item *it)
 {
-	if (it->size < 4) {
-		damage(m, it->offset, "feature CMDLINE of %zu bytes: damaged", it->size);
+	if (too_short(m, it, 4, "feature CMDLINE"))
 		return 0;
-	}
 	uint32_t nr = pf_pd_load32(m->pd, it->data);
 	size_t pos = 4;
 	m->cmdline.len = 0;
@@ -478,28 +486,22 @@ static int feature(struct imp *m, const struct pf_pd_item *it)
 	case PF_PD_FEAT_EVENT_DESC:
 		return feat_event_desc(m, it);
 	case PF_PD_FEAT_NRCPUS:
-		if (it->size < 8) {
-			damage(m, it->offset, "feature NRCPUS of %zu bytes: damaged", it->size);
+		if (too_short(m, it, 8, "feature NRCPUS"))
 			return 0;
-		}
 		/* perf writes the CPUs present (its "avail") first, then online */
 		m->nr_avail = pf_pd_load32(m->pd, it->data);
 		m->nr_online = pf_pd_load32(m->pd, it->data + 4);
 		m->has_nrcpus = 1;
 		return 0;
 	case PF_PD_FEAT_TOTAL_MEM:
-		if (it->size < 8) {
-			damage(m, it->offset, "feature TOTAL_MEM of %zu bytes: damaged", it->size);
+		if (too_short(m, it, 8, "feature TOTAL_MEM"))
 			return 0;
-		}
 		m->mem_kb = pf_pd_load64(m->pd, it->data);
 		m->has_mem = 1;
 		return 0;
 	case PF_PD_FEAT_CLOCK_DATA:
-		if (it->size < 24) {
-			damage(m, it->offset, "feature CLOCK_DATA of %zu bytes: damaged", it->size);
+		if (too_short(m, it, 24, "feature CLOCK_DATA"))
 			return 0;
-		}
 		if (pf_pd_load32(m->pd, it->data) != 1) {
 			say(m, "feature CLOCK_DATA of version %u (1 known): skipped", pf_pd_load32(m->pd, it->data));
 			return 0;
@@ -878,10 +880,8 @@ static int user_record(struct imp *m, const struct pf_pd_item *it, char *msg, si
 		return 0;
 	}
 	case PF_PD_EVENT_UPDATE: {
-		if (it->size < 24) {
-			damage(m, it->offset, "an EVENT_UPDATE record of %zu bytes: damaged", it->size);
+		if (too_short(m, it, 24, "an EVENT_UPDATE record"))
 			return 0;
-		}
 		if (pf_pd_load64(m->pd, p + 8) != 2 /* PERF_EVENT_UPDATE__NAME */)
 			return 0;
 		uint64_t id = pf_pd_load64(m->pd, p + 16);
@@ -904,10 +904,8 @@ static int user_record(struct imp *m, const struct pf_pd_item *it, char *msg, si
 		return 0;
 	}
 	case PF_PD_HEADER_EVENT_TYPE: {
-		if (it->size < 16 + 1) {
-			damage(m, it->offset, "a HEADER_EVENT_TYPE record of %zu bytes: damaged", it->size);
+		if (too_short(m, it, 16 + 1, "a HEADER_EVENT_TYPE record"))
 			return 0;
-		}
 		if (m->n_tp < 1024) {
 			struct tp_name *n = realloc(m->tp, (m->n_tp + 1) * sizeof(*n));
 			if (!n)
