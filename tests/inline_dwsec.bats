@@ -71,6 +71,16 @@ zlib_cache() {
 	comm -13 <(echo "$1") <(ls "$2")
 }
 
+# cache_zlib DIR: cache_base DIR, then the run (a.pf) that writes cxx.zlib's
+# cache file; sets the caller's before (DIR's files until then) and f (the
+# name of that cache file)
+cache_zlib() {
+	cache_base "$1"
+	before=$(ls "$1")
+	[ "$(cache_stat a.pf --dwarf-cache="$1")" = "$L 1 0" ]
+	f=$(zlib_cache "$before" "$1")
+}
+
 @test "DWARF cache: written by the first run, used by the next, the same output as without it" {
 	local d=$BATS_TEST_TMPDIR/c
 	cache_base "$d"
@@ -95,11 +105,9 @@ zlib_cache() {
 
 @test "DWARF cache: a corrupt, cut, foreign or empty cache file is not used, and is written again" {
 	local d=$BATS_TEST_TMPDIR/c
-	cache_base "$d"
 	local before f
-	before=$(ls "$d")
-	[ "$(cache_stat a.pf --dwarf-cache="$d")" = "$L 1 0" ]
-	f=$d/$(zlib_cache "$before" "$d")
+	cache_zlib "$d"
+	f=$d/$f
 	cp "$f" good
 	local size
 	size=$(stat -c %s good)
@@ -193,11 +201,8 @@ zlib_cache() {
 
 @test "DWARF cache: at most PFSYM_DWARF_CACHE_MB, the least recently used removed first; a use counts" {
 	local d=$BATS_TEST_TMPDIR/c
-	cache_base "$d"
 	local before f
-	before=$(ls "$d")
-	[ "$(cache_stat a.pf --dwarf-cache="$d")" = "$L 1 0" ]
-	f=$(zlib_cache "$before" "$d")
+	cache_zlib "$d"
 	# a use touches the cache file
 	touch -d '3 days ago' "$d"/*.dwsec
 	pfsym -q --dwarf-cache="$d" cxx.pf -o used.pf

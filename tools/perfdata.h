@@ -275,10 +275,18 @@ uint16_t pf_pd_load16(const pf_perfdata *pd, const void *p);
 uint32_t pf_pd_load32(const pf_perfdata *pd, const void *p);
 uint64_t pf_pd_load64(const pf_perfdata *pd, const void *p);
 
-/* The one line of damage found at byte `off` of the input `name`,
- * "NAME: offset OFF: " then fmt and ap, into buf (size bytes), cut to fit
- * (the reader's deferred message, pf_import()'s first damage). */
-void pf_pd_damage_vfmt(char *buf, size_t size, const char *name, uint64_t off, const char *fmt, va_list ap);
+/* Damage kept to be reported later (the reader's deferred damage in the
+ * features, pf_import()'s first damage in perf's own data). Zeroed: none. */
+struct pf_pd_damage {
+	int rc;                 /* 0, or -EBADMSG once noted */
+	uint64_t off;           /* the input offset of the damage */
+	char msg[512];          /* "NAME: offset OFF: TEXT", cut to fit */
+};
+
+/* Notes in d the damage found at byte `off` of the input `name`: the line
+ * "NAME: offset OFF: " then fmt and ap, rc -EBADMSG and off (whatever d
+ * held before; the caller decides which damage to keep). */
+void pf_pd_damage_vnote(struct pf_pd_damage *d, const char *name, uint64_t off, const char *fmt, va_list ap);
 
 /* ------------------------------------------------------------------------ */
 /* Decoders of the feature sections and of perf's records                    */

@@ -257,9 +257,7 @@ int main(int argc, char **argv)
 		{ "fail-on-regression", required_argument, NULL, OPT_FAIL },
 		{ "single-run-ok", no_argument, NULL, OPT_SINGLE_OK },
 		{ "test", required_argument, NULL, 't' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
+		PF_CLI_STD_LONGOPTS,
 	};
 	struct pfdiff_opts o = {
 		.alpha = 0.01,

@@ -116,15 +116,62 @@ static void usage(FILE *f)
 
 /* ------------------------------------------------------------ the tree */
 
-static uint64_t node_hash(uint32_t parent, uint32_t name)
+/* The tree's two indexes, open-addressed: the nodes by (parent, name) and the
+ * source-line entries by (node, loc), each pair one 64-bit key; a slot holds
+ * an entry's index + 1, 0 when empty. */
+static uint64_t pair_key(uint32_t a, uint32_t b)
 {
-	uint64_t k = ((uint64_t)parent << 32) | name;
+	return ((uint64_t)a << 32) | b;
+}
+
+static uint64_t key_hash(uint64_t k)
+{
 	k ^= k >> 33;
 	k *= UINT64_C(0xff51afd7ed558ccd);
 	k ^= k >> 33;
 	k *= UINT64_C(0xc4ceb9fe1a85ec53);
 	k ^= k >> 33;
 	return k;
+}
+
+/* The key of entry i of an index. */
+typedef uint64_t key_fn(const struct flame *fl, size_t i);
+
+static uint64_t node_key(const struct flame *fl, size_t i)
+{
+	return pair_key(fl->nodes[i].parent, fl->nodes[i].name);
+}
+
+static uint64_t nl_key(const struct flame *fl, size_t i)
+{
+	return pair_key(fl->nl[i].node, fl->nl[i].loc);
+}
+
+/* The slot of key k in the index slots[nslots]: the one that holds the
+ * entry of that key, else the empty one where it goes. */
+static size_t find_slot(const struct flame *fl, const uint32_t *slots, size_t nslots, uint64_t k, key_fn *key)
+{
+	size_t mask = nslots - 1, h = key_hash(k) & mask;
+	while (slots[h] && key(fl, slots[h] - 1) != k)
+		h = (h + 1) & mask;
+	return h;
+}
+
+/* Doubles the index *slots of *nslots slots (`first` when none yet) and
+ * puts entries [from, to) back in. */
+static int rehash(const struct flame *fl, uint32_t **slots, size_t *nslots, size_t first, size_t from, size_t to,
+		  key_fn *key)
+{
+	size_t n = *nslots ? *nslots * 2 : first;
+	uint32_t *s = calloc(n, sizeof *s);
+	if (!s)
+		return -ENOMEM;
+	for (size_t i = from; i < to; i++)
+		s[find_slot(fl, s, n, key(fl, i), key)] = (uint32_t)i + 1;
+	free(*slots);
+	*slots = s;
+	*nslots = n;
+	return 0;
 }
 
 static int new_node(struct flame *fl, uint32_t parent, uint32_t name, uint32_t *id)
@@ -148,37 +195,18 @@ static int new_node(struct flame *fl, uint32_t parent, uint32_t name, uint32_t *
 
 static int grow_slots(struct flame *fl)
 {
-	size_t n = fl->nslots ? fl->nslots * 2 : 65536;
-	uint32_t *s = calloc(n, sizeof *s);
-	if (!s)
-		return -ENOMEM;
-	for (size_t i = 1; i < fl->nnodes; i++) { /* node 0, the root, is not hashed */
-		size_t h = node_hash(fl->nodes[i].parent, fl->nodes[i].name) & (n - 1);
-		while (s[h])
-			h = (h + 1) & (n - 1);
-		s[h] = (uint32_t)i + 1;
-	}
-	free(fl->slots);
-	fl->slots = s;
-	fl->nslots = n;
-	return 0;
+	/* node 0, the root, is not hashed */
+	return rehash(fl, &fl->slots, &fl->nslots, 65536, 1, fl->nnodes, node_key);
 }
 
 static int child(struct flame *fl, uint32_t parent, uint32_t name, uint32_t *id)
 {
 	if (fl->nnodes * 2 >= fl->nslots && grow_slots(fl) < 0)
 		return -ENOMEM;
-	size_t mask = fl->nslots - 1, h = node_hash(parent, name) & mask;
-	for (;;) {
-		uint32_t v = fl->slots[h];
-		if (!v)
-			break;
-		const struct node *n = &fl->nodes[v - 1];
-		if (n->parent == parent && n->name == name) {
-			*id = v - 1;
-			return 0;
-		}
-		h = (h + 1) & mask;
+	size_t h = find_slot(fl, fl->slots, fl->nslots, pair_key(parent, name), node_key);
+	if (fl->slots[h]) {
+		*id = fl->slots[h] - 1;
+		return 0;
 	}
 	int rc = new_node(fl, parent, name, id);
 	if (rc < 0)
@@ -187,41 +215,18 @@ static int child(struct flame *fl, uint32_t parent, uint32_t name, uint32_t *id)
 	return 0;
 }
 
-static int nl_grow(struct flame *fl)
-{
-	size_t n = fl->nl_nslots ? fl->nl_nslots * 2 : 4096;
-	uint32_t *s = calloc(n, sizeof *s);
-	if (!s)
-		return -ENOMEM;
-	for (size_t i = 0; i < fl->n_nl; i++) {
-		size_t h = node_hash(fl->nl[i].node, fl->nl[i].loc) & (n - 1);
-		while (s[h])
-			h = (h + 1) & (n - 1);
-		s[h] = (uint32_t)i + 1;
-	}
-	free(fl->nl_slots);
-	fl->nl_slots = s;
-	fl->nl_nslots = n;
-	return 0;
-}
-
 /* Adds counts to the source line loc of node. */
 static int nl_add(struct flame *fl, uint32_t node, uint32_t loc, const uint64_t c[2])
 {
-	if ((fl->n_nl + 1) * 2 >= fl->nl_nslots && nl_grow(fl) < 0)
+	if ((fl->n_nl + 1) * 2 >= fl->nl_nslots &&
+	    rehash(fl, &fl->nl_slots, &fl->nl_nslots, 4096, 0, fl->n_nl, nl_key) < 0)
 		return -ENOMEM;
-	size_t mask = fl->nl_nslots - 1, h = node_hash(node, loc) & mask;
-	for (;;) {
-		uint32_t v = fl->nl_slots[h];
-		if (!v)
-			break;
-		struct nloc *e = &fl->nl[v - 1];
-		if (e->node == node && e->loc == loc) {
-			e->c[0] += c[0];
-			e->c[1] += c[1];
-			return 0;
-		}
-		h = (h + 1) & mask;
+	size_t h = find_slot(fl, fl->nl_slots, fl->nl_nslots, pair_key(node, loc), nl_key);
+	if (fl->nl_slots[h]) {
+		struct nloc *e = &fl->nl[fl->nl_slots[h] - 1];
+		e->c[0] += c[0];
+		e->c[1] += c[1];
+		return 0;
 	}
 	int rc = pft_grow_max((void **)&fl->nl, &fl->nl_cap, fl->n_nl + 1, sizeof *fl->nl, 1024, UINT32_MAX - 1);
 	if (rc < 0)
@@ -947,9 +952,7 @@ int main(int argc, char **argv)
 		{ "negate", no_argument, NULL, OPT_NEGATE },
 		{ "max-depth", required_argument, NULL, 'd' },
 		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
+		PF_CLI_STD_LONGOPTS,
 	};
 	struct flame fl;
 	memset(&fl, 0, sizeof fl);

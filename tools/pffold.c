@@ -436,9 +436,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ "callees", required_argument, NULL, O_CALLEES },
 		{ "every", required_argument, NULL, O_EVERY },
 		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
+		PF_CLI_STD_LONGOPTS,
 	};
 	int c, st;
 	while ((c = getopt_long(argc, argv, "o:w:e:s:qhV", longopts, NULL)) != -1) {

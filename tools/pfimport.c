@@ -137,9 +137,7 @@ int main(int argc, char **argv)
 		{ "no-transform", no_argument, NULL, O_NOTX },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
+		PF_CLI_STD_LONGOPTS,
 	};
 	const char *in = "perf.data", *out = "-";
 	char home_debug[4096];

@@ -46,9 +46,7 @@ int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
+		PF_CLI_STD_LONGOPTS,
 	};
 	const char *out = "-", *in = "-";
 	int c;

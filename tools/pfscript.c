@@ -824,9 +824,7 @@ int main(int argc, char **argv)
 		{ "ns", no_argument, NULL, O_NS },
 		{ "json", no_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
+		PF_CLI_STD_LONGOPTS,
 	};
 	struct ctx c;
 	memset(&c, 0, sizeof c);

@@ -244,9 +244,7 @@ int main(int argc, char **argv)
 		{ "no-debuginfod", no_argument, NULL, 'N' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "resolve", required_argument, NULL, 'R' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
+		PF_CLI_STD_LONGOPTS,
 	};
 	/* large section buffers come and go: keep them in the heap instead of
 	 * mapping and unmapping them (fresh pages fault on every touch) */

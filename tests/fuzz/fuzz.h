@@ -107,16 +107,24 @@ static inline uint8_t *fuzz_file_image(const uint8_t *data, size_t size, size_t 
 	return d;
 }
 
-/* The input as an open in-memory .pf file (fuzz_file_image(), then
- * fuzz_memfd()): its descriptor, its size in *n; -1 when there is none. */
-static inline int fuzz_open_image(const uint8_t *data, size_t size, size_t *n, uint8_t *opts)
+/* The body of a target that reads the input as a .pf file: runs RUN on the
+ * input as an open in-memory file (fuzz_file_image(), then fuzz_memfd()) of
+ * n bytes with the option byte, then closes it; nothing when there is none.
+ * Returns 0, LLVMFuzzerTestOneInput()'s value. */
+static inline int fuzz_run_image(const uint8_t *data, size_t size, void (*run)(int fd, size_t n, uint8_t opts))
 {
-	uint8_t *img = fuzz_file_image(data, size, n, opts);
+	uint8_t opts;
+	size_t n;
+	uint8_t *img = fuzz_file_image(data, size, &n, &opts);
 	if (!img)
-		return -1;
-	int fd = fuzz_memfd(img, *n);
+		return 0;
+	int fd = fuzz_memfd(img, n);
 	free(img);
-	return fd;
+	if (fd < 0)
+		return 0;
+	run(fd, n, opts);
+	close(fd);
+	return 0;
 }
 
 #endif

@@ -187,15 +187,14 @@ static void fold(int fd, uint8_t opts)
 	pf_fold_close(f);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void build_and_fold(int fd, size_t n, uint8_t opts)
 {
-	uint8_t opts;
-	size_t n;
-	int fd = fuzz_open_image(data, size, &n, &opts);
-	if (fd < 0)
-		return 0;
+	(void)n;
 	build(fd, opts);
 	fold(fd, opts);
-	close(fd);
-	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	return fuzz_run_image(data, size, build_and_fold);
 }

@@ -277,13 +277,9 @@ static void section(const struct pf_section *s, struct pf_events *evs, struct pf
 	}
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* Every section of the file through the reader (options: opts) and section(). */
+static void read_all(int fd, size_t n, uint8_t opts)
 {
-	uint8_t opts;
-	size_t n;
-	int fd = fuzz_open_image(data, size, &n, &opts);
-	if (fd < 0)
-		return 0;
 	pf_reader *r;
 	struct pf_events evs = { 0 };
 	struct pf_maps m;
@@ -323,10 +319,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_ASSERT(guard <= 100000);
 	}
 	pf_reader_close(r);
-	close(fd);
 	free(mine);
 	pf_events_free(&evs);
 	pf_maps_free(&m);
 	pf_prof_free(&p);
-	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	return fuzz_run_image(data, size, read_all);
 }

@@ -39,6 +39,11 @@ int pf_cli_usage(const char *prog, const char *fmt, ...) __attribute__((format(p
  * printed: the Try line, @return PF_EXIT_USAGE. */
 int pf_cli_std_opt(const char *prog, int c, void (*usage)(FILE *out));
 
+/* The last entries of every tool's getopt_long() table: --help and
+ * --version, which pf_cli_std_opt() handles, and the table's end. */
+#define PF_CLI_STD_LONGOPTS \
+	{ "help", no_argument, NULL, 'h' }, { "version", no_argument, NULL, 'V' }, { NULL, 0, NULL, 0 }
+
 /* At most one operand, the input, left after the options at argv[optind]:
  * *in = it (unchanged if none). @return 0, or PF_EXIT_USAGE after
  * "PROG: unexpected argument 'X'" for a second one. */

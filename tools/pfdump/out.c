@@ -84,6 +84,12 @@ void pfd_hex(const char *k, uint64_t v)
 	fprintf(pfd_pr.out, pfd_pr.json ? "\"0x%" PRIx64 "\"" : "0x%" PRIx64, v);
 }
 
+void pfd_hex_nz(const char *k, uint64_t v)
+{
+	if (v)
+		pfd_hex(k, v);
+}
+
 void pfd_str(const char *k, const char *s, size_t n)
 {
 	pfd_key(k);

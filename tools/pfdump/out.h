@@ -34,6 +34,8 @@ void pfd_key(const char *k);
 void pfd_u64(const char *k, uint64_t v);
 /* "0x..." (a JSON string) */
 void pfd_hex(const char *k, uint64_t v);
+/* pfd_hex(k, v) when v is not 0 (an optional field), else nothing */
+void pfd_hex_nz(const char *k, uint64_t v);
 /* n bytes of s: escaped JSON string, or text with control bytes escaped */
 void pfd_str(const char *k, const char *s, size_t n);
 void pfd_cstr(const char *k, const char *s);

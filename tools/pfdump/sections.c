@@ -25,12 +25,9 @@ void pfd_print_event(const struct pf_event *ev)
 	}
 	pfd_u64("attr_type", a->type);
 	pfd_hex("config", a->config);
-	if (a->config1)
-		pfd_hex("config1", a->config1);
-	if (a->config2)
-		pfd_hex("config2", a->config2);
-	if (ev->config3)
-		pfd_hex("config3", ev->config3);
+	pfd_hex_nz("config1", a->config1);
+	pfd_hex_nz("config2", a->config2);
+	pfd_hex_nz("config3", ev->config3);
 	if (a->freq)
 		pfd_u64("freq", a->sample_freq);
 	else
@@ -44,14 +41,11 @@ void pfd_print_event(const struct pf_event *ev)
 	pfd_bits("flags", flags, pfd_attr_bits, pfd_n_attr_bits);
 	if (pr)
 		pfd_u64("precise_ip", pr);
-	if (a->branch_sample_type)
-		pfd_hex("branch_sample_type", a->branch_sample_type);
-	if (a->sample_regs_user)
-		pfd_hex("sample_regs_user", a->sample_regs_user);
+	pfd_hex_nz("branch_sample_type", a->branch_sample_type);
+	pfd_hex_nz("sample_regs_user", a->sample_regs_user);
 	if (a->sample_stack_user)
 		pfd_u64("sample_stack_user", a->sample_stack_user);
-	if (a->sample_regs_intr)
-		pfd_hex("sample_regs_intr", a->sample_regs_intr);
+	pfd_hex_nz("sample_regs_intr", a->sample_regs_intr);
 	if (a->use_clockid)
 		pfd_u64("clockid", (uint64_t)(int64_t)a->clockid);
 	pfd_u64("attr_size", ev->attr_size);
@@ -97,11 +91,7 @@ void pfd_do_threads(const struct pf_section *sec, int show)
 		pfd_comm_note(tid, 0, comm, cl); /* alive at the start */
 		if (!show)
 			continue;
-		if (pfd_pr.json) {
-			pfd_obj_begin("thread");
-		} else {
-			fputs("  thread", pfd_pr.out);
-		}
+		pfd_item_begin("thread", "  thread");
 		pfd_u64("pid", pid);
 		pfd_u64("tid", tid);
 		pfd_str("comm", comm, cl);

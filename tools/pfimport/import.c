@@ -88,9 +88,7 @@ struct imp {
 	uint64_t throttles;
 	uint8_t told[256];      /* notices given, by record type - 64 or a key */
 	/* damage found in perf's own data (the first by offset) */
-	int dmg_rc;
-	uint64_t dmg_off;
-	char dmg[512];
+	struct pf_pd_damage dmg;
 };
 
 /* ------------------------------------------------------------------------ */
@@ -147,14 +145,12 @@ __attribute__((format(printf, 2, 3))) static void say(struct imp *m, const char 
  * intact (its own framing was right): the first by offset is reported. */
 __attribute__((format(printf, 3, 4))) static void damage(struct imp *m, uint64_t off, const char *fmt, ...)
 {
-	if (m->dmg_rc && off >= m->dmg_off)
+	if (m->dmg.rc && off >= m->dmg.off)
 		return;
 	va_list ap;
 	va_start(ap, fmt);
-	pf_pd_damage_vfmt(m->dmg, sizeof(m->dmg), in_name(m), off, fmt, ap);
+	pf_pd_damage_vnote(&m->dmg, in_name(m), off, fmt, ap);
 	va_end(ap);
-	m->dmg_rc = -EBADMSG;
-	m->dmg_off = off;
 }
 
 static int write_failed(struct imp *m, int rc, char *msg, size_t msg_size)
@@ -325,12 +321,20 @@ static int set_str(struct imp *m, uint32_t f, const struct pf_pd_item *it)
 	return 0;
 }
 
+/* 1 (the damage noted: "WHAT of N bytes") if the feature or record `it` is
+ * shorter than `need` bytes. */
+static int too_short(struct imp *m, const struct pf_pd_item *it, size_t need, const char *what)
+{
+	if (it->size >= need)
+		return 0;
+	damage(m, it->offset, "%s of %zu bytes: damaged", what, it->size);
+	return 1;
+}
+
 static int feat_cmdline(struct imp *m, const struct pf_pd_item *it)
 {
-	if (it->size < 4) {
-		damage(m, it->offset, "feature CMDLINE of %zu bytes: damaged", it->size);
+	if (too_short(m, it, 4, "feature CMDLINE"))
 		return 0;
-	}
 	uint32_t nr = pf_pd_load32(m->pd, it->data);
 	size_t pos = 4;
 	m->cmdline.len = 0;
@@ -482,28 +486,22 @@ static int feature(struct imp *m, const struct pf_pd_item *it)
 	case PF_PD_FEAT_EVENT_DESC:
 		return feat_event_desc(m, it);
 	case PF_PD_FEAT_NRCPUS:
-		if (it->size < 8) {
-			damage(m, it->offset, "feature NRCPUS of %zu bytes: damaged", it->size);
+		if (too_short(m, it, 8, "feature NRCPUS"))
 			return 0;
-		}
 		/* perf writes the CPUs present (its "avail") first, then online */
 		m->nr_avail = pf_pd_load32(m->pd, it->data);
 		m->nr_online = pf_pd_load32(m->pd, it->data + 4);
 		m->has_nrcpus = 1;
 		return 0;
 	case PF_PD_FEAT_TOTAL_MEM:
-		if (it->size < 8) {
-			damage(m, it->offset, "feature TOTAL_MEM of %zu bytes: damaged", it->size);
+		if (too_short(m, it, 8, "feature TOTAL_MEM"))
 			return 0;
-		}
 		m->mem_kb = pf_pd_load64(m->pd, it->data);
 		m->has_mem = 1;
 		return 0;
 	case PF_PD_FEAT_CLOCK_DATA:
-		if (it->size < 24) {
-			damage(m, it->offset, "feature CLOCK_DATA of %zu bytes: damaged", it->size);
+		if (too_short(m, it, 24, "feature CLOCK_DATA"))
 			return 0;
-		}
 		if (pf_pd_load32(m->pd, it->data) != 1) {
 			say(m, "feature CLOCK_DATA of version %u (1 known): skipped", pf_pd_load32(m->pd, it->data));
 			return 0;
@@ -882,10 +880,8 @@ static int user_record(struct imp *m, const struct pf_pd_item *it, char *msg, si
 		return 0;
 	}
 	case PF_PD_EVENT_UPDATE: {
-		if (it->size < 24) {
-			damage(m, it->offset, "an EVENT_UPDATE record of %zu bytes: damaged", it->size);
+		if (too_short(m, it, 24, "an EVENT_UPDATE record"))
 			return 0;
-		}
 		if (pf_pd_load64(m->pd, p + 8) != 2 /* PERF_EVENT_UPDATE__NAME */)
 			return 0;
 		uint64_t id = pf_pd_load64(m->pd, p + 16);
@@ -908,10 +904,8 @@ static int user_record(struct imp *m, const struct pf_pd_item *it, char *msg, si
 		return 0;
 	}
 	case PF_PD_HEADER_EVENT_TYPE: {
-		if (it->size < 16 + 1) {
-			damage(m, it->offset, "a HEADER_EVENT_TYPE record of %zu bytes: damaged", it->size);
+		if (too_short(m, it, 16 + 1, "a HEADER_EVENT_TYPE record"))
 			return 0;
-		}
 		if (m->n_tp < 1024) {
 			struct tp_name *n = realloc(m->tp, (m->n_tp + 1) * sizeof(*n));
 			if (!n)
@@ -988,7 +982,7 @@ static int finish(struct imp *m, int in_rc, char *msg, size_t msg_size)
 		    "is not in the import", (unsigned long long)m->counter_lost, (unsigned long long)m->records_lost);
 	if (rc == 0 && m->guest_bids)
 		say(m, "%llu build-ids of guest machines: not imported", (unsigned long long)m->guest_bids);
-	int damaged = in_rc < 0 || m->dmg_rc;
+	int damaged = in_rc < 0 || m->dmg.rc;
 	if (rc == 0 && !damaged) {
 		struct pf_end e;
 		memset(&e, 0, sizeof(e));
@@ -1028,14 +1022,14 @@ static int finish(struct imp *m, int in_rc, char *msg, size_t msg_size)
 	if (damaged) {
 		/* the first damage by offset: the reader's or the converter's */
 		uint64_t roff = pf_perfdata_bad_offset(m->pd);
-		if (in_rc < 0 && (!m->dmg_rc || roff <= m->dmg_off)) {
+		if (in_rc < 0 && (!m->dmg.rc || roff <= m->dmg.off)) {
 			if (msg && msg_size)
 				snprintf(msg, msg_size, "%s", pf_perfdata_errmsg(m->pd));
 			return in_rc;
 		}
 		if (msg && msg_size)
-			snprintf(msg, msg_size, "%s", m->dmg);
-		return m->dmg_rc;
+			snprintf(msg, msg_size, "%s", m->dmg.msg);
+		return m->dmg.rc;
 	}
 	return 0;
 }

@@ -83,9 +83,7 @@ struct pf_perfdata {
 	int err_rc;
 	uint64_t bad_off;
 	char err[512];
-	int deferred_rc;        /* damage in the features: reported after the records */
-	uint64_t deferred_off;
-	char deferred[512];
+	struct pf_pd_damage deferred; /* damage in the features: reported after the records */
 	uint64_t bytes_read;
 };
 
@@ -187,15 +185,22 @@ __attribute__((format(printf, 2, 3))) static void notice(pf_perfdata *pd, const 
 	va_end(ap);
 }
 
+/* "NAME: offset OFF: " then fmt and ap, into buf (size bytes), cut to fit. */
+static void damage_vfmt(char *buf, size_t size, const char *name, uint64_t off, const char *fmt, va_list ap)
+{
+	int n = snprintf(buf, size, "%s: offset %llu: ", name, (unsigned long long)off);
+	if (n >= 0 && (size_t)n < size) /* else the name alone filled buf */
+		vsnprintf(buf + n, size - (size_t)n, fmt, ap);
+}
+
 /* Sets the (sticky) error: "NAME: offset X: TEXT". @return rc. */
 __attribute__((format(printf, 4, 5))) static int fail(pf_perfdata *pd, int rc, uint64_t off, const char *fmt, ...)
 {
 	if (pd->err_rc)
 		return pd->err_rc;
-	int n = snprintf(pd->err, sizeof(pd->err), "%s: offset %llu: ", shown_name(pd), (unsigned long long)off);
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(pd->err + n, sizeof(pd->err) - (size_t)n, fmt, ap);
+	damage_vfmt(pd->err, sizeof(pd->err), shown_name(pd), off, fmt, ap);
 	va_end(ap);
 	pd->err_rc = rc;
 	if (pd->bad_off == UINT64_MAX || off < pd->bad_off)
@@ -203,24 +208,22 @@ __attribute__((format(printf, 4, 5))) static int fail(pf_perfdata *pd, int rc, u
 	return rc;
 }
 
-void pf_pd_damage_vfmt(char *buf, size_t size, const char *name, uint64_t off, const char *fmt, va_list ap)
+void pf_pd_damage_vnote(struct pf_pd_damage *d, const char *name, uint64_t off, const char *fmt, va_list ap)
 {
-	int n = snprintf(buf, size, "%s: offset %llu: ", name, (unsigned long long)off);
-	if (n >= 0 && (size_t)n < size) /* else the name alone filled buf */
-		vsnprintf(buf + n, size - (size_t)n, fmt, ap);
+	damage_vfmt(d->msg, sizeof(d->msg), name, off, fmt, ap);
+	d->rc = -EBADMSG;
+	d->off = off;
 }
 
 /* Damage in the features, reported after the records: the first kept. */
 __attribute__((format(printf, 3, 4))) static void defer(pf_perfdata *pd, uint64_t off, const char *fmt, ...)
 {
-	if (pd->deferred_rc)
+	if (pd->deferred.rc)
 		return;
 	va_list ap;
 	va_start(ap, fmt);
-	pf_pd_damage_vfmt(pd->deferred, sizeof(pd->deferred), shown_name(pd), off, fmt, ap);
+	pf_pd_damage_vnote(&pd->deferred, shown_name(pd), off, fmt, ap);
 	va_end(ap);
-	pd->deferred_rc = -EBADMSG;
-	pd->deferred_off = off;
 }
 
 static const char *type_str(uint32_t type, char *tmp, size_t n)
@@ -491,11 +494,11 @@ static int at_end(pf_perfdata *pd)
 			    "truncated",
 			    (unsigned long long)pd->limit);
 	pd->phase = PH_DONE;
-	if (pd->deferred_rc) {
-		snprintf(pd->err, sizeof(pd->err), "%s", pd->deferred);
-		pd->err_rc = pd->deferred_rc;
-		if (pd->bad_off == UINT64_MAX || pd->deferred_off < pd->bad_off)
-			pd->bad_off = pd->deferred_off;
+	if (pd->deferred.rc) {
+		snprintf(pd->err, sizeof(pd->err), "%s", pd->deferred.msg);
+		pd->err_rc = pd->deferred.rc;
+		if (pd->bad_off == UINT64_MAX || pd->deferred.off < pd->bad_off)
+			pd->bad_off = pd->deferred.off;
 		return pd->err_rc;
 	}
 	return 0;

@@ -52,6 +52,15 @@ static int64_t S(struct enc *e, const char *s)
 	return id < 0 ? 0 : id;
 }
 
+/* One zeroed message of `size` bytes, or NULL with e->err set. */
+static void *enc_calloc(struct enc *e, size_t size)
+{
+	void *p = calloc(1, size);
+	if (!p)
+		e->err = -ENOMEM;
+	return p;
+}
+
 /* Appends one element to a protobuf-c repeated field of pointers. */
 #define PUSH(e, arr, n, elem)                                                       \
 	do {                                                                        \
@@ -76,11 +85,9 @@ static uint64_t function_id(struct enc *e, const char *name, const char *file)
 		return 0;
 	}
 	if (pf_prof_n_strings(e->fn_keys) > before) {
-		PB_Function *f = calloc(1, sizeof *f);
-		if (!f) {
-			e->err = -ENOMEM;
+		PB_Function *f = enc_calloc(e, sizeof *f);
+		if (!f)
 			return 0;
-		}
 		perftools__profiles__function__init(f);
 		f->id = (uint64_t)id + 1;
 		f->name = key[0];
@@ -99,11 +106,9 @@ static void frame_lines(struct enc *e, PB_Location *loc, const struct pf_prof_fr
 	const struct pf_prof *p = e->in->prof;
 	const char *name = pp_frame_name(p, fr, buf, sizeof buf);
 	const char *file = fr->src_file != NONE ? pf_prof_str_get(p, fr->src_file, NULL) : NULL;
-	PB_Line *l = calloc(1, sizeof *l);
-	if (!l) {
-		e->err = -ENOMEM;
+	PB_Line *l = enc_calloc(e, sizeof *l);
+	if (!l)
 		return;
-	}
 	perftools__profiles__line__init(l);
 	l->function_id = function_id(e, name, file);
 	l->line = fr->line;
@@ -129,11 +134,9 @@ static uint64_t mapping_id(struct enc *e, uint32_t fi, uint64_t off, uint64_t *a
 		m->has_functions = m->has_functions && named;
 		return e->map_ids[fi][r];
 	}
-	PB_Mapping *m = calloc(1, sizeof *m);
-	if (!m) {
-		e->err = -ENOMEM;
+	PB_Mapping *m = enc_calloc(e, sizeof *m);
+	if (!m)
 		return 0;
-	}
 	perftools__profiles__mapping__init(m);
 	m->id = e->pb.n_mapping + 1;
 	if (r < f->n_ranges) {
@@ -162,11 +165,9 @@ static uint64_t location_id(struct enc *e, uint32_t frame)
 		return e->loc_of_frame[frame];
 	const struct pf_prof *p = e->in->prof;
 	const struct pf_prof_frame *fr = pf_prof_frame_get(p, frame);
-	PB_Location *loc = calloc(1, sizeof *loc);
-	if (!loc) {
-		e->err = -ENOMEM;
+	PB_Location *loc = enc_calloc(e, sizeof *loc);
+	if (!loc)
 		return 0;
-	}
 	perftools__profiles__location__init(loc);
 	loc->id = e->pb.n_location + 1;
 	const char *dso = fr->dso != NONE ? pf_prof_str_get(p, fr->dso, NULL) : NULL;
@@ -207,11 +208,9 @@ static uint64_t lost_location(struct enc *e)
 
 static PB_Label *label(struct enc *e, const char *key, const char *str, int64_t num, const char *unit)
 {
-	PB_Label *l = calloc(1, sizeof *l);
-	if (!l) {
-		e->err = -ENOMEM;
+	PB_Label *l = enc_calloc(e, sizeof *l);
+	if (!l)
 		return NULL;
-	}
 	perftools__profiles__label__init(l);
 	l->key = S(e, key);
 	if (str)
@@ -296,11 +295,9 @@ static void add_lost(struct enc *e, uint32_t gi)
 
 static PB_ValueType *value_type(struct enc *e, const char *type, const char *unit)
 {
-	PB_ValueType *v = calloc(1, sizeof *v);
-	if (!v) {
-		e->err = -ENOMEM;
+	PB_ValueType *v = enc_calloc(e, sizeof *v);
+	if (!v)
 		return NULL;
-	}
 	perftools__profiles__value_type__init(v);
 	v->type = S(e, type);
 	v->unit = S(e, unit);

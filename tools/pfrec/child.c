@@ -180,6 +180,34 @@ void snapshot_existing(struct rec *R)
 /* ------------------------------------------------------------------ */
 /* the command                                                          */
 
+/* read(2) once, retried while a signal interrupts it. */
+static ssize_t read_retry(int fd, void *buf, size_t n)
+{
+	ssize_t r;
+	do
+		r = read(fd, buf, n);
+	while (r < 0 && errno == EINTR);
+	return r;
+}
+
+/* In a child of `parent`: dies (SIGKILL) when its parent does; exits 127 if
+ * that parent is already gone (getppid() changed before this took effect). */
+static void die_with_parent(pid_t parent)
+{
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(127);
+}
+
+/* Execs the command; if that fails, writes its errno on err_fd, exits 127. */
+static _Noreturn void exec_command(struct rec *R, int err_fd)
+{
+	execvp(R->o.cmd_argv[0], R->o.cmd_argv);
+	int e = errno;
+	if (write(err_fd, &e, sizeof(e)) < 0)
+		_exit(127);
+	_exit(127);
+}
+
 /* --repeat: the child runs the command o.repeat times, one after the other,
  * each as its own child (the grandchildren), and never execs itself. The
  * events pfrec opened on it (enable_on_exec, inherit) stay off in it and are
@@ -196,11 +224,7 @@ static void run_repeated(struct rec *R, int err_fd, int run_fd, int ack_fd)
 	for (int k = 1; k <= R->o.repeat; k++) {
 		if (k > 1) {
 			char c;
-			ssize_t r;
-			do
-				r = read(ack_fd, &c, 1);
-			while (r < 0 && errno == EINTR);
-			if (r != 1)
+			if (read_retry(ack_fd, &c, 1) != 1)
 				break; /* pfrec stopped the recording */
 		}
 		int ex[2];
@@ -212,20 +236,12 @@ static void run_repeated(struct rec *R, int err_fd, int run_fd, int ack_fd)
 			_exit(127);
 		if (pid == 0) {
 			/* the runner's end (pfrec's --duration, a signal) ends the run too */
-			if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != runner)
-				_exit(127);
-			execvp(R->o.cmd_argv[0], R->o.cmd_argv);
-			int e = errno;
-			if (write(ex[1], &e, sizeof(e)) < 0)
-				_exit(127);
-			_exit(127);
+			die_with_parent(runner);
+			exec_command(R, ex[1]);
 		}
 		close(ex[1]);
 		int e = 0;
-		ssize_t r;
-		do
-			r = read(ex[0], &e, sizeof(e));
-		while (r < 0 && errno == EINTR);
+		ssize_t r = read_retry(ex[0], &e, sizeof(e));
 		close(ex[0]);
 		int exec_failed = r == (ssize_t)sizeof(e);
 		if (k == 1) {
@@ -277,8 +293,7 @@ int start_command(struct rec *R, int stdout_is_output)
 		/* pfrec killed (even by SIGKILL) kills the command too, not its
 		 * children; if pfrec died before this took effect, getppid() has
 		 * already changed */
-		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
-			_exit(127);
+		die_with_parent(parent);
 		close(go[1]);
 		close(err[0]);
 		sigprocmask(SIG_SETMASK, &R->oldmask, NULL);
@@ -286,22 +301,14 @@ int start_command(struct rec *R, int stdout_is_output)
 		if (stdout_is_output)
 			dup2(2, 1); /* the recording owns stdout: the command's output goes to stderr */
 		char c;
-		ssize_t r;
-		do
-			r = read(go[0], &c, 1);
-		while (r < 0 && errno == EINTR);
-		if (r != 1)
+		if (read_retry(go[0], &c, 1) != 1)
 			_exit(127); /* pfrec gave up before starting us */
 		if (R->o.repeat) {
 			close(run[0]);
 			close(ack[1]);
 			run_repeated(R, err[1], run[1], ack[0]);
 		}
-		execvp(R->o.cmd_argv[0], R->o.cmd_argv);
-		int e = errno;
-		if (write(err[1], &e, sizeof(e)) < 0)
-			_exit(127);
-		_exit(127);
+		exec_command(R, err[1]);
 	}
 	close(go[0]);
 	close(err[1]);
@@ -362,9 +369,7 @@ int release_command(struct rec *R)
 	close(R->go_fd);
 	R->go_fd = -1;
 	int e = 0;
-	do
-		r = read(R->err_fd, &e, sizeof(e));
-	while (r < 0 && errno == EINTR);
+	r = read_retry(R->err_fd, &e, sizeof(e));
 	close(R->err_fd);
 	R->err_fd = -1;
 	return r == (ssize_t)sizeof(e) ? (e ? e : ENOEXEC) : 0;

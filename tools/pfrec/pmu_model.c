@@ -300,26 +300,47 @@ static int nomem(char *err, size_t errlen)
 	return -ENOMEM;
 }
 
+/* list_sub(), and *arr zeroed for one element of elem_size bytes per name.
+ * @return the number of names (0: none, *arr left alone), or -errno with err
+ * set (*names freed). */
+static int list_sub_for(struct pmu_model *m, struct pmu_desc *p, const char *sub, char path[PATH_MAX],
+			char ***names, void **arr, size_t elem_size, char *err, size_t errlen)
+{
+	int n = list_sub(m, p, sub, path, names, err, errlen);
+	if (n <= 0)
+		return n;
+	if (!(*arr = calloc((size_t)n, elem_size))) {
+		pmu_free_names(*names, n);
+		return nomem(err, errlen);
+	}
+	return n;
+}
+
+/* Reads the file `name` of directory `dir` into buf, its path into fp.
+ * @return false for an entry to pass over (its path too long, a directory),
+ * else true with pmu_read_small()'s result in *r. */
+static bool read_entry(const char *dir, const char *name, char fp[PATH_MAX], char *buf, size_t size, int *r)
+{
+	if (pmu_join_path(fp, PATH_MAX, dir, name, NULL) < 0)
+		return false;
+	*r = pmu_read_small(fp, buf, size);
+	return *r != -EISDIR;
+}
+
 /* format/: one field per file, sorted by name. @return 0 or -errno. */
 static int load_formats(struct pmu_model *m, struct pmu_desc *p, char *err, size_t errlen)
 {
 	char path[PATH_MAX], buf[FILE_MAX];
 	char **names;
-	int n = list_sub(m, p, "format", path, &names, err, errlen);
+	int n = list_sub_for(m, p, "format", path, &names, (void **)&p->fields, sizeof(*p->fields), err, errlen);
 	if (n <= 0)
 		return n;
 	int rc = 0;
-	if (!(p->fields = calloc((size_t)n, sizeof(*p->fields)))) {
-		rc = nomem(err, errlen);
-		goto out;
-	}
 	for (int i = 0; i < n; i++) {
 		char fp[PATH_MAX];
 		struct field *f = &p->fields[p->nfields];
-		if (pmu_join_path(fp, sizeof(fp), path, names[i], NULL) < 0)
-			continue;
-		int r = pmu_read_small(fp, buf, sizeof(buf));
-		if (r == -EISDIR)
+		int r;
+		if (!read_entry(path, names[i], fp, buf, sizeof(buf), &r))
 			continue;
 		f->name = names[i];
 		names[i] = NULL;
@@ -344,14 +365,10 @@ static int load_aliases(struct pmu_model *m, struct pmu_desc *p, char *err, size
 {
 	char path[PATH_MAX], buf[FILE_MAX];
 	char **names;
-	int n = list_sub(m, p, "events", path, &names, err, errlen);
+	int n = list_sub_for(m, p, "events", path, &names, (void **)&p->aliases, sizeof(*p->aliases), err, errlen);
 	if (n <= 0)
 		return n;
 	int rc = 0;
-	if (!(p->aliases = calloc((size_t)n, sizeof(*p->aliases)))) {
-		rc = nomem(err, errlen);
-		goto out;
-	}
 	for (int i = 0; i < n; i++) {
 		const char *nm = names[i];
 		if (ends_with(nm, ".scale") || ends_with(nm, ".unit") || ends_with(nm, ".per-pkg") ||
@@ -359,10 +376,8 @@ static int load_aliases(struct pmu_model *m, struct pmu_desc *p, char *err, size
 			continue;
 		char fp[PATH_MAX];
 		struct alias *a = &p->aliases[p->naliases];
-		if (pmu_join_path(fp, sizeof(fp), path, nm, NULL) < 0)
-			continue;
-		int r = pmu_read_small(fp, buf, sizeof(buf));
-		if (r == -EISDIR)
+		int r;
+		if (!read_entry(path, nm, fp, buf, sizeof(buf), &r))
 			continue;
 		a->name = names[i];
 		names[i] = NULL;

@@ -327,20 +327,27 @@ static int apply_specials(struct ctx *c, struct protos *ps, int first, char *ter
 /* For a core (CPU) PMU d: loads its description and adds a proto naming
  * it to ps (*out); *out = NULL when d is not a core PMU.
  * @return 0 or -errno (err set by pmu_load; -ENOMEM). */
-static int core_proto(struct ctx *c, struct protos *ps, struct pmu_desc *d, struct proto **out)
+/* Adds a proto for each CPU PMU from *i on (its model loaded, desc and
+ * pmu_name set) until the last: the next in *out, *i past its PMU.
+ * @return 1, 0 when no CPU PMU is left, or -errno. */
+static int next_core_proto(struct ctx *c, struct protos *ps, int *i, struct proto **out)
 {
-	*out = NULL;
-	if (!d->core)
-		return 0;
-	int rc = pmu_load(c->m, d, c->err, c->errlen);
-	if (rc < 0)
-		return rc;
-	struct proto *p = proto_new(c, ps);
-	if (!p)
-		return -ENOMEM;
-	p->desc = d;
-	p->pmu_name = d->name;
-	*out = p;
+	for (; *i < c->m->npmus; (*i)++) {
+		struct pmu_desc *d = &c->m->pmus[*i];
+		if (!d->core)
+			continue;
+		int rc = pmu_load(c->m, d, c->err, c->errlen);
+		if (rc < 0)
+			return rc;
+		struct proto *p = proto_new(c, ps);
+		if (!p)
+			return -ENOMEM;
+		p->desc = d;
+		p->pmu_name = d->name;
+		*out = p;
+		(*i)++;
+		return 1;
+	}
 	return 0;
 }
 
@@ -348,18 +355,14 @@ static int resolve_generic(struct ctx *c, struct protos *ps, const struct generi
 {
 	struct pmu_model *m = c->m;
 	if (g->type == PERF_TYPE_HARDWARE && m->ncore > 1) {
-		for (int i = 0; i < m->npmus; i++) {
-			struct proto *p;
-			int rc = core_proto(c, ps, &m->pmus[i], &p);
-			if (rc < 0)
-				return rc;
-			if (!p)
-				continue;
+		struct proto *p;
+		int rc;
+		for (int i = 0; (rc = next_core_proto(c, ps, &i, &p)) > 0;) {
 			p->pa.attr.type = PERF_TYPE_HARDWARE;
 			p->pa.attr.config = g->config | (uint64_t)p->desc->type << PERF_PMU_TYPE_SHIFT;
 			p->flags = PMU_EV_GENERIC | PMU_EV_EXPANDED;
 		}
-		return 0;
+		return rc;
 	}
 	struct proto *p = proto_new(c, ps);
 	if (!p)
@@ -401,21 +404,18 @@ static int resolve_raw(struct ctx *c, struct protos *ps, const char *s)
 	for (const char *q = s + 1; *q; q++)
 		v = v << 4 | (uint64_t)(isdigit((unsigned char)*q) ? *q - '0' : (tolower((unsigned char)*q) - 'a' + 10));
 	bool found = false;
-	for (int i = 0; i < m->npmus; i++) {
-		struct proto *p;
-		int rc = core_proto(c, ps, &m->pmus[i], &p);
-		if (rc < 0)
-			return rc;
-		if (!p)
-			continue;
+	struct proto *p;
+	int rc;
+	for (int i = 0; (rc = next_core_proto(c, ps, &i, &p)) > 0;) {
 		p->pa.attr.type = m->ncore > 1 ? p->desc->type : PERF_TYPE_RAW;
 		p->pa.attr.config = v;
 		p->flags = PMU_EV_RAW | (m->ncore > 1 ? PMU_EV_EXPANDED : 0);
 		found = true;
 	}
+	if (rc < 0)
+		return rc;
 	if (!found) {
-		struct proto *p = proto_new(c, ps);
-		if (!p)
+		if (!(p = proto_new(c, ps)))
 			return -ENOMEM;
 		p->pa.attr.type = PERF_TYPE_RAW;
 		p->pa.attr.config = v;

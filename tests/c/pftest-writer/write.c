@@ -319,6 +319,25 @@ int mode_events_grow(const char *kind, unsigned n, const char *out)
 	return 0;
 }
 
+/* The head of the deep and marker-word profiles: META (x86_64, fp, and
+ * perf_event_max_stack = LIMIT unless 0), event 0 and thread 3000 ("deep"),
+ * and /usr/bin/deep mapped at 0x400000. */
+static void deep_head(pf_writer *w, unsigned limit)
+{
+	struct pf_buf b = { 0 };
+	pf_kv_add(&b, "arch", "x86_64");
+	pf_kv_add(&b, "callchain_mode", "fp");
+	if (limit)
+		pf_kv_add_u64(&b, "perf_event_max_stack", limit);
+	sec(w, PF_SEC_META, &b);
+	event0_thread(w, &b, 3000, "deep");
+	b.len = 0;
+	const char *maps = "00400000-00800000 r-xp 00000000 08:01 77 /usr/bin/deep\n";
+	pf_maps_encode(&b, 3000, 0, maps, strlen(maps));
+	sec(w, PF_SEC_MAPS, &b);
+	pf_buf_free(&b);
+}
+
 /* deep N M LIMIT OUT: two samples of pid 3000 ("deep", /usr/bin/deep mapped
  * at 0x400000) with call chains of N and M entries after PERF_CONTEXT_USER:
  * entry 0 (the leaf, the IP) is 0x401000, entry i > 0 the return address
@@ -332,18 +351,7 @@ int mode_deep(unsigned n, unsigned m, unsigned limit, const char *out)
 		tu_die("deep: 1 <= N, M <= 8000");
 	int fd = tu_open_out(out);
 	pf_writer *w = new_writer(fd);
-	struct pf_buf b = { 0 };
-	pf_kv_add(&b, "arch", "x86_64");
-	pf_kv_add(&b, "callchain_mode", "fp");
-	if (limit)
-		pf_kv_add_u64(&b, "perf_event_max_stack", limit);
-	sec(w, PF_SEC_META, &b);
-	event0_thread(w, &b, 3000, "deep");
-	b.len = 0;
-	const char *maps = "00400000-00800000 r-xp 00000000 08:01 77 /usr/bin/deep\n";
-	pf_maps_encode(&b, 3000, 0, maps, strlen(maps));
-	sec(w, PF_SEC_MAPS, &b);
-	pf_buf_free(&b);
+	deep_head(w, limit);
 	unsigned most = n > m ? n : m;
 	uint64_t *chain = malloc((most + 1) * sizeof(*chain));
 	if (!chain)
@@ -372,16 +380,7 @@ int mode_marker_word(const char *out)
 {
 	int fd = tu_open_out(out);
 	pf_writer *w = new_writer(fd);
-	struct pf_buf b = { 0 };
-	pf_kv_add(&b, "arch", "x86_64");
-	pf_kv_add(&b, "callchain_mode", "fp");
-	sec(w, PF_SEC_META, &b);
-	event0_thread(w, &b, 3000, "deep");
-	b.len = 0;
-	const char *maps = "00400000-00800000 r-xp 00000000 08:01 77 /usr/bin/deep\n";
-	pf_maps_encode(&b, 3000, 0, maps, strlen(maps));
-	sec(w, PF_SEC_MAPS, &b);
-	pf_buf_free(&b);
+	deep_head(w, 0);
 	const uint64_t c1[] = { PERF_CONTEXT_USER, 0x401000, 0x400105, PERF_CONTEXT_KERNEL, 0x55b400001000,
 				0x55b400001018 };
 	const uint64_t c2[] = { PERF_CONTEXT_KERNEL, 0xffffffff81000200, PERF_CONTEXT_USER, 0x401000 };
