@@ -515,6 +515,25 @@ patch() {
 	[ ! -e x.pf ]
 }
 
+@test "a damaged input whose path alone fills the 512-byte message: one line, cut to fit, exit 1 (no write past the buffer)" {
+	# before the fix, the reader's message went on at snprintf's wanted
+	# length: past its 512-byte buffer (ASan: heap-buffer-overflow)
+	local dir part
+	part=$(printf 'p%.0s' $(seq 200))
+	dir=$part/$part/$part/$part/$part/$part/$part/$part
+	mkdir -p "$dir"
+	cp le.data "$dir/bad.data" && patch "$dir/bad.data" 0 5045524655494c45
+	run -1 --separate-stderr pfimport "$dir/bad.data" -o x.pf
+	assert_equal "$(grep -c . <<<"$stderr")" 1
+	[[ "$stderr" == "pfimport: $part/$part/"* ]]
+	[ "${#stderr}" -lt 600 ]
+	[ ! -e x.pf ]
+	# a path that leaves room: the whole line
+	mkdir -p short && cp "$dir/bad.data" short/bad.data
+	run -1 --separate-stderr pfimport short/bad.data -o x.pf
+	assert_equal "$stderr" "pfimport: short/bad.data: offset 0: not a perf.data file (bad magic)"
+}
+
 @test "damaged records and features: every record before the damage kept, the offset named, exit 1" {
 	local d=$((104 + 24 + 2 * 144))
 	# the 3rd record (COMM 56 bytes, MMAP2 120, then FORK at d + 176) with size 0
