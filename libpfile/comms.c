@@ -7,7 +7,7 @@
 
 #include "internal/alloc.h"
 #include "internal/comms.h"
-#include "internal/search.h"
+#include "internal/bound.h"
 
 #define MAX_DEPTH 64 /* fork ancestry followed for an inherited name */
 
@@ -126,7 +126,7 @@ int pf_comms_fork(struct pf_comms *c, uint32_t tid, uint32_t ptid, uint64_t time
  * else the first. */
 static uint32_t at(const struct pf_comm_thread *t, uint64_t time_ns)
 {
-	uint32_t lo = PFI_UPPER_BOUND(t->v, t->n, time, time_ns);
+	uint32_t lo = PFC_UPPER_BOUND(t->v, t->n, time, time_ns);
 	return lo ? lo - 1 : 0;
 }
 

@@ -534,7 +534,7 @@ static struct ln_cu *cu_for(struct pfsi_lines *l, uint64_t v)
 /* The line-table row holding v, or NULL. */
 static const struct ln_row *row_for(const struct ln_cu *c, uint64_t v)
 {
-	size_t lo = PFSI_UPPER_BOUND(c->rows, c->n_rows, addr, v); /* first row with addr > v */
+	size_t lo = PFC_UPPER_BOUND(c->rows, c->n_rows, addr, v); /* first row with addr > v */
 	if (!lo || c->rows[lo - 1].end)
 		return NULL;
 	return &c->rows[lo - 1];
@@ -543,7 +543,7 @@ static const struct ln_row *row_for(const struct ln_cu *c, uint64_t v)
 /* The deepest inlined node covering v, or LN_NONE. */
 static uint32_t node_for(const struct ln_cu *c, uint64_t v)
 {
-	size_t lo = PFSI_UPPER_BOUND(c->segs, c->n_segs, lo, v);
+	size_t lo = PFC_UPPER_BOUND(c->segs, c->n_segs, lo, v);
 	if (!lo || v >= c->segs[lo - 1].hi)
 		return LN_NONE;
 	return c->segs[lo - 1].node;
