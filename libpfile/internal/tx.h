@@ -135,6 +135,33 @@ static inline unsigned bit(uint64_t st, uint64_t b)
 {
 	return (st & b) ? 1 : 0;
 }
+
+/* The length of a sample's fields after its user stack (WEIGHT to AUX,
+ * which both directions pass through as they are) at p, of which avail
+ * bytes are there, in the recording's byte order (swap): -1 when they do
+ * not fit in avail or the AUX size is over MAX_REC. */
+static inline int64_t sample_tail_len(uint64_t st, uint64_t regs_intr, const uint8_t *p, size_t avail, int swap)
+{
+	uint64_t n = 8 * (bit(st, PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT) + bit(st, PERF_SAMPLE_DATA_SRC) +
+			  bit(st, PERF_SAMPLE_TRANSACTION));
+	if (st & PERF_SAMPLE_REGS_INTR) {
+		if (avail < n + 8)
+			return -1;
+		uint64_t abi = pfi_ldn(p + n, 8, swap);
+		n += 8 + (abi ? 8 * (uint64_t)__builtin_popcountll(regs_intr) : 0);
+	}
+	n += 8 * (bit(st, PERF_SAMPLE_PHYS_ADDR) + bit(st, PERF_SAMPLE_CGROUP) + bit(st, PERF_SAMPLE_DATA_PAGE_SIZE) +
+		  bit(st, PERF_SAMPLE_CODE_PAGE_SIZE));
+	if (st & PERF_SAMPLE_AUX) {
+		if (avail < n + 8)
+			return -1;
+		uint64_t aux = pfi_ldn(p + n, 8, swap);
+		if (aux > MAX_REC)
+			return -1;
+		n += 8 + aux;
+	}
+	return n <= avail ? (int64_t)n : -1;
+}
 /* dst[0..n) = the LE u64s at src. */
 static inline void le64_copy(uint64_t *dst, const uint8_t *src, uint64_t n)
 {

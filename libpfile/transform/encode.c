@@ -265,34 +265,9 @@ static int parse_sample(const struct txev *e, const uint8_t *rec, size_t size, i
 				return -1;
 		}
 	}
-	if ((st & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT)) && crest(&c, s, 8) < 0)
+	int64_t tail = sample_tail_len(st, e->regs_intr, c.p, (size_t)(c.end - c.p), swap);
+	if (tail < 0 || (tail && crest(&c, s, (uint64_t)tail) < 0))
 		return -1;
-	if ((st & PERF_SAMPLE_DATA_SRC) && crest(&c, s, 8) < 0)
-		return -1;
-	if ((st & PERF_SAMPLE_TRANSACTION) && crest(&c, s, 8) < 0)
-		return -1;
-	if (st & PERF_SAMPLE_REGS_INTR) {
-		if (c.end - c.p < 8)
-			return -1;
-		uint64_t abi = pfi_ldn(c.p, 8, swap);
-		if (crest(&c, s, 8 + (abi ? 8 * (uint64_t)__builtin_popcountll(e->regs_intr) : 0)) < 0)
-			return -1;
-	}
-	if ((st & PERF_SAMPLE_PHYS_ADDR) && crest(&c, s, 8) < 0)
-		return -1;
-	if ((st & PERF_SAMPLE_CGROUP) && crest(&c, s, 8) < 0)
-		return -1;
-	if ((st & PERF_SAMPLE_DATA_PAGE_SIZE) && crest(&c, s, 8) < 0)
-		return -1;
-	if ((st & PERF_SAMPLE_CODE_PAGE_SIZE) && crest(&c, s, 8) < 0)
-		return -1;
-	if (st & PERF_SAMPLE_AUX) {
-		if (c.end - c.p < 8)
-			return -1;
-		uint64_t n = pfi_ldn(c.p, 8, swap);
-		if (n > MAX_REC || crest(&c, s, 8 + n) < 0)
-			return -1;
-	}
 	/* the layout must account for every byte, else the record goes verbatim */
 	return c.p == c.end ? 0 : -1;
 }
