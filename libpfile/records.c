@@ -307,13 +307,9 @@ int pf_events_add(struct pf_events *evs, const struct pf_section *sec)
 	if (attr_size >= ATTR_KNOWN_SIZE)
 		memcpy(&e->config3, a + ATTR_KNOWN_SIZE - 8, 8);
 	e->index = evs->n;
-	if (n_ids) {
-		e->ids = malloc((size_t)n_ids * 8);
-		if (!e->ids)
-			return -ENOMEM;
-		memcpy(e->ids, a + attr_size, (size_t)n_ids * 8);
-		e->n_ids = n_ids;
-	}
+	if (n_ids && pfi_memdup((void **)&e->ids, a + attr_size, (size_t)n_ids * 8) < 0)
+		return -ENOMEM;
+	e->n_ids = n_ids;
 	size_t nl = name_len < sizeof(e->name) - 1 ? name_len : sizeof(e->name) - 1;
 	memcpy(e->name, a + attr_size + (size_t)n_ids * 8, nl);
 	e->name[nl] = 0;
