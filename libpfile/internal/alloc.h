@@ -71,6 +71,20 @@ static inline int pfi_grow_bytes(void **p, size_t *cap, size_t need, size_t firs
 	return 0;
 }
 
+/* Grows the buffer *p of *cap bytes to exactly `need` bytes when it is
+ * smaller. @return 0, or -ENOMEM (*p and *cap unchanged). */
+static inline int pfi_reserve(void **p, size_t *cap, size_t need)
+{
+	if (need <= *cap)
+		return 0;
+	void *np = realloc(*p, need);
+	if (!np)
+		return -ENOMEM;
+	*p = np;
+	*cap = need;
+	return 0;
+}
+
 /* *dst = a malloc'd copy of the n bytes (n > 0) at src. @return 0, or
  * -ENOMEM (*dst NULL). */
 static inline int pfi_memdup(void **dst, const void *src, size_t n)

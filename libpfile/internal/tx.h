@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "advanced.h"
+#include "internal/alloc.h"
 #include "internal/bytes.h"
 
 #ifndef PERF_SAMPLE_BRANCH_COUNTERS
@@ -84,10 +85,21 @@ struct slot {
 	uint64_t stack_base;
 	uint32_t stack_len;
 	uint8_t *stack;         /* stack_cap bytes */
-	uint32_t stack_cap;
+	size_t stack_cap;
 	const uint8_t *stack_view; /* decoder: the previous copy, in the output
 				    * buffer of the section being decoded */
 };
+
+/* Copies the n bytes at b into the slot's own stack buffer, grown to n
+ * bytes when it is smaller. @return 0, or -ENOMEM. */
+static inline int slot_stack_copy(struct slot *s, const uint8_t *b, uint32_t n)
+{
+	if (pfi_reserve((void **)&s->stack, &s->stack_cap, n) < 0)
+		return -ENOMEM;
+	if (n)
+		memcpy(s->stack, b, n);
+	return 0;
+}
 
 struct stream {
 	uint8_t *p;

@@ -356,14 +356,8 @@ static int own_state(pf_tx *t)
 			s->chain_view = (const uint8_t *)s->chain;
 		}
 		if (s->stack_ok && s->stack_len && s->stack_view != s->stack) {
-			if (s->stack_len > s->stack_cap) {
-				uint8_t *p = realloc(s->stack, s->stack_len);
-				if (!p)
-					return -ENOMEM;
-				s->stack = p;
-				s->stack_cap = s->stack_len;
-			}
-			memcpy(s->stack, s->stack_view, s->stack_len);
+			if (slot_stack_copy(s, s->stack_view, s->stack_len) < 0)
+				return -ENOMEM;
 			s->stack_view = s->stack;
 		}
 	}

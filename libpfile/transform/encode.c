@@ -64,15 +64,8 @@ static int keep_stack(struct slot *s, int base_ok, uint64_t base, const uint8_t 
 	s->stack_ok = 0;
 	if (!base_ok)
 		return 0;
-	if (n > s->stack_cap) {
-		uint8_t *p = realloc(s->stack, n);
-		if (!p)
-			return -ENOMEM;
-		s->stack = p;
-		s->stack_cap = n;
-	}
-	if (n)
-		memcpy(s->stack, b, n);
+	if (slot_stack_copy(s, b, n) < 0)
+		return -ENOMEM;
 	s->stack_len = n;
 	s->stack_base = base;
 	s->stack_ok = 1;
@@ -511,13 +504,8 @@ static int tx_encode(pf_tx *t, int swap, const uint8_t *raw, size_t size, struct
 	pf_put_le64(h + 16, t->time_step);
 	for (unsigned i = 0; i < N_STREAMS; i++)
 		pf_put_le32(h + 24 + 4 * i, (uint32_t)t->st[i].len);
-	if (total > out->cap) {
-		uint8_t *p = realloc(out->data, total);
-		if (!p)
-			return -ENOMEM;
-		out->data = p;
-		out->cap = total;
-	}
+	if (pfi_reserve((void **)&out->data, &out->cap, total) < 0)
+		return -ENOMEM;
 	if ((rc = pf_buf_put(out, h, sizeof(h))) < 0)
 		return rc;
 	for (unsigned i = 0; i < N_STREAMS; i++)
