@@ -681,12 +681,11 @@ int pfsi_sym_lookup_file(struct symbolizer *s, struct pf_prof *p, const char *pa
 	}
 	if (b->state != ST_OK)
 		return -ENOENT;
-	struct sym *sy = lookup(b, vaddr);
-	if (!sy)
-		return 0;
-	int64_t id = sym_name_id(s, p, sy);
-	if (id < 0)
-		return (int)id;
-	*name = pf_prof_str_get(p, (uint32_t)id, NULL);
+	struct pf_prof_frame f; /* named as a frame at vaddr is */
+	memset(&f, 0, sizeof(f));
+	int r = pfsi_sym_name_vaddr(s, p, b, vaddr, &f);
+	if (r <= 0)
+		return r;
+	*name = pf_prof_str_get(p, f.name, NULL);
 	return 0;
 }
