@@ -76,8 +76,9 @@ WARN        := -Wall -Wextra -Werror
 CFLAGS      ?= $(OPT) -g
 # Headers: the installed ones under include/pfile/ (libraries include them by
 # name, tools as <pfile/NAME.h>), libpfile's and libpfsym's private ones
-# (internal/*.h), the tools' shared code.
-INC_FLAGS   := -Iinclude -Iinclude/pfile -Ilibpfile -Ilibpfsym -Itools -Itools/common
+# (internal/*.h), the private ones both libraries share (common/internal/),
+# the tools' shared code.
+INC_FLAGS   := -Iinclude -Iinclude/pfile -Ilibpfile -Ilibpfsym -Icommon -Itools -Itools/common
 ALL_CFLAGS  := -std=c11 $(WARN) -D_GNU_SOURCE $(INC_FLAGS) $(CFLAGS) $(SANFLAGS) -fPIC
 # the release, for libpfile/version.c alone (pf_version())
 VERSION_FLAG = $(if $(filter libpfile/version.c,$<),-DPF_VERSION_STRING=\"$(VERSION)\")
@@ -131,7 +132,7 @@ SYMLIB_SO   := $(O)/lib/libpfsym.so
 SYMLIB_LIBS := $(SYM_LIBS) $(CORE_LIBS) -liberty -lz
 COMMON_SRC  := $(wildcard tools/common/*.c)
 COMMON_A    := $(O)/lib/libpftools-common.a
-HDRS        := $(wildcard include/pfile/*.h libpfile/internal/*.h libpfsym/internal/*.h tools/*.h tools/*/*.h)
+HDRS        := $(wildcard include/pfile/*.h libpfile/internal/*.h libpfsym/internal/*.h common/internal/*.h tools/*.h tools/*/*.h)
 BINS        := $(TOOLS_PRESENT:%=$(O)/bin/%)
 TEST_SRC    := $(wildcard tests/c/*.c)
 TEST_BINS   := $(TEST_SRC:tests/c/%.c=$(O)/tests/%) $(O)/tests/ksyms-check-scan1 $(O)/tests/ksyms-check-scan8

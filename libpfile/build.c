@@ -15,6 +15,7 @@
 #include "build.h"
 #include "internal/bytes.h"
 #include "internal/comms.h"
+#include "internal/oatab.h"
 #include "internal/prof.h"
 
 #define XXH_INLINE_ALL
@@ -488,24 +489,14 @@ static int64_t user_frame(pf_prof_builder *b, uint32_t pid, uint64_t addr, uint6
 
 /* ---- callchain cache ---- */
 
+static uint64_t chain_hash(const void *e)
+{
+	return ((const struct chain_ent *)e)->hash;
+}
+
 static int chains_grow(pf_prof_builder *b)
 {
-	uint32_t cap = b->chain_cap ? b->chain_cap * 2 : 4096;
-	struct chain_ent *n = calloc(cap, sizeof(*n));
-	if (!n)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < b->chain_cap; i++) {
-		if (!b->chains[i].key_len)
-			continue;
-		uint32_t k = (uint32_t)b->chains[i].hash & (cap - 1);
-		while (n[k].key_len)
-			k = (k + 1) & (cap - 1);
-		n[k] = b->chains[i];
-	}
-	free(b->chains);
-	b->chains = n;
-	b->chain_cap = cap;
-	return 0;
+	return PFC_OA_GROW(b->chains, b->chain_cap, 4096, key_len, chain_hash);
 }
 
 static inline int words_eq(const uint64_t *a, const uint64_t *b, uint32_t n)

@@ -7,7 +7,8 @@
 
 #include "internal/alloc.h"
 #include "internal/comms.h"
-#include "internal/search.h"
+#include "internal/bound.h"
+#include "internal/oatab.h"
 
 #define MAX_DEPTH 64 /* fork ancestry followed for an inherited name */
 
@@ -20,6 +21,11 @@ static uint32_t hash_tid(uint32_t key)
 	v *= 0x846ca68bULL;
 	v ^= v >> 16;
 	return (uint32_t)v;
+}
+
+static uint64_t thread_hash(const void *e)
+{
+	return hash_tid(((const struct pf_comm_thread *)e)->key);
 }
 
 void pfi_comms_init(struct pf_comms *c)
@@ -53,23 +59,8 @@ static struct pf_comm_thread *get(struct pf_comms *c, uint32_t tid)
 	struct pf_comm_thread *t = find(c, tid);
 	if (t)
 		return t;
-	if ((c->n + 1) * 2 > c->cap) {
-		uint32_t cap = c->cap ? c->cap * 2 : 256;
-		struct pf_comm_thread *nt = calloc(cap, sizeof(*nt));
-		if (!nt)
-			return NULL;
-		for (uint32_t i = 0; i < c->cap; i++) {
-			if (!c->t[i].key)
-				continue;
-			uint32_t k = hash_tid(c->t[i].key) & (cap - 1);
-			while (nt[k].key)
-				k = (k + 1) & (cap - 1);
-			nt[k] = c->t[i];
-		}
-		free(c->t);
-		c->t = nt;
-		c->cap = cap;
-	}
+	if ((c->n + 1) * 2 > c->cap && PFC_OA_GROW(c->t, c->cap, 256, key, thread_hash) < 0)
+		return NULL;
 	uint32_t key = tid + 1, k = hash_tid(key) & (c->cap - 1);
 	while (c->t[k].key)
 		k = (k + 1) & (c->cap - 1);
@@ -126,7 +117,7 @@ int pf_comms_fork(struct pf_comms *c, uint32_t tid, uint32_t ptid, uint64_t time
  * else the first. */
 static uint32_t at(const struct pf_comm_thread *t, uint64_t time_ns)
 {
-	uint32_t lo = PFI_UPPER_BOUND(t->v, t->n, time, time_ns);
+	uint32_t lo = PFC_UPPER_BOUND(t->v, t->n, time, time_ns);
 	return lo ? lo - 1 : 0;
 }
 

@@ -15,6 +15,7 @@
 #include "internal/alloc.h"
 #include "internal/bytes.h"
 #include "internal/fold.h"
+#include "internal/oatab.h"
 
 
 static void add_line(struct pf_buf *to, const char *fmt, va_list ap)
@@ -51,31 +52,16 @@ void pfi_fold_damagef(pf_fold *f, const char *fmt, ...)
 	va_end(ap);
 }
 
-static uint64_t ent_hash(const struct fold_ent *e)
+static uint64_t ent_hash(const void *entry)
 {
+	const struct fold_ent *e = entry;
 	return mix64(((uint64_t)e->node << 32 | e->comm) ^
 		     mix64((uint64_t)e->pid << 32 | e->tid) ^ mix64((uint64_t)e->cpu << 32 | e->event));
 }
 
 static int ent_grow(pf_fold *f)
 {
-	uint32_t cap = f->cap_ent ? f->cap_ent * 2 : 4096;
-	struct fold_ent *n = calloc(cap, sizeof(*n));
-	if (!n)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < f->cap_ent; i++) {
-		struct fold_ent *e = &f->ent[i];
-		if (!e->used)
-			continue;
-		uint32_t k = (uint32_t)ent_hash(e) & (cap - 1);
-		while (n[k].used)
-			k = (k + 1) & (cap - 1);
-		n[k] = *e;
-	}
-	free(f->ent);
-	f->ent = n;
-	f->cap_ent = cap;
-	return 0;
+	return PFC_OA_GROW(f->ent, f->cap_ent, 4096, used, ent_hash);
 }
 
 static int event_keep(pf_fold *f, uint16_t idx)

@@ -10,7 +10,7 @@
 
 #include "ksyms.h"
 #include "internal/alloc.h"
-#include "internal/search.h"
+#include "internal/bound.h"
 
 /* Bytes the name scan takes at a time: 16 (SSE2), 8 (a word, on
  * little-endian machines) or 1; tests build the other two with -D. */
@@ -669,7 +669,7 @@ int pf_ksyms_sym(const struct pf_ksyms *k, uint32_t i, struct pf_ksym *out)
 static int locate(const struct pf_ksyms *k, uint64_t addr, uint32_t *first, uint32_t *next)
 {
 	if (!k->block) {
-		uint32_t lo = PFI_UPPER_BOUND(k->rows, k->n_syms, addr, addr); /* first symbol above addr */
+		uint32_t lo = PFC_UPPER_BOUND(k->rows, k->n_syms, addr, addr); /* first symbol above addr */
 		if (!lo)
 			return -1;
 		uint32_t i = lo - 1;

@@ -8,7 +8,7 @@
 
 #include "advanced.h"
 #include "internal/alloc.h"
-#include "internal/search.h"
+#include "internal/bound.h"
 
 void pf_maps_init(struct pf_maps *m)
 {
@@ -319,7 +319,7 @@ static int proc_insert(struct pf_maps *m, struct pf_maps_proc *p, struct pf_map 
 	    pfi_grow((void **)&p->max_end, &p->cap, (uint64_t)p->n + 1, sizeof(*p->max_end), 16) < 0)
 		return -ENOMEM;
 	/* upper bound on start: keep insertion order among equal starts */
-	uint32_t lo = PFI_UPPER_BOUND(p->maps, p->n, start, mp.start);
+	uint32_t lo = PFC_UPPER_BOUND(p->maps, p->n, start, mp.start);
 	memmove(&p->maps[lo + 1], &p->maps[lo], (p->n - lo) * sizeof(mp));
 	p->maps[lo] = mp;
 	p->n++;
@@ -647,7 +647,7 @@ const struct pf_map *pf_maps_find_live(const struct pf_maps *m, uint32_t pid, ui
 	if (!p || !p->n)
 		return NULL;
 	/* last entry with start <= addr */
-	uint32_t lo = PFI_UPPER_BOUND(p->maps, p->n, start, addr);
+	uint32_t lo = PFC_UPPER_BOUND(p->maps, p->n, start, addr);
 	const struct pf_map *best = NULL;
 	uint64_t best_dist = UINT64_MAX;
 	for (uint32_t i = lo; i-- > 0;) {
@@ -725,7 +725,7 @@ uint64_t pf_maps_time_key(struct pf_maps *m, uint32_t pid, uint64_t time_ns)
 			return UINT64_MAX;
 	}
 	/* number of bounds <= time_ns: the live set is constant between two */
-	uint32_t lo = pfi_upper_bound(p->bounds, p->n_bounds, sizeof(*p->bounds), 0, time_ns);
+	uint32_t lo = pfc_upper_bound(p->bounds, p->n_bounds, sizeof(*p->bounds), 0, time_ns);
 	uint64_t key = (uint64_t)p->gen << 32 | lo;
 	m->tk_ok = 1;
 	m->tk_pid = pid;

@@ -4,7 +4,7 @@
  * All fields are little-endian (format/pfile.md section 4).
  */
 #include "advanced.h"
-#include "internal/search.h"
+#include "internal/bound.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -367,7 +367,7 @@ uint32_t pf_run_of(const uint64_t *starts, uint32_t n, uint64_t time)
 {
 	if (n == 0)
 		return 0;
-	uint32_t lo = pfi_upper_bound(starts, n, sizeof(*starts), 0, time); /* the first start > time */
+	uint32_t lo = pfc_upper_bound(starts, n, sizeof(*starts), 0, time); /* the first start > time */
 	return lo ? lo : 1;
 }
 

@@ -217,6 +217,61 @@ int64_t pf_prof_stack(struct pf_prof *p, uint32_t parent, uint32_t frame)
 	return p->n_stacks - 1;
 }
 
+/* Writes frame i of p as its PF_PROF_FRAME_SIZE bytes at e. */
+static void frame_put(uint8_t *e, const struct pf_prof *p, uint32_t i)
+{
+	const struct pf_prof_frame *f = &p->frames[i];
+	pf_put_le32(e, f->name);
+	pf_put_le32(e + 4, f->dso);
+	pf_put_le64(e + 8, f->file_off);
+	pf_put_le64(e + 16, f->addr);
+	pf_put_le32(e + 24, f->flags);
+	pf_put_le32(e + 28, f->src_file);
+	pf_put_le32(e + 32, f->line);
+	pf_put_le32(e + 36, f->sym_off);
+}
+
+/* Writes stack i of p as its PF_PROF_STACK_SIZE bytes at e. */
+static void stack_put(uint8_t *e, const struct pf_prof *p, uint32_t i)
+{
+	pf_put_le32(e, p->stacks[i].parent);
+	pf_put_le32(e + 4, p->stacks[i].frame);
+}
+
+_Static_assert(PF_PROF_STACK_SIZE <= PF_PROF_FRAME_SIZE, "encode_fixed()'s entry buffer");
+
+/* One section of a table of `total` entries of `esize` bytes (frames,
+ * stacks): its header (first index, count, entry size, 0), then the entries
+ * from *next on, each written by put(), while they fit in max_bytes; *next
+ * moves past them. @return 1 when entries are left for a next section, 0
+ * when none, -ENOMEM. */
+static int encode_fixed(struct pf_buf *b, const struct pf_prof *p, uint32_t *next, uint32_t total, uint32_t esize,
+			size_t max_bytes, void (*put)(uint8_t *e, const struct pf_prof *p, uint32_t i))
+{
+	int more = 0, rc = 0;
+	size_t hdr = b->len;
+	rc |= pf_buf_put_le32(b, *next);
+	rc |= pf_buf_put_le32(b, 0);
+	rc |= pf_buf_put_le32(b, esize);
+	rc |= pf_buf_put_le32(b, 0);
+	uint32_t n = 0;
+	while (*next < total) {
+		if (b->len + esize > max_bytes) {
+			more = 1;
+			break;
+		}
+		uint8_t e[PF_PROF_FRAME_SIZE];
+		put(e, p, *next);
+		rc |= pf_buf_put(b, e, esize);
+		(*next)++;
+		n++;
+	}
+	if (rc)
+		return -ENOMEM;
+	pf_put_le32(b->data + hdr + 4, n);
+	return more;
+}
+
 int pf_prof_encode_tables(struct pf_prof *p, struct pf_buf *strings, struct pf_buf *frames,
 			  struct pf_buf *stacks, size_t max_bytes)
 {
@@ -249,59 +304,12 @@ int pf_prof_encode_tables(struct pf_prof *p, struct pf_buf *strings, struct pf_b
 			return -ENOMEM;
 		pf_put_le32(strings->data + hdr + 4, n);
 	}
-	if (!more && p->enc_frames < p->n_frames) {
-		size_t hdr = frames->len;
-		rc |= pf_buf_put_le32(frames, p->enc_frames);
-		rc |= pf_buf_put_le32(frames, 0);
-		rc |= pf_buf_put_le32(frames, PF_PROF_FRAME_SIZE);
-		rc |= pf_buf_put_le32(frames, 0);
-		uint32_t n = 0;
-		while (p->enc_frames < p->n_frames) {
-			if (frames->len + PF_PROF_FRAME_SIZE > max_bytes) {
-				more = 1;
-				break;
-			}
-			const struct pf_prof_frame *f = &p->frames[p->enc_frames];
-			uint8_t e[PF_PROF_FRAME_SIZE];
-			pf_put_le32(e, f->name);
-			pf_put_le32(e + 4, f->dso);
-			pf_put_le64(e + 8, f->file_off);
-			pf_put_le64(e + 16, f->addr);
-			pf_put_le32(e + 24, f->flags);
-			pf_put_le32(e + 28, f->src_file);
-			pf_put_le32(e + 32, f->line);
-			pf_put_le32(e + 36, f->sym_off);
-			rc |= pf_buf_put(frames, e, sizeof(e));
-			p->enc_frames++;
-			n++;
-		}
-		if (rc)
-			return -ENOMEM;
-		pf_put_le32(frames->data + hdr + 4, n);
-	}
-	if (!more && p->enc_stacks < p->n_stacks) {
-		size_t hdr = stacks->len;
-		rc |= pf_buf_put_le32(stacks, p->enc_stacks);
-		rc |= pf_buf_put_le32(stacks, 0);
-		rc |= pf_buf_put_le32(stacks, PF_PROF_STACK_SIZE);
-		rc |= pf_buf_put_le32(stacks, 0);
-		uint32_t n = 0;
-		while (p->enc_stacks < p->n_stacks) {
-			if (stacks->len + PF_PROF_STACK_SIZE > max_bytes) {
-				more = 1;
-				break;
-			}
-			uint8_t e[8];
-			pf_put_le32(e, p->stacks[p->enc_stacks].parent);
-			pf_put_le32(e + 4, p->stacks[p->enc_stacks].frame);
-			rc |= pf_buf_put(stacks, e, sizeof(e));
-			p->enc_stacks++;
-			n++;
-		}
-		if (rc)
-			return -ENOMEM;
-		pf_put_le32(stacks->data + hdr + 4, n);
-	}
+	if (!more && p->enc_frames < p->n_frames &&
+	    (more = encode_fixed(frames, p, &p->enc_frames, p->n_frames, PF_PROF_FRAME_SIZE, max_bytes, frame_put)) < 0)
+		return more;
+	if (!more && p->enc_stacks < p->n_stacks &&
+	    (more = encode_fixed(stacks, p, &p->enc_stacks, p->n_stacks, PF_PROF_STACK_SIZE, max_bytes, stack_put)) < 0)
+		return more;
 	return more;
 }
 
@@ -374,6 +382,25 @@ static int bad(char *errmsg, size_t n, const char *fmt, ...)
 	return -EBADMSG;
 }
 
+/* The header of a FRAMES or STACKS chunk (`what`) of `size` bytes at d: it
+ * must start at id `first` (those decoded so far) and hold its entries of
+ * at least min_esize bytes. @return 0 with *count and *esize, or -EBADMSG
+ * with the message in errmsg. */
+static int fixed_header(const char *what, const uint8_t *d, size_t size, uint32_t first, uint32_t min_esize,
+			uint32_t *count, uint32_t *esize, char *errmsg, size_t errmsg_size)
+{
+	if (size < 16)
+		return bad(errmsg, errmsg_size, "%s section shorter than its header", what);
+	uint32_t at = pf_le32(d);
+	*count = pf_le32(d + 4);
+	*esize = pf_le32(d + 8);
+	if (at != first)
+		return bad(errmsg, errmsg_size, "%s chunk starts at id %u, expected %u", what, at, first);
+	if (*esize < min_esize || (uint64_t)*count * *esize > size - 16)
+		return bad(errmsg, errmsg_size, "%s entries run past the section", what);
+	return 0;
+}
+
 static int ref_ok(uint32_t id, uint32_t n)
 {
 	return id == NONE || id < n;
@@ -406,14 +433,9 @@ int pf_prof_load_section(struct pf_prof *p, const struct pf_section *sec, char *
 		return 0;
 	}
 	case PF_SEC_FRAMES: {
-		if (size < 16)
-			return bad(errmsg, errmsg_size, "FRAMES section shorter than its header");
-		uint32_t first = pf_le32(d), count = pf_le32(d + 4), esize = pf_le32(d + 8);
-		if (first != p->n_frames)
-			return bad(errmsg, errmsg_size, "FRAMES chunk starts at id %u, expected %u", first, p->n_frames);
-		if (esize < PF_PROF_FRAME_SIZE || (uint64_t)count * esize > size - 16)
-			return bad(errmsg, errmsg_size, "FRAMES entries run past the section");
-		if ((rc = grow((void **)&p->frames, &p->cap_frames, p->n_frames + count, sizeof(*p->frames))))
+		uint32_t first = p->n_frames, count, esize;
+		if ((rc = fixed_header("FRAMES", d, size, first, PF_PROF_FRAME_SIZE, &count, &esize, errmsg, errmsg_size)) ||
+		    (rc = grow((void **)&p->frames, &p->cap_frames, p->n_frames + count, sizeof(*p->frames))))
 			return rc;
 		for (uint32_t i = 0; i < count; i++) {
 			const uint8_t *e = d + 16 + (size_t)i * esize;
@@ -432,14 +454,9 @@ int pf_prof_load_section(struct pf_prof *p, const struct pf_section *sec, char *
 		return 0;
 	}
 	case PF_SEC_STACKS: {
-		if (size < 16)
-			return bad(errmsg, errmsg_size, "STACKS section shorter than its header");
-		uint32_t first = pf_le32(d), count = pf_le32(d + 4), esize = pf_le32(d + 8);
-		if (first != p->n_stacks)
-			return bad(errmsg, errmsg_size, "STACKS chunk starts at id %u, expected %u", first, p->n_stacks);
-		if (esize < PF_PROF_STACK_SIZE || (uint64_t)count * esize > size - 16)
-			return bad(errmsg, errmsg_size, "STACKS entries run past the section");
-		if ((rc = grow((void **)&p->stacks, &p->cap_stacks, p->n_stacks + count, sizeof(*p->stacks))))
+		uint32_t first = p->n_stacks, count, esize;
+		if ((rc = fixed_header("STACKS", d, size, first, PF_PROF_STACK_SIZE, &count, &esize, errmsg, errmsg_size)) ||
+		    (rc = grow((void **)&p->stacks, &p->cap_stacks, p->n_stacks + count, sizeof(*p->stacks))))
 			return rc;
 		for (uint32_t i = 0; i < count; i++) {
 			const uint8_t *e = d + 16 + (size_t)i * esize;

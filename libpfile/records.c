@@ -307,13 +307,9 @@ int pf_events_add(struct pf_events *evs, const struct pf_section *sec)
 	if (attr_size >= ATTR_KNOWN_SIZE)
 		memcpy(&e->config3, a + ATTR_KNOWN_SIZE - 8, 8);
 	e->index = evs->n;
-	if (n_ids) {
-		e->ids = malloc((size_t)n_ids * 8);
-		if (!e->ids)
-			return -ENOMEM;
-		memcpy(e->ids, a + attr_size, (size_t)n_ids * 8);
-		e->n_ids = n_ids;
-	}
+	if (n_ids && pfi_memdup((void **)&e->ids, a + attr_size, (size_t)n_ids * 8) < 0)
+		return -ENOMEM;
+	e->n_ids = n_ids;
 	size_t nl = name_len < sizeof(e->name) - 1 ? name_len : sizeof(e->name) - 1;
 	memcpy(e->name, a + attr_size + (size_t)n_ids * 8, nl);
 	e->name[nl] = 0;
@@ -850,23 +846,15 @@ static int swap_body(uint8_t *rec, size_t body_end, uint16_t misc, const char *l
 	for (const char *l = layout; *l; l++) {
 		switch (*l) {
 		case '2':
-			if (off + 2 > body_end)
-				return -EBADMSG;
-			pfi_swap16(rec + off);
-			off += 2;
-			break;
 		case '4':
-			if (off + 4 > body_end)
+		case '8': { /* one field of that many bytes */
+			int w = *l - '0';
+			if (off + (size_t)w > body_end)
 				return -EBADMSG;
-			pfi_swap32(rec + off);
-			off += 4;
+			pfi_stn(rec + off, pfi_ldn(rec + off, w, 1), w, 0);
+			off += (size_t)w;
 			break;
-		case '8':
-			if (off + 8 > body_end)
-				return -EBADMSG;
-			pfi_swap64(rec + off);
-			off += 8;
-			break;
+		}
 		case 'R':
 			for (; off + 8 <= body_end; off += 8)
 				pfi_swap64(rec + off);

@@ -3,6 +3,7 @@
  * record batching (pf_writer_*). Follows format/pfile.md sections 2 and 3.
  */
 #include "advanced.h"
+#include "internal/alloc.h"
 #include "internal/bytes.h"
 
 #include <errno.h>
@@ -298,13 +299,8 @@ static int write_section(pf_writer *w, uint16_t type, uint16_t flags, const void
 	if (w->cctx && tsize >= 64) {
 		/* a block header (3 bytes) more for each column's flush */
 		size_t bound = ZSTD_compressBound(tsize) + (tf ? 4 * (TX_STREAMS + 1) : 0);
-		if (bound > w->zcap) {
-			uint8_t *z = realloc(w->zbuf, bound);
-			if (!z)
-				return -ENOMEM;
-			w->zbuf = z;
-			w->zcap = bound;
-		}
+		if (pfi_reserve((void **)&w->zbuf, &w->zcap, bound) < 0)
+			return -ENOMEM;
 		/* one block per column, except with stack copies, whose
 		 * columns compress better together (bench/RESULTS.md) */
 		size_t zn = 0;

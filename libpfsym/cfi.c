@@ -11,6 +11,7 @@
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
 
+#include "internal/oatab.h"
 #include "internal/unwind.h"
 
 /* A word of a read-only segment of the module that holds `addr`. */
@@ -72,24 +73,15 @@ static uint64_t ptr_hash(const void *m, uint64_t pc)
 	return h ^ h >> 29;
 }
 
+static uint64_t cfi_hash(const void *e)
+{
+	const struct cfi_rules *r = e;
+	return ptr_hash(r->mod, r->pc);
+}
+
 static int cfi_grow(struct proc *p)
 {
-	uint32_t cap = p->cfi_cap ? p->cfi_cap * 2 : 256;
-	struct cfi_rules *n = calloc(cap, sizeof(*n));
-	if (!n)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < p->cfi_cap; i++) {
-		if (!p->cfi[i].mod)
-			continue;
-		uint32_t k = (uint32_t)ptr_hash(p->cfi[i].mod, p->cfi[i].pc) & (cap - 1);
-		while (n[k].mod)
-			k = (k + 1) & (cap - 1);
-		n[k] = p->cfi[i];
-	}
-	free(p->cfi);
-	p->cfi = n;
-	p->cfi_cap = cap;
-	return 0;
+	return PFC_OA_GROW(p->cfi, p->cfi_cap, 256, mod, cfi_hash);
 }
 
 /* Copies an expression into the process's ops if every operation is one

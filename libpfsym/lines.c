@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "internal/bound.h"
+#include "internal/oatab.h"
 #include "internal/pfsym.h"
 
 #define LN_NONE UINT32_MAX
@@ -140,14 +141,16 @@ struct pfsi_lines {
 	 * string id of nm_p: libdw's strings of one function are one pointer
 	 * (its abstract origin's), so the pointer is the key */
 	struct ln_name { const char *k; uint32_t id; } *nm;
-	size_t nm_n, nm_cap;
+	size_t nm_n;
+	uint32_t nm_cap;
 	const struct pf_prof *nm_p;
 	/* the string id of each source file shown, keyed by libdw's file
 	 * name pointer and the CU's compilation directory pointer (what
 	 * set_src() joins): one snprintf and one interning per file, not per
 	 * frame; of nm_p's table too */
 	struct ln_src { const char *file, *dir; uint32_t id; } *src;
-	size_t src_n, src_cap;
+	size_t src_n;
+	uint32_t src_cap;
 	/* build scratch: ranges of inlined nodes */
 	struct ln_rng { uint64_t lo, hi; uint32_t node, depth; } *rng;
 	size_t n_rng, cap_rng;
@@ -534,7 +537,7 @@ static struct ln_cu *cu_for(struct pfsi_lines *l, uint64_t v)
 /* The line-table row holding v, or NULL. */
 static const struct ln_row *row_for(const struct ln_cu *c, uint64_t v)
 {
-	size_t lo = PFSI_UPPER_BOUND(c->rows, c->n_rows, addr, v); /* first row with addr > v */
+	size_t lo = PFC_UPPER_BOUND(c->rows, c->n_rows, addr, v); /* first row with addr > v */
 	if (!lo || c->rows[lo - 1].end)
 		return NULL;
 	return &c->rows[lo - 1];
@@ -543,7 +546,7 @@ static const struct ln_row *row_for(const struct ln_cu *c, uint64_t v)
 /* The deepest inlined node covering v, or LN_NONE. */
 static uint32_t node_for(const struct ln_cu *c, uint64_t v)
 {
-	size_t lo = PFSI_UPPER_BOUND(c->segs, c->n_segs, lo, v);
+	size_t lo = PFC_UPPER_BOUND(c->segs, c->n_segs, lo, v);
 	if (!lo || v >= c->segs[lo - 1].hi)
 		return LN_NONE;
 	return c->segs[lo - 1].node;
@@ -577,10 +580,21 @@ static void ids_for(struct pfsi_lines *l, const struct pf_prof *p)
 	l->nm_p = p;
 }
 
-static size_t src_slot(const struct ln_src *t, size_t cap, const char *file, const char *dir)
+static uint64_t src_hash(const char *file, const char *dir)
 {
 	uint64_t h = ((uint64_t)(uintptr_t)file >> 3) ^ ((uint64_t)(uintptr_t)dir << 7);
-	size_t j = (size_t)(h * 0x9e3779b97f4a7c15ull >> 40) & (cap - 1);
+	return h * 0x9e3779b97f4a7c15ull >> 40;
+}
+
+static uint64_t src_ent_hash(const void *e)
+{
+	const struct ln_src *s = e;
+	return src_hash(s->file, s->dir);
+}
+
+static size_t src_slot(const struct ln_src *t, size_t cap, const char *file, const char *dir)
+{
+	size_t j = (size_t)src_hash(file, dir) & (cap - 1);
 	while (t[j].file && (t[j].file != file || t[j].dir != dir))
 		j = (j + 1) & (cap - 1);
 	return j;
@@ -590,18 +604,8 @@ static size_t src_slot(const struct ln_src *t, size_t cap, const char *file, con
 static int64_t src_id(struct pfsi_lines *l, struct pf_prof *p, const struct ln_cu *c, const char *file)
 {
 	ids_for(l, p);
-	if ((l->src_n + 1) * 2 > l->src_cap) {
-		size_t cap = l->src_cap ? l->src_cap * 2 : 256;
-		struct ln_src *t = calloc(cap, sizeof(*t));
-		if (!t)
-			return -ENOMEM;
-		for (size_t i = 0; i < l->src_cap; i++)
-			if (l->src[i].file)
-				t[src_slot(t, cap, l->src[i].file, l->src[i].dir)] = l->src[i];
-		free(l->src);
-		l->src = t;
-		l->src_cap = cap;
-	}
+	if ((l->src_n + 1) * 2 > l->src_cap && PFC_OA_GROW(l->src, l->src_cap, 256, file, src_ent_hash) < 0)
+		return -ENOMEM;
 	size_t j = src_slot(l->src, l->src_cap, file, c->comp_dir);
 	if (l->src[j].file)
 		return l->src[j].id;
@@ -632,6 +636,16 @@ static int set_src(struct pfsi_lines *l, struct pf_prof *p, const struct ln_cu *
  * symbol table's names are), else its DW_AT_name. */
 static int64_t node_name_make(struct symbolizer *s, struct pf_prof *p, const struct ln_node *n);
 
+static uint64_t nm_hash(const char *k)
+{
+	return ((uintptr_t)k >> 3) * 0x9e3779b97f4a7c15ull >> 40;
+}
+
+static uint64_t nm_ent_hash(const void *e)
+{
+	return nm_hash(((const struct ln_name *)e)->k);
+}
+
 /* node_name_make(), cached per name pointer (demangling costs about 1 us). */
 static int64_t node_name(struct symbolizer *s, struct pfsi_lines *l, struct pf_prof *p, const struct ln_node *n)
 {
@@ -639,24 +653,9 @@ static int64_t node_name(struct symbolizer *s, struct pfsi_lines *l, struct pf_p
 	if (!k)
 		return PF_PROF_NONE;
 	ids_for(l, p);
-	if ((l->nm_n + 1) * 2 > l->nm_cap) {
-		size_t cap = l->nm_cap ? l->nm_cap * 2 : 256;
-		struct ln_name *t = calloc(cap, sizeof(*t));
-		if (!t)
-			return -ENOMEM;
-		for (size_t i = 0; i < l->nm_cap; i++) {
-			if (!l->nm[i].k)
-				continue;
-			size_t j = ((uintptr_t)l->nm[i].k >> 3) * 0x9e3779b97f4a7c15ull >> 40 & (cap - 1);
-			while (t[j].k)
-				j = (j + 1) & (cap - 1);
-			t[j] = l->nm[i];
-		}
-		free(l->nm);
-		l->nm = t;
-		l->nm_cap = cap;
-	}
-	size_t j = ((uintptr_t)k >> 3) * 0x9e3779b97f4a7c15ull >> 40 & (l->nm_cap - 1);
+	if ((l->nm_n + 1) * 2 > l->nm_cap && PFC_OA_GROW(l->nm, l->nm_cap, 256, k, nm_ent_hash) < 0)
+		return -ENOMEM;
+	size_t j = (size_t)nm_hash(k) & (l->nm_cap - 1);
 	for (; l->nm[j].k; j = (j + 1) & (l->nm_cap - 1))
 		if (l->nm[j].k == k)
 			return l->nm[j].id;

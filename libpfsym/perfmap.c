@@ -183,7 +183,7 @@ static int proc_sort(struct jit_proc *p)
 /* The entry of the latest line that holds addr, or NULL. */
 static struct jit_ent *proc_find(struct jit_proc *p, uint64_t addr)
 {
-	size_t lo = PFSI_UPPER_BOUND(p->e, p->n, start, addr); /* first entry with start > addr */
+	size_t lo = PFC_UPPER_BOUND(p->e, p->n, start, addr); /* first entry with start > addr */
 	struct jit_ent *best = NULL;
 	for (size_t i = lo; i-- > 0 && p->max_end[i] > addr;)
 		if (p->e[i].end > addr && (!best || p->e[i].seq > best->seq))

@@ -334,7 +334,7 @@ static int plt_addr_cmp(const void *a, const void *b)
 static const struct sym *sym_at(const struct binfo *b, uint64_t addr)
 {
 	/* the first symbol at or above addr: above addr - 1 */
-	size_t lo = addr ? PFSI_UPPER_BOUND(b->syms, b->n_syms, addr, addr - 1) : 0;
+	size_t lo = addr ? PFC_UPPER_BOUND(b->syms, b->n_syms, addr, addr - 1) : 0;
 	return lo < b->n_syms && b->syms[lo].addr == addr ? &b->syms[lo] : NULL;
 }
 
@@ -557,7 +557,7 @@ void pfsi_load_segments(struct binfo *b, Elf *e)
  * just before that encloses v (a nested label). */
 static struct sym *lookup(const struct binfo *b, uint64_t v)
 {
-	size_t lo = PFSI_UPPER_BOUND(b->syms, b->n_syms, addr, v);
+	size_t lo = PFC_UPPER_BOUND(b->syms, b->n_syms, addr, v);
 	if (!lo)
 		return NULL;
 	struct sym *s = &b->syms[lo - 1];
@@ -681,12 +681,11 @@ int pfsi_sym_lookup_file(struct symbolizer *s, struct pf_prof *p, const char *pa
 	}
 	if (b->state != ST_OK)
 		return -ENOENT;
-	struct sym *sy = lookup(b, vaddr);
-	if (!sy)
-		return 0;
-	int64_t id = sym_name_id(s, p, sy);
-	if (id < 0)
-		return (int)id;
-	*name = pf_prof_str_get(p, (uint32_t)id, NULL);
+	struct pf_prof_frame f; /* named as a frame at vaddr is */
+	memset(&f, 0, sizeof(f));
+	int r = pfsi_sym_name_vaddr(s, p, b, vaddr, &f);
+	if (r <= 0)
+		return r;
+	*name = pf_prof_str_get(p, f.name, NULL);
 	return 0;
 }

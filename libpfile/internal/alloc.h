@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Defines NAME_new() and NAME_delete() for `struct NAME`, whose contents
  * FREE (a function of `struct NAME *`) releases:
@@ -67,6 +68,31 @@ static inline int pfi_grow_bytes(void **p, size_t *cap, size_t need, size_t firs
 		return -ENOMEM;
 	*p = np;
 	*cap = nc;
+	return 0;
+}
+
+/* Grows the buffer *p of *cap bytes to exactly `need` bytes when it is
+ * smaller. @return 0, or -ENOMEM (*p and *cap unchanged). */
+static inline int pfi_reserve(void **p, size_t *cap, size_t need)
+{
+	if (need <= *cap)
+		return 0;
+	void *np = realloc(*p, need);
+	if (!np)
+		return -ENOMEM;
+	*p = np;
+	*cap = need;
+	return 0;
+}
+
+/* *dst = a malloc'd copy of the n bytes (n > 0) at src. @return 0, or
+ * -ENOMEM (*dst NULL). */
+static inline int pfi_memdup(void **dst, const void *src, size_t n)
+{
+	*dst = malloc(n);
+	if (!*dst)
+		return -ENOMEM;
+	memcpy(*dst, src, n);
 	return 0;
 }
 

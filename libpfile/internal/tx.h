@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "advanced.h"
+#include "internal/alloc.h"
 #include "internal/bytes.h"
 
 #ifndef PERF_SAMPLE_BRANCH_COUNTERS
@@ -84,10 +85,21 @@ struct slot {
 	uint64_t stack_base;
 	uint32_t stack_len;
 	uint8_t *stack;         /* stack_cap bytes */
-	uint32_t stack_cap;
+	size_t stack_cap;
 	const uint8_t *stack_view; /* decoder: the previous copy, in the output
 				    * buffer of the section being decoded */
 };
+
+/* Copies the n bytes at b into the slot's own stack buffer, grown to n
+ * bytes when it is smaller. @return 0, or -ENOMEM. */
+static inline int slot_stack_copy(struct slot *s, const uint8_t *b, uint32_t n)
+{
+	if (pfi_reserve((void **)&s->stack, &s->stack_cap, n) < 0)
+		return -ENOMEM;
+	if (n)
+		memcpy(s->stack, b, n);
+	return 0;
+}
 
 struct stream {
 	uint8_t *p;
@@ -134,6 +146,33 @@ static inline uint64_t unzz(uint64_t v)
 static inline unsigned bit(uint64_t st, uint64_t b)
 {
 	return (st & b) ? 1 : 0;
+}
+
+/* The length of a sample's fields after its user stack (WEIGHT to AUX,
+ * which both directions pass through as they are) at p, of which avail
+ * bytes are there, in the recording's byte order (swap): -1 when they do
+ * not fit in avail or the AUX size is over MAX_REC. */
+static inline int64_t sample_tail_len(uint64_t st, uint64_t regs_intr, const uint8_t *p, size_t avail, int swap)
+{
+	uint64_t n = 8 * (bit(st, PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT) + bit(st, PERF_SAMPLE_DATA_SRC) +
+			  bit(st, PERF_SAMPLE_TRANSACTION));
+	if (st & PERF_SAMPLE_REGS_INTR) {
+		if (avail < n + 8)
+			return -1;
+		uint64_t abi = pfi_ldn(p + n, 8, swap);
+		n += 8 + (abi ? 8 * (uint64_t)__builtin_popcountll(regs_intr) : 0);
+	}
+	n += 8 * (bit(st, PERF_SAMPLE_PHYS_ADDR) + bit(st, PERF_SAMPLE_CGROUP) + bit(st, PERF_SAMPLE_DATA_PAGE_SIZE) +
+		  bit(st, PERF_SAMPLE_CODE_PAGE_SIZE));
+	if (st & PERF_SAMPLE_AUX) {
+		if (avail < n + 8)
+			return -1;
+		uint64_t aux = pfi_ldn(p + n, 8, swap);
+		if (aux > MAX_REC)
+			return -1;
+		n += 8 + aux;
+	}
+	return n <= avail ? (int64_t)n : -1;
 }
 /* dst[0..n) = the LE u64s at src. */
 static inline void le64_copy(uint64_t *dst, const uint8_t *src, uint64_t n)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal/alloc.h"
 #include "internal/tx.h"
 
 static uint8_t sp_reg_of(uint16_t e_machine)
@@ -81,13 +82,9 @@ int pf_tx_add_event(pf_tx *t, const uint8_t *data, size_t size)
 		e->regs_user = pfi_ldn(a + 80, 8, 0);
 	if (attr_size >= 104)
 		e->regs_intr = pfi_ldn(a + 96, 8, 0);
-	if (n_ids) {
-		e->ids = malloc((size_t)n_ids * 8);
-		if (!e->ids)
-			return -ENOMEM;
-		memcpy(e->ids, a + attr_size, (size_t)n_ids * 8);
-		e->n_ids = n_ids;
-	}
+	if (n_ids && pfi_memdup((void **)&e->ids, a + attr_size, (size_t)n_ids * 8) < 0)
+		return -ENOMEM;
+	e->n_ids = n_ids;
 	e->valid = 1;
 	e->fast = !(e->sample_type & ~(uint64_t)FAST_ST);
 	return 0;

@@ -314,31 +314,9 @@ static int decode_sample(pf_tx *t, uint32_t k, struct rd *R, int swap, uint8_t *
 		goto stop;
 	if ((st & PERF_SAMPLE_STACK_USER) && (rc = put_stack_user(R, swap, sl, &o, base_ok, base, why)) != 0)
 		goto stop;
-	if ((st & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT)) && rest_copy(rest, &o, 8) < 0)
+	int64_t tail = sample_tail_len(st, e->regs_intr, rest->p, (size_t)(rest->end - rest->p), swap);
+	if (tail < 0 || (tail && rest_copy(rest, &o, (uint64_t)tail) < 0))
 		goto short_rest;
-	if ((st & PERF_SAMPLE_DATA_SRC) && rest_copy(rest, &o, 8) < 0)
-		goto short_rest;
-	if ((st & PERF_SAMPLE_TRANSACTION) && rest_copy(rest, &o, 8) < 0)
-		goto short_rest;
-	if (st & PERF_SAMPLE_REGS_INTR) {
-		uint64_t abi;
-		if (rest_peek(rest, 8, swap, &abi) < 0 ||
-		    rest_copy(rest, &o, 8 + (abi ? 8 * (uint64_t)__builtin_popcountll(e->regs_intr) : 0)) < 0)
-			goto short_rest;
-	}
-	if ((st & PERF_SAMPLE_PHYS_ADDR) && rest_copy(rest, &o, 8) < 0)
-		goto short_rest;
-	if ((st & PERF_SAMPLE_CGROUP) && rest_copy(rest, &o, 8) < 0)
-		goto short_rest;
-	if ((st & PERF_SAMPLE_DATA_PAGE_SIZE) && rest_copy(rest, &o, 8) < 0)
-		goto short_rest;
-	if ((st & PERF_SAMPLE_CODE_PAGE_SIZE) && rest_copy(rest, &o, 8) < 0)
-		goto short_rest;
-	if (st & PERF_SAMPLE_AUX) {
-		uint64_t n;
-		if (rest_peek(rest, 8, swap, &n) < 0 || n > MAX_REC || rest_copy(rest, &o, 8 + n) < 0)
-			goto short_rest;
-	}
 	size_t rs = (size_t)(o.p - rec);
 	if (rs > MAX_REC || (rs & 7))
 		BAD("a decoded sample has an impossible size");
@@ -378,14 +356,8 @@ static int own_state(pf_tx *t)
 			s->chain_view = (const uint8_t *)s->chain;
 		}
 		if (s->stack_ok && s->stack_len && s->stack_view != s->stack) {
-			if (s->stack_len > s->stack_cap) {
-				uint8_t *p = realloc(s->stack, s->stack_len);
-				if (!p)
-					return -ENOMEM;
-				s->stack = p;
-				s->stack_cap = s->stack_len;
-			}
-			memcpy(s->stack, s->stack_view, s->stack_len);
+			if (slot_stack_copy(s, s->stack_view, s->stack_len) < 0)
+				return -ENOMEM;
 			s->stack_view = s->stack;
 		}
 	}

@@ -64,15 +64,8 @@ static int keep_stack(struct slot *s, int base_ok, uint64_t base, const uint8_t 
 	s->stack_ok = 0;
 	if (!base_ok)
 		return 0;
-	if (n > s->stack_cap) {
-		uint8_t *p = realloc(s->stack, n);
-		if (!p)
-			return -ENOMEM;
-		s->stack = p;
-		s->stack_cap = n;
-	}
-	if (n)
-		memcpy(s->stack, b, n);
+	if (slot_stack_copy(s, b, n) < 0)
+		return -ENOMEM;
 	s->stack_len = n;
 	s->stack_base = base;
 	s->stack_ok = 1;
@@ -265,34 +258,9 @@ static int parse_sample(const struct txev *e, const uint8_t *rec, size_t size, i
 				return -1;
 		}
 	}
-	if ((st & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT)) && crest(&c, s, 8) < 0)
+	int64_t tail = sample_tail_len(st, e->regs_intr, c.p, (size_t)(c.end - c.p), swap);
+	if (tail < 0 || (tail && crest(&c, s, (uint64_t)tail) < 0))
 		return -1;
-	if ((st & PERF_SAMPLE_DATA_SRC) && crest(&c, s, 8) < 0)
-		return -1;
-	if ((st & PERF_SAMPLE_TRANSACTION) && crest(&c, s, 8) < 0)
-		return -1;
-	if (st & PERF_SAMPLE_REGS_INTR) {
-		if (c.end - c.p < 8)
-			return -1;
-		uint64_t abi = pfi_ldn(c.p, 8, swap);
-		if (crest(&c, s, 8 + (abi ? 8 * (uint64_t)__builtin_popcountll(e->regs_intr) : 0)) < 0)
-			return -1;
-	}
-	if ((st & PERF_SAMPLE_PHYS_ADDR) && crest(&c, s, 8) < 0)
-		return -1;
-	if ((st & PERF_SAMPLE_CGROUP) && crest(&c, s, 8) < 0)
-		return -1;
-	if ((st & PERF_SAMPLE_DATA_PAGE_SIZE) && crest(&c, s, 8) < 0)
-		return -1;
-	if ((st & PERF_SAMPLE_CODE_PAGE_SIZE) && crest(&c, s, 8) < 0)
-		return -1;
-	if (st & PERF_SAMPLE_AUX) {
-		if (c.end - c.p < 8)
-			return -1;
-		uint64_t n = pfi_ldn(c.p, 8, swap);
-		if (n > MAX_REC || crest(&c, s, 8 + n) < 0)
-			return -1;
-	}
 	/* the layout must account for every byte, else the record goes verbatim */
 	return c.p == c.end ? 0 : -1;
 }
@@ -536,13 +504,8 @@ static int tx_encode(pf_tx *t, int swap, const uint8_t *raw, size_t size, struct
 	pf_put_le64(h + 16, t->time_step);
 	for (unsigned i = 0; i < N_STREAMS; i++)
 		pf_put_le32(h + 24 + 4 * i, (uint32_t)t->st[i].len);
-	if (total > out->cap) {
-		uint8_t *p = realloc(out->data, total);
-		if (!p)
-			return -ENOMEM;
-		out->data = p;
-		out->cap = total;
-	}
+	if (pfi_reserve((void **)&out->data, &out->cap, total) < 0)
+		return -ENOMEM;
 	if ((rc = pf_buf_put(out, h, sizeof(h))) < 0)
 		return rc;
 	for (unsigned i = 0; i < N_STREAMS; i++)
