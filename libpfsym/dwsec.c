@@ -29,7 +29,7 @@
  * and written again. Cache files are written to a temporary name and
  * renamed, so concurrent runs never see half of one; a run that uses one
  * touches it, and after each write the least recently used are removed
- * beyond PFSYM_DWARF_CACHE_MB (dwc_prune()). Its layout, in this
+ * beyond PFSYM_DWARF_CACHE_MB (pfsi_dwc_prune()). Its layout, in this
  * machine's byte order (the cache is not meant to travel):
  *   header (64 bytes): magic "PFDWSEC1", u32 0x01020304, u32 n sections,
  *     u64[2] key (XXH3-128 of a version string and, per section, its index,
@@ -55,6 +55,7 @@
 #include <xxhash.h>
 #include <zlib.h>
 
+#include "internal/lines.h"
 #include "internal/pfsym.h"
 
 /* DWARF sections libdw loads that lines.c's calls never read
@@ -298,7 +299,7 @@ static int dwc_load(const char *dir, const uint64_t key[2], struct job *jobs, si
 	return 1;
 }
 
-static int write_all(int fd, const void *p, size_t n)
+int pfsi_dwc_write_all(int fd, const void *p, size_t n)
 {
 	const uint8_t *b = p;
 	while (n) {
@@ -314,7 +315,7 @@ static int write_all(int fd, const void *p, size_t n)
 }
 
 /* mkdir -p dir (new folders 0700, as XDG asks of the cache's). */
-static int mkdirs(const char *dir)
+int pfsi_dwc_mkdirs(const char *dir)
 {
 	char p[4096];
 	size_t len = strlen(dir);
@@ -335,7 +336,7 @@ static int mkdirs(const char *dir)
 
 /* ---- the cache's size ---- */
 
-#define DWC_NAME_LEN (32 + 6) /* 32 hex digits and ".dwsec" */
+#define DWC_NAME_LEN (32 + 6) /* 32 hex digits and ".dwsec" (or lnidx.c's ".lnidx") */
 
 /* PFSYM_DWARF_CACHE_MB: the most the folder's cache files may hold, in MiB
  * (default 1024; 0: no limit; anything else that is not a number: the
@@ -380,8 +381,8 @@ static int is_hex(const char *p, size_t n)
  * a run that uses one touches it) until they hold at most dwc_limit(),
  * never `keep` (the file just written); and temporary files a run killed
  * while writing left behind, after a day. Only names of the cache's own
- * forms are looked at. */
-static void dwc_prune(const char *dir, const char *keep)
+ * forms are looked at: KEY.dwsec and lnidx.c's KEY.lnidx (the line index). */
+void pfsi_dwc_prune(const char *dir, const char *keep)
 {
 	uint64_t limit = dwc_limit();
 	DIR *d = opendir(dir);
@@ -397,7 +398,8 @@ static void dwc_prune(const char *dir, const char *keep)
 	while ((de = readdir(d))) {
 		const char *nm = de->d_name;
 		size_t len = strlen(nm);
-		if (len < DWC_NAME_LEN || !is_hex(nm, 32) || strncmp(nm + 32, ".dwsec", 6) != 0)
+		if (len < DWC_NAME_LEN || !is_hex(nm, 32) ||
+		    (strncmp(nm + 32, ".dwsec", 6) != 0 && strncmp(nm + 32, ".lnidx", 6) != 0))
 			continue;
 		struct stat st;
 		if (fstatat(dfd, nm, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
@@ -433,7 +435,7 @@ static int dwc_store(const char *dir, const uint64_t key[2], const struct job *j
 {
 	char path[4096], tmp[4096];
 	if (dwc_path(dir, key, "", path, sizeof(path)) < 0 || dwc_path(dir, key, ".XXXXXX", tmp, sizeof(tmp)) < 0 ||
-	    mkdirs(dir) < 0)
+	    pfsi_dwc_mkdirs(dir) < 0)
 		return -1;
 	struct dwc_ent *t = calloc(n, sizeof(*t));
 	if (!t)
@@ -456,8 +458,8 @@ static int dwc_store(const char *dir, const uint64_t key[2], const struct job *j
 	int fd = mkstemps(tmp, 0);
 	int rc = fd < 0 ? -1 : 0;
 	if (!rc)
-		rc = write_all(fd, &h, sizeof(h)) < 0 || write_all(fd, t, n * sizeof(*t)) < 0 ||
-		     write_all(fd, zeros, pad) < 0 || write_all(fd, buf, (size_t)total) < 0 ? -1 : 0;
+		rc = pfsi_dwc_write_all(fd, &h, sizeof(h)) < 0 || pfsi_dwc_write_all(fd, t, n * sizeof(*t)) < 0 ||
+		     pfsi_dwc_write_all(fd, zeros, pad) < 0 || pfsi_dwc_write_all(fd, buf, (size_t)total) < 0 ? -1 : 0;
 	if (fd >= 0 && close(fd) < 0)
 		rc = -1;
 	if (!rc && rename(tmp, path) < 0)
@@ -466,7 +468,7 @@ static int dwc_store(const char *dir, const uint64_t key[2], const struct job *j
 		unlink(tmp);
 	free(t);
 	if (!rc)
-		dwc_prune(dir, path + strlen(dir) + 1);
+		pfsi_dwc_prune(dir, path + strlen(dir) + 1);
 	return rc;
 }
 

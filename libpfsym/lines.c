@@ -9,9 +9,10 @@
  *
  * libdw's per-address calls (dwarf_getscopes, dwfl_module_getsrc) cost about
  * 70 us cold each, so they are not used per address. Instead, the first
- * address that falls in a compilation unit (found with dwarf_addrdie, i.e.
- * .debug_aranges or the CU ranges libdw reads once) builds that unit's index
- * in one walk of its DIE tree and one dwarf_getsrclines():
+ * address that falls in a compilation unit (found in the ranges of
+ * dwarf_getaranges(), i.e. .debug_aranges, searched as dwarf_addrdie()
+ * does) builds that unit's index in one walk of its DIE tree and one
+ * dwarf_getsrclines():
  *   - every DW_TAG_inlined_subroutine becomes a node (name, call_file,
  *     call_line, parent node); its address ranges are swept into sorted,
  *     disjoint segments that each name the deepest node covering them;
@@ -19,6 +20,10 @@
  * An address is then two binary searches and a walk up the parents. The
  * builder asks once per (DSO, file offset), so each address is resolved once
  * per run.
+ *
+ * The units' indexes and the ranges are kept on disk (lnidx.c, in the DWARF
+ * cache folder): a run that finds every unit it needs there never opens the
+ * DWARF with libdw (dw_open() runs on the first unit it lacks).
  *
  * Lines follow binutils' addr2line: the row that holds an address is the last
  * row at or before it in its sequence (none after an end_sequence row).
@@ -35,18 +40,19 @@
 #include <unistd.h>
 
 #include "internal/bound.h"
+#include "internal/lines.h"
 #include "internal/oatab.h"
 #include "internal/pfsym.h"
-
-#define LN_NONE UINT32_MAX
 
 /* ---- libdw, loaded when first needed ---- */
 
 #define LN_FUNCS(X) \
 	X(dwarf_begin_elf) \
 	X(dwarf_end) \
-	X(dwarf_addrdie) \
+	X(dwarf_offdie) \
 	X(dwarf_getaranges) \
+	X(dwarf_onearange) \
+	X(dwarf_getarangeinfo) \
 	X(dwarf_dieoffset) \
 	X(dwarf_child) \
 	X(dwarf_siblingof) \
@@ -92,46 +98,24 @@ static int ln_load(void)
 }
 #endif
 
-/* ---- the index of one compilation unit ---- */
-
-struct ln_node {
-	const char *name;      /* DW_AT_name of the inlined function (libdw's memory) */
-	const char *linkage;   /* DW_AT_linkage_name, or NULL */
-	const char *call_file; /* full path, or NULL */
-	uint32_t call_line;
-	uint32_t parent;       /* the node it is inlined into, LN_NONE: the real function */
-	uint32_t depth;        /* 1: inlined into the real function */
-};
-
-struct ln_seg {
-	uint64_t lo, hi; /* [lo, hi) */
-	uint32_t node;   /* the deepest inlined node covering it */
-};
-
-struct ln_row {
-	uint64_t addr;
-	const char *file; /* full path (libdw's memory), or NULL */
-	uint32_t line;
-	uint32_t end;     /* an end_sequence row: no line from here */
-	uint32_t order;   /* the row's index in libdw's table (ties) */
-};
-
-struct ln_cu {
-	uint64_t off; /* the CU DIE's offset */
-	const char *comp_dir; /* DW_AT_comp_dir, or NULL */
-	struct ln_node *nodes;
-	uint32_t n_nodes;
-	size_t cap_nodes;
-	struct ln_seg *segs;
-	size_t n_segs;
-	struct ln_row *rows;
-	size_t n_rows;
-};
+/* ---- the index of one compilation unit: internal/lines.h ---- */
 
 struct pfsi_lines {
-	Dwarf *dbg;    /* NULL: no DWARF */
+	int has;       /* 0: no DWARF (nothing below is set) */
+	Elf *dw_src;   /* the file the DWARF is in (b's or elf), for dw_open() */
+	int src_fd;    /* src's descriptor when symbols use it too, else -1 */
+	Dwarf *dbg;    /* libdw's handle, opened when first needed; NULL before */
+	int dw_tried;  /* dw_open() has run */
 	Elf *elf;      /* a debug file opened here, or NULL */
 	int fd;        /* its descriptor, or -1 */
+	/* the address ranges of the CUs (libdw's, or the line index's) */
+	struct ln_ar *ar;
+	size_t n_ar;
+	/* the line index on disk (lnidx.c): ix_dir NULL when not kept */
+	char *ix_dir;
+	uint64_t ix_key[2];
+	struct pfsi_lnidx *ix; /* the one loaded, or NULL */
+	int ix_dirty;          /* CUs built from libdw that it lacks */
 	Elf *own;      /* the handle of a file symbols use, opened again here
 			  for libdw (dwsec.c changes it), or NULL */
 	struct pfsi_dw_bufs bufs; /* its inflated sections (dwsec.c) */
@@ -166,16 +150,23 @@ static void cu_free(struct ln_cu *c)
 	free(c);
 }
 
+static void ix_save(struct pfsi_lines *l);
+
 void pfsi_lines_free(struct pfsi_lines *l)
 {
 	if (!l)
 		return;
+	if (l->ix_dirty)
+		ix_save(l); /* before the memory its strings are in goes */
 	for (size_t i = 0; i < l->n_cus; i++)
 		cu_free(l->cus[i]);
 	free(l->cus);
 	free(l->rng);
 	free(l->nm);
 	free(l->src);
+	free(l->ar);
+	free(l->ix_dir);
+	pfsi_lnidx_free(l->ix);
 	if (l->dbg)
 		LN(dwarf_end)(l->dbg);
 	if (l->elf)
@@ -226,16 +217,71 @@ void pfsi_lines_report(const struct symbolizer *s, FILE *out, const char *prog)
 	fprintf(out,
 		"%s: lines: %llu addresses, %.3f us each to find the CU (indexed), %.3f us each to make "
 		"the frames; %llu DWARF files opened in %.1f ms; %llu compilation units indexed in %.1f ms; "
-		"DWARF cache: %llu used, %llu written, %llu not written\n",
+		"line index: %llu used; DWARF cache: %llu used, %llu written, %llu not written\n",
 		prog, (unsigned long long)s->ln_addrs,
 		s->ln_addrs ? (double)s->ln_lookup_ns / 1e3 / (double)s->ln_addrs : 0.0,
 		s->ln_addrs ? (double)s->ln_chain_ns / 1e3 / (double)s->ln_addrs : 0.0,
 		(unsigned long long)s->ln_files, (double)s->ln_open_ns / 1e6, (unsigned long long)s->ln_cus,
-		(double)s->ln_index_ns / 1e6, (unsigned long long)s->ln_cache[PFSI_DWC_HIT],
+		(double)s->ln_index_ns / 1e6, (unsigned long long)s->ln_ix_used,
+		(unsigned long long)s->ln_cache[PFSI_DWC_HIT],
 		(unsigned long long)s->ln_cache[PFSI_DWC_WRITTEN], (unsigned long long)s->ln_cache[PFSI_DWC_NOT_WRITTEN]);
 }
 
-/* The DWARF of b (opened once; l->dbg NULL when there is none). */
+/* Whether PFSYM_LINE_INDEX=0 turns the line index on disk off (the
+ * section cache alone: a measuring aid, and its tests). */
+static int ix_off(void)
+{
+	const char *e = getenv("PFSYM_LINE_INDEX");
+	return e && strcmp(e, "0") == 0;
+}
+
+/* Opens l's DWARF with libdw (once): l->dbg, NULL when it cannot be read.
+ * With the CU ranges of the line index already in l->ar, libdw's are not
+ * read. */
+static void dw_open(struct symbolizer *s, struct pfsi_lines *l)
+{
+	if (l->dw_tried)
+		return;
+	l->dw_tried = 1;
+	Elf *e = l->dw_src;
+	uint64_t t0 = now_ns();
+	/* libdw gets a handle of its own, which dwsec.c may change: the one
+	 * symbols (and the unwinder) use stays as it is */
+	if (l->src_fd >= 0) {
+		Elf *o = elf_begin(l->src_fd, ELF_C_READ_MMAP, NULL);
+		if (o && elf_kind(o) == ELF_K_ELF && has_debug_info(o))
+			e = l->own = o;
+		else if (o)
+			elf_end(o);
+	}
+	if (e == l->own || e == l->elf)
+		(void)pfsi_dw_prepare(e, s->o.dwarf_cache, &l->bufs);
+	s->ln_cache[l->bufs.cache]++;
+	l->dbg = LN(dwarf_begin_elf)(e, DWARF_C_READ, NULL);
+	s->ln_files++;
+	if (!l->dbg || l->ar) {
+		s->ln_open_ns += now_ns() - t0;
+		return;
+	}
+	/* the address ranges of every CU, read once (dwarf_addrdie would on
+	 * its first call), copied in libdw's order */
+	Dwarf_Aranges *ar;
+	size_t n = 0;
+	if (LN(dwarf_getaranges)(l->dbg, &ar, &n) == 0 && n && (l->ar = malloc(n * sizeof(*l->ar)))) {
+		for (size_t i = 0; i < n; i++) {
+			Dwarf_Addr a;
+			Dwarf_Word len;
+			Dwarf_Off off;
+			if (LN(dwarf_getarangeinfo)(LN(dwarf_onearange)(ar, i), &a, &len, &off) != 0)
+				a = len = off = 0; /* never found: len 0 */
+			l->ar[l->n_ar++] = (struct ln_ar){ a, len, off };
+		}
+	}
+	s->ln_open_ns += now_ns() - t0;
+}
+
+/* The DWARF of b (found once; l->has 0 when there is none). Its CUs come
+ * from the line index on disk when that holds them, else from libdw. */
 static struct pfsi_lines *lines_of(struct symbolizer *s, struct binfo *b, struct pf_dso *dso)
 {
 	if (b->lines)
@@ -243,18 +289,17 @@ static struct pfsi_lines *lines_of(struct symbolizer *s, struct binfo *b, struct
 	struct pfsi_lines *l = calloc(1, sizeof(*l));
 	if (!l)
 		return NULL;
-	l->fd = -1;
+	l->fd = l->src_fd = -1;
 	b->lines = l;
 	if (!ln_load())
 		return l;
 	Elf *e = NULL;
-	int e_fd = -1; /* the file of e when symbols use it too */
 	if (b->elf_sym && b->elf_sym != b->elf_main && has_debug_info(b->elf_sym)) {
 		e = b->elf_sym;
-		e_fd = b->fd_sym;
+		l->src_fd = b->fd_sym;
 	} else if (has_debug_info(b->elf_main)) {
 		e = b->elf_main;
-		e_fd = b->fd_main;
+		l->src_fd = b->fd_main;
 	} else if (dso) {
 		const char *path;
 		int fd = pfsi_sym_dso_debug_fd(s, dso, &path);
@@ -271,30 +316,27 @@ static struct pfsi_lines *lines_of(struct symbolizer *s, struct binfo *b, struct
 			}
 		}
 	}
-	if (e) {
-		uint64_t t0 = now_ns();
-		/* libdw gets a handle of its own, which dwsec.c may change:
-		 * the one symbols (and the unwinder) use stays as it is */
-		if (e_fd >= 0) {
-			Elf *o = elf_begin(e_fd, ELF_C_READ_MMAP, NULL);
-			if (o && elf_kind(o) == ELF_K_ELF && has_debug_info(o))
-				e = l->own = o;
-			else if (o)
-				elf_end(o);
+	if (!e)
+		return l;
+	l->has = 1;
+	l->dw_src = e;
+	const char *dir = s->o.dwarf_cache;
+	if (dir && *dir && !ix_off() && pfsi_lnidx_key(e, l->ix_key) == 0)
+		l->ix_dir = strdup(dir);
+	if (l->ix_dir && (l->ix = pfsi_lnidx_load(l->ix_dir, l->ix_key))) {
+		size_t n;
+		const struct ln_ar *ar = pfsi_lnidx_aranges(l->ix, &n);
+		if (n && !(l->ar = malloc(n * sizeof(*l->ar)))) {
+			pfsi_lnidx_free(l->ix);
+			l->ix = NULL;
+		} else {
+			memcpy(l->ar, ar, n * sizeof(*ar));
+			l->n_ar = n;
+			s->ln_ix_used++;
 		}
-		if (e == l->own || e == l->elf)
-			(void)pfsi_dw_prepare(e, s->o.dwarf_cache, &l->bufs);
-		s->ln_cache[l->bufs.cache]++;
-		l->dbg = LN(dwarf_begin_elf)(e, DWARF_C_READ, NULL);
-		/* the address ranges of every CU, read once here (dwarf_addrdie
-		 * would on its first call) */
-		Dwarf_Aranges *ar;
-		size_t n_ar;
-		if (l->dbg)
-			(void)LN(dwarf_getaranges)(l->dbg, &ar, &n_ar);
-		s->ln_open_ns += now_ns() - t0;
-		s->ln_files++;
 	}
+	if (!l->ix)
+		dw_open(s, l);
 	return l;
 }
 
@@ -505,14 +547,61 @@ static struct ln_cu *cu_build(struct pfsi_lines *l, Dwarf_Die *cudie)
 	return c;
 }
 
-/* The index of the CU holding ELF virtual address v, built when first
- * asked; NULL when no CU holds it (or out of memory). */
-static struct ln_cu *cu_for(struct pfsi_lines *l, uint64_t v)
+/* The CU DIE offset of the range holding v, or -1: the search of libdw's
+ * dwarf_getarange_addr() (what dwarf_addrdie() uses), on l->ar in its
+ * order, so that a run with the line index finds the CU one without it
+ * finds. */
+static int64_t ar_find(const struct pfsi_lines *l, uint64_t v)
 {
+	size_t lo = 0, hi = l->n_ar;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const struct ln_ar *a = &l->ar[mid];
+		if (v < a->lo)
+			hi = mid;
+		else if (v > a->lo && v - a->lo >= a->len)
+			lo = mid + 1;
+		else
+			return a->off > INT64_MAX ? -1 : (int64_t)a->off;
+	}
+	return -1;
+}
+
+/* The CU at DIE offset off: from the line index, else built from libdw
+ * (opened now if need be). NULL when neither has it (or out of memory). */
+static struct ln_cu *cu_make(struct symbolizer *s, struct pfsi_lines *l, uint64_t off)
+{
+	if (l->ix) {
+		size_t lo = 0, hi = pfsi_lnidx_n_cus(l->ix);
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if (pfsi_lnidx_cu_off(l->ix, mid) < off)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < pfsi_lnidx_n_cus(l->ix) && pfsi_lnidx_cu_off(l->ix, lo) == off) {
+			struct ln_cu *c = calloc(1, sizeof(*c));
+			if (c && pfsi_lnidx_cu(l->ix, lo, c) < 0) {
+				free(c);
+				c = NULL;
+			}
+			return c;
+		}
+	}
+	dw_open(s, l);
 	Dwarf_Die cudie;
-	if (!LN(dwarf_addrdie)(l->dbg, v, &cudie))
+	if (!l->dbg || !LN(dwarf_offdie)(l->dbg, off, &cudie))
 		return NULL;
-	uint64_t off = LN(dwarf_dieoffset)(&cudie);
+	struct ln_cu *c = cu_build(l, &cudie);
+	if (c && l->ix_dir)
+		l->ix_dirty = 1;
+	return c;
+}
+
+/* Where CU off is (or goes) in l->cus. */
+static size_t cu_slot(const struct pfsi_lines *l, uint64_t off)
+{
 	size_t lo = 0, hi = l->n_cus;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
@@ -521,17 +610,56 @@ static struct ln_cu *cu_for(struct pfsi_lines *l, uint64_t v)
 		else
 			hi = mid;
 	}
-	if (lo < l->n_cus && l->cus[lo]->off == off)
-		return l->cus[lo];
+	return lo;
+}
+
+/* Adds c to l->cus at slot lo. @return 0 or -ENOMEM. */
+static int cu_add(struct pfsi_lines *l, size_t lo, struct ln_cu *c)
+{
 	if (l->n_cus == l->cap_cus && pfsi_grow((void **)&l->cus, &l->cap_cus, sizeof(*l->cus), 16) < 0)
-		return NULL;
-	struct ln_cu *c = cu_build(l, &cudie);
-	if (!c)
-		return NULL;
+		return -ENOMEM;
 	memmove(l->cus + lo + 1, l->cus + lo, (l->n_cus - lo) * sizeof(*l->cus));
 	l->cus[lo] = c;
 	l->n_cus++;
+	return 0;
+}
+
+/* The index of the CU holding ELF virtual address v, made when first
+ * asked; NULL when no CU holds it (or out of memory). */
+static struct ln_cu *cu_for(struct symbolizer *s, struct pfsi_lines *l, uint64_t v)
+{
+	int64_t off = ar_find(l, v);
+	if (off < 0)
+		return NULL;
+	size_t lo = cu_slot(l, (uint64_t)off);
+	if (lo < l->n_cus && l->cus[lo]->off == (uint64_t)off)
+		return l->cus[lo];
+	struct ln_cu *c = cu_make(s, l, (uint64_t)off);
+	if (c && cu_add(l, lo, c) < 0) {
+		cu_free(c);
+		c = NULL;
+	}
 	return c;
+}
+
+/* Writes l's line index: its CUs, and those of the index it was loaded
+ * with that this run did not use (read from it now). Costs time only when
+ * it fails. */
+static void ix_save(struct pfsi_lines *l)
+{
+	size_t n = l->ix ? pfsi_lnidx_n_cus(l->ix) : 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t off = pfsi_lnidx_cu_off(l->ix, i);
+		size_t lo = cu_slot(l, off);
+		if (lo < l->n_cus && l->cus[lo]->off == off)
+			continue;
+		struct ln_cu *c = calloc(1, sizeof(*c));
+		if (!c || pfsi_lnidx_cu(l->ix, i, c) < 0 || cu_add(l, lo, c) < 0) {
+			cu_free(c);
+			return;
+		}
+	}
+	(void)pfsi_lnidx_store(l->ix_dir, l->ix_key, l->ar, l->n_ar, l->cus, l->n_cus);
 }
 
 /* The line-table row holding v, or NULL. */
@@ -708,20 +836,20 @@ int pfsi_lines_chain(struct symbolizer *s, struct binfo *b, struct pf_dso *dso, 
 	struct pfsi_lines *l = lines_of(s, b, dso);
 	if (!l)
 		return -ENOMEM;
-	if (!l->dbg)
+	if (!l->has)
 		return 1;
 	uint64_t v = f->addr;
 	size_t had = l->n_cus;
 	if (!s->ln_timed)
 		s->ln_timed = stats_on() ? 1 : -1;
 	if (s->ln_timed < 0) { /* three clock reads cost about 0.3 us here */
-		struct ln_cu *c = cu_for(l, v);
+		struct ln_cu *c = cu_for(s, l, v);
 		s->ln_cus += l->n_cus != had;
 		s->ln_addrs++;
 		return chain_frames(s, l, p, c, v, f, max);
 	}
 	uint64_t t0 = now_ns();
-	struct ln_cu *c = cu_for(l, v);
+	struct ln_cu *c = cu_for(s, l, v);
 	uint64_t t1 = now_ns();
 	if (l->n_cus != had) { /* a CU indexed now (or the aranges read) */
 		s->ln_cus++;

@@ -96,12 +96,14 @@ dl_libs() {
 }
 
 # only_inside INPUT ROOT...: after its open of INPUT, pfsym opened nothing
-# but files in or under the ROOTs and the dynamic loader's libraries
-# (dl_libs INPUT): `outside` succeeds and prints nothing.
+# but files in or under the ROOTs, the dynamic loader's libraries
+# (dl_libs INPUT) and its own DWARF cache folder (--dwarf-cache: the line
+# index of each DWARF file it read, libpfsym/lnidx.c): `outside` succeeds
+# and prints nothing.
 only_inside() {
 	local libs=()
 	mapfile -t libs < <(dl_libs "$1")
-	run -0 outside "$@" "${libs[@]}"
+	run -0 outside "$@" "${libs[@]}" "$XDG_CACHE_HOME/pftools/dwarf"
 	assert_output ""
 }
 

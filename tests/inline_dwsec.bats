@@ -9,6 +9,11 @@
 load helpers
 bats_require_minimum_version 1.5.0
 
+# These tests are about the cache of inflated sections: the line index kept
+# beside it (libpfsym/lnidx.c), with which a warm run opens no DWARF at all,
+# is off here, and tested in tests/inline_lnidx.bats.
+export PFSYM_LINE_INDEX=0
+
 setup_file() {
 	cd "$BATS_FILE_TMPDIR"
 	g++ -O2 -g -fno-omit-frame-pointer -o cxx "$PFTOOLS_SRC/tests/workloads/inl_cxx.cc"

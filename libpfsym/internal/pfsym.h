@@ -298,6 +298,8 @@ struct symbolizer {
 	uint64_t ln_files, ln_cus, ln_addrs;   /* DWARF files opened, CUs indexed, addresses */
 	uint64_t ln_open_ns, ln_index_ns, ln_lookup_ns, ln_chain_ns;
 	uint64_t ln_cache[4];                  /* DWARF files by PFSI_DWC_... */
+	uint64_t ln_ix_used;                   /* files whose CUs came from the line
+						  index on disk (lnidx.c) */
 	int ln_timed;                          /* 0 not known yet, 1 timed, -1 not
 						  (no clock reads per address) */
 	/* debuginfod.c */
