@@ -217,12 +217,12 @@ void pfsi_lines_report(const struct symbolizer *s, FILE *out, const char *prog)
 	fprintf(out,
 		"%s: lines: %llu addresses, %.3f us each to find the CU (indexed), %.3f us each to make "
 		"the frames; %llu DWARF files opened in %.1f ms; %llu compilation units indexed in %.1f ms; "
-		"line index: %llu used; DWARF cache: %llu used, %llu written, %llu not written\n",
+		"line index: %llu used, %.1f ms; DWARF cache: %llu used, %llu written, %llu not written\n",
 		prog, (unsigned long long)s->ln_addrs,
 		s->ln_addrs ? (double)s->ln_lookup_ns / 1e3 / (double)s->ln_addrs : 0.0,
 		s->ln_addrs ? (double)s->ln_chain_ns / 1e3 / (double)s->ln_addrs : 0.0,
 		(unsigned long long)s->ln_files, (double)s->ln_open_ns / 1e6, (unsigned long long)s->ln_cus,
-		(double)s->ln_index_ns / 1e6, (unsigned long long)s->ln_ix_used,
+		(double)s->ln_index_ns / 1e6, (unsigned long long)s->ln_ix_used, (double)s->ln_ix_ns / 1e6,
 		(unsigned long long)s->ln_cache[PFSI_DWC_HIT],
 		(unsigned long long)s->ln_cache[PFSI_DWC_WRITTEN], (unsigned long long)s->ln_cache[PFSI_DWC_NOT_WRITTEN]);
 }
@@ -323,6 +323,7 @@ static struct pfsi_lines *lines_of(struct symbolizer *s, struct binfo *b, struct
 	const char *dir = s->o.dwarf_cache;
 	if (dir && *dir && !ix_off() && pfsi_lnidx_key(e, l->ix_key) == 0)
 		l->ix_dir = strdup(dir);
+	uint64_t t0 = now_ns();
 	if (l->ix_dir && (l->ix = pfsi_lnidx_load(l->ix_dir, l->ix_key))) {
 		size_t n;
 		const struct ln_ar *ar = pfsi_lnidx_aranges(l->ix, &n);
@@ -335,6 +336,8 @@ static struct pfsi_lines *lines_of(struct symbolizer *s, struct binfo *b, struct
 			s->ln_ix_used++;
 		}
 	}
+	if (l->ix_dir)
+		s->ln_ix_ns += now_ns() - t0;
 	if (!l->ix)
 		dw_open(s, l);
 	return l;

@@ -52,7 +52,7 @@ ix_stat() {
 		cat "$out.err" >&2
 		return 1
 	}
-	sed -n 's/.* \([0-9]*\) DWARF files opened in .*line index: \([0-9]*\) used;.*/\1 \2/p' "$out.err"
+	sed -n 's/.* \([0-9]*\) DWARF files opened in .*line index: \([0-9]*\) used, .*/\1 \2/p' "$out.err"
 }
 
 # the index file of `two` in folder $1 (its strings name src/inl.c, the

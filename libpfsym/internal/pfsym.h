@@ -300,6 +300,7 @@ struct symbolizer {
 	uint64_t ln_cache[4];                  /* DWARF files by PFSI_DWC_... */
 	uint64_t ln_ix_used;                   /* files whose CUs came from the line
 						  index on disk (lnidx.c) */
+	uint64_t ln_ix_ns;                     /* keying and loading those */
 	int ln_timed;                          /* 0 not known yet, 1 timed, -1 not
 						  (no clock reads per address) */
 	/* debuginfod.c */
