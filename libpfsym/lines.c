@@ -331,15 +331,21 @@ static struct pfsi_lines *lines_of(struct symbolizer *s, struct binfo *b, struct
 			pfsi_lnidx_free(l->ix);
 			l->ix = NULL;
 		} else {
-			memcpy(l->ar, ar, n * sizeof(*ar));
+			if (n)
+				memcpy(l->ar, ar, n * sizeof(*ar));
 			l->n_ar = n;
 			s->ln_ix_used++;
 		}
 	}
 	if (l->ix_dir)
 		s->ln_ix_ns += now_ns() - t0;
-	if (!l->ix)
+	if (!l->ix) {
 		dw_open(s, l);
+		/* written at the end even if no unit is built: its ranges alone
+		 * spare the next run libdw for addresses outside every unit */
+		if (l->dbg && l->ix_dir)
+			l->ix_dirty = 1;
+	}
 	return l;
 }
 

@@ -233,3 +233,21 @@ two_index() {
 	two_index "$d"
 	cmp ref_a.pf n3.pf
 }
+
+@test "line index: runs at the same time write it whole, and each output is what a run alone writes" {
+	local d=$BATS_TEST_TMPDIR/c n s
+	for n in 1 2 3 4; do
+		pfsym -q --dwarf-cache="$d" a.pf -o p$n.pf &
+		pfsym -q --dwarf-cache="$d" b.pf -o q$n.pf &
+	done
+	wait
+	for n in 1 2 3 4; do
+		cmp ref_a.pf p$n.pf
+		cmp ref_b.pf q$n.pf
+	done
+	# whichever rename came last, the file checks out and is used
+	s=$(ix_stat a.pf w.pf --dwarf-cache="$d")
+	[[ $s =~ \ [1-9][0-9]*$ ]]
+	cmp ref_a.pf w.pf
+	[ "$(ls -A "$d" | grep -cv '^[0-9a-f]\{32\}\.\(dwsec\|lnidx\)$')" -eq 0 ]
+}
