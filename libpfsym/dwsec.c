@@ -200,16 +200,44 @@ struct dwc_ent {
 _Static_assert(sizeof(struct dwc_hdr) == 64, "cache header layout");
 _Static_assert(sizeof(struct dwc_ent) == 24, "cache table layout");
 
-/* The key of jobs[0..n) (in section order): what they inflate from. */
-static int dwc_key(const struct job *jobs, size_t n, uint64_t key[2])
+XXH3_state_t *pfsi_dwc_key_begin(const char *what)
 {
 	XXH3_state_t *st = XXH3_createState();
 	if (!st || XXH3_128bits_reset(st) != XXH_OK) {
 		XXH3_freeState(st);
-		return -1;
+		return NULL;
 	}
-	static const char what[] = "pfsym dwsec 1: zlib sections inflated";
-	(void)XXH3_128bits_update(st, what, sizeof(what));
+	(void)XXH3_128bits_update(st, what, strlen(what) + 1);
+	return st;
+}
+
+void pfsi_dwc_key_end(XXH3_state_t *st, uint64_t key[2])
+{
+	XXH128_hash_t h = XXH3_128bits_digest(st);
+	XXH3_freeState(st);
+	key[0] = h.low64;
+	key[1] = h.high64;
+}
+
+uint64_t pfsi_dwc_hash2(const void *a, size_t na, const void *b, size_t nb)
+{
+	XXH3_state_t *st = XXH3_createState();
+	if (!st)
+		return 0;
+	(void)XXH3_64bits_reset(st);
+	(void)XXH3_64bits_update(st, a, na);
+	(void)XXH3_64bits_update(st, b, nb);
+	uint64_t v = XXH3_64bits_digest(st);
+	XXH3_freeState(st);
+	return v;
+}
+
+/* The key of jobs[0..n) (in section order): what they inflate from. */
+static int dwc_key(const struct job *jobs, size_t n, uint64_t key[2])
+{
+	XXH3_state_t *st = pfsi_dwc_key_begin("pfsym dwsec 1: zlib sections inflated");
+	if (!st)
+		return -1;
 	for (size_t i = 0; i < n; i++) {
 		/* each section's compressed bytes by libpfile's XXH3-64 (an
 		 * AVX2 build where the CPU has it: 3x the shared library's) */
@@ -217,24 +245,13 @@ static int dwc_key(const struct job *jobs, size_t n, uint64_t key[2])
 				    pf_xxh3(jobs[i].src, jobs[i].src_size) };
 		(void)XXH3_128bits_update(st, rec, sizeof(rec));
 	}
-	XXH128_hash_t h = XXH3_128bits_digest(st);
-	XXH3_freeState(st);
-	key[0] = h.low64;
-	key[1] = h.high64;
+	pfsi_dwc_key_end(st, key);
 	return 0;
 }
 
 static uint64_t dwc_table_hash(const struct dwc_hdr *h, const struct dwc_ent *t, size_t n)
 {
-	XXH3_state_t *st = XXH3_createState();
-	if (!st)
-		return 0;
-	(void)XXH3_64bits_reset(st);
-	(void)XXH3_64bits_update(st, h, offsetof(struct dwc_hdr, table_hash));
-	(void)XXH3_64bits_update(st, t, n * sizeof(*t));
-	uint64_t v = XXH3_64bits_digest(st);
-	XXH3_freeState(st);
-	return v;
+	return pfsi_dwc_hash2(h, offsetof(struct dwc_hdr, table_hash), t, n * sizeof(*t));
 }
 
 static uint64_t dwc_payload_off(size_t n)
@@ -332,6 +349,23 @@ int pfsi_dwc_mkdirs(const char *dir)
 		p[i] = c;
 	}
 	return 0;
+}
+
+int pfsi_dwc_publish(const char *dir, const char *path, char *tmp, const struct pfsi_piece *parts, size_t n)
+{
+	int fd = mkstemps(tmp, 0);
+	int rc = fd < 0 ? -1 : 0;
+	for (size_t i = 0; !rc && i < n; i++)
+		rc = pfsi_dwc_write_all(fd, parts[i].p, parts[i].n);
+	if (fd >= 0 && close(fd) < 0)
+		rc = -1;
+	if (!rc && rename(tmp, path) < 0)
+		rc = -1;
+	if (rc && fd >= 0)
+		unlink(tmp);
+	if (!rc)
+		pfsi_dwc_prune(dir, path + strlen(dir) + 1);
+	return rc;
 }
 
 /* ---- the cache's size ---- */
@@ -455,20 +489,11 @@ static int dwc_store(const char *dir, const uint64_t key[2], const struct job *j
 	h.table_hash = dwc_table_hash(&h, t, n);
 	static const uint8_t zeros[64];
 	size_t pad = (size_t)(h.payload_off - sizeof(h) - n * sizeof(*t));
-	int fd = mkstemps(tmp, 0);
-	int rc = fd < 0 ? -1 : 0;
-	if (!rc)
-		rc = pfsi_dwc_write_all(fd, &h, sizeof(h)) < 0 || pfsi_dwc_write_all(fd, t, n * sizeof(*t)) < 0 ||
-		     pfsi_dwc_write_all(fd, zeros, pad) < 0 || pfsi_dwc_write_all(fd, buf, (size_t)total) < 0 ? -1 : 0;
-	if (fd >= 0 && close(fd) < 0)
-		rc = -1;
-	if (!rc && rename(tmp, path) < 0)
-		rc = -1;
-	if (rc && fd >= 0)
-		unlink(tmp);
+	const struct pfsi_piece parts[] = {
+		{ &h, sizeof(h) }, { t, n * sizeof(*t) }, { zeros, pad }, { buf, (size_t)total },
+	};
+	int rc = pfsi_dwc_publish(dir, path, tmp, parts, sizeof(parts) / sizeof(parts[0]));
 	free(t);
-	if (!rc)
-		pfsi_dwc_prune(dir, path + strlen(dir) + 1);
 	return rc;
 }
 

@@ -116,13 +116,9 @@ int pfsi_lnidx_key(Elf *e, uint64_t key[2])
 	GElf_Ehdr eh;
 	if (!e || elf_kind(e) != ELF_K_ELF || !gelf_getehdr(e, &eh) || elf_getshdrstrndx(e, &shstrndx) < 0)
 		return -1;
-	XXH3_state_t *st = XXH3_createState();
-	if (!st || XXH3_128bits_reset(st) != XXH_OK) {
-		XXH3_freeState(st);
+	XXH3_state_t *st = pfsi_dwc_key_begin("pfsym lnidx 1: lines.c's CU index");
+	if (!st)
 		return -1;
-	}
-	static const char what[] = "pfsym lnidx 1: lines.c's CU index";
-	(void)XXH3_128bits_update(st, what, sizeof(what));
 	(void)XXH3_128bits_update(st, &eh, sizeof(eh));
 	int bid = 0, rc = 0;
 	Elf_Scn *scn = NULL;
@@ -148,10 +144,7 @@ int pfsi_lnidx_key(Elf *e, uint64_t key[2])
 		if (sh.sh_type == SHT_NOTE && has_build_id(d))
 			bid = 1;
 	}
-	XXH128_hash_t h = XXH3_128bits_digest(st);
-	XXH3_freeState(st);
-	key[0] = h.low64;
-	key[1] = h.high64;
+	pfsi_dwc_key_end(st, key);
 	return rc == 0 && bid ? 0 : -1;
 }
 
@@ -167,15 +160,7 @@ static int ix_path(const char *dir, const uint64_t key[2], const char *suffix, c
 
 static uint64_t ix_hash(const struct ix_hdr *h, const void *payload, size_t n)
 {
-	XXH3_state_t *st = XXH3_createState();
-	if (!st)
-		return 0;
-	(void)XXH3_64bits_reset(st);
-	(void)XXH3_64bits_update(st, h, offsetof(struct ix_hdr, hash));
-	(void)XXH3_64bits_update(st, payload, n);
-	uint64_t v = XXH3_64bits_digest(st);
-	XXH3_freeState(st);
-	return v;
+	return pfsi_dwc_hash2(h, offsetof(struct ix_hdr, hash), payload, n);
 }
 
 static int str_ok(const struct pfsi_lnidx *x, uint32_t ref)
@@ -474,7 +459,6 @@ int pfsi_lnidx_store(const char *dir, const uint64_t key[2], const struct ln_ar 
 			memcpy(all + size, s.b, s.n);
 		}
 	}
-	int fd = -1;
 	if (!rc) {
 		memset(&h, 0, sizeof(h));
 		memcpy(h.magic, IX_MAGIC, 8);
@@ -486,22 +470,11 @@ int pfsi_lnidx_store(const char *dir, const uint64_t key[2], const struct ln_ar 
 		h.strs_size = s.n;
 		h.payload_size = size + s.n;
 		h.hash = ix_hash(&h, all, size + s.n);
-		fd = mkstemps(tmp, 0);
-		rc = fd < 0 || pfsi_dwc_write_all(fd, &h, sizeof(h)) < 0 ||
-				     pfsi_dwc_write_all(fd, all, size + s.n) < 0
-			     ? -1
-			     : 0;
-		if (fd >= 0 && close(fd) < 0)
-			rc = -1;
-		if (!rc && rename(tmp, path) < 0)
-			rc = -1;
-		if (rc && fd >= 0)
-			unlink(tmp);
+		const struct pfsi_piece parts[] = { { &h, sizeof(h) }, { all, size + s.n } };
+		rc = pfsi_dwc_publish(dir, path, tmp, parts, 2);
 	}
 	free(all);
 	free(s.b);
 	free(s.t);
-	if (!rc)
-		pfsi_dwc_prune(dir, path + strlen(dir) + 1);
 	return rc;
 }

@@ -10,6 +10,7 @@
 #include <gelf.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <xxhash.h>
 
 #define LN_NONE UINT32_MAX
 
@@ -93,6 +94,14 @@ int pfsi_lnidx_store(const char *dir, const uint64_t key[2], const struct ln_ar 
 
 /* ---- dwsec.c's cache folder, shared ---- */
 
+/* A 128-bit key (XXH3-128): begun with the NUL-terminated label what
+ * (NULL when out of memory), fed with XXH3_128bits_update(), ended (and
+ * st freed) into key[0] (low 64 bits), key[1]. */
+XXH3_state_t *pfsi_dwc_key_begin(const char *what);
+void pfsi_dwc_key_end(XXH3_state_t *st, uint64_t key[2]);
+/* XXH3-64 of a[0..na) then b[0..nb); 0 when out of memory. */
+uint64_t pfsi_dwc_hash2(const void *a, size_t na, const void *b, size_t nb);
+
 /* mkdir -p dir (new folders 0700). @return 0 or -1. */
 int pfsi_dwc_mkdirs(const char *dir);
 /* write(2) all n bytes. @return 0 or -1. */
@@ -100,5 +109,14 @@ int pfsi_dwc_write_all(int fd, const void *p, size_t n);
 /* Removes the least recently used cache files of dir beyond
  * PFSYM_DWARF_CACHE_MB, never `keep` (a name in dir). */
 void pfsi_dwc_prune(const char *dir, const char *keep);
+/* Writes parts[0..n) one after the other to a new file made from tmp (a
+ * mkstemps() template in dir, "PATH.XXXXXX": changed), renames it to path
+ * (in dir), then prunes dir keeping it. @return 0, or -1 (nothing left
+ * behind). */
+struct pfsi_piece {
+	const void *p;
+	size_t n;
+};
+int pfsi_dwc_publish(const char *dir, const char *path, char *tmp, const struct pfsi_piece *parts, size_t n);
 
 #endif

@@ -190,21 +190,10 @@ int main(int argc, char **argv)
 			perror(argv[a + 1]);
 			return 1;
 		}
-		size_t cap = 1 << 22, len = 0, got;
-		char *t = malloc(cap);
-		while (t && (got = fread(t + len, 1, cap - len, f)) > 0) {
-			len += got;
-			if (len == cap) {
-				char *g = realloc(t, cap *= 2);
-				if (!g) {
-					free(t);
-					t = NULL;
-				}
-				t = g;
-			}
-		}
+		size_t len;
+		char *t = tu_slurp(f, &len);
 		fclose(f);
-		if (!t || check_text(t, len)) {
+		if (check_text(t, len)) {
 			free(t);
 			return 1;
 		}

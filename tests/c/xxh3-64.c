@@ -8,28 +8,12 @@
 #include <stdlib.h>
 
 #include "pfile.h"
+#include "testutil.h"
 
 int main(void)
 {
-	size_t n = 0, cap = 1 << 16;
-	char *b = malloc(cap);
-	size_t r;
-	while (b && (r = fread(b + n, 1, cap - n, stdin)) > 0) {
-		n += r;
-		if (n == cap) {
-			char *nb = realloc(b, cap *= 2);
-			if (!nb) {
-				free(b);
-				b = NULL;
-			}
-			b = nb;
-		}
-	}
-	if (!b || ferror(stdin)) {
-		fprintf(stderr, "xxh3-64: cannot read standard input\n");
-		free(b);
-		return 1;
-	}
+	size_t n;
+	char *b = tu_slurp(stdin, &n);
 	printf("%016llx\n", (unsigned long long)pf_xxh3(b, n));
 	free(b);
 	return 0;

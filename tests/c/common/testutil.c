@@ -15,6 +15,28 @@ _Noreturn void tu_die(const char *what)
 	exit(1);
 }
 
+char *tu_slurp(FILE *f, size_t *len)
+{
+	size_t cap = 1 << 16, n = 0, got;
+	char *b = malloc(cap);
+	if (!b)
+		tu_die("out of memory");
+	while ((got = fread(b + n, 1, cap - 1 - n, f)) > 0) {
+		n += got;
+		if (n == cap - 1) {
+			char *g = realloc(b, cap *= 2);
+			if (!g)
+				tu_die("out of memory");
+			b = g;
+		}
+	}
+	if (ferror(f))
+		tu_die("cannot read its input");
+	b[n] = 0;
+	*len = n;
+	return b;
+}
+
 void tu_put(struct pf_buf *b, const void *p, size_t n)
 {
 	if (pf_buf_put(b, p, n) < 0)

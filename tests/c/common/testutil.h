@@ -10,11 +10,16 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "pfile.h"
 
 /* Prints "PROGRAM: what" (PROGRAM: the program's own name) and exits 1. */
 _Noreturn void tu_die(const char *what);
+
+/* All of stream f, in a malloc'd buffer (*len bytes; one more byte, 0,
+ * after them); tu_die()s when it cannot read f or memory runs out. */
+char *tu_slurp(FILE *f, size_t *len);
 
 /* pf_buf_put(), or tu_die() when memory runs out. */
 void tu_put(struct pf_buf *b, const void *p, size_t n);
