@@ -399,10 +399,11 @@ static uint8_t *ix_payload(const struct ln_ar *ar, size_t n_ar, struct ln_cu *co
 	for (size_t i = 0; i < n_cus; i++)
 		data += 24 * ((size_t)cus[i]->n_nodes + cus[i]->n_segs + cus[i]->n_rows);
 	size_t head = n_ar * sizeof(*ar) + n_cus * sizeof(struct ix_cu);
-	uint8_t *p = calloc(1, head + data);
+	uint8_t *p = calloc(1, head + data + 1); /* + 1: never calloc(1, 0) */
 	if (!p)
 		return NULL;
-	memcpy(p, ar, n_ar * sizeof(*ar));
+	if (n_ar)
+		memcpy(p, ar, n_ar * sizeof(*ar));
 	struct ix_cu *tab = (struct ix_cu *)(p + n_ar * sizeof(*ar));
 	size_t at = head;
 	for (size_t i = 0; i < n_cus; i++) {
@@ -450,8 +451,10 @@ int pfsi_lnidx_store(const char *dir, const uint64_t key[2], const struct ln_ar 
 	uint8_t *all = NULL;
 	struct ix_hdr h;
 	if (!rc) {
-		/* the strings go after the rest, in the same buffer for the hash */
-		all = realloc(p, size + s.n);
+		/* the strings go after the rest, in the same buffer for the hash
+		 * (never realloc(p, 0): glibc frees p and returns NULL, a file
+		 * with no ranges and no units being possible) */
+		all = realloc(p, size + s.n ? size + s.n : 1);
 		if (!all) {
 			free(p);
 			rc = -1;

@@ -356,3 +356,27 @@ print(n)'
 	run pffold -q rs.sym.pf
 	assert_output --regexp 'work;[^ ]*step_\[i\];[^ ]*mix_\[i\] '
 }
+
+@test "DWARF that holds no sampled code: pfsym writes and reads an empty line index, exit 0" {
+	# main's code has no DWARF; the one unit that has is data alone: no
+	# unit's ranges hold a sampled address (this crashed: realloc(p, 0))
+	echo 'const int table[4] = { 1, 2, 3, 4 };' >data.c
+	gcc -O2 -g -c -o data.o data.c
+	gcc -std=gnu11 -O2 -fno-omit-frame-pointer -c -o nodw.o "$PFTOOLS_SRC/tests/workloads/inl.c"
+	gcc -o nodw nodw.o data.o
+	[ -n "$(readelf -S nodw | grep debug_info)" ]
+	pfrec -q -g -F 4000 -o nodw.pf -- ./nodw 30000000
+	run pfsym -q nodw.pf -o nodw.sym.pf
+	refute_sanitizer
+	assert_success
+	run pfsym -q nodw.pf -o nodw.warm.pf
+	refute_sanitizer
+	assert_success
+	cmp nodw.sym.pf nodw.warm.pf
+	pfsym -q --no-dwarf-cache nodw.pf -o nodw.ref.pf
+	cmp nodw.sym.pf nodw.ref.pf
+	run pffold -q nodw.sym.pf
+	assert_output --partial ';__libc_start_call_main;work '
+	refute_output --partial 'step'
+	refute_output --partial 'mix'
+}
