@@ -11,7 +11,8 @@
  * 70 us cold each, so they are not used per address. Instead, the first
  * address that falls in a compilation unit (found in the ranges of
  * dwarf_getaranges(), i.e. .debug_aranges, searched as dwarf_addrdie()
- * does) builds that unit's index in one walk of its DIE tree and one
+ * does, plus the DIE ranges of the units .debug_aranges leaves out: clang
+ * writes none) builds that unit's index in one walk of its DIE tree and one
  * dwarf_getsrclines():
  *   - every DW_TAG_inlined_subroutine becomes a node (name, call_file,
  *     call_line, parent node); its address ranges are swept into sorted,
@@ -53,6 +54,7 @@
 	X(dwarf_getaranges) \
 	X(dwarf_onearange) \
 	X(dwarf_getarangeinfo) \
+	X(dwarf_nextcu) \
 	X(dwarf_dieoffset) \
 	X(dwarf_child) \
 	X(dwarf_siblingof) \
@@ -235,6 +237,72 @@ static int ix_off(void)
 	return e && strcmp(e, "0") == 0;
 }
 
+static int off_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int ar_cmp(const void *a, const void *b)
+{
+	const struct ln_ar *x = a, *y = b;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	if (x->len != y->len)
+		return x->len < y->len ? -1 : 1;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* Adds to l->ar the ranges of every compilation unit that .debug_aranges
+ * leaves out, from its DIE's DW_AT_low_pc/high_pc or DW_AT_ranges, as
+ * binutils' addr2line finds such units (libdw 0.188's dwarf_getaranges
+ * reads .debug_aranges alone, which clang and some assemblers do not
+ * write). l->ar stays in libdw's order when nothing is added, else it is
+ * sorted by address (then length and unit: one order, whatever libdw's).
+ * A range starting at 0 (code the linker discarded) is left out.
+ * @return 0, or -ENOMEM (l->ar as it was). */
+static int ar_add_units(struct pfsi_lines *l)
+{
+	uint64_t *have = NULL;
+	if (l->n_ar) {
+		if (!(have = malloc(l->n_ar * sizeof(*have))))
+			return -ENOMEM;
+		for (size_t i = 0; i < l->n_ar; i++)
+			have[i] = l->ar[i].off;
+		qsort(have, l->n_ar, sizeof(*have), off_cmp);
+	}
+	size_t n_have = l->n_ar, cap = l->n_ar, n0 = l->n_ar;
+	int rc = 0;
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+	while (rc == 0 && LN(dwarf_nextcu)(l->dbg, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Off die = off + hsize;
+		off = next;
+		if (n_have && bsearch(&die, have, n_have, sizeof(*have), off_cmp))
+			continue;
+		Dwarf_Die cu;
+		if (!LN(dwarf_offdie)(l->dbg, die, &cu) || LN(dwarf_tag)(&cu) != DW_TAG_compile_unit)
+			continue;
+		Dwarf_Addr base, lo, hi;
+		ptrdiff_t r = 0;
+		while ((r = LN(dwarf_ranges)(&cu, r, &base, &lo, &hi)) > 0) {
+			if (lo == 0 || lo >= hi)
+				continue;
+			if (l->n_ar == cap && pfsi_grow((void **)&l->ar, &cap, sizeof(*l->ar), 64) < 0) {
+				rc = -ENOMEM;
+				break;
+			}
+			l->ar[l->n_ar++] = (struct ln_ar){ lo, hi - lo, die };
+		}
+	}
+	free(have);
+	if (rc < 0)
+		l->n_ar = n0;
+	else if (l->n_ar > n0)
+		qsort(l->ar, l->n_ar, sizeof(*l->ar), ar_cmp);
+	return rc;
+}
+
 /* Opens l's DWARF with libdw (once): l->dbg, NULL when it cannot be read.
  * With the CU ranges of the line index already in l->ar, libdw's are not
  * read. */
@@ -277,6 +345,7 @@ static void dw_open(struct symbolizer *s, struct pfsi_lines *l)
 			l->ar[l->n_ar++] = (struct ln_ar){ a, len, off };
 		}
 	}
+	(void)ar_add_units(l);
 	s->ln_open_ns += now_ns() - t0;
 }
 

@@ -357,6 +357,40 @@ print(n)'
 	assert_output --regexp 'work;[^ ]*step_\[i\];[^ ]*mix_\[i\] '
 }
 
+# no_aranges OUT: OUT's .debug_aranges removed (clang writes none by default;
+# libdw 0.188's dwarf_getaranges reads nothing else)
+no_aranges() {
+	objcopy --remove-section=.debug_aranges "$1"
+	[ -z "$(readelf -S "$1" | grep debug_aranges)" ]
+}
+
+@test "DWARF without .debug_aranges, whole or for one unit: chains and lines equal addr2line -i's, from the index too" {
+	build_workload inl noar -O2 -g -fno-omit-frame-pointer
+	no_aranges noar
+	pfrec -q -g -F 4000 -o noar.pf -- ./noar 30000000
+	# two units of inl.c, the second's ranges in no .debug_aranges set
+	printf '%s\n' 'int run_a(int, char **); int run_b(int, char **);' \
+		'int main(int argc, char **argv) { return (argc > 1 && argv[1][0] == '"'b'"' ? run_b : run_a)(argc - 1, argv + 1); }' >drv.c
+	gcc -std=gnu11 -O2 -g -fno-omit-frame-pointer -Dmain=run_a -Dwork=work_a -c -o na_a.o "$PFTOOLS_SRC/tests/workloads/inl.c"
+	gcc -std=gnu11 -O2 -g -fno-omit-frame-pointer -Dmain=run_b -Dwork=work_b -c -o na_b.o "$PFTOOLS_SRC/tests/workloads/inl.c"
+	no_aranges na_b.o
+	gcc -O2 -g -o part drv.c na_a.o na_b.o
+	[ -n "$(readelf -S part | grep debug_aranges)" ]
+	pfrec -q -g -F 4000 -o part.pf -- ./part b 30000000
+	for r in noar part; do
+		pfsym -q "$r.pf" -o "$r.sym.pf" # the line index written
+		pfsym -q "$r.pf" -o "$r.warm.pf" # and read
+		cmp "$r.sym.pf" "$r.warm.pf"
+		run bash -c "pfdump -p -j $r.sym.pf | python3 '$CHECK' '$PWD/$r'"
+		echo "$r: $output"
+		assert_success
+	done
+	run pffold -q noar.sym.pf
+	assert_output --partial ';work;step_[i];mix_[i] '
+	run pffold -q part.sym.pf
+	assert_output --partial ';work_b;step_[i];mix_[i] '
+}
+
 @test "DWARF that holds no sampled code: pfsym writes and reads an empty line index, exit 0" {
 	# main's code has no DWARF; the one unit that has is data alone: no
 	# unit's ranges hold a sampled address (this crashed: realloc(p, 0))
@@ -379,4 +413,16 @@ print(n)'
 	assert_output --partial ';__libc_start_call_main;work '
 	refute_output --partial 'step'
 	refute_output --partial 'mix'
+}
+
+@test "clang -O2 -g (DWARF 5, no .debug_aranges): chains and lines equal addr2line -i's (skipped without clang)" {
+	command -v clang >/dev/null || skip "clang is not installed (not in scripts/install-deps)"
+	clang -O2 -g -fno-omit-frame-pointer -o inl_clang "$PFTOOLS_SRC/tests/workloads/inl.c"
+	pfrec -q -g -F 4000 -o clang.pf -- ./inl_clang 30000000
+	pfsym -q clang.pf -o clang.sym.pf
+	run bash -c "pfdump -p -j clang.sym.pf | python3 '$CHECK' '$PWD/inl_clang'"
+	echo "$output"
+	assert_success
+	run pffold -q clang.sym.pf
+	assert_output --partial ';work;step_[i];mix_[i] '
 }

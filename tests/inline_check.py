@@ -26,7 +26,9 @@ exits 1 on any fault, or when no address of a BINARY was checked.
 
 Where binutils' addr2line disagrees, elfutils' eu-addr2line (the issue's
 second reference) is asked for that address: if it gives pfsym's chain, the
-address passes and is listed as "settled". binutils misnames some inlined
+address passes and is listed as "settled" (only when eu-addr2line knows the
+file of every frame and finds as many frames as binutils: an eu-addr2line
+that finds no unit for the address settles nothing). binutils misnames some inlined
 glibc functions: for atol() inlined from <stdlib.h> into a C++ main it
 names the inlined frame "main" (eu-addr2line and llvm-symbolizer name it
 "atol"). At most a tenth of the addresses (and 5) may be settled this way,
@@ -169,9 +171,13 @@ def main():
             if same_chain(got, want):
                 continue
             cmd = ["eu-addr2line", "-a", "-i", "-f", "-e", b] + (["-C"] if demangle else []) + ["0x%x" % a]
-            eu = parse_gnu(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.splitlines(), eu=True)
+            # check=False: an eu-addr2line that finds nothing (exit 1) is a fault below
+            eu = parse_gnu(subprocess.run(cmd, capture_output=True, text=True, check=False).stdout.splitlines(), eu=True)
             eu_want = list(reversed(eu.get(a, [])))
-            if same_chain(got, eu_want):
+            # eu-addr2line settles a name, never a chain it cannot see: it
+            # must know every frame's file and give binutils' depth
+            if (eu_want and len(eu_want) == len(want) and all(f[1] != "??" for f in eu_want)
+                    and same_chain(got, eu_want)):
                 settled.append("%s 0x%x: addr2line %s, eu-addr2line and pfsym %s" % (b, a, want, got))
             else:
                 faults.append("%s 0x%x: pfsym %s, addr2line %s, eu-addr2line %s" % (b, a, got, want, eu_want))

@@ -51,8 +51,10 @@ struct ln_cu {
 	size_t n_rows;
 };
 
-/* An address range of .debug_aranges as libdw's dwarf_getaranges() gives
- * it: [lo, lo + len) belongs to the CU whose DIE is at off. */
+/* An address range of a CU, as libdw's dwarf_getaranges() gives those of
+ * .debug_aranges, or from the CU DIE's own ranges for a CU no .debug_aranges
+ * set lists (lines.c ar_add_units()): [lo, lo + len) belongs to the CU whose
+ * DIE is at off. */
 struct ln_ar {
 	uint64_t lo, len, off;
 };
