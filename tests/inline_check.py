@@ -11,7 +11,9 @@ to the current directory: binutils 2.40's addr2line cannot follow the
 .gnu_debugaltlink of a dwz -m file named by its absolute path, "DWARF error:
 unable to read alt ref"). --addr2line
 names binutils' addr2line for another architecture
-(aarch64-linux-gnu-addr2line); eu-addr2line reads every architecture.
+(aarch64-linux-gnu-addr2line), or another program with its options and output
+(a script running llvm-symbolizer --output-style=GNU, for clang's DWARF 5);
+eu-addr2line reads every architecture.
 
 For every address of BINARY that a frame of the resolved profile names, the
 chain of frames pfsym wrote for it (the real function, then each inlined
