@@ -116,7 +116,10 @@ int pfsi_lnidx_key(Elf *e, uint64_t key[2])
 	GElf_Ehdr eh;
 	if (!e || elf_kind(e) != ELF_K_ELF || !gelf_getehdr(e, &eh) || elf_getshdrstrndx(e, &shstrndx) < 0)
 		return -1;
-	XXH3_state_t *st = pfsi_dwc_key_begin("pfsym lnidx 1: lines.c's CU index");
+	/* the label's number changes whenever what a file holds changes
+	 * meaning, so that an older pfsym's files are never used: 2, the
+	 * ranges of units that .debug_aranges leaves out are in them */
+	XXH3_state_t *st = pfsi_dwc_key_begin("pfsym lnidx 2: lines.c's CU index");
 	if (!st)
 		return -1;
 	(void)XXH3_128bits_update(st, &eh, sizeof(eh));
