@@ -242,7 +242,8 @@ FUZZ_BINS   := $(FUZZ_TARGETS:%=$(FUZZ_O)/fuzz_%)
 
 $(FUZZ_O)/obj/%.o: %.c $(HDRS) Makefile
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) $(VERSION_FLAG) -fsanitize=fuzzer-no-link -c -o $@ $<
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(VERSION_FLAG) $(if $(filter libpfsym/%,$<),$(SYM_CFLAGS)) \
+	    -fsanitize=fuzzer-no-link -c -o $@ $<
 
 $(FUZZ_O)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_LIB_OBJ) $(FUZZ_O)/obj/tests/c/common/testutil.o
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -Itests/c/common -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB_OBJ) \
@@ -259,6 +260,13 @@ $(FUZZ_O)/fuzz_perfdata: tests/fuzz/fuzz_perfdata.c tests/fuzz/fuzz.h tools/perf
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ tests/fuzz/fuzz_perfdata.c $(PERFDATA_SRC) \
 	    $(FUZZ_LIB_OBJ) $(CORE_LIBS)
+
+# pfsym's line index files (libpfsym/lnidx.c), with libpfsym around it
+FUZZ_SYM_OBJ := $(SYMLIB_SRC:%.c=$(FUZZ_O)/obj/%.o) $(FUZZ_O)/obj/tools/common/buildid.o
+$(FUZZ_O)/fuzz_lnidx: tests/fuzz/fuzz_lnidx.c tests/fuzz/fuzz.h $(FUZZ_SYM_OBJ) $(FUZZ_LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(SYM_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_SYM_OBJ) \
+	    $(filter-out $(FUZZ_O)/obj/tools/common/buildid.o,$(FUZZ_LIB_OBJ)) $(SYMLIB_LIBS) -lm -ldl -lpthread
 
 # pfdump's EVENT descriptions and tracepoint format files
 $(FUZZ_O)/fuzz_tpformat: tests/fuzz/fuzz_tpformat.c tests/fuzz/fuzz.h tools/pfdump/tracepoint.c tools/pfdump/tracepoint.h

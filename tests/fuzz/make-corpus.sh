@@ -10,6 +10,7 @@
 #    transformed), tx-hostile, badrec-*, events-grow (issue 11's
 #    use-after-free), deep (long and cut call chains), pfsym-gen raw and
 #    resolved profiles;
+#  - the line index files pfsym wrote for those recordings (lnidx);
 #  - the same files stored uncompressed (zstd level -1 through pftest-writer
 #    recode), whose payload bytes a mutation reaches directly;
 #  - the transformed payloads and the records of those files
@@ -26,11 +27,13 @@ if [ -e "$out/.done" ] && [ "$out/.done" -nt "$0" ]; then
 	exit 0
 fi
 rm -rf "$out"
-mkdir -p "$out"/{reader,profile,transform,folded,evspec,tpformat,perfdata}
+mkdir -p "$out"/{reader,profile,transform,folded,evspec,tpformat,perfdata,lnidx}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 W="$B/tests/pftest-writer"
 cd "$work"
+# pfsym's DWARF cache here: its line index files are the lnidx seeds
+export XDG_CACHE_HOME="$work/xdg"
 
 # --- files -------------------------------------------------------------------
 CF="-O1 -g -fno-omit-frame-pointer"
@@ -102,6 +105,12 @@ done
 	"$B/bin/pfdiff" --folded g.sym.pf threads.sym.pf > "$out/folded/diff.folded" 2>/dev/null || true
 cp "$OLDPWD"/tests/fixtures/*.folded "$out/folded/"
 
+# --- line index files (lnidx: the files pfsym wrote for the recordings above:
+# the workloads' units, and libc's and ld.so's where their DWARF is installed) --
+for f in "$XDG_CACHE_HOME"/pftools/dwarf/*.lnidx; do
+	[ -e "$f" ] && [ "$(stat -c %s "$f")" -le 131072 ] && cp "$f" "$out/lnidx/" || true
+done
+
 # --- event specs -------------------------------------------------------------------
 # (evspec: an option byte whose bits 0-1 pick the fake sysfs tree, then the
 # spec) every spec that tests/pmu.bats checks or refuses, on its own tree and
@@ -155,6 +164,6 @@ fi
 
 find "$out" -type f -size 0 -delete
 touch "$out/.done"
-for t in reader profile transform folded evspec tpformat perfdata; do
+for t in reader profile transform folded evspec tpformat perfdata lnidx; do
 	echo "make-corpus: $t: $(find "$out/$t" -type f | wc -l) seeds"
 done
