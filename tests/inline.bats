@@ -30,6 +30,18 @@ setup() {
 	cd "$BATS_FILE_TMPDIR"
 }
 
+# chains_check REC BINARY [CHECKER OPTIONS...]: pfsym REC.pf into REC.sym.pf,
+# then every sampled address's chain and lines against addr2line's
+# (inline_check.py); fails showing the checker's faults
+chains_check() {
+	local rec=$1 bin=$2
+	shift 2
+	pfsym -q "$rec.pf" -o "$rec.sym.pf"
+	run bash -c "pfdump -p -j '$rec.sym.pf' | python3 '$CHECK' $* '$PWD/$bin'"
+	echo "$rec: $output"
+	assert_success
+}
+
 @test "C, frame pointers: every sampled address's inline chain and lines equal addr2line -i's" {
 	run python3 "$CHECK" "$PWD/inl_fp" <c_fp.json
 	echo "$output"
@@ -349,10 +361,7 @@ print(n)'
 	[ -n "$rustc" ] || skip "rustc is not installed (Debian's rustc is not in scripts/install-deps)"
 	"$rustc" -C opt-level=2 -g -C force-frame-pointers=yes -o rs "$PFTOOLS_SRC/tests/workloads/inl_rs.rs"
 	pfrec -q -g -F 4000 -o rs.pf -- ./rs 30000000
-	pfsym -q rs.pf -o rs.sym.pf
-	run bash -c "pfdump -p -j rs.sym.pf | python3 '$CHECK' --demangle '$PWD/rs'"
-	echo "$output"
-	assert_success
+	chains_check rs rs --demangle
 	run pffold -q rs.sym.pf
 	assert_output --regexp 'work;[^ ]*step_\[i\];[^ ]*mix_\[i\] '
 }
@@ -378,12 +387,9 @@ no_aranges() {
 	[ -n "$(readelf -S part | grep debug_aranges)" ]
 	pfrec -q -g -F 4000 -o part.pf -- ./part b 30000000
 	for r in noar part; do
-		pfsym -q "$r.pf" -o "$r.sym.pf" # the line index written
+		chains_check "$r" "$r" # the line index written
 		pfsym -q "$r.pf" -o "$r.warm.pf" # and read
 		cmp "$r.sym.pf" "$r.warm.pf"
-		run bash -c "pfdump -p -j $r.sym.pf | python3 '$CHECK' '$PWD/$r'"
-		echo "$r: $output"
-		assert_success
 	done
 	run pffold -q noar.sym.pf
 	assert_output --partial ';work;step_[i];mix_[i] '
@@ -419,10 +425,7 @@ no_aranges() {
 	command -v clang >/dev/null || skip "clang is not installed (not in scripts/install-deps)"
 	clang -O2 -g -fno-omit-frame-pointer -o inl_clang "$PFTOOLS_SRC/tests/workloads/inl.c"
 	pfrec -q -g -F 4000 -o clang.pf -- ./inl_clang 30000000
-	pfsym -q clang.pf -o clang.sym.pf
-	run bash -c "pfdump -p -j clang.sym.pf | python3 '$CHECK' '$PWD/inl_clang'"
-	echo "$output"
-	assert_success
+	chains_check clang inl_clang
 	run pffold -q clang.sym.pf
 	assert_output --partial ';work;step_[i];mix_[i] '
 	# C++ from clang against llvm-symbolizer, in addr2line's output form:
@@ -431,12 +434,9 @@ no_aranges() {
 	command -v llvm-symbolizer >/dev/null || skip "llvm-symbolizer is not installed"
 	clang++ -O2 -g -fno-omit-frame-pointer -o cxx_clang "$PFTOOLS_SRC/tests/workloads/inl_cxx.cc"
 	pfrec -q -g -F 4000 -o cxx_clang.pf -- ./cxx_clang 60
-	pfsym -q cxx_clang.pf -o cxx_clang.sym.pf
 	printf '#!/bin/sh\nexec llvm-symbolizer --output-style=GNU "$@"\n' >llvm-a2l
 	chmod +x llvm-a2l
-	run bash -c "pfdump -p -j cxx_clang.sym.pf | python3 '$CHECK' --addr2line '$PWD/llvm-a2l' --demangle '$PWD/cxx_clang'"
-	echo "$output"
-	assert_success
+	chains_check cxx_clang cxx_clang --addr2line "$PWD/llvm-a2l" --demangle
 	assert_output --partial ' 0 faults'
 	run pffold -q cxx_clang.sym.pf
 	[[ $output =~ std::__introsort_loop\<[^\;]*\;[^\;]*_\[i\] ]]
