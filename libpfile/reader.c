@@ -515,6 +515,12 @@ static int to_host(pf_reader *r, struct pf_section *sec)
 			rc = erc;
 			if (rc == 0)
 				rc = pf_events_add(&r->evs, sec);
+			/* an event whose attr sets fields past those this library
+			 * knows is converted as far as it knows and kept; its
+			 * samples stay in the file's order, and each tool refuses
+			 * the event as it does in a file of this host's order */
+			if (rc == -EPROTONOSUPPORT)
+				rc = 0;
 		}
 	}
 	if (r->swap) {
