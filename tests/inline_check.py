@@ -44,9 +44,13 @@ names the inlined frame "main" (eu-addr2line and llvm-symbolizer name it
 so that the check stays one against binutils.
 """
 import json
+import os
 import re
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures"))
+from perfdiff import cxx_name  # noqa: E402
 
 INLINE = 0x10
 
@@ -74,26 +78,14 @@ def parse_gnu(out, eu=False):
 
 
 def bare_name(name):
-    """a demangled signature's unqualified name: "void ns::f<int>(int) const" -> "f<int>"""
-    depth, cut = 0, len(name)
-    for k in range(len(name) - 1, -1, -1):  # the trailing top-level parameter list
-        c = name[k]
-        if c == ")":
+    """a demangled signature's unqualified name: "void ns::f<int>(int) const" -> "f<int>"."""
+    name, depth = cxx_name(name), 0
+    for k in range(len(name) - 1, 0, -1):  # the last "::" outside <>
+        if name[k] == ">":
             depth += 1
-        elif c == "(":
+        elif name[k] == "<":
             depth -= 1
-            if depth == 0:
-                cut = k
-                break
-    name = name[:cut]
-    depth = 0
-    for k in range(len(name) - 1, -1, -1):  # back to the last top-level "::" or space
-        c = name[k]
-        if c in ">)":
-            depth += 1
-        elif c in "<(":
-            depth -= 1
-        elif depth == 0 and (c == " " or name[k - 1:k + 1] == "::"):
+        elif depth == 0 and name[k - 1:k + 1] == "::":
             return name[k + 1:]
     return name
 
