@@ -6,14 +6,12 @@ load helpers
 bats_require_minimum_version 1.5.0
 
 setup_file() {
-	W="$PFTOOLS_BUILD/tests/pftest-writer"
-	export W
 	cd "$BATS_FILE_TMPDIR"
 	# several 64 KiB RECORDS frames, so that damage to one leaves the others
-	"$W" --frame 65536 --filler 3000 all dmg.pf
+	"$PTW" --frame 65536 --filler 3000 all dmg.pf
 	cp dmg.pf cut.pf
 	pfdump cut.pf > full.txt
-	"$W" layout dmg.pf > layout.txt
+	"$PTW" layout dmg.pf > layout.txt
 }
 
 setup() {
@@ -54,7 +52,7 @@ refute_crash() {
 
 @test "wrong magic" {
 	cp dmg.pf magic.pf
-	"$W" flip magic.pf 1 0
+	"$PTW" flip magic.pf 1 0
 	run pfdump magic.pf
 	refute_crash
 	assert_failure 1
@@ -67,7 +65,7 @@ refute_crash() {
 
 @test "future major version" {
 	cp dmg.pf future.pf
-	"$W" setu32 future.pf 8 2 # major 2, minor 0
+	"$PTW" setu32 future.pf 8 2 # major 2, minor 0
 	run pfdump future.pf
 	refute_crash
 	assert_failure 1
@@ -121,7 +119,7 @@ refute_crash() {
 
 @test "flipped bit in the file header" {
 	cp dmg.pf fh.pf
-	"$W" flip fh.pf 20 0
+	"$PTW" flip fh.pf 20 0
 	run pfdump fh.pf
 	refute_crash
 	assert_failure 1
@@ -131,7 +129,7 @@ refute_crash() {
 @test "flipped bit in a section header: skipped, the rest is read" {
 	o=$(sec_off 9)
 	cp dmg.pf sh.pf
-	"$W" flip sh.pf $((o + 5)) 2
+	"$PTW" flip sh.pf $((o + 5)) 2
 	run --separate-stderr pfdump sh.pf
 	refute_crash
 	assert_failure 1
@@ -146,7 +144,7 @@ refute_crash() {
 @test "flipped bit in a frame payload: that frame is lost, the others are read" {
 	o=$(sec_off 10)
 	cp dmg.pf fp.pf
-	"$W" flip fp.pf $((o + 32 + 1000)) 5
+	"$PTW" flip fp.pf $((o + 32 + 1000)) 5
 	run --separate-stderr pfdump fp.pf
 	refute_crash
 	assert_failure 1
@@ -162,13 +160,13 @@ refute_crash() {
 @test "flipped bit in a checksum" {
 	o=$(sec_off 8)
 	cp dmg.pf ck.pf
-	"$W" flip ck.pf $((o + 17)) 0 # payload checksum: the header checksum covers it
+	"$PTW" flip ck.pf $((o + 17)) 0 # payload checksum: the header checksum covers it
 	run --separate-stderr pfdump ck.pf
 	refute_crash
 	assert_failure 1
 	assert_equal "$stderr" "pfdump: ck.pf: section 8 at offset $o: section header checksum mismatch (data kept up to offset $o; skipping to the next intact section)"
 	cp dmg.pf ck2.pf
-	"$W" --sec "$o" setu32 ck2.pf $((o + 16)) 12345 # payload checksum wrong, header consistent
+	"$PTW" --sec "$o" setu32 ck2.pf $((o + 16)) 12345 # payload checksum wrong, header consistent
 	run --separate-stderr pfdump ck2.pf
 	assert_failure 1
 	assert_equal "$stderr" "pfdump: ck2.pf: section 8 at offset $o: checksum mismatch (section skipped; data kept up to offset $o)"
@@ -178,14 +176,14 @@ refute_crash() {
 @test "a section length pointing past the end of the file" {
 	o=$(sec_off 11)
 	cp dmg.pf len.pf
-	"$W" --sec "$o" setu32 len.pf $((o + 8)) 50000000
+	"$PTW" --sec "$o" setu32 len.pf $((o + 8)) 50000000
 	run --separate-stderr pfdump len.pf
 	refute_crash
 	assert_failure 1
 	[[ "$stderr" == "pfdump: len.pf: section 11 at offset $o: truncated: payload of 50000000 bytes, only "*" in the file (data kept up to offset $o)" ]]
 	assert_line --regexp '^section 10 RECORDS'
 	cp dmg.pf len2.pf
-	"$W" --sec "$o" setu32 len2.pf $((o + 8)) 0xffffffff
+	"$PTW" --sec "$o" setu32 len2.pf $((o + 8)) 0xffffffff
 	run --separate-stderr pfdump len2.pf
 	refute_crash
 	assert_failure 1
@@ -193,7 +191,7 @@ refute_crash() {
 }
 
 @test "a record whose size field is 0" {
-	"$W" badrec-zero bz.pf
+	"$PTW" badrec-zero bz.pf
 	run --separate-stderr pfdump bz.pf
 	refute_crash
 	assert_failure 1
@@ -211,13 +209,13 @@ refute_crash() {
 }
 
 @test "a record whose size field runs past its section" {
-	"$W" badrec-huge bh.pf
+	"$PTW" badrec-huge bh.pf
 	run --separate-stderr pfdump bh.pf
 	refute_crash
 	assert_failure 1
 	assert_regex "$stderr" '^pfdump: bh.pf: section 10 at offset [0-9]+: record at byte 192 of the section.s data: bad record size 65528 \(rest of the section, 192 bytes, lost\)$'
 	assert_line --partial '12345.678910235 [000] 1000/1000 SAMPLE event=cpu-clock'
-	"$W" --big-endian badrec-zero bzbe.pf
+	"$PTW" --big-endian badrec-zero bzbe.pf
 	run --separate-stderr pfdump bzbe.pf
 	refute_crash
 	assert_failure 1
@@ -228,7 +226,7 @@ refute_crash() {
 	size=$(stat -c %s dmg.pf)
 	for ((o = 3; o < size; o += size / 25)); do
 		cp dmg.pf fz.pf
-		"$W" flip fz.pf "$o" $((o % 8))
+		"$PTW" flip fz.pf "$o" $((o % 8))
 		run pfdump --stats fz.pf
 		refute_crash
 		assert_failure 1

@@ -7,6 +7,9 @@ PFTOOLS_SRC=${PFTOOLS_SRC:-$(cd "$BATS_TEST_DIRNAME/.." && pwd)}
 PFTOOLS_BUILD=${PFTOOLS_BUILD:-$PFTOOLS_SRC/build}
 PATH="$PFTOOLS_BUILD/bin:$PATH"
 export PATH PFTOOLS_SRC PFTOOLS_BUILD
+# the test writer (tests/c/pftest-writer): .pf files of every record kind
+PTW="$PFTOOLS_BUILD/tests/pftest-writer"
+export PTW
 # No debuginfod server unless a test starts one (Debian's profile.d may set
 # DEBUGINFOD_URLS to a public server: pfsym would ask it for missing files).
 unset DEBUGINFOD_URLS

@@ -5,12 +5,10 @@ load helpers
 bats_require_minimum_version 1.5.0
 
 setup_file() {
-	W="$PFTOOLS_BUILD/tests/pftest-writer"
-	export W
 	cd "$BATS_FILE_TMPDIR"
-	"$W" all le.pf
-	"$W" --big-endian all be.pf
-	"$W" --no-end all noend.pf
+	"$PTW" all le.pf
+	"$PTW" --big-endian all be.pf
+	"$PTW" --no-end all noend.pf
 }
 
 setup() {
@@ -32,14 +30,14 @@ setup() {
 }
 
 @test "libpfile round trip: every record type and sample_type bit decodes exactly (little-endian)" {
-	run "$W" verify le.pf
+	run "$PTW" verify le.pf
 	refute_sanitizer
 	assert_success
 	assert_output "verify: 26 records, 0 failures"
 }
 
 @test "libpfile round trip: a big-endian file is swapped to the same values" {
-	run "$W" verify be.pf
+	run "$PTW" verify be.pf
 	refute_sanitizer
 	assert_success
 	assert_output "verify: 26 records, 0 failures"

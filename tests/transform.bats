@@ -9,8 +9,6 @@
 bats_require_minimum_version 1.5.0
 load helpers
 
-PTW="$PFTOOLS_BUILD/tests/pftest-writer"
-
 setup_file() {
 	W=$BATS_FILE_TMPDIR
 	build_workload rec_threads "$W/rec_threads" -g -O1 -fno-omit-frame-pointer -pthread
