@@ -77,49 +77,6 @@ void verbose(const char *fmt, ...)
 }
 
 /* ------------------------------------------------------------------ */
-/* small sets                                                           */
-
-/* @return 1 if added, 0 if present, -ENOMEM. */
-int strset_add(struct strset *s, const char *p, size_t len)
-{
-	uint64_t h = pf_xxh3(p, len);
-	if ((s->n + 1) * 2 > s->cap) {
-		size_t ncap = s->cap ? s->cap * 2 : 256;
-		char **nk = calloc(ncap, sizeof(*nk));
-		if (!nk)
-			return -ENOMEM;
-		for (size_t i = 0; i < s->cap; i++) {
-			if (!s->k[i])
-				continue;
-			size_t j = pf_xxh3(s->k[i], strlen(s->k[i])) & (ncap - 1);
-			while (nk[j])
-				j = (j + 1) & (ncap - 1);
-			nk[j] = s->k[i];
-		}
-		free(s->k);
-		s->k = nk;
-		s->cap = ncap;
-	}
-	size_t i = h & (s->cap - 1);
-	for (; s->k[i]; i = (i + 1) & (s->cap - 1))
-		if (strlen(s->k[i]) == len && memcmp(s->k[i], p, len) == 0)
-			return 0;
-	char *c = strndup(p, len);
-	if (!c)
-		return -ENOMEM;
-	s->k[i] = c;
-	s->n++;
-	return 1;
-}
-
-static void strset_free(struct strset *s)
-{
-	for (size_t i = 0; i < s->cap; i++)
-		free(s->k[i]);
-	free(s->k);
-}
-
-/* ------------------------------------------------------------------ */
 /* output                                                               */
 
 static void note_write(struct rec *R, int rc)
@@ -829,7 +786,7 @@ static void free_rec(struct rec *R)
 	free(R->o.tids);
 	pf_keyset_free(&R->known);
 	pf_keyset_free(&R->perfmaps);
-	strset_free(&R->seen_paths);
+	pf_keyset_free(&R->seen_paths);
 	pf_buf_free(&R->pend_bid);
 	for (int i = 0; i < R->npend; i++)
 		pf_buf_free(&R->pend[i].b);

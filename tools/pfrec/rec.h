@@ -118,11 +118,6 @@ struct pending {
 	struct pf_buf b;
 };
 
-struct strset {
-	char **k;
-	size_t cap, n;
-};
-
 struct rec {
 	struct opts o;
 	int ncpus; int *cpus;
@@ -172,7 +167,7 @@ struct rec {
 
 	struct pf_keyset known;
 	struct pf_keyset perfmaps;          /* pids whose /tmp/perf-PID.map was copied */
-	struct strset seen_paths;
+	struct pf_keyset seen_paths;        /* xxh3 of each file's path and inode, >> 1 */
 	struct pf_buf pend_bid;
 	struct pending *pend; int npend; size_t cappend;
 	uint64_t pend_since;
@@ -194,7 +189,6 @@ extern struct rec *G; /* the session, for notices (quiet flag) */
 void errmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2))); /* "pfrec: ..." on stderr */
 void notice(const char *fmt, ...) __attribute__((format(printf, 1, 2))); /* unless --quiet */
 void verbose(const char *fmt, ...) __attribute__((format(printf, 1, 2))); /* with -v */
-int strset_add(struct strset *s, const char *p, size_t len);   /* 1 added, 0 there, <0 */
 void put_section(struct rec *R, uint16_t type, const struct pf_buf *b);
 void put_records(struct rec *R, const void *p, size_t n);
 /* a section compressed by the caller (pf_writer_section_stored()) */

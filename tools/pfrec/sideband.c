@@ -95,12 +95,13 @@ static void see_path(struct rec *R, uint32_t pid, const char *path, size_t len, 
 	    path_has_prefix(path, len, "/SYSV") || path_has_prefix(path, len, "/anon_hugepage") ||
 	    path_has_prefix(path, len, "/dev/"))
 		return;
-	/* one entry per file: per path, and per inode where known */
+	/* one entry per file: per path, and per inode where known (by a
+	 * 64-bit hash, as pfdump's build-id set: keyset.h keeps uint64_t) */
 	char key[PATH_MAX + 48];
 	int kl = snprintf(key, sizeof(key), "%.*s", (int)len, path);
 	if (mr && mr->have_ino)
 		kl += snprintf(key + kl, sizeof(key) - (size_t)kl, "\n%llu", (unsigned long long)mr->ino);
-	if (strset_add(&R->seen_paths, key, (size_t)kl) != 1)
+	if (pf_keyset_add(&R->seen_paths, pf_xxh3(key, (size_t)kl) >> 1) != 1)
 		return;
 	char p[PATH_MAX];
 	memcpy(p, path, len);
