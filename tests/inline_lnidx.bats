@@ -55,6 +55,19 @@ ix_stat() {
 	sed -n 's/.* \([0-9]*\) DWARF files opened in .*line index: \([0-9]*\) used, .*/\1 \2/p' "$out.err"
 }
 
+# ix_expect REGEX REC OUT ARGS...: ix_stat's "OPENED USED" must match REGEX
+# (WARM: no DWARF file opened, the index used; COLD: DWARF opened, no index)
+WARM='^0 [1-9][0-9]*$'
+COLD='^[1-9][0-9]* 0$'
+ix_expect() {
+	local re=$1 s
+	shift
+	s=$(ix_stat "$@") && [[ $s =~ $re ]] || {
+		echo "$1 -> $2: '$s' does not match $re" >&2
+		return 1
+	}
+}
+
 # the index file of `two` in folder $1 (its strings name src/inl.c, the
 # other files' do not)
 two_index() {
@@ -63,15 +76,12 @@ two_index() {
 
 @test "line index: written by the first run, used by the next, which opens no DWARF; the same output as without it" {
 	local d=$BATS_TEST_TMPDIR/c s
-	s=$(ix_stat a.pf cold.pf --dwarf-cache="$d")
-	[[ $s =~ ^[1-9][0-9]*\ 0$ ]]
+	ix_expect "$COLD" a.pf cold.pf --dwarf-cache="$d"
 	two_index "$d"
 	run ls "$d"
 	assert_output --regexp '[0-9a-f]{32}\.lnidx'
-	s=$(ix_stat a.pf warm.pf --dwarf-cache="$d")
-	[[ $s =~ ^0\ [1-9][0-9]*$ ]]
-	s=$(ix_stat a.pf warm2.pf --dwarf-cache="$d")
-	[[ $s =~ ^0\ [1-9][0-9]*$ ]]
+	ix_expect "$WARM" a.pf warm.pf --dwarf-cache="$d"
+	ix_expect "$WARM" a.pf warm2.pf --dwarf-cache="$d"
 	cmp ref_a.pf cold.pf
 	cmp ref_a.pf warm.pf
 	cmp ref_a.pf warm2.pf
@@ -87,13 +97,10 @@ two_index() {
 	local d=$BATS_TEST_TMPDIR/c s
 	pfsym -q --dwarf-cache="$d" a.pf -o a1.pf
 	# b.pf's hot loop is the other unit: two's DWARF is opened for it
-	s=$(ix_stat b.pf b1.pf --dwarf-cache="$d")
-	[[ $s =~ ^[1-9][0-9]*\ [1-9][0-9]*$ ]]
+	ix_expect '^[1-9][0-9]* [1-9][0-9]*$' b.pf b1.pf --dwarf-cache="$d"
 	# now both are in the index: neither recording opens DWARF
-	s=$(ix_stat b.pf b2.pf --dwarf-cache="$d")
-	[[ $s =~ ^0\ [1-9][0-9]*$ ]]
-	s=$(ix_stat a.pf a2.pf --dwarf-cache="$d")
-	[[ $s =~ ^0\ [1-9][0-9]*$ ]]
+	ix_expect "$WARM" b.pf b2.pf --dwarf-cache="$d"
+	ix_expect "$WARM" a.pf a2.pf --dwarf-cache="$d"
 	cmp ref_a.pf a1.pf
 	cmp ref_a.pf a2.pf
 	cmp ref_b.pf b1.pf
@@ -193,12 +200,24 @@ two_index() {
 	pfsym -q --dwarf-cache="$d" v2.pf -o v2.sym.pf
 	cmp ref_v2.pf v2.sym.pf
 	[ "$(ls "$d"/*.lnidx | wc -l)" -eq $((n + 1)) ]
-	# its lines are three lower: the first build's index was not used
-	local l1 l2
-	l1=$(pffold -q --lines ref_a.pf | grep -o 'work_a:[0-9]*' | sort -u | head -1)
-	l2=$(pffold -q --lines v2.sym.pf | grep -o 'work_a:[0-9]*' | sort -u | head -1)
-	[ -n "$l1" ]
-	[ "${l2#*:}" -eq $((${l1#*:} + 3)) ]
+	# its lines are three lower: the first build's index was not used (at
+	# every address of inl.c both recordings sampled: the code is the same)
+	pfdump -p -j ref_a.pf >a.json
+	pfdump -p -j v2.sym.pf >v2.json
+	run python3 -c '
+import json, sys
+def lines(p):
+    out = {}
+    for ln in open(p):
+        o = json.loads(ln)
+        if o["type"] == "prof_frame" and o.get("line") and "addr" in o and str(o.get("src_file")).endswith("/inl.c"):
+            out[(o["addr"], o.get("inline_depth", 0))] = o["line"]
+    return out
+a, b = lines("a.json"), lines("v2.json")
+common = sorted(set(a) & set(b))
+print(len(common), "frames at common addresses,", sum(b[k] != a[k] + 3 for k in common), "not 3 lines lower")'
+	echo "$output"
+	assert_output --regexp '^[1-9][0-9]* frames at common addresses, 0 not 3 lines lower$'
 	# without a build-id: never indexed, the same output
 	mkdir -p nb/src
 	cp drv.c nb/
@@ -246,8 +265,7 @@ two_index() {
 		cmp ref_b.pf q$n.pf
 	done
 	# whichever rename came last, the file checks out and is used
-	s=$(ix_stat a.pf w.pf --dwarf-cache="$d")
-	[[ $s =~ \ [1-9][0-9]*$ ]]
+	ix_expect ' [1-9][0-9]*$' a.pf w.pf --dwarf-cache="$d"
 	cmp ref_a.pf w.pf
 	[ "$(ls -A "$d" | grep -cv '^[0-9a-f]\{32\}\.\(dwsec\|lnidx\)$')" -eq 0 ]
 }
