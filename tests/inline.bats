@@ -30,42 +30,43 @@ setup() {
 	cd "$BATS_FILE_TMPDIR"
 }
 
-# chains_check REC BINARY [CHECKER OPTIONS...]: pfsym REC.pf into REC.sym.pf,
-# then every sampled address's chain and lines against addr2line's
+# json_check JSON BINARY [CHECKER OPTIONS...]: every address of BINARY in the
+# resolved profile JSON (pfdump -p -j) against addr2line's chains and lines
 # (inline_check.py); fails showing the checker's faults
+json_check() {
+	local json=$1 bin=$2
+	shift 2
+	run python3 "$CHECK" "$@" "$PWD/$bin" <"$json"
+	echo "$json: $output"
+	assert_success
+}
+
+# chains_check REC BINARY [CHECKER OPTIONS...]: pfsym REC.pf into REC.sym.pf,
+# then json_check
 chains_check() {
 	local rec=$1 bin=$2
 	shift 2
 	pfsym -q "$rec.pf" -o "$rec.sym.pf"
-	run bash -c "pfdump -p -j '$rec.sym.pf' | python3 '$CHECK' $* '$PWD/$bin'"
-	echo "$rec: $output"
-	assert_success
+	pfdump -p -j "$rec.sym.pf" >"$rec.json"
+	json_check "$rec.json" "$bin" "$@"
 }
 
 @test "C, frame pointers: every sampled address's inline chain and lines equal addr2line -i's" {
-	run python3 "$CHECK" "$PWD/inl_fp" <c_fp.json
-	echo "$output"
-	assert_success
+	json_check c_fp.json inl_fp
 	# the workload's structure: mix inlined into step inlined into work
 	run pffold -q c_fp.sym.pf
 	assert_output --partial ';work;step_[i];mix_[i] '
 }
 
 @test "C, DWARF-unwound: every sampled address's inline chain and lines equal addr2line -i's" {
-	run python3 "$CHECK" "$PWD/inl_dw" <c_dw.json
-	echo "$output"
-	assert_success
+	json_check c_dw.json inl_dw
 	run pffold -q c_dw.sym.pf
 	assert_output --partial ';main;work;step_[i];mix_[i] '
 }
 
 @test "C++ templates and std::sort, both unwinders: chains and lines equal addr2line -i -C's" {
-	run python3 "$CHECK" --demangle "$PWD/cxx_fp" <cxx_fp.json
-	echo "$output"
-	assert_success
-	run python3 "$CHECK" --demangle "$PWD/cxx_dw" <cxx_dw.json
-	echo "$output"
-	assert_success
+	json_check cxx_fp.json cxx_fp --demangle
+	json_check cxx_dw.json cxx_dw --demangle
 	# std::sort's helpers show as inlined frames under the sort loop
 	run pffold -q cxx_fp.sym.pf
 	[[ $output =~ std::__introsort_loop\<[^\;]*\;[^\;]*std::__unguarded_partition_pivot\<[^\;]*_\[i\] ]]
