@@ -23,8 +23,7 @@
 # side with --test=quasi (pfdiff(1), "Runs recorded one after the other");
 # kept as DIR/a_COMP_RUN.pf and so on.
 set -eu
-cd "$(dirname "$0")/.."
-B=${PFTOOLS_BUILD:-$PWD/build}
+. "$(dirname "$0")/lib.sh"
 COMPS=${1:-20}
 RUNS=${2:-5}
 tmp=$(mktemp -d)

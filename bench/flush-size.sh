@@ -11,8 +11,7 @@
 # "4000 20000"); FLUSH_RUNS rounds (default 2); BENCH_ROUNDS workload size
 # (default 100). Prints one line per run and the mean bytes/sample of each.
 set -eu
-cd "$(dirname "$0")/.."
-B=${PFTOOLS_BUILD:-$PWD/build}
+. "$(dirname "$0")/lib.sh"
 OLD=${PFTOOLS_BUILD_OLD:-}
 O=bench/out/flush
 mkdir -p "$O"

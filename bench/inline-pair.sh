@@ -12,12 +12,10 @@
 # leaves them (run it first), or the files named as arguments.
 # BENCH_PAIRS = N (default 40). PFTOOLS_BUILD = the new build directory.
 set -eu
-cd "$(dirname "$0")/.."
-B=${PFTOOLS_BUILD:-$PWD/build}
+. "$(dirname "$0")/lib.sh"
 OLD=${OLD_BUILD:?OLD_BUILD: the build directory before inline frames (its bin/pfsym, bin/pffold)}
 N=${BENCH_PAIRS:-40}
 O=bench/out
-. bench/lib.sh
 export XDG_CACHE_HOME=$PWD/$O/xdg-cache
 recs=("$@")
 [ ${#recs[@]} -gt 0 ] || recs=("$O/inl_cxx.pf" "$O/model.pf")

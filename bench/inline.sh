@@ -16,16 +16,13 @@
 # compressed DWARF on every run). Prints a RESULTS.md section and writes it
 # to bench/out/RESULTS-inline.md. PFTOOLS_BUILD = build directory.
 set -eu
-cd "$(dirname "$0")/.."
-B=${PFTOOLS_BUILD:-$PWD/build}
+. "$(dirname "$0")/lib.sh"
 OLD=${OLD_BUILD:-/work/main/build}
-PATH="$B/bin:$PATH"
 SECS=${BENCH_SECONDS:-5}
 RUNS=${BENCH_RUNS:-10}
 PERF_RUNS=${BENCH_PERF_RUNS:-3}
 O=bench/out
 mkdir -p "$O"
-. bench/lib.sh
 export XDG_CACHE_HOME=$PWD/$O/xdg-cache
 rm -rf "$XDG_CACHE_HOME"
 g++ -O2 -g -fno-omit-frame-pointer -o "$O/inl_cxx" tests/workloads/inl_cxx.cc

@@ -12,8 +12,7 @@
 # best and median of BENCH_RUNS runs taking turns, and callgrind instruction
 # counts of pfsym alone). PFTOOLS_BUILD = this build.
 set -eu
-cd "$(dirname "$0")/.."
-B=${PFTOOLS_BUILD:-$PWD/build}
+. "$(dirname "$0")/lib.sh"
 OLD=${BENCH_OLD:-}
 if [ -z "$OLD" ] || [ ! -x "$OLD/bin/pfsym" ]; then
 	echo "bench/kernel.sh: set BENCH_OLD to a build directory of the binaries before issue 14; skipped"
@@ -23,7 +22,6 @@ SECS=${BENCH_SECONDS:-10}
 RUNS=${BENCH_RUNS:-20}
 O=bench/out
 mkdir -p "$O"
-. bench/lib.sh
 build_model "$O"
 
 # measure CMD_A CMD_B: "best_a median_a best_b median_b" (seconds) of RUNS

@@ -14,9 +14,7 @@
 # PFTOOLS_BUILD = build directory. Prints one row per kill and a summary;
 # appends the table to bench/RESULTS.md when KILL_RESULTS=1.
 set -eu
-cd "$(dirname "$0")/.."
-B=${PFTOOLS_BUILD:-$PWD/build}
-PATH="$B/bin:$PATH"
+. "$(dirname "$0")/lib.sh"
 RUNS=${KILL_RUNS:-20}
 MAX_S=${KILL_MAX_S:-5}
 PERIOD_NS=250000

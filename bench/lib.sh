@@ -1,5 +1,9 @@
-# bench/lib.sh - what the bench scripts share. Sourced by them after they
-# cd to the top of the tree and set B (the build directory).
+# bench/lib.sh - what the bench scripts share. Each sources it first, after
+# `set -eu`: it goes to the top of the tree, sets B (the build directory:
+# PFTOOLS_BUILD, else build/) and puts $B/bin first in PATH.
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+B=${PFTOOLS_BUILD:-$PWD/build}
+PATH="$B/bin:$PATH"
 
 # once_us CMD: wall microseconds of one run of a shell pipeline under
 # `bash -c` (its standard output discarded), timed with bash's own

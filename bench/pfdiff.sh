@@ -4,11 +4,9 @@
 # runs per side (Welch). Wall time and peak RSS.
 #   PFTOOLS_BUILD=$PWD/build bench/pfdiff.sh
 set -eu
-cd "$(dirname "$0")/.."
-B=${PFTOOLS_BUILD:-$PWD/build}
+. "$(dirname "$0")/lib.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-. bench/lib.sh
 gen=$(gen_folded "$tmp")
 for s in 1 2 3 4 5 6; do "$gen" $s 1000000 1 bench 100000 > "$tmp/r$s.folded"; done
 echo "inputs: 1,000,000 samples, $(wc -l < "$tmp/r1.folded") unique stacks, $(du -m "$tmp/r1.folded" | cut -f1) MB each"

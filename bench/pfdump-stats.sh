@@ -5,8 +5,7 @@
 # grow with the file size (the reader streams section by section).
 #   PFTOOLS_BUILD=$PWD/build bench/pfdump-stats.sh [MILLIONS...]
 set -eu
-cd "$(dirname "$0")/.."
-B=${PFTOOLS_BUILD:-$PWD/build}
+. "$(dirname "$0")/lib.sh"
 W=$B/tests/pftest-writer
 [ -x "$W" ] || make --no-print-directory "$B/tests/pftest-writer" >/dev/null
 sizes=("$@")

@@ -4,12 +4,10 @@
 # peak RSS. Target: under 2 s and under 200 MB.
 #   PFTOOLS_BUILD=$PWD/build bench/pfflame.sh [UNIQUE_STACKS]
 set -eu
-cd "$(dirname "$0")/.."
-B=${PFTOOLS_BUILD:-$PWD/build}
+. "$(dirname "$0")/lib.sh"
 N=${1:-100000}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-. bench/lib.sh
 gen=$(gen_folded "$tmp")
 "$gen" 1 2000000 1 bench "$N" > "$tmp/in.folded"
 echo "input: $(wc -l < "$tmp/in.folded") unique stacks, $(du -m "$tmp/in.folded" | cut -f1) MB"

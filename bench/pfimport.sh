@@ -27,9 +27,7 @@
 # appends them to bench/RESULTS.md when PFIMPORT_RESULTS=1.
 # PFTOOLS_BUILD = build directory.
 set -eu
-cd "$(dirname "$0")/.."
-B=${PFTOOLS_BUILD:-$PWD/build}
-PATH="$B/bin:$PATH"
+. "$(dirname "$0")/lib.sh"
 FREQ=${PFIMPORT_FREQ:-10000}
 SECS=${PFIMPORT_SECONDS:-10}
 RUNS=${PFIMPORT_RUNS:-3}

@@ -11,9 +11,7 @@
 # more pfrec options (e.g. "--flush-interval 0"); BENCH_PERF=0 leaves perf
 # record out.
 set -eu
-cd "$(dirname "$0")/.."
-B=${PFTOOLS_BUILD:-$PWD/build}
-PATH="$B/bin:$PATH"
+. "$(dirname "$0")/lib.sh"
 ROUNDS=${BENCH_ROUNDS:-150}
 REPEAT=${BENCH_REPEAT:-2}
 O=bench/out/pfrec

@@ -6,13 +6,10 @@
 # PFSYM_OPTS = more pfsym options for the timed pipeline (e.g. --no-inline, to
 # compare with a build from before inline frames).
 set -eu
-cd "$(dirname "$0")/.."
-B=${PFTOOLS_BUILD:-$PWD/build}
-PATH="$B/bin:$PATH"
+. "$(dirname "$0")/lib.sh"
 SECS=${BENCH_SECONDS:-10}
 O=bench/out
 mkdir -p "$O"
-. bench/lib.sh
 build_model "$O"
 
 # rss CMD: peak RSS (KiB, /usr/bin/time) of one run.

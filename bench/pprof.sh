@@ -11,8 +11,7 @@
 # The pprof client is the one tests/pprof.bats builds ($B/pprof-client/pprof);
 # without it the size comparison is left out.
 set -eu
-cd "$(dirname "$0")/.."
-B=${PFTOOLS_BUILD:-$PWD/build}
+. "$(dirname "$0")/lib.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 pgen=$B/tests/pfsym-gen

@@ -10,9 +10,7 @@
 # BENCH_MS = milliseconds per workload mode (4 modes; default 1500);
 # PFSYM_OPTS = more options for the timed pfsym runs (e.g. --no-inline).
 set -eu
-cd "$(dirname "$0")/.."
-B=${PFTOOLS_BUILD:-$PWD/build}
-PATH="$B/bin:$PATH"
+. "$(dirname "$0")/lib.sh"
 MS=${BENCH_MS:-1500}
 FREQ=4000
 O=bench/out/unwind
@@ -38,7 +36,6 @@ record() {
 # best N CMD (bench/lib.sh): on this shared VM single runs of pfsym vary by
 # 30 %: BENCH_RUNS (default 10) runs for both sides make the ratio repeatable.
 RUNS=${BENCH_RUNS:-10}
-. bench/lib.sh
 
 size() { stat -c %s "$1"; }
 div() { awk -v a="$1" -v b="$2" -v f="${3:-%.1f}" 'BEGIN { if (b <= 0) b = 1; printf f, a / b }'; }
