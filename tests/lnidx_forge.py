@@ -27,6 +27,16 @@ def main():
     def put_cu(i):
         CU.pack_into(b, cu0 + 40 * i, *cus[i])
 
+    def patch(rec, at, field, value):
+        """sets field number `field` of the struct.Struct rec at offset at"""
+        v = list(rec.unpack_from(b, at))
+        v[field] = value
+        rec.pack_into(b, at, *v)
+
+    def unit_at(pred):  # the first unit that pred accepts, and where its nodes start
+        i = first(pred)
+        return i, 64 + cus[i][1]
+
     def first(pred):
         for i, c in enumerate(cus):
             if pred(c):
@@ -62,35 +72,18 @@ def main():
         cus[0][5] = strs_size + 1
         put_cu(0)
     elif mode == "node-name-past-end":
-        i = first(lambda c: c[4] > 0)
-        at = 64 + cus[i][1]
-        v = list(NODE.unpack_from(b, at))
-        v[0] = strs_size + 5
-        NODE.pack_into(b, at, *v)
+        patch(NODE, unit_at(lambda c: c[4] > 0)[1], 0, strs_size + 5)
     elif mode == "node-parent-forward":
-        i = first(lambda c: c[4] > 0)
-        at = 64 + cus[i][1]
-        v = list(NODE.unpack_from(b, at))
-        v[4] = 0  # node 0 inlined into itself: a cycle
-        NODE.pack_into(b, at, *v)
+        patch(NODE, unit_at(lambda c: c[4] > 0)[1], 4, 0)  # node 0 inlined into itself: a cycle
     elif mode == "seg-node-past-end":
-        i = first(lambda c: c[2] > 0)
-        at = 64 + cus[i][1] + 24 * cus[i][4]
-        v = list(SEG.unpack_from(b, at))
-        v[2] = cus[i][4]
-        SEG.pack_into(b, at, *v)
+        i, at = unit_at(lambda c: c[2] > 0)
+        patch(SEG, at + 24 * cus[i][4], 2, cus[i][4])
     elif mode == "row-file-past-end":
-        i = first(lambda c: c[3] > 0)
-        at = 64 + cus[i][1] + 24 * (cus[i][4] + cus[i][2])
-        v = list(ROW.unpack_from(b, at))
-        v[1] = 0xFFFFFFFF
-        ROW.pack_into(b, at, *v)
+        i, at = unit_at(lambda c: c[3] > 0)
+        patch(ROW, at + 24 * (cus[i][4] + cus[i][2]), 1, 0xFFFFFFFF)
     elif mode == "rows-unsorted":
-        i = first(lambda c: c[3] > 1)
-        at = 64 + cus[i][1] + 24 * (cus[i][4] + cus[i][2])
-        v = list(ROW.unpack_from(b, at))
-        v[0] = 0xFFFFFFFFFFFFFFFF
-        ROW.pack_into(b, at, *v)
+        i, at = unit_at(lambda c: c[3] > 1)
+        patch(ROW, at + 24 * (cus[i][4] + cus[i][2]), 0, 0xFFFFFFFFFFFFFFFF)
     else:
         sys.exit("lnidx_forge.py: unknown mode " + mode)
     h = subprocess.run([xxh], input=bytes(b[:56] + b[64:]), capture_output=True, check=True)
