@@ -1012,6 +1012,13 @@ int pf_prof_builder_records_swap(pf_prof_builder *b, const struct pf_section *se
 	return builder_section(b, sec, buf, cap);
 }
 
+/* Names the section whose payload did not decode in b->errmsg; returns rc. */
+static int bad_payload(pf_prof_builder *b, const struct pf_section *sec, const char *what, int rc)
+{
+	snprintf(b->errmsg, sizeof(b->errmsg), "section %llu: bad %s payload", (unsigned long long)sec->index, what);
+	return rc;
+}
+
 static int builder_section(pf_prof_builder *b, const struct pf_section *sec, uint8_t **swap_buf, size_t *swap_cap)
 {
 	int rc;
@@ -1031,20 +1038,14 @@ static int builder_section(pf_prof_builder *b, const struct pf_section *sec, uin
 	case PF_SEC_EVENT:
 		rc = pf_events_add(&b->evs, sec);
 		b->plan_ev = NULL; /* the events may have moved */
-		if (rc == -EBADMSG)
-			snprintf(b->errmsg, sizeof(b->errmsg), "section %llu: bad EVENT payload",
-				 (unsigned long long)sec->index);
-		return rc;
+		return rc == -EBADMSG ? bad_payload(b, sec, "EVENT", rc) : rc;
 	case PF_SEC_MAPS: {
 		uint32_t pid;
 		uint64_t time;
 		const char *text;
 		size_t len;
-		if (pf_maps_decode(sec->data, sec->size, &pid, &time, &text, &len) < 0) {
-			snprintf(b->errmsg, sizeof(b->errmsg), "section %llu: bad MAPS payload",
-				 (unsigned long long)sec->index);
-			return -EBADMSG;
-		}
+		if (pf_maps_decode(sec->data, sec->size, &pid, &time, &text, &len) < 0)
+			return bad_payload(b, sec, "MAPS", -EBADMSG);
 		rc = pf_maps_add_proc_maps(&b->maps, pid, time, text, len);
 		return rc < 0 ? rc : 0;
 	}
@@ -1054,10 +1055,7 @@ static int builder_section(pf_prof_builder *b, const struct pf_section *sec, uin
 		while ((rc = pf_buildid_next(sec->data, sec->size, &pos, &e)) > 0)
 			if ((rc = pf_maps_note_buildid(&b->maps, &e)) < 0)
 				return rc;
-		if (rc < 0)
-			snprintf(b->errmsg, sizeof(b->errmsg), "section %llu: bad BUILDID payload",
-				 (unsigned long long)sec->index);
-		return rc;
+		return rc < 0 ? bad_payload(b, sec, "BUILDID", rc) : rc;
 	}
 	case PF_SEC_THREADS: {
 		size_t pos = 0, clen;
@@ -1066,10 +1064,7 @@ static int builder_section(pf_prof_builder *b, const struct pf_section *sec, uin
 		while ((rc = pf_thread_next(sec->data, sec->size, &pos, &pid, &tid, &comm, &clen)) > 0)
 			if ((rc = comm_set_str(b, tid, comm, clen, 0)) < 0)
 				return rc;
-		if (rc < 0)
-			snprintf(b->errmsg, sizeof(b->errmsg), "section %llu: bad THREADS payload",
-				 (unsigned long long)sec->index);
-		return rc;
+		return rc < 0 ? bad_payload(b, sec, "THREADS", rc) : rc;
 	}
 	case PF_SEC_RECORDS: {
 		/* Rings of several CPUs interleave: a sample may come before the
