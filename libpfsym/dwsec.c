@@ -183,13 +183,9 @@ void pfsi_dw_bufs_free(struct pfsi_dw_bufs *k)
 /* ---- the cache of inflated sections ---- */
 
 #define DWC_MAGIC "PFDWSEC1"
-#define DWC_ORDER 0x01020304u
 
 struct dwc_hdr {
-	char magic[8];
-	uint32_t order;
-	uint32_t n;
-	uint64_t key[2];
+	struct pfsi_cache_id id; /* n: the sections in the table */
 	uint64_t payload_off, payload_size;
 	uint64_t payload_hash;
 	uint64_t table_hash; /* of the 56 bytes above and the table */
@@ -199,6 +195,22 @@ struct dwc_ent {
 };
 _Static_assert(sizeof(struct dwc_hdr) == 64, "cache header layout");
 _Static_assert(sizeof(struct dwc_ent) == 24, "cache table layout");
+
+void pfsi_cache_id_set(struct pfsi_cache_id *id, const char *magic, uint32_t n, const uint64_t key[2])
+{
+	memset(id, 0, sizeof(*id));
+	memcpy(id->magic, magic, sizeof(id->magic));
+	id->order = PFSI_CACHE_ORDER;
+	id->n = n;
+	id->key[0] = key[0];
+	id->key[1] = key[1];
+}
+
+int pfsi_cache_id_ok(const struct pfsi_cache_id *id, const char *magic, const uint64_t key[2])
+{
+	return memcmp(id->magic, magic, sizeof(id->magic)) == 0 && id->order == PFSI_CACHE_ORDER &&
+	       id->key[0] == key[0] && id->key[1] == key[1];
+}
 
 XXH3_state_t *pfsi_dwc_key_begin(const char *what)
 {
@@ -297,8 +309,7 @@ static int dwc_load(const char *dir, const uint64_t key[2], struct job *jobs, si
 		return 0;
 	const struct dwc_hdr *h = (const struct dwc_hdr *)m;
 	const struct dwc_ent *t = (const struct dwc_ent *)(m + sizeof(*h));
-	int good = memcmp(h->magic, DWC_MAGIC, 8) == 0 && h->order == DWC_ORDER && h->n == n &&
-		   h->key[0] == key[0] && h->key[1] == key[1] && h->payload_off == poff &&
+	int good = pfsi_cache_id_ok(&h->id, DWC_MAGIC, key) && h->id.n == n && h->payload_off == poff &&
 		   h->payload_size == len - poff && h->table_hash == dwc_table_hash(h, t, n);
 	for (size_t i = 0; good && i < n; i++)
 		good = t[i].scn == elf_ndxscn(jobs[i].scn) && t[i].size == jobs[i].dst_size && !(t[i].off & 63) &&
@@ -476,11 +487,7 @@ static int dwc_store(const char *dir, const uint64_t key[2], const struct job *j
 		return -1;
 	struct dwc_hdr h;
 	memset(&h, 0, sizeof(h));
-	memcpy(h.magic, DWC_MAGIC, 8);
-	h.order = DWC_ORDER;
-	h.n = (uint32_t)n;
-	h.key[0] = key[0];
-	h.key[1] = key[1];
+	pfsi_cache_id_set(&h.id, DWC_MAGIC, (uint32_t)n, key);
 	h.payload_off = dwc_payload_off(n);
 	h.payload_size = total;
 	h.payload_hash = pf_xxh3(buf, (size_t)total);

@@ -51,13 +51,9 @@
 #include "internal/pfsym.h"
 
 #define IX_MAGIC "PFLNIDX1"
-#define IX_ORDER 0x01020304u
 
 struct ix_hdr {
-	char magic[8];
-	uint32_t order;
-	uint32_t n_cus;
-	uint64_t key[2];
+	struct pfsi_cache_id id; /* n: the units (n_cus) */
 	uint64_t n_ar;
 	uint64_t strs_size;
 	uint64_t payload_size;
@@ -199,11 +195,10 @@ static int ix_ok(const struct pfsi_lnidx *x, const uint64_t key[2])
 {
 	const struct ix_hdr *h = x->h;
 	uint64_t pay = x->size - sizeof(*h);
-	if (memcmp(h->magic, IX_MAGIC, 8) != 0 || h->order != IX_ORDER || h->key[0] != key[0] ||
-	    h->key[1] != key[1] || h->payload_size != pay || h->n_ar > pay / sizeof(struct ln_ar) ||
-	    h->n_cus > pay / sizeof(struct ix_cu) || h->strs_size > pay)
+	if (!pfsi_cache_id_ok(&h->id, IX_MAGIC, key) || h->payload_size != pay || h->n_ar > pay / sizeof(struct ln_ar) ||
+	    h->id.n > pay / sizeof(struct ix_cu) || h->strs_size > pay)
 		return 0;
-	uint64_t data_lo = h->n_ar * sizeof(struct ln_ar) + (uint64_t)h->n_cus * sizeof(struct ix_cu);
+	uint64_t data_lo = h->n_ar * sizeof(struct ln_ar) + (uint64_t)h->id.n * sizeof(struct ix_cu);
 	if (data_lo > pay - h->strs_size)
 		return 0;
 	uint64_t data_hi = pay - h->strs_size;
@@ -212,7 +207,7 @@ static int ix_ok(const struct pfsi_lnidx *x, const uint64_t key[2])
 		return 0;
 	if (ix_hash(h, payload, (size_t)pay) != h->hash)
 		return 0;
-	for (size_t i = 0; i < h->n_cus; i++) {
+	for (size_t i = 0; i < h->id.n; i++) {
 		const struct ix_cu *c = &x->cus[i];
 		if ((i && c->off <= x->cus[i - 1].off) || (c->at & 7) || c->at < data_lo || c->at > data_hi)
 			return 0;
@@ -281,7 +276,7 @@ const struct ln_ar *pfsi_lnidx_aranges(const struct pfsi_lnidx *x, size_t *n)
 
 size_t pfsi_lnidx_n_cus(const struct pfsi_lnidx *x)
 {
-	return x->h->n_cus;
+	return x->h->id.n;
 }
 
 uint64_t pfsi_lnidx_cu_off(const struct pfsi_lnidx *x, size_t i)
@@ -467,11 +462,7 @@ int pfsi_lnidx_store(const char *dir, const uint64_t key[2], const struct ln_ar 
 	}
 	if (!rc) {
 		memset(&h, 0, sizeof(h));
-		memcpy(h.magic, IX_MAGIC, 8);
-		h.order = IX_ORDER;
-		h.n_cus = (uint32_t)n_cus;
-		h.key[0] = key[0];
-		h.key[1] = key[1];
+		pfsi_cache_id_set(&h.id, IX_MAGIC, (uint32_t)n_cus, key);
 		h.n_ar = n_ar;
 		h.strs_size = s.n;
 		h.payload_size = size + s.n;

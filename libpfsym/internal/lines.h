@@ -104,6 +104,25 @@ void pfsi_dwc_key_end(XXH3_state_t *st, uint64_t key[2]);
 /* XXH3-64 of a[0..na) then b[0..nb); 0 when out of memory. */
 uint64_t pfsi_dwc_hash2(const void *a, size_t na, const void *b, size_t nb);
 
+/* The first 32 bytes of every cache file, the inflated sections' (dwsec.c)
+ * and the line index's (lnidx.c): which kind of file (magic), the writer's
+ * PFSI_CACHE_ORDER in its own byte order (a reader of the other order sees
+ * another value and rebuilds the file), a count of the kind's own units and
+ * the 128-bit key the file is named by. */
+#define PFSI_CACHE_ORDER 0x01020304u
+struct pfsi_cache_id {
+	char magic[8];
+	uint32_t order;
+	uint32_t n;
+	uint64_t key[2];
+};
+/* Fills id (all of it) with magic (8 bytes, no NUL), PFSI_CACHE_ORDER, n
+ * and key. */
+void pfsi_cache_id_set(struct pfsi_cache_id *id, const char *magic, uint32_t n, const uint64_t key[2]);
+/* Whether id has magic, PFSI_CACHE_ORDER and key (its n is the caller's to
+ * check). */
+int pfsi_cache_id_ok(const struct pfsi_cache_id *id, const char *magic, const uint64_t key[2]);
+
 /* mkdir -p dir (new folders 0700). @return 0 or -1. */
 int pfsi_dwc_mkdirs(const char *dir);
 /* write(2) all n bytes. @return 0 or -1. */
