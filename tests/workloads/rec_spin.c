@@ -10,13 +10,8 @@
 static volatile unsigned long sink;
 
 static clockid_t spin_clock = CLOCK_MONOTONIC;
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(spin_clock, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+#define NOW_S_CLOCK spin_clock
+#include "now_s.h"
 
 __attribute__((noinline)) void hot_loop(double seconds)
 {

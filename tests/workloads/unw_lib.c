@@ -1,15 +1,9 @@
 /* unw_lib.c - the shared library of the unw_main workload (tests/unwind.bats).
  * Built -O2 -g -fomit-frame-pointer -shared -fPIC. */
-#include <time.h>
+#define NOW_S_CLOCK CLOCK_THREAD_CPUTIME_ID
+#include "now_s.h"
 
 volatile double unw_lib_sink;
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* a static function: its frame is found only through the library's CFI */
 __attribute__((noinline)) static double lib_spin(double until)

@@ -16,17 +16,13 @@
 #include <string.h>
 #include <time.h>
 
+#define NOW_S_CLOCK CLOCK_THREAD_CPUTIME_ID
+#include "now_s.h"
+
 double lib_work(double seconds);
 
 volatile double sink;
 static double g_seconds;
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 __attribute__((noinline)) static double spin_until(double until)
 {
