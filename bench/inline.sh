@@ -28,8 +28,6 @@ rm -rf "$XDG_CACHE_HOME"
 g++ -O2 -g -fno-omit-frame-pointer -o "$O/inl_cxx" tests/workloads/inl_cxx.cc
 build_model "$O"
 
-rate() { awk -v n="$1" -v t="$2" 'BEGIN { if (t <= 0) t = 0.0001; printf "%.0f", n / t }'; }
-
 have_old=0
 [ -x "$OLD/bin/pfsym" ] && [ -x "$OLD/bin/pffold" ] && have_old=1
 

@@ -43,3 +43,25 @@ gen_folded() {
 		gcc -std=c11 -O2 -o "$1/gen-folded" tests/c/gen-folded.c && echo "$1/gen-folded"
 	fi
 }
+
+# div A B [FORMAT]: A / B printed with FORMAT (default %.1f); B <= 0 counts as 1.
+div() { awk -v a="$1" -v b="$2" -v f="${3:-%.1f}" 'BEGIN { if (b <= 0) b = 1; printf f, a / b }'; }
+
+# rate N SECONDS: N per second, whole (a time of 0 counts as 0.1 ms).
+rate() { awk -v n="$1" -v t="$2" 'BEGIN { if (t <= 0) t = 0.0001; printf "%.0f", n / t }'; }
+
+# md_row CELL...: one markdown table row, "| CELL | CELL |" (a | inside a
+# cell is the caller's to escape as \|).
+md_row() {
+	printf '|'
+	printf ' %s |' "$@"
+	printf '\n'
+}
+
+# md_head COLUMN...: a markdown table's header row and its rule.
+md_head() {
+	md_row "$@"
+	printf '|'
+	printf -- '---|%.0s' "$@"
+	printf '\n'
+}

@@ -57,7 +57,6 @@ rss_pf=$(rss "$PF_CMD")
 read -r t_fold < <(measure "pffold $O/big.pf")
 rss_fold=$(rss "pffold $O/big.pf")
 
-rate() { awk -v n="$1" -v t="$2" 'BEGIN { if (t <= 0) t = 0.001; printf "%.0f", n / t }'; }
 {
 	echo
 	echo "## pfsym | pffold vs perf script ($(date -u +%Y-%m-%d), $(nproc) cores)"
@@ -65,13 +64,12 @@ rate() { awk -v n="$1" -v t="$2" 'BEGIN { if (t <= 0) t = 0.001; printf "%.0f", 
 	echo "Command: \`make bench\` (bench/pfsym.sh, BENCH_SECONDS=$SECS): demo model recorded with"
 	echo "\`-g -F 4000 -e cpu-clock\` by pfrec and by perf record."
 	echo
-	echo "| run | samples | wall s (best of $RUNS, taking turns) | samples/s | peak RSS KiB |"
-	echo "|-----|---------|--------|-----------|--------------|"
-	echo "| pfsym ${PFSYM_OPTS:-}< run.pf \| pffold | $n | $t_pf | $(rate "$n" "$t_pf") | $rss_pf |"
+	md_head run samples "wall s (best of $RUNS, taking turns)" samples/s "peak RSS KiB"
+	md_row "pfsym ${PFSYM_OPTS:-}< run.pf \| pffold" "$n" "$t_pf" "$(rate "$n" "$t_pf")" "$rss_pf"
 	if [ $have_perf = 1 ]; then
-		echo "| perf script (perf.data) | $np | $t_perf | $(rate "$np" "$t_perf") | $rss_perf |"
+		md_row "perf script (perf.data)" "$np" "$t_perf" "$(rate "$np" "$t_perf")" "$rss_perf"
 		echo
-		echo "Speed-up (samples/s): $(awk -v a="$(rate "$n" "$t_pf")" -v b="$(rate "$np" "$t_perf")" 'BEGIN {printf "%.1f", a / b}')x"
+		echo "Speed-up (samples/s): $(div "$(rate "$n" "$t_pf")" "$(rate "$np" "$t_perf")")x"
 	fi
 	echo
 	echo "pffold alone on a resolved profile of 5000000 samples (4096 stacks, tests/c/pfsym-gen.c):"

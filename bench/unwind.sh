@@ -38,7 +38,6 @@ record() {
 RUNS=${BENCH_RUNS:-10}
 
 size() { stat -c %s "$1"; }
-div() { awk -v a="$1" -v b="$2" -v f="${3:-%.1f}" 'BEGIN { if (b <= 0) b = 1; printf f, a / b }'; }
 
 cpu_pf=$(record pf pfrec -q --call-graph dwarf -F $FREQ -e cpu-clock -o "$O/run.pf" -p PID)
 cpu_nt=$(record pfnt pfrec -q --no-transform --call-graph dwarf -F $FREQ -e cpu-clock -o "$O/run-nt.pf" -p PID)
@@ -72,20 +71,20 @@ fi
 	echo "cpu-clock and 8192-byte stack copies; each recorder attaches with -p to its own run of the"
 	echo "workload, so the CPU column is the recorder alone (/usr/bin/time user+sys)."
 	echo
-	echo "| recorder | samples | lost | file bytes | bytes/sample | recorder CPU s |"
-	echo "|---|---|---|---|---|---|"
-	echo "| pfrec --call-graph dwarf (default -z, transform 1) | $n_pf | $lost_pf | $(size "$O/run.pf") | $(div "$(size "$O/run.pf")" "$n_pf") | $cpu_pf |"
-	echo "| pfrec --call-graph dwarf --no-transform | $n_nt | - | $(size "$O/run-nt.pf") | $(div "$(size "$O/run-nt.pf")" "$n_nt") | $cpu_nt |"
+	# recorder FILE SAMPLES LOST CPU: a row of the first table
+	recorder() { md_row "$1" "$3" "$4" "$(size "$2")" "$(div "$(size "$2")" "$3")" "$5"; }
+	md_head recorder samples lost "file bytes" bytes/sample "recorder CPU s"
+	recorder "pfrec --call-graph dwarf (default -z, transform 1)" "$O/run.pf" "$n_pf" "$lost_pf" "$cpu_pf"
+	recorder "pfrec --call-graph dwarf --no-transform" "$O/run-nt.pf" "$n_nt" - "$cpu_nt"
 	if [ $have_perf = 1 ]; then
-		echo "| perf record --call-graph dwarf | $n_perf | - | $(size "$O/perf.data") | $(div "$(size "$O/perf.data")" "$n_perf") | $cpu_perf |"
-		echo "| perf record -z --call-graph dwarf | $n_perfz | - | $(size "$O/perfz.data") | $(div "$(size "$O/perfz.data")" "$n_perfz") | $cpu_perfz |"
+		recorder "perf record --call-graph dwarf" "$O/perf.data" "$n_perf" - "$cpu_perf"
+		recorder "perf record -z --call-graph dwarf" "$O/perfz.data" "$n_perfz" - "$cpu_perfz"
 	fi
 	echo
-	echo "| unwinder | samples | wall s (best of $RUNS) | samples/s | samples unwound to main |"
-	echo "|---|---|---|---|---|"
-	echo "| pfsym (cached CFI rules, libdwfl fallback; one Dwfl per process) | $n_pf | $t_sym | $(div "$n_pf" "$t_sym" %.0f) | $main_pf % |"
+	md_head unwinder samples "wall s (best of $RUNS)" samples/s "samples unwound to main"
+	md_row "pfsym (cached CFI rules, libdwfl fallback; one Dwfl per process)" "$n_pf" "$t_sym" "$(div "$n_pf" "$t_sym" %.0f)" "$main_pf %"
 	if [ $have_perf = 1 ]; then
-		echo "| perf script (perf.data) | $n_perf | $t_script | $(div "$n_perf" "$t_script" %.0f) | $main_perf % |"
+		md_row "perf script (perf.data)" "$n_perf" "$t_script" "$(div "$n_perf" "$t_script" %.0f)" "$main_perf %"
 		echo
 		echo "Unwinding speed-up (samples/s): $(div "$(div "$n_pf" "$t_sym" %.0f)" "$(div "$n_perf" "$t_script" %.0f)")x."
 	fi
