@@ -313,15 +313,17 @@ static inline int first_ip(const uint64_t *c, uint64_t n, uint64_t *ip)
 
 #define BAD(msg) do { *why = (msg); return -EBADMSG; } while (0)
 
-/* v = the varint at cur (a cursor below end), else goto fail. */
-#define GV(cur, end, v, fail)                                                                \
+/* v = the varint at cur (a cursor below end), else the statement on_fail
+ * (e.g. `return -1`, or a goto). */
+#define GV(cur, end, v, on_fail)                                                             \
 	do {                                                                               \
 		if ((cur) < (end) && *(cur) < 0x80) {                                          \
 			(v) = *(cur)++;                                                      \
 		} else {                                                                   \
 			struct rd r_ = { (cur), (end) };                                     \
-			if (get_var_long(&r_, &(v)) < 0)                                   \
-				goto fail;                                                 \
+			if (get_var_long(&r_, &(v)) < 0) {                                 \
+				on_fail;                                                   \
+			}                                                                  \
 			(cur) = r_.p;                                                        \
 		}                                                                          \
 	} while (0)

@@ -56,14 +56,12 @@ static inline __attribute__((always_inline)) int time_next(const uint8_t **lo, c
 		return -1;
 	uint64_t b = *(*lo)++, v;
 	const uint8_t *h = *hi;
-	GV(h, hi_e, v, bad);
+	GV(h, hi_e, v, return -1);
 	*hi = h;
 	if (v >> 56)
 		return -1;
 	*time = pred + unzz(v << 8 | b);
 	return 0;
-bad:
-	return -1;
 }
 
 /* The decoded values of one sample's fixed fields. */
@@ -100,6 +98,23 @@ static inline __attribute__((always_inline)) void put_sample(uint8_t *o, uint64_
 	memcpy(o + 4, h, 4);
 }
 
+/* decode_fast()'s faults, one per stream; FAIL(msg) sets its err and goes
+ * to its label bad. */
+#define E_MISC "bad misc stream"
+#define E_ID "bad id stream"
+#define E_TID "bad tid stream"
+#define E_TIME "bad time stream"
+#define E_CPU "bad cpu stream"
+#define E_PERIOD "bad period stream"
+#define E_CHAIN "bad call-chain stream"
+#define E_IP "bad ip stream"
+#define E_FULL "records run past the section's raw size"
+#define FAIL(msg)                   \
+	do {                        \
+		err = (msg);        \
+		goto bad;           \
+	} while (0)
+
 /* Restores the samples from record *pi on, as long as they are of events with
  * `fast` set (with `only` set: of events whose sample_type is PFREC_ST), to
  * *po; advances both. Host order only (swap 0, little-endian host: ENTRY is
@@ -131,41 +146,39 @@ static inline __attribute__((always_inline)) int decode_fast(pf_tx *t, struct rd
 		const uint64_t st = only ? PFREC_ST : t->ev[k].sample_type;
 		uint64_t v, misc, id = 0, pid = 0, dtid = 0, time = 0, cpu = 0, res = 0, period = 0;
 		uint64_t ip = 0, nr = 0;
-		if (lim - o < 8) {
-			err = "records run past the section's raw size";
-			goto bad;
-		}
-		GV(misc_p, misc_e, misc, bad_misc);
+		if (lim - o < 8)
+			FAIL(E_FULL);
+		GV(misc_p, misc_e, misc, FAIL(E_MISC));
 		if (misc > 0xffff)
-			goto bad_misc;
+			FAIL(E_MISC);
 		if (st & (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_ID)) {
-			GV(id_p, id_e, v, bad_id);
+			GV(id_p, id_e, v, FAIL(E_ID));
 			id = t->last_sid + unzz(v);
 			t->last_sid = id;
 		}
 		uint32_t tid = 0;
 		if (st & PERF_SAMPLE_TID) {
-			GV(tid_p, tid_e, pid, bad_tid);
-			GV(tid_p, tid_e, dtid, bad_tid);
+			GV(tid_p, tid_e, pid, FAIL(E_TID));
+			GV(tid_p, tid_e, dtid, FAIL(E_TID));
 			if (pid > UINT32_MAX)
-				goto bad_tid;
+				FAIL(E_TID);
 			tid = (uint32_t)(pid + unzz(dtid));
 		}
 		struct slot *sl = get_slot(t, tid);
 		if (st & PERF_SAMPLE_TIME) {
 			if (time_next(&tm_p, tm_e, &th_p, th_e, sl->time + step, &time) < 0)
-				goto bad_time;
+				FAIL(E_TIME);
 			sl->time = time;
 			t->last_time = time;
 		}
 		if (st & PERF_SAMPLE_CPU) {
-			GV(cpu_p, cpu_e, cpu, bad_cpu);
-			GV(cpu_p, cpu_e, res, bad_cpu);
+			GV(cpu_p, cpu_e, cpu, FAIL(E_CPU));
+			GV(cpu_p, cpu_e, res, FAIL(E_CPU));
 			if (cpu > UINT32_MAX || res > UINT32_MAX)
-				goto bad_cpu;
+				FAIL(E_CPU);
 		}
 		if (st & PERF_SAMPLE_PERIOD) {
-			GV(per_p, per_e, v, bad_period);
+			GV(per_p, per_e, v, FAIL(E_PERIOD));
 			period = t->period[k] + unzz(v);
 			t->period[k] = period;
 		}
@@ -176,68 +189,38 @@ static inline __attribute__((always_inline)) int decode_fast(pf_tx *t, struct rd
 		size_t rs = 8 + fix;
 		uint64_t pred = sl->ip, pre = 0, same = 0;
 		if (st & PERF_SAMPLE_CALLCHAIN) {
-			GV(ch_p, ch_e, nr, bad_chain);
-			GV(ch_p, ch_e, pre, bad_chain);
-			GV(ch_p, ch_e, same, bad_chain);
+			GV(ch_p, ch_e, nr, FAIL(E_CHAIN));
+			GV(ch_p, ch_e, pre, FAIL(E_CHAIN));
+			GV(ch_p, ch_e, same, FAIL(E_CHAIN));
 			if (nr > MAX_REC / 8 || same > nr || pre > nr - same || pre + same > sl->chain_n)
-				goto bad_chain;
-			if ((uint64_t)(en_e - en_p) / 8 < nr - pre - same) {
-				err = "call-chain entry stream too short";
-				goto bad;
-			}
+				FAIL(E_CHAIN);
+			if ((uint64_t)(en_e - en_p) / 8 < nr - pre - same)
+				FAIL("call-chain entry stream too short");
 			rs += 8 + nr * 8;
 		}
 		if (rs > (size_t)(lim - o)) {
 			/* the IP stream is read before the record is written:
 			 * its damage is reported first */
 			if (st & PERF_SAMPLE_IP)
-				GV(ip_p, ip_e, v, bad_ip);
-			goto full;
+				GV(ip_p, ip_e, v, FAIL(E_IP));
+			FAIL(E_FULL);
 		}
 		if (st & PERF_SAMPLE_CALLCHAIN) {
 			pred = chain_restore(sl, c, en_p, nr, pre, same, pred);
 			en_p += (nr - pre - same) * 8;
 		}
 		if (st & PERF_SAMPLE_IP) {
-			GV(ip_p, ip_e, v, bad_ip);
+			GV(ip_p, ip_e, v, FAIL(E_IP));
 			ip = pred + unzz(v);
 			sl->ip = ip;
 		}
-		if (rs > MAX_REC) {
-			err = "a decoded sample has an impossible size";
-			goto bad;
-		}
+		if (rs > MAX_REC)
+			FAIL("a decoded sample has an impossible size");
 		const struct fast_fields fv = { id, ip, pid, time, cpu, res, period, nr, tid };
 		put_sample(o, st, &fv, misc, rs);
 		o += rs;
 	}
 	goto out;
-bad_misc:
-	err = "bad misc stream";
-	goto bad;
-bad_id:
-	err = "bad id stream";
-	goto bad;
-bad_tid:
-	err = "bad tid stream";
-	goto bad;
-bad_time:
-	err = "bad time stream";
-	goto bad;
-bad_cpu:
-	err = "bad cpu stream";
-	goto bad;
-bad_period:
-	err = "bad period stream";
-	goto bad;
-bad_chain:
-	err = "bad call-chain stream";
-	goto bad;
-bad_ip:
-	err = "bad ip stream";
-	goto bad;
-full:
-	err = "records run past the section's raw size";
 bad:
 	*why = err;
 	rc = -EBADMSG;
