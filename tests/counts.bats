@@ -51,6 +51,11 @@ per_thread_check() {
 		[ -n "$got" ] || { echo "no count of thread $tid for event $e" >&2; return 1; }
 		close "$got" "$ns" || { echo "event $e, thread $tid: counted $got ns, its own clock $ns ns" >&2; return 1; }
 	done <"$o"
+	# a software event is never multiplexed: enabled as long as it ran,
+	# in total and for each thread (pfrec adds per-CPU descriptors' times;
+	# the kernel gives inherited ones less enabled time than running)
+	run jq -c "select((.type==\"count\" or .type==\"thread_count\") and .event==$e and .time_enabled_ns != .time_running_ns)" <<<"$js"
+	[ -z "$output" ] || { echo "enabled time not the running time: $output" >&2; return 1; }
 	sum=$(jq -s "[.[] | select(.type==\"thread_count\" and .event==$e) | .value] | add" <<<"$js")
 	total=$(jq -r "select(.type==\"count\" and .event==$e) | .value" <<<"$js")
 	[ "$sum" = "$total" ] || { echo "event $e: threads add up to $sum, total $total" >&2; return 1; }
@@ -83,6 +88,7 @@ per_thread_check() {
 	refute_output --partial '"thread_count"'
 	local total mine
 	total=$(jq -r 'select(.type=="count" and .event==0) | .value' <<<"$output")
+	[ "$(jq -r 'select(.type=="count" and .event==0) | .time_enabled_ns == .time_running_ns' <<<"$output")" = true ]
 	mine=$(awk '{ s += $4 } END { print s }' out3.txt)
 	close "$total" "$mine"
 }

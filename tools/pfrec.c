@@ -275,10 +275,11 @@ static void runs_poll(struct rec *R, int final)
 
 /* Each event's total count (COUNTS, format/pfile.md 4.9): one read per fd,
  * of the leader's fd for groups read together. Following a task, an event
- * has one fd per CPU, each enabled while the task runs anywhere and running
- * while it runs on that CPU: the task's enabled time is the largest of its
- * fds', its running time their sum (less only when multiplexed). With -a,
- * both are sums over the CPUs. */
+ * has one fd per CPU, each meant to be enabled while the task runs anywhere
+ * and running while it runs on that CPU: the task's running time is their
+ * sum, its enabled time the largest of theirs but not less than that sum
+ * (pfrec_count_enabled(): with inherited threads the kernel reports less).
+ * With -a, both are sums over the CPUs. */
 static void write_counts(struct rec *R)
 {
 	struct pfrec_count_ids ids = {R->ids, R->nids, R->o.nev, R->pa};
@@ -316,6 +317,7 @@ static void write_counts(struct rec *R)
 			}
 		}
 		for (int k = 0; k < R->o.nev; k++) {
+			task[k].enabled_ns = pfrec_count_enabled(task[k].enabled_ns, task[k].running_ns);
 			R->counts[k].value += task[k].value;
 			R->counts[k].enabled_ns += task[k].enabled_ns;
 			R->counts[k].running_ns += task[k].running_ns;

@@ -146,14 +146,16 @@ static struct pfrec_tcount *tc_find(struct pfrec_tcount **v, size_t *n, size_t *
 }
 
 /* One thread's value from one of its per-CPU descriptors: counts and
- * running times add up, enabled times overlap (each descriptor is enabled
- * while the thread runs on any CPU): the largest. */
+ * running times add up; enabled times overlap (a descriptor is meant to be
+ * enabled while the thread runs on any CPU): the largest, and never less
+ * than the running time (pfrec_count_enabled()). */
 static void tc_add(struct pfrec_tcount *t, uint64_t value, uint64_t ena, uint64_t run)
 {
 	t->value += value;
 	t->running_ns += run;
 	if (ena > t->enabled_ns)
 		t->enabled_ns = ena;
+	t->enabled_ns = pfrec_count_enabled(t->enabled_ns, t->running_ns);
 	t->nr_read++;
 }
 
@@ -325,7 +327,7 @@ int pfrec_threads_finish(struct pfrec_threads *T)
 			return -ENOMEM;
 		t->value += r->value;
 		t->running_ns += r->running_ns;
-		t->enabled_ns += r->enabled_ns;
+		t->enabled_ns = pfrec_count_enabled(t->enabled_ns + r->enabled_ns, t->running_ns);
 		t->nr_read++;
 	}
 	if (T->nsum)
