@@ -233,6 +233,7 @@ static int fold_fill(pf_fold *f)
 		pf_reader_close(r);
 		return rc == -ENOMEM ? rc : 0;
 	}
+	pf_reader_set_stop_at_end(r, 1);
 	pf_reader_set_want(r, fill_want, NULL);
 	/* the builder interns into the loaded tables: hashes over all of them */
 	prof_drop_hashes(&f->prof);
@@ -325,6 +326,9 @@ static int fold_open(pf_fold *f, const char *path, pf_reader **r)
 		if (!f->errmsg[0])
 			snprintf(f->errmsg, sizeof(f->errmsg), "%s: %s", path, strerror(-rc));
 		pf_reader_close(*r);
+	} else {
+		/* a file ends with END: another appended is not read */
+		pf_reader_set_stop_at_end(*r, 1);
 	}
 	return rc;
 }
@@ -423,24 +427,12 @@ static int fold_sections(pf_fold *f, pf_reader *r)
 {
 	struct pf_section s;
 	int rc;
-	int ended = 0;
-	uint64_t end_off = 0;
 	while ((rc = pf_reader_next(r, &s)) != 0) {
-		if (ended) {
-			/* a file ends with END: what follows is not part of it */
-			pfi_fold_damagef(f, "%s: offset %llu: data after the END section (another file appended?): ignored",
-				pf_reader_name(r), (unsigned long long)end_off);
-			return 0;
-		}
 		if (rc < 0) {
 			pfi_fold_damagef(f, "%s", pf_reader_errmsg(r));
 			if (!pf_reader_can_continue(r))
 				return 0;
 			continue;
-		}
-		if (s.type == PF_SEC_END) {
-			ended = 1;
-			end_off = pf_reader_offset(r);
 		}
 		if (fold_section(f, r, &s) == -ENOMEM)
 			return -ENOMEM;

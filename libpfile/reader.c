@@ -52,6 +52,8 @@ struct pf_reader {
 	const uint8_t *stored;  /* stored payload of the last section returned */
 	int (*want)(void *arg, uint16_t type); /* NULL: decode every payload */
 	void *want_arg;
+	int stop_at_end;        /* pf_reader_set_stop_at_end() */
+	uint64_t end_off;       /* just past the intact END handed out; 0: none yet */
 	ZSTD_DCtx *dctx;
 	struct pf_events evs;   /* only for byte swapping */
 	pf_tx *tx;              /* events for transformed RECORDS; made at the first EVENT */
@@ -546,6 +548,18 @@ int pf_reader_next(pf_reader *r, struct pf_section *sec)
 	r->zc_data = NULL;
 	if (r->state == RS_STOP)
 		return 0;
+	if (r->stop_at_end && r->end_off) {
+		r->state = RS_STOP;
+		ssize_t n = fill(r, 1);
+		if (n < 0)
+			return rerr(r, (int)n, cur_off(r), "read error at offset %llu: %s",
+				    (unsigned long long)cur_off(r), strerror((int)-n));
+		if (n == 0)
+			return 0;
+		return rerr(r, -EBADMSG, r->end_off,
+			    "offset %llu: data after the END section (another file appended?): ignored",
+			    (unsigned long long)r->end_off);
+	}
 	const uint8_t *payload = NULL;
 	uint64_t sum = 0;
 	int rc = read_frame(r, sec, &payload, &sum);
@@ -571,6 +585,8 @@ int pf_reader_next(pf_reader *r, struct pf_section *sec)
 	if (r->want && sec->type != PF_SEC_EVENT && !r->want(r->want_arg, sec->type)) {
 		/* not wanted: checked, handed out without its payload */
 		r->good_end = cur_off(r);
+		if (sec->type == PF_SEC_END)
+			r->end_off = r->good_end;
 		r->stored = payload;
 		return 1;
 	}
@@ -590,6 +606,8 @@ int pf_reader_next(pf_reader *r, struct pf_section *sec)
 		return rc;
 	}
 	r->good_end = cur_off(r);
+	if (sec->type == PF_SEC_END)
+		r->end_off = r->good_end;
 	r->stored = payload;
 	return 1;
 }
@@ -626,6 +644,12 @@ void pf_reader_set_want(pf_reader *r, int (*want)(void *arg, uint16_t type), voi
 		return;
 	r->want = want;
 	r->want_arg = arg;
+}
+
+void pf_reader_set_stop_at_end(pf_reader *r, int stop)
+{
+	if (r)
+		r->stop_at_end = stop != 0;
 }
 
 int pf_reader_can_continue(const pf_reader *r)

@@ -259,6 +259,7 @@ int pfsi_jit_prescan(struct pfsi_jit *j, const char *path)
 		return 0; /* the main pass says why */
 	}
 	pf_reader_set_want(r, want_perfmap, NULL);
+	pf_reader_set_stop_at_end(r, 1); /* not another file's maps */
 	struct pf_section sec;
 	int rc, ret = 0;
 	while ((rc = pf_reader_next(r, &sec)) != 0) {

@@ -52,7 +52,6 @@ struct pass {
 	int recoded;           /* the last RECORDS section went through pf_writer_records() */
 	int damaged;
 	int complete;          /* the closing SYMINFO is written: a summary */
-	uint64_t end_off;
 	/* META "ksyms" 1 (pfrec will write a KSYMS section, perhaps after some
 	 * RECORDS): RECORDS payloads wait here, copied, until it comes (or END,
 	 * or QUEUE_MAX bytes), so that no kernel frame is made before it */
@@ -327,7 +326,6 @@ static int pass_section(pf_sym *s, struct pass *ps, struct ahead_sec *x)
 		if ((rc = write_syminfo_end(ps, &sc, s->kern)) < 0)
 			return rc;
 		ps->ended = 1;
-		ps->end_off = x->offset;
 	}
 	/* raw sections pass through as stored (no zstd round trip), unless
 	 * the reader converted their byte order or restored a transform;
@@ -431,13 +429,6 @@ static int pass_loop(pf_sym *s, struct pass *ps)
 		x = pfsi_ahead_next(&ps->ah);
 		if ((rc = x->rc) == 0)
 			return 0;
-		if (ps->ended) {
-			/* a file ends with END: what follows (another file
-			 * appended, garbage) is not part of it */
-			tell(ps, "%s: offset %llu: data after the END section (another file appended?): ignored",
-			     pf_reader_name(ps->r), (unsigned long long)ps->end_off);
-			return 0;
-		}
 		if (rc < 0) {
 			/* the input's damage: what was read is still resolved
 			 * and written below */
@@ -492,6 +483,9 @@ int pf_sym_rewrite(pf_sym *s, pf_reader *r, int out_fd, const struct pf_sym_rewr
 	if (!ps->o.input_name)
 		ps->o.input_name = pf_reader_name(r);
 	ps->r = r;
+	/* a file ends with END: what follows (another file appended, garbage)
+	 * is not part of it, and the reader says so */
+	pf_reader_set_stop_at_end(r, 1);
 	ps->errmsg = errmsg;
 	ps->errmsg_size = errmsg_size;
 	/* JIT maps are written when a recording stops, after its samples:

@@ -201,6 +201,16 @@ for l in open(sys.argv[1]):
 	run -1 --separate-stderr pfscript -F comm,tid cut.pf
 	[ "${#lines[@]}" -gt 0 ]
 	[[ "$stderr" == *"cut.pf"* ]]
+	# two files concatenated: the first file's samples, each once; the
+	# second is trailing data (its string, frame and stack ids start at 0
+	# again: read on, its samples took the first file's names)
+	cat r.sym.pf r.sym.pf >cat2.pf
+	run -1 --separate-stderr pfscript -q cat2.pf
+	assert_equal "$stderr" "pfscript: cat2.pf: offset $size: data after the END section (another file appended?): ignored"
+	run -0 cmp <(pfscript -q cat2.pf 2>/dev/null) <(pfscript -q r.sym.pf)
+	cat r.pf r.pf >raw2.pf
+	run -1 --separate-stderr pfscript -q raw2.pf
+	assert_equal "$stderr" "pfscript: raw2.pf: offset $(stat -c %s r.pf): data after the END section (another file appended?): ignored"
 }
 
 # A frame-pointer walk through code without frame pointers may read a stack

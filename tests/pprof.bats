@@ -271,6 +271,15 @@ pffold_top() {
 	diff -u pffold.folded pprof.folded
 }
 
+@test "two files concatenated: the first one's samples, an error naming the second's offset, exit 1" {
+	cat v1.sym.pf v1.sym.pf > cat2.pf
+	run --separate-stderr pfpprof -o cat2.pb.gz cat2.pf
+	assert_failure 1
+	assert_equal "$stderr" "pfpprof: cat2.pf: offset $(stat -c %s v1.sym.pf): data after the END section (another file appended?): ignored"
+	pfpprof -o one.pb.gz v1.sym.pf
+	diff -u <(pp -traces one.pb.gz | traces_folded) <(pp -traces cat2.pb.gz | traces_folded)
+}
+
 @test "a file cut in the middle: the samples of every intact SAMPLES section, no more" {
 	"$PFTOOLS_BUILD/tests/pfsym-gen" raw-many 100000 many.pf
 	pfsym -q many.pf > many.sym.pf 2>/dev/null || true

@@ -695,6 +695,7 @@ static int run(struct ctx *c, int *damaged)
 		return 1;
 	}
 	c->opened = 1;
+	pf_reader_set_stop_at_end(r, 1); /* another file appended is not read */
 	pf_prof_builder *b = NULL;
 	int resolved = -1; /* unknown until SYMINFO or RECORDS comes */
 	char msg[512];
@@ -749,6 +750,7 @@ static int run(struct ctx *c, int *damaged)
 				pf_prof_builder_free(b);
 				return 1;
 			}
+			pf_reader_set_stop_at_end(r, 1);
 			continue;
 		}
 		if (resolved == 1) {

@@ -311,6 +311,9 @@ const struct pf_file_header *pf_reader_header(const pf_reader *r);
  *            that section is skipped and the reader continues).
  *  -EBADMSG: a transformed section whose payload does not decode (checksum
  *            right, content wrong); skipped, the reader continues.
+ *  -EBADMSG: with pf_reader_set_stop_at_end(), bytes after the END section
+ *            ("offset N: data after the END section (another file
+ *            appended?): ignored"); the reader cannot continue.
  *  -EIO etc.: read(2) failed.
  * Unknown section types without that flag are returned as they are (callers skip them).
  * Transformed RECORDS are restored (sec->data holds the original records;
@@ -355,6 +358,15 @@ const uint8_t *pf_reader_stored(const pf_reader *r);
  * always decoded (the reader needs them to convert byte order). want NULL
  * (the default) decodes every payload. */
 void pf_reader_set_want(pf_reader *r, int (*want)(void *arg, uint16_t type), void *arg);
+
+/* A writer writes nothing after END (format/pfile.md 3.4), and what follows
+ * it is most often another recording appended (`cat a.pf b.pf`), whose
+ * string, frame and stack ids start again at 0. From now on (stop != 0), the
+ * call of pf_reader_next() after an intact END section returns 0 if the
+ * input ends there, else -EBADMSG naming the offset just past END, and the
+ * reader stops: a tool that builds one profile from the file calls this
+ * first. stop 0 (the default) reads on, as a dump does. */
+void pf_reader_set_stop_at_end(pf_reader *r, int stop);
 
 /* Exchanges the buffer that holds the payload of the last section returned
  * (sec->data, malloc'd) with the caller's *buf of *cap bytes (malloc'd, or

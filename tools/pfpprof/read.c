@@ -367,8 +367,8 @@ int pp_read(struct pp_input *in, const char *name)
 		return -1;
 	}
 	pf_reader_set_want(r, want, NULL);
+	pf_reader_set_stop_at_end(r, 1); /* another file appended is not read */
 	struct pf_section s;
-	int ended = 0;
 	while ((rc = pf_reader_next(r, &s)) != 0) {
 		if (rc < 0) {
 			report(in, "%s", pf_reader_errmsg(r));
@@ -376,12 +376,6 @@ int pp_read(struct pp_input *in, const char *name)
 				break;
 			continue;
 		}
-		if (ended) {
-			report(in, "%s: section %llu at offset %llu: data after the END section (left out)", name,
-			       (unsigned long long)s.index, (unsigned long long)s.offset);
-			break;
-		}
-		ended = s.type == PF_SEC_END;
 		if (section(in, &s) < 0) {
 			pf_reader_close(r);
 			return -1;
