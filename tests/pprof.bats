@@ -163,6 +163,23 @@ pffold_top() {
 	assert_output "1: $addr/$(printf '0x%x' $((addr + len)))/$off $BATS_FILE_TMPDIR/model_v1 $bid [FN]"
 }
 
+@test "a mapping named in part keeps pfsym's names: has_functions, so plain pprof (symbolizing) shows pffold's stacks" {
+	[ "$(uname -m)" = x86_64 ] || skip "nosym_spin is x86-64 assembly"
+	# most samples in a loop no symbol covers ([nosym]), called from main:
+	# one Mapping with a named and an unnamed frame (the README's
+	# 'pprof -top run.pb.gz' re-symbolized such a Mapping and lost main)
+	build_workload nosym_spin nosym -O1 -g -fno-omit-frame-pointer
+	pfrec -q -g -e cpu-clock -o ns.pf -- ./nosym 300
+	pfsym -q ns.pf -o ns.sym.pf
+	pffold -q --no-inline ns.sym.pf | LC_ALL=C sort >pffold.folded
+	grep -q ';main;\[nosym\] ' pffold.folded
+	pfpprof -o ns.pb.gz ns.sym.pf
+	run sed -n '/^Mappings/{n;p;q}' <(pp -raw ns.pb.gz)
+	assert_output --regexp "^1: .* $BATS_FILE_TMPDIR/nosym [0-9a-f]+ \[FN\]\$"
+	"$PPROF" -traces ns.pb.gz 2>/dev/null | traces_folded >pprof.folded
+	diff -u pffold.folded pprof.folded
+}
+
 @test "pprof -diff_base of two runs ranks the changes as pfdiff does" {
 	pfpprof v1.sym.pf > v1.pb.gz
 	pfpprof v2.sym.pf > v2.pb.gz

@@ -116,7 +116,12 @@ static void frame_lines(struct enc *e, PB_Location *loc, const struct pf_prof_fr
 }
 
 /* The Mapping of a frame of file `f` (index fi) at file offset `off`, and the
- * frame's address in it (0 when no range of the file holds it). */
+ * frame's address in it (0 when no range of the file holds it). `named`: the
+ * frame has a function name. A Mapping with one named frame has_functions:
+ * pfsym symbolized its file, and pprof re-symbolizes (from the files of the
+ * machine it runs on) only a Mapping that has neither functions, file names
+ * nor lines, as its own symbolizer marks them (internal/symbolizer). A
+ * frame pfsym left unnamed (an address no symbol covers) stays unnamed. */
 static uint64_t mapping_id(struct enc *e, uint32_t fi, uint64_t off, uint64_t *addr, int named)
 {
 	const struct pp_file *f = &e->in->files[fi];
@@ -131,7 +136,7 @@ static uint64_t mapping_id(struct enc *e, uint32_t fi, uint64_t off, uint64_t *a
 	}
 	if (e->map_ids[fi][r]) {
 		PB_Mapping *m = e->pb.mapping[e->map_ids[fi][r] - 1];
-		m->has_functions = m->has_functions && named;
+		m->has_functions = m->has_functions || named;
 		return e->map_ids[fi][r];
 	}
 	PB_Mapping *m = enc_calloc(e, sizeof *m);
