@@ -166,6 +166,12 @@ json() {
 	run pfrec -q -a -C 0 --duration 0.1 -o c.pf
 	assert_success
 	[ "$(json c.pf 'select(.record=="SAMPLE") | .cpu' | sort -u)" = "0" ]
+	# a CPU that is not online: one line, exit 1, nothing leaked (SANITIZE=1)
+	local off
+	off=$(($(getconf _NPROCESSORS_CONF) + 7))
+	run pfrec -q -a -C "$off" --duration 0.1 -o off.pf
+	assert_failure 1
+	assert_output "pfrec: -C $off: CPU $off is not online"
 }
 
 @test "-o - streams through a pipe; the command's stdout goes to stderr" {

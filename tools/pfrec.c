@@ -652,6 +652,7 @@ static int pick_cpus(struct rec *R)
 			ok |= online[j] == R->cpus[i];
 		if (!ok) {
 			errmsg("-C %s: CPU %d is not online", R->o.cpu_list, R->cpus[i]);
+			free(online);
 			return 1;
 		}
 	}
