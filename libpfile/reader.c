@@ -415,7 +415,9 @@ static int read_frame(pf_reader *r, struct pf_section *sec, const uint8_t **payl
 	}
 	const uint8_t *h = r->buf + r->pos;
 	const char *why = NULL;
-	if (pf_le32(h) != PF_SECTION_SYNC)
+	if (memcmp(h, PF_MAGIC, PF_MAGIC_SIZE) == 0) /* PF_SECTION_HEADER_SIZE > 8 */
+		why = "a file header where a section header should be (another file appended?)";
+	else if (pf_le32(h) != PF_SECTION_SYNC)
 		why = "bad sync word in section header";
 	else if ((uint32_t)pf_xxh3(h, 28) != pf_le32(h + 28))
 		why = "section header checksum mismatch";

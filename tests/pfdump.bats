@@ -202,6 +202,18 @@ setup() {
 	assert_line '12345.678905834 [003] 1000/1002 LOST id=201 lost=9'
 }
 
+@test "two files concatenated: both dumped, the second's file header named as such, exit 1" {
+	cat le.pf le.pf >cat2.pf
+	run --separate-stderr pfdump cat2.pf
+	refute_sanitizer
+	assert_failure 1
+	local size
+	size=$(stat -c %s le.pf)
+	[[ "$stderr" == *"pfdump: cat2.pf: section "*" at offset $size: a file header where a section header should be (another file appended?)"* ]]
+	# every record of each copy: twice those of the file alone
+	[ "$(grep -c ' LOST id=201 lost=9$' <<<"$output")" -eq 2 ]
+}
+
 @test "a missing file is a one-line error" {
 	run pfdump no-such.pf
 	assert_failure 1
