@@ -907,6 +907,13 @@ static int do_sample(pf_prof_builder *b, const struct pf_event *ev, const struct
 	uint32_t comm = pf_comms_get(&b->comms, s.tid, s.time);
 	if (comm == NONE)
 		comm = pf_comms_get(&b->comms, s.pid, s.time);
+	if (comm == NONE && s.tid == 0) {
+		/* the idle task: no COMM record names it, perf calls it swapper */
+		int64_t id = pf_prof_str(b->p, PF_COMM_IDLE, sizeof(PF_COMM_IDLE) - 1);
+		if (id < 0)
+			return (int)id;
+		comm = (uint32_t)id;
+	}
 	struct pf_prof_sample ps = {
 		.time = s.time, .period = (s.present & PERF_SAMPLE_PERIOD) ? s.period : 1,
 		.pid = s.pid, .tid = s.tid, .cpu = s.cpu, .stack = (uint32_t)stack, .comm = comm,

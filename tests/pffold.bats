@@ -48,6 +48,23 @@ other-200;[other.bin+0x3030];[other.bin+0x1010] 1"
 	[[ "$stderr" == *"event 'task-clock' not folded"* ]]
 }
 
+@test "the idle task (pid and tid 0, named by no COMM) is swapper, as perf names it" {
+	"$PFTOOLS_BUILD/tests/pfsym-gen" idle idle.pf
+	run -0 pffold idle.pf
+	assert_output "gen;[gen.bin];[gen.bin];[gen.bin] 3
+swapper;[kernel] 2"
+	run -0 pffold --comm swapper --pid idle.pf
+	assert_output "swapper-0;[kernel] 2"
+	pfsym -q idle.pf -o idle.sym.pf 2>/dev/null || true
+	run -0 pffold --sort comm idle.sym.pf
+	assert_line --regexp '^ +40\.00% +40\.00% +swapper$'
+	run -0 pfdump --stats idle.pf
+	assert_line --regexp '^  swapper +0 +2 +40\.00%$'
+	# perf script's sample line: comm, pid, [cpu]
+	run -0 --separate-stderr pfscript -F comm,pid,cpu idle.sym.pf
+	[ "$(grep -cE '^ +swapper +0 \[001\] $' <<<"$output")" -eq 2 ]
+}
+
 @test "default frames, --no-comm, --tid, --dso" {
 	run -0 pffold -q raw.pf
 	assert_output "[lost] 7

@@ -126,13 +126,16 @@ void pfd_comm_note(uint32_t tid, uint64_t time_ns, const char *comm, size_t len)
 }
 
 /* The name of process p: its main thread's at its last sample, else that of
- * a thread of it that was sampled; "?" when nothing names it. */
+ * a thread of it that was sampled; pid 0's PF_COMM_IDLE; "?" when nothing
+ * names it. */
 static const char *pid_name(const struct pident *p)
 {
 	uint32_t id = pf_comms_get(comms, p->pid, p->last_time);
 	if (id == PF_COMMS_NONE)
 		id = pf_comms_get(comms, p->any_tid, p->last_time);
-	return id == PF_COMMS_NONE ? "?" : pf_strtab_str(&comm_strs, id);
+	if (id == PF_COMMS_NONE)
+		return p->pid == 0 ? PF_COMM_IDLE : "?";
+	return pf_strtab_str(&comm_strs, id);
 }
 
 /* build-id set: key = xxh3 of (build-id, path), 63 bits (keyset.h takes

@@ -196,6 +196,11 @@ struct pf_comms;
 
 #define PF_COMMS_NONE UINT32_MAX
 
+/* The name of tid 0, the idle task (the kernel's swapper/N), which no COMM
+ * record names: the one perf gives it (perf script, perf report --sort comm).
+ * The sample builder names a sample of tid 0 so when nothing else does. */
+#define PF_COMM_IDLE "swapper"
+
 /* @return 0 and *out set, or -ENOMEM. */
 int pf_comms_new(struct pf_comms **out);
 /* NULL is a no-op. */

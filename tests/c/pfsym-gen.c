@@ -22,6 +22,8 @@
  *                  in one RECORDS section, the rest in a second one.
  *   views OUT      a resolved profile of known stacks, threads, CPUs and two
  *                  events for pffold's views (gen_views() lists them).
+ *   idle OUT       process "gen" (3 samples) and 2 samples of the idle task
+ *                  (pid and tid 0, CPU 1, kernel, no COMM record).
  *   raw-lost OUT   a raw recording of process "gen" whose every sample was
  *                  lost: a COMM, an MMAP2 and a LOST record of 500 samples.
  *   resolved-lost N OUT        N samples, then LOST entries of 5 and 2^64-1
@@ -187,6 +189,27 @@ static void gen_raw(pf_writer *w)
 	comm(200, 200, "other", 1, t + 830000000ull);
 	mmap2(200, 0x400000, 0x10000, 0x0, "/opt/other.bin", t + 840000000ull);
 	sample(1, 200, 200, t + 850000000ull, s3, 2);
+	if (pf_writer_records(w, rb.data, rb.len) < 0)
+		tu_die("records");
+}
+
+/* Process "gen" (3 samples of one stack in /opt/gen.bin) and 2 samples of
+ * the idle task on CPU 1: pid and tid 0, in the kernel, named by no COMM. */
+static void gen_idle(pf_writer *w)
+{
+	event(w, "cpu-clock", PERF_COUNT_SW_CPU_CLOCK, 1);
+	uint64_t t = 1000000000ull, kip = 0xffffffff81000100ull;
+	comm(100, 100, "gen", 1, t);
+	mmap2(100, 0x400000, 0x10000, 0x1000, "/opt/gen.bin", t + 1);
+	static const uint64_t s1[] = { 0x401010, 0x402021, 0x403031 };
+	for (int i = 0; i < 3; i++)
+		sample(1, 100, 100, t + 100000000ull * (uint64_t)(i + 1), s1, 3);
+	for (int i = 0; i < 2; i++) {
+		put_hdr(PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL, (uint16_t)(8 + 8 * 7 + 8 * 2));
+		u64(1); u64(kip); u32(0); u32(0); u64(t + 150000000ull * (uint64_t)(i + 1)); u32(1); u32(0); u64(1000);
+		u64(2);
+		u64(PERF_CONTEXT_KERNEL); u64(kip);
+	}
 	if (pf_writer_records(w, rb.data, rb.len) < 0)
 		tu_die("records");
 }
@@ -569,7 +592,7 @@ static void gen_views(pf_writer *w)
 int main(int argc, char **argv)
 {
 	if (argc < 3)
-		tu_die("usage: pfsym-gen raw OUT | raw-many N OUT | raw-lost OUT | names OUT | resolved[-nostacks|-late|-stackcount|-lost] N OUT | paths SPEC... OUT");
+		tu_die("usage: pfsym-gen raw OUT | raw-many N OUT | raw-lost OUT | idle OUT | names OUT | resolved[-nostacks|-late|-stackcount|-lost] N OUT | paths SPEC... OUT");
 	const char *out = argv[argc - 1];
 	int fd = strcmp(out, "-") == 0 ? 1 : open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0)
@@ -599,6 +622,8 @@ int main(int argc, char **argv)
 		gen_resolved(w, strtoull(argv[2], NULL, 10), D_LOST);
 	else if (strcmp(argv[1], "ksymbol") == 0)
 		gen_ksymbol(w);
+	else if (strcmp(argv[1], "idle") == 0)
+		gen_idle(w);
 	else if (strcmp(argv[1], "kernel") == 0 && argc >= 3)
 		gen_kernel(w, argv + 2, argc - 3);
 	else if (strcmp(argv[1], "paths") == 0 && argc >= 4)
