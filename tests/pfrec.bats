@@ -56,6 +56,14 @@ json() {
 		assert_line --index 0 "pfrec: -c $c: not a period from 1 to 2^63-1 events"
 	done
 	[ ! -e c.pf ]
+	# -c and -F together, in either order: refused as perf record does
+	# (the last one given used to win silently)
+	for args in "-c 1000000 -F 100" "-F 100 -c 1000000"; do
+		run pfrec $args -o c.pf -- true
+		assert_failure 2
+		assert_line --index 0 "pfrec: -F and -c: give a frequency or a period, not both"
+	done
+	[ ! -e c.pf ]
 }
 
 @test "a multi-threaded program: samples in each thread, with their names" {

@@ -331,9 +331,10 @@ static void one_option(struct opts *o, int c, char **argv)
 		unsigned long v = strtoul(optarg, &end, 10);
 		if (end == optarg || *end || errno || v == 0 || v > 10000000)
 			usage_error("-F %s: not a positive frequency in Hz", optarg);
+		if (o->period)
+			usage_error("-F and -c: give a frequency or a period, not both");
 		o->freq = (unsigned)v;
 		o->freq_given = 1;
-		o->period = 0;
 		break;
 	}
 	case 'c': {
@@ -344,6 +345,8 @@ static void one_option(struct opts *o, int c, char **argv)
 		if (!isdigit((unsigned char)optarg[0]) || end == optarg || *end || errno || v == 0 ||
 		    v > INT64_MAX)
 			usage_error("-c %s: not a period from 1 to 2^63-1 events", optarg);
+		if (o->freq_given)
+			usage_error("-F and -c: give a frequency or a period, not both");
 		o->period = v;
 		break;
 	}
