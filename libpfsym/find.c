@@ -19,7 +19,8 @@
  * recorded (" (deleted)") never at the path recorded for it.
  *
  * A binary found without .symtab gets the file its .gnu_debuglink names,
- * CRC32-checked (debuglink.c). This file finds and checks the files
+ * CRC32-checked (debuglink.c); one that --force uses, the debug file of
+ * its own build-id (own_id_debug()). This file finds and checks the files
  * (each_cand(), try_file()); the symbol index of a file found is symtab.c's.
  */
 #include <errno.h>
@@ -374,6 +375,44 @@ static void try_debuginfod(struct symbolizer *s, struct binfo *b, int debuginfo,
 	try_file(s, b, &c, x);
 }
 
+/* --force: the binary used is vouched for by no recorded build-id (none
+ * was recorded, or another), but it has one of its own: its debug file by
+ * that build-id in each debug dir (the last is /usr/lib/debug; with --symfs
+ * and --host-fallback also this machine's), where gdb and perf look too. The
+ * debug file must have the binary's build-id. */
+static void own_id_debug(struct symbolizer *s, struct binfo *b)
+{
+	uint8_t own[sizeof(b->bid)];
+	int n = pf_build_id_fd(b->fd_main, own);
+	if (n <= 0 || (size_t)n > sizeof(own))
+		return;
+	uint8_t recorded[sizeof(b->bid)], recorded_n = b->bid_size;
+	memcpy(recorded, b->bid, sizeof(recorded));
+	memcpy(b->bid, own, (size_t)n); /* what try_file() checks against */
+	b->bid_size = (uint8_t)n;
+	char hex[2 * sizeof(own) + 1], rel[PATH_MAX + 200];
+	pfsi_hex(own, (size_t)n, hex);
+	struct find_ctx x = { NULL, -1, 0, NULL, 0, 0 };
+	for (int i = 0; i < s->n_ddirs && !b->elf_sym; i++) {
+		const struct ddir *d = &s->ddirs[i];
+		snprintf(rel, sizeof(rel), "%s/.build-id/%.2s/%s.debug", d->prefix, hex, hex + 2);
+		struct cand c = { d->root, rel, 0, 1 };
+		try_file(s, b, &c, &x);
+	}
+	if (!b->elf_sym && s->o.symfs && s->o.host_fallback) {
+		snprintf(rel, sizeof(rel), "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
+		struct cand c = { &s->host, rel, 1, 1 };
+		try_file(s, b, &c, &x);
+	}
+	if (x.mm) {
+		elf_end(x.mm);
+		close(x.mm_fd);
+	}
+	free(x.mm_path);
+	memcpy(b->bid, recorded, sizeof(recorded));
+	b->bid_size = recorded_n;
+}
+
 void pfsi_find_files(struct symbolizer *s, struct binfo *b)
 {
 	char path[PATH_MAX + 16];
@@ -429,6 +468,8 @@ void pfsi_find_files(struct symbolizer *s, struct binfo *b)
 	b->state = ST_OK;
 	if (!b->elf_sym && !b->as_is)
 		pfsi_debuglink_find(s, b, path);
+	if (!b->elf_sym && b->forced)
+		own_id_debug(s, b);
 	if (!b->elf_sym && !b->as_is && !b->forced) {
 		struct find_ctx y = { NULL, -1, 0, NULL, 0, 0 };
 		try_debuginfod(s, b, 1, &y);

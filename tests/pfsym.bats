@@ -40,6 +40,16 @@ setup_file() {
 	build_workload sym_paths bin/replaced "${FLAGS[@]}"
 	rec replaced.pf bin/replaced
 	build_workload sym_paths bin/replaced "${FLAGS[@]}" -DVARIANT=7
+	# rebuilt after recording: the same code under another build-id (both
+	# given, of one size: the same layout; the default one would be
+	# bin/stripped's, whose debug file is in dbg/), stripped, its debug file
+	# under dbg/ by its own build-id only (no .gnu_debuglink names it)
+	build_workload sym_paths bin/rebid "${FLAGS[@]}" -Wl,--build-id=0xaabbccddeeff00112233445566778899aabbccdd
+	rec rebid.pf bin/rebid
+	build_workload sym_paths bin/rebid "${FLAGS[@]}" -Wl,--build-id=0x00112233445566778899aabbccddeeff00112233
+	mkdir -p dbg/.build-id/00
+	objcopy --only-keep-debug bin/rebid dbg/.build-id/00/112233445566778899aabbccddeeff00112233.debug
+	strip --strip-all --remove-section=.gnu_debuglink bin/rebid
 	# symfs: recorded as run/prog, then moved under symfs/
 	build_workload sym_paths run/prog "${FLAGS[@]}"
 	rec symfs.pf run/prog
@@ -166,6 +176,17 @@ check() {
 	assert_output --regexp '\[replaced\+0x[0-9a-f]+\]'
 	run pfsym --force replaced.pf -o forced.sym
 	assert_output --partial "used despite a build-id mismatch"
+}
+
+@test "--force on a rebuilt, stripped binary: names from the debug file of the binary's own build-id" {
+	# without --force: the mismatch, no names
+	run pfsym --debug-dir dbg rebid.pf -o rebid0.sym
+	assert_output --partial "bin/rebid: build-id mismatch"
+	run grep -c 'path_a' <(pffold rebid0.sym)
+	assert_output 0
+	# --force: the binary, and the debug file its own build-id names
+	check rebid.pf "$EXPECTED" --force --debug-dir dbg
+	grep -q "dbg/.build-id/00/112233445566778899aabbccddeeff00112233.debug (used)" rebid.pf.log
 }
 
 @test "--symfs finds binaries under another root; the summary lists what was tried" {
