@@ -138,6 +138,12 @@ perf_header() {
 	run -0 pfdump --stats p.pf
 	assert_line "state: complete"
 	assert_line "samples: $s"
+	# perf writes no build-ids in pipe mode: pfimport says so, and how to
+	# get them; not for a file with them (--buildid-all)
+	run -0 --separate-stderr pfimport p.data -o p2.pf
+	assert_equal "$(grep -c '^pfimport: p.data: no build-ids (perf record writes none in pipe mode or with -z; --buildid-mmap puts them in the MMAP2 records): pfsym uses the binaries only with --force$' <<<"$stderr")" 1
+	run -0 --separate-stderr pfimport t.data -o t2.pf
+	[[ "$stderr" != *"no build-ids"* ]]
 }
 
 @test "perf record -z: the COMPRESSED records' records, file and pipe mode, as perf script shows them" {

@@ -391,6 +391,8 @@ struct pf_import_stats {
 	                              samples that the LOST records count already */
 	uint32_t events;           /* EVENT sections written */
 	uint32_t build_ids;        /* BUILDID entries written */
+	uint64_t mmap_build_ids;   /* MMAP2 records that carry a build-id
+	                              (perf record --buildid-mmap) */
 	uint32_t dso_images;       /* DSO_IMAGE sections written (vDSO images from
 	                              opts.buildid_dir) */
 	uint64_t bytes_in;         /* bytes read from the perf.data input */

@@ -777,6 +777,10 @@ static int put_records(struct imp *m, const uint8_t *data, size_t size)
 		case PERF_RECORD_THROTTLE:
 			m->throttles++;
 			break;
+		case PERF_RECORD_MMAP2:
+			if (r->misc & PERF_RECORD_MISC_MMAP_BUILD_ID)
+				st->mmap_build_ids++;
+			break;
 		}
 		uint64_t t = ev ? pf_record_time(ev, r) : 0;
 		if (t) {
