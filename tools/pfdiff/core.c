@@ -591,14 +591,9 @@ static int cmp_stack_ids(const void *a, const void *b)
 	return strcmp(pf_strtab_str(sort_names, x), pf_strtab_str(sort_names, y));
 }
 
-/* Writes one 'stack BASE NEW' line of --folded, counts rounded to samples;
- * nothing when both are 0. */
-static void folded_line(struct ctx *c, FILE *out, const char *root, const char *st, double bd, double wd,
-			double nb, double nn)
+/* Writes one 'stack BASE NEW' line of --folded; nothing when both are 0. */
+static void folded_line(FILE *out, const char *root, const char *st, uint64_t b, uint64_t w)
 {
-	if (c->o->normalize && nn > 0)
-		wd = wd * nb / nn;
-	uint64_t b = (uint64_t)llround(bd), w = (uint64_t)llround(wd);
 	if (b == 0 && w == 0)
 		return;
 	if (root)
@@ -608,29 +603,90 @@ static void folded_line(struct ctx *c, FILE *out, const char *root, const char *
 		fprintf(out, "%s %llu %llu\n", st, (unsigned long long)b, (unsigned long long)w);
 }
 
+static const double *apportion_frac;
+
+/* Larger fractional part first; at equal parts, the earlier line. */
+static int cmp_frac(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	double fx = apportion_frac[x], fy = apportion_frac[y];
+	if (fx != fy)
+		return fx > fy ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/* --normalize: NEW's counts x[0..n) (already scaled to BASE's total, not
+ * whole) as whole numbers that add up to `total` exactly: each rounded
+ * down, and the units still missing to the largest remainders (Hamilton's
+ * method), so that no column gains or loses a sample to rounding line by
+ * line. Out: w[0..n). @return 0 or -ENOMEM. */
+static int apportion(const double *x, uint32_t n, uint64_t total, uint64_t *w)
+{
+	double *frac = malloc((n ? n : 1) * sizeof *frac);
+	uint32_t *ord = malloc((n ? n : 1) * sizeof *ord);
+	if (!frac || !ord) {
+		free(frac);
+		free(ord);
+		return -ENOMEM;
+	}
+	uint64_t sum = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		double f = floor(x[i]);
+		w[i] = (uint64_t)f;
+		frac[i] = x[i] - f;
+		sum += w[i];
+		ord[i] = i;
+	}
+	apportion_frac = frac;
+	qsort(ord, n, sizeof *ord, cmp_frac);
+	for (uint32_t k = 0; k < n && sum < total && frac[ord[k]] > 0; k++, sum++)
+		w[ord[k]]++;
+	free(frac);
+	free(ord);
+	return 0;
+}
+
 /* --folded: counts in samples (period-weighted inputs divided by their
- * period), the lost samples first as pffold's [lost] line; nb, nn: the
- * samples of each side, [lost] included, for --normalize. */
+ * period), rounded, the lost samples first as pffold's [lost] line; nb, nn:
+ * the samples of each side, [lost] included, for --normalize, whose NEW
+ * column then adds up to the BASE column exactly (apportion()). */
 static int write_folded(struct ctx *c, FILE *out, double nb, double nn)
 {
-	uint32_t n = c->stacks.count;
-	uint32_t *ord = malloc((n ? n : 1) * sizeof *ord);
-	if (!ord)
-		return -ENOMEM;
+	uint32_t n = c->stacks.count, m = n + 1; /* line 0: [lost] */
+	uint32_t *ord = malloc(m * sizeof *ord);
+	uint64_t *b = malloc(m * sizeof *b), *w = malloc(m * sizeof *w);
+	double *x = malloc(m * sizeof *x);
+	int rc = -ENOMEM;
+	if (!ord || !b || !w || !x)
+		goto out;
 	for (uint32_t i = 0; i < n; i++)
 		ord[i] = i;
 	sort_names = &c->stacks;
 	qsort(ord, n, sizeof *ord, cmp_stack_ids);
+	int norm = c->o->normalize && nn > 0;
+	uint64_t base_total = 0;
+	for (uint32_t i = 0; i < m; i++) {
+		double bd = i ? c->stack_counts[0][ord[i - 1]] : c->lost_counts[0];
+		double wd = i ? c->stack_counts[1][ord[i - 1]] : c->lost_counts[1];
+		b[i] = (uint64_t)llround(bd);
+		base_total += b[i];
+		x[i] = norm ? wd * nb / nn : wd;
+		w[i] = (uint64_t)llround(x[i]);
+	}
+	if (norm && apportion(x, m, base_total, w) < 0)
+		goto out;
 	char rb[512];
 	const char *root = c->o->no_root ? NULL : root_label(c, rb, sizeof rb);
-	folded_line(c, out, NULL, LOST_STACK, c->lost_counts[0], c->lost_counts[1], nb, nn);
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t s = ord[i];
-		folded_line(c, out, root, pf_strtab_str(&c->stacks, s), c->stack_counts[0][s],
-			    c->stack_counts[1][s], nb, nn);
-	}
+	folded_line(out, NULL, LOST_STACK, b[0], w[0]);
+	for (uint32_t i = 1; i < m; i++)
+		folded_line(out, root, pf_strtab_str(&c->stacks, ord[i - 1]), b[i], w[i]);
+	rc = 0;
+out:
 	free(ord);
-	return 0;
+	free(b);
+	free(w);
+	free(x);
+	return rc;
 }
 
 /* Checks the units of --mode=time and sets each run's w: display units
