@@ -527,6 +527,17 @@ sur\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\t737572eda080')"
 	assert_output "$(printf 'n\xef\xbf\xbd.folded')"
 }
 
+@test "the table writes a name's control bytes as \\xHH, as pffold does: no escape sequence reaches the terminal" {
+	printf 'p;main;ctl\x01\x1b[31m 5\np;main;x 5\n' >ctl1.folded
+	printf 'p;main;ctl\x01\x1b[31m 1\np;main;x 9\n' >ctl2.folded
+	run -0 pfdiff ctl1.folded ctl2.folded
+	assert_line --regexp ' ctl\\x01\\x1b\[31m$'
+	[[ "$output" != *$'\x1b'* && "$output" != *$'\x01'* ]]
+	# JSON keeps the name as it is, escaped as JSON escapes it
+	run -0 bash -c "pfdiff --json ctl1.folded ctl2.folded | jq -r '.functions[].name' | grep ctl | od -An -c"
+	assert_output --partial 'c   t   l 001 033   [   3   1   m'
+}
+
 @test "recorded workload: a base recording that lost samples compares by the samples seen" {
 	command -v pfrec >/dev/null && command -v pfsym >/dev/null || skip "pfrec and pfsym are not built"
 	build_workload diff_model model_v1 -O0 -fno-omit-frame-pointer

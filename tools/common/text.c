@@ -59,6 +59,16 @@ int pf_json_str(FILE *out, const char *s, size_t n, int bad)
 	return replaced;
 }
 
+void pf_text_write(FILE *out, const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p < 0x20 || *p == 0x7f)
+			fprintf(out, "\\x%02x", *p);
+		else
+			putc(*p, out);
+	}
+}
+
 void pf_xml_write(FILE *out, const char *s, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)s, *e = p + n;

@@ -33,4 +33,10 @@ int pf_json_str(FILE *out, const char *s, size_t n, int bad);
  * bytes of no well-formed sequence as '?', which XML 1.0 cannot carry. */
 void pf_xml_write(FILE *out, const char *s, size_t n);
 
+/* Writes the string s as plain text for a terminal: control bytes (below
+ * 0x20, and 0x7f) as \xHH, as pffold writes them in folded stacks, so that
+ * no escape sequence or line break from a name reaches the screen; every
+ * other byte as it is. */
+void pf_text_write(FILE *out, const char *s);
+
 #endif

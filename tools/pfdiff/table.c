@@ -120,14 +120,16 @@ static void print_row(FILE *out, const struct fres *f, const char *name, int tim
 		 pf_stat_test_name(f->total.test));
 	const char *st = f->status == 1 ? "new" : f->status == 2 ? "gone" : "-";
 	if (time)
-		fprintf(out, "%9.2f %9.2f %+9.2f %-21s %8s  %9.2f %9.2f %+9.2f %-21s %8s  %-5s %-11s %-6s %s\n",
+		fprintf(out, "%9.2f %9.2f %+9.2f %-21s %8s  %9.2f %9.2f %+9.2f %-21s %8s  %-5s %-11s %-6s ",
 			f->self.share1, f->self.share2, f->self.delta, cis, ps, f->total.share1,
-			f->total.share2, f->total.delta, cit, pt, sig_word(f), tn, st, name);
+			f->total.share2, f->total.delta, cit, pt, sig_word(f), tn, st);
 	else
-		fprintf(out, "%7.2f %7.2f %+7.2f %-17s %8s  %7.2f %7.2f %+7.2f %-17s %8s  %-5s %-11s %-6s %s\n",
+		fprintf(out, "%7.2f %7.2f %+7.2f %-17s %8s  %7.2f %7.2f %+7.2f %-17s %8s  %-5s %-11s %-6s ",
 			100 * f->self.share1, 100 * f->self.share2, 100 * f->self.delta, cis, ps,
 			100 * f->total.share1, 100 * f->total.share2, 100 * f->total.delta, cit, pt,
-			sig_word(f), tn, st, name);
+			sig_word(f), tn, st);
+	pf_text_write(out, name); /* a name from folded text may hold any byte */
+	putc('\n', out);
 }
 
 /* The name of the test used, for the header. */
