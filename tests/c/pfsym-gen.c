@@ -600,35 +600,33 @@ int main(int argc, char **argv)
 	pf_writer *w;
 	if (pf_writer_open_fd(&w, fd, NULL) < 0)
 		tu_die("writer");
-	if (strcmp(argv[1], "raw") == 0)
-		gen_raw(w);
-	else if (strcmp(argv[1], "raw-lost") == 0)
-		gen_raw_lost(w);
-	else if (strcmp(argv[1], "raw-many") == 0 && argc == 4)
+	/* the modes that take only OUT, and the resolved profiles by damage */
+	static const struct {
+		const char *name;
+		void (*gen)(pf_writer *w);
+	} simple[] = { { "raw", gen_raw },     { "raw-lost", gen_raw_lost }, { "names", gen_names },
+		       { "views", gen_views }, { "ksymbol", gen_ksymbol },   { "idle", gen_idle } };
+	static const char *const damaged[] = { [D_NONE] = "resolved", [D_NOSTACKS] = "resolved-nostacks",
+					       [D_LATE] = "resolved-late", [D_STACKCOUNT] = "resolved-stackcount",
+					       [D_LOST] = "resolved-lost" };
+	int done = 0;
+	for (size_t i = 0; !done && i < sizeof(simple) / sizeof(simple[0]); i++)
+		if (strcmp(argv[1], simple[i].name) == 0 && argc == 3) {
+			simple[i].gen(w);
+			done = 1;
+		}
+	for (size_t d = 0; !done && d < sizeof(damaged) / sizeof(damaged[0]); d++)
+		if (strcmp(argv[1], damaged[d]) == 0 && argc == 4) {
+			gen_resolved(w, strtoull(argv[2], NULL, 10), (enum damage)d);
+			done = 1;
+		}
+	if (!done && strcmp(argv[1], "raw-many") == 0 && argc == 4)
 		gen_raw_many(w, strtoull(argv[2], NULL, 10));
-	else if (strcmp(argv[1], "resolved") == 0 && argc == 4)
-		gen_resolved(w, strtoull(argv[2], NULL, 10), D_NONE);
-	else if (strcmp(argv[1], "resolved-nostacks") == 0 && argc == 4)
-		gen_resolved(w, strtoull(argv[2], NULL, 10), D_NOSTACKS);
-	else if (strcmp(argv[1], "resolved-late") == 0 && argc == 4)
-		gen_resolved(w, strtoull(argv[2], NULL, 10), D_LATE);
-	else if (strcmp(argv[1], "resolved-stackcount") == 0 && argc == 4)
-		gen_resolved(w, strtoull(argv[2], NULL, 10), D_STACKCOUNT);
-	else if (strcmp(argv[1], "names") == 0)
-		gen_names(w);
-	else if (strcmp(argv[1], "views") == 0)
-		gen_views(w);
-	else if (strcmp(argv[1], "resolved-lost") == 0 && argc == 4)
-		gen_resolved(w, strtoull(argv[2], NULL, 10), D_LOST);
-	else if (strcmp(argv[1], "ksymbol") == 0)
-		gen_ksymbol(w);
-	else if (strcmp(argv[1], "idle") == 0)
-		gen_idle(w);
-	else if (strcmp(argv[1], "kernel") == 0 && argc >= 3)
+	else if (!done && strcmp(argv[1], "kernel") == 0 && argc >= 3)
 		gen_kernel(w, argv + 2, argc - 3);
-	else if (strcmp(argv[1], "paths") == 0 && argc >= 4)
+	else if (!done && strcmp(argv[1], "paths") == 0 && argc >= 4)
 		gen_paths(w, argv + 2, argc - 3);
-	else
+	else if (!done)
 		tu_die("unknown mode");
 	struct pf_buf b = { 0 };
 	struct pf_end e;
