@@ -1,8 +1,9 @@
 /* nosym_spin MS: spins for MS milliseconds, most of the time in a loop that
  * no symbol names: it lies past the end of nosym_head (whose ELF symbol is 1
- * byte long), as code in a function's padding or a stripped stub does. main
- * calls it through a pointer. x86-64 only (tests/pprof.bats: a mapping whose
- * frames are named in part). Build with -O1 -g -fno-omit-frame-pointer. */
+ * byte long), as code in a function's padding or a stripped trampoline
+ * does. main calls it through a pointer. x86-64 only (tests/pprof.bats: a
+ * mapping whose frames are named in part). Build with -O1 -g
+ * -fno-omit-frame-pointer. */
 #include <stdlib.h>
 
 #include "now_s.h"
