@@ -17,7 +17,7 @@ setup_file() {
 	cp srv/prog-full bin/prog
 	strip --strip-all bin/prog
 	pfrec -q -g -F 4000 -o r.pf -- bin/prog
-	nm --defined-only srv/prog-full | awk '$2 ~ /^[tT]$/ { print $3 }' | LC_ALL=C sort -u >functions
+	code_names srv/prog-full >functions
 	bid=$(readelf -n srv/prog-full | awk '/Build ID/ { print $3 }')
 	echo "$bid" >bid
 	# a free port, then the server; it binds every interface (0.188 has no

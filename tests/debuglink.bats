@@ -19,7 +19,7 @@ setup_file() {
 	objcopy --add-gnu-debuglink=store/prog.debug bin/prog
 	pfrec -q -g -F 4000 -o r.pf -- bin/prog
 	# the functions of the workload, from the unstripped binary
-	nm --defined-only full | awk '$2 ~ /^[tT]$/ { print $3 }' | LC_ALL=C sort -u >functions
+	code_names full >functions
 }
 
 setup() {

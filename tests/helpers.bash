@@ -30,6 +30,18 @@ build_workload() {
 	gcc -std=gnu11 -o "$out" "$PFTOOLS_SRC/tests/workloads/$name.c" "$@"
 }
 
+# code_names BIN: the names pfsym may give a sample in BIN's own code, one a
+# line, sorted: its functions (nm), its PLT stubs as objdump labels them
+# (NAME@plt), and ".plt" for the PLT header (PLT0, which a program runs at
+# each first call of a lazily bound function; objdump labels it
+# FIRST@plt-0xN, or .plt). Derived from binutils, not from pftools.
+code_names() {
+	{
+		nm --defined-only "$1" | awk '$2 ~ /^[tT]$/ { print $3 }'
+		objdump -d "$1" | sed -n 's/^[0-9a-f]* <\(.*@plt\)>:$/\1/p; s/^[0-9a-f]* <\(.*@plt-0x[0-9a-f]*\|\.plt\)>:$/.plt/p'
+	} | LC_ALL=C sort -u
+}
+
 # A test that crashed under a sanitizer exits 98/99: fail with the output shown.
 refute_sanitizer() {
 	if [ "${status:-0}" -eq 98 ] || [ "${status:-0}" -eq 99 ] || [[ "$output" == *"Sanitizer"* ]]; then

@@ -11,11 +11,8 @@ FLAGS=(-O2 -g -fno-omit-frame-pointer)
 setup_file() {
 	cd "$BATS_FILE_TMPDIR"
 	build_workload remap_text rt "${FLAGS[@]}"
-	# rt's functions (nm) and its PLT stubs (objdump: pfsym names them NAME@plt)
-	{
-		nm --defined-only rt | awk '$2 ~ /^[tT]$/ { print $3 }'
-		objdump -d rt | sed -n 's/^[0-9a-f]* <\(.*@plt\)>:$/\1/p'
-	} | LC_ALL=C sort -u >functions
+	# rt's functions, PLT stubs and PLT header, from binutils
+	code_names rt >functions
 }
 
 setup() {
@@ -23,7 +20,7 @@ setup() {
 }
 
 # check_remapped SYM: the samples of rt's own code are named from rt (every
-# leaf a function nm lists, or a PLT stub objdump shows), spin_one and spin_two hold most of them, and
+# leaf a function nm lists, or a PLT stub or the PLT header objdump shows), spin_one and spin_two hold most of them, and
 # none is anonymous or unknown
 check_remapped() {
 	local folded
