@@ -42,6 +42,16 @@ code_names() {
 	} | LC_ALL=C sort -u
 }
 
+# san_cflags LIB: the -fsanitize flags (the Makefile's SANFLAGS) that a test
+# program linked against LIB, a library of this build, needs: a sanitizer
+# build's library needs the sanitizer runtime in the program too. Nothing
+# for a plain build.
+san_cflags() {
+	if [ -n "${SANITIZE:-}" ] || readelf -d "$1" | grep -q 'libasan'; then
+		echo -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+	fi
+}
+
 # A test that crashed under a sanitizer exits 98/99: fail with the output shown.
 refute_sanitizer() {
 	if [ "${status:-0}" -eq 98 ] || [ "${status:-0}" -eq 99 ] || [[ "$output" == *"Sanitizer"* ]]; then

@@ -33,9 +33,6 @@ setup_file() {
 }
 
 @test "a program compiles and links against the installed libpfile with pkg-config" {
-	if [ -n "${SANITIZE:-}" ] || readelf -d "$PFTOOLS_BUILD/lib/libpfile.so" | grep -q 'libasan'; then
-		skip "the sanitizer build's library needs the sanitizer runtime in the test program too"
-	fi
 	cat >"$BATS_TEST_TMPDIR/p.c" <<'C'
 #include <pfile.h>
 #include <stdio.h>
@@ -53,7 +50,7 @@ int main(void)
 }
 C
 	export PKG_CONFIG_PATH="$STAGE/usr/local/lib/pkgconfig"
-	run bash -c "gcc -std=c11 -Wall -Werror -o '$BATS_TEST_TMPDIR/p' '$BATS_TEST_TMPDIR/p.c' \
+	run bash -c "gcc -std=c11 -Wall -Werror $(san_cflags "$PFTOOLS_BUILD/lib/libpfile.so") -o '$BATS_TEST_TMPDIR/p' '$BATS_TEST_TMPDIR/p.c' \
 		\$(pkg-config --define-prefix --cflags --libs --static libpfile | sed 's|/usr/local|$STAGE/usr/local|g')"
 	assert_success
 	LD_LIBRARY_PATH="$STAGE/usr/local/lib" "$BATS_TEST_TMPDIR/p" >"$BATS_TEST_TMPDIR/out.pf"

@@ -22,16 +22,12 @@ setup() {
 }
 
 # build_example: examples/print-stacks.c against the staged install, with
-# pkg-config's flags only. A sanitizer build's library needs the sanitizer
-# runtime in the program too: the example then gets the same -fsanitize
-# flags (the Makefile's SANFLAGS), so that it is checked under ASan+UBSan.
+# pkg-config's flags (and a sanitizer build's -fsanitize flags) only
 build_example() {
 	export PKG_CONFIG_PATH="$STAGE/usr/local/lib/pkgconfig"
-	local san=()
-	if [ -n "${SANITIZE:-}" ] || readelf -d "$PFTOOLS_BUILD/lib/libpfsym.so" | grep -q 'libasan'; then
-		san=(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
-	fi
-	gcc -std=c11 -Wall -Wextra -Werror "${san[@]}" -o print-stacks "$PFTOOLS_SRC/examples/print-stacks.c" \
+	# shellcheck disable=SC2046
+	gcc -std=c11 -Wall -Wextra -Werror $(san_cflags "$PFTOOLS_BUILD/lib/libpfsym.so") -o print-stacks \
+		"$PFTOOLS_SRC/examples/print-stacks.c" \
 		$(pkg-config --define-prefix --cflags --libs libpfsym | sed "s|/usr/local|$STAGE/usr/local|g")
 }
 
