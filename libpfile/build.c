@@ -17,6 +17,7 @@
 #include "internal/comms.h"
 #include "internal/oatab.h"
 #include "internal/prof.h"
+#include "internal/sread.h"
 
 #define XXH_INLINE_ALL
 #define XXH_NAMESPACE pf_prof_
@@ -72,6 +73,7 @@ struct pf_prof_builder {
 	struct fkey_map anon;  /* frames of anonymous memory by (pid, address), */
 			       /* with o.resolve_anon only (per process, as JIT maps are) */
 	struct pf_comms comms;     /* thread names over time */
+	struct pfi_sread sread;    /* leader sampling: each counter's last value */
 	uint32_t *dso_str; /* dso id -> string id */
 	uint32_t dso_str_cap;
 	uint32_t unknown_frame;
@@ -193,6 +195,7 @@ void pf_prof_builder_free(pf_prof_builder *b)
 	free(b->inl_next);
 	free(b->anon.e);
 	pfi_comms_free(&b->comms);
+	pfi_sread_free(&b->sread);
 	free(b->dso_str);
 	free(b->chains);
 	free(b->chain_keys);
@@ -842,6 +845,23 @@ static int sample_fast(pf_prof_builder *b, const struct pf_event *ev, const stru
 	return 1;
 }
 
+/* One sample of a leader-sampled group (pfi_sread_group()): the record's
+ * sample, as the member's, weighted by what the member counted. */
+struct member_ctx {
+	pf_prof_builder *b;
+	struct pf_prof_sample ps;
+};
+
+static int member_sample(void *ctx, const struct pf_event *member, uint64_t count)
+{
+	struct member_ctx *mc = ctx;
+	struct pf_prof_sample ps = mc->ps;
+	ps.event = (uint16_t)member->index;
+	ps.period = count;
+	mc->b->st.samples++;
+	return mc->b->o.on_sample(mc->b->o.sample_ctx, &ps);
+}
+
 static int do_sample(pf_prof_builder *b, const struct pf_event *ev, const struct perf_event_header *rec)
 {
 	struct pf_sample s;
@@ -914,13 +934,23 @@ static int do_sample(pf_prof_builder *b, const struct pf_event *ev, const struct
 			return (int)id;
 		comm = (uint32_t)id;
 	}
-	struct pf_prof_sample ps = {
-		.time = s.time, .period = (s.present & PERF_SAMPLE_PERIOD) ? s.period : 1,
-		.pid = s.pid, .tid = s.tid, .cpu = s.cpu, .stack = (uint32_t)stack, .comm = comm,
-		.event = (uint16_t)ev->index, .flags = 0,
+	/* without PERIOD in the record, a fixed period is the event's (as perf
+	 * reads it); a frequency without PERIOD gives no weight but 1 */
+	uint64_t period = (s.present & PERF_SAMPLE_PERIOD) ? s.period
+			  : !ev->attr.freq && ev->attr.sample_period ? ev->attr.sample_period
+			  : 1;
+	struct member_ctx mc = {
+		b, { .time = s.time, .period = period, .pid = s.pid, .tid = s.tid, .cpu = s.cpu,
+		     .stack = (uint32_t)stack, .comm = comm, .event = (uint16_t)ev->index, .flags = 0 },
 	};
+	if (pfi_sread_applies(ev, &s)) {
+		int rc = pfi_sread_group(&b->sread, &b->evs, ev, &s, member_sample, &mc);
+		if (rc == -EBADMSG)
+			b->st.bad_samples++;
+		return rc == -EBADMSG ? 0 : rc;
+	}
 	b->st.samples++;
-	return b->o.on_sample(b->o.sample_ctx, &ps);
+	return b->o.on_sample(b->o.sample_ctx, &mc.ps);
 }
 
 /* Pass 1 of a RECORDS payload: mappings, forks, execs, names. */

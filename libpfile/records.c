@@ -16,6 +16,7 @@
 #include "advanced.h"
 #include "internal/alloc.h"
 #include "internal/bytes.h"
+#include "internal/sread.h"
 
 #ifndef PERF_SAMPLE_BRANCH_COUNTERS
 #define PERF_SAMPLE_BRANCH_COUNTERS (1U << 19) /* Linux 6.8 */
@@ -396,6 +397,11 @@ static const struct pf_event *find_event(const struct pf_events *evs, const uint
 		id = __builtin_bswap64(id);
 	const struct pf_event *e = id_lookup(evs, id);
 	return e ? e : first;
+}
+
+const struct pf_event *pfi_events_by_id(const struct pf_events *evs, uint64_t id)
+{
+	return evs ? id_lookup(evs, id) : NULL;
 }
 
 const struct pf_event *pf_events_find(const struct pf_events *evs, const struct perf_event_header *rec)

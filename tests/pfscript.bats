@@ -17,6 +17,11 @@ setup_file() {
 	perf record -q -e cpu-clock -g --buildid-all -F 2000 -o t.data -- ./threads 300 >/dev/null 2>&1
 	pfimport -q t.data -o t.pf
 	pfsym -q t.pf -o t.sym.pf
+	# a fixed period (no PERIOD in the samples); a leader-sampled group
+	# (PERF_SAMPLE_READ of both members); events with names of two lengths
+	perf record -q -e cpu-clock -c 100000 -g -o c.data -- ./threads 200 >/dev/null 2>&1
+	perf record -q -e '{cpu-clock,task-clock}:S' -g -F 2000 -o g.data -- ./threads 200 >/dev/null 2>&1
+	perf record -q -e cpu-clock,page-faults -g -F 2000 -o e.data -- ./threads 200 >/dev/null 2>&1
 }
 
 setup() {
@@ -42,6 +47,26 @@ user_frames() {
 	diff <(perf script -i t.data -F comm,pid,tid,time,event --ns 2>/dev/null) \
 		<(pfscript -q -F comm,pid,tid,time,event --ns t.sym.pf)
 	[[ "$stderr" == "pfscript: t.sym.pf: ${#lines[@]} samples, 0 lost" ]]
+}
+
+@test "sample lines as perf script's: a fixed period (-c), a leader-sampled group ({A,B}:S), names of two lengths" {
+	need_perf
+	local d
+	for d in c g e; do
+		pfimport -q $d.data -o $d.pf
+		perf script -i $d.data -F comm,tid,time,period,event 2>/dev/null >$d.perf
+		pfscript -q -F comm,tid,time,period,event $d.pf >$d.pfs
+		[ "$(wc -l <$d.perf)" -gt 20 ]
+		diff $d.perf $d.pfs
+	done
+	# -c 100000: every sample weighs the event's period, not 1
+	[ "$(awk '{ print $(NF - 1) }' c.pfs | sort -u)" = 100000 ]
+	# {cpu-clock,task-clock}:S: a sample of each member per leader sample,
+	# weighing what the member counted since its previous value
+	grep -q ' task-clock: $' g.pfs
+	[ "$(grep -c ' task-clock: $' g.pfs)" -eq "$(grep -c ' cpu-clock: $' g.pfs)" ]
+	# the shorter name right-aligned to the longer
+	grep -q '   cpu-clock: $' e.pfs
 }
 
 @test "the default layout: perf script's sample lines, then one frame line per frame and an empty line" {

@@ -79,6 +79,8 @@ struct ctx {
 	int opened; /* the input could be opened */
 	const char *in;
 	const char *event; /* -e: only the samples of the event of this name */
+	size_t name_width; /* the longest event name: perf script pads each to it */
+	uint32_t name_width_n; /* of the first name_width_n events */
 	uint64_t printed, lost;
 	int werr; /* errno of a failed write */
 };
@@ -415,10 +417,30 @@ static void write_head(struct ctx *c, const struct pf_prof_sample *s, unsigned f
 	}
 	out_put(c, b, (size_t)(p - b));
 	if (fl & F_EVENT) {
-		out_put(c, evname, strlen(evname));
+		size_t n = strlen(evname);
+		for (size_t k = n; k < c->name_width; k++)
+			out_put(c, " ", 1);
+		out_put(c, evname, n);
 		out_put(c, ": ", 2);
 	}
 	out_put(c, "\n", 1);
+}
+
+/* The width of the event names: perf script right-aligns each to the
+ * longest name of the recording's events (evlist__max_name_len()). */
+static const char *event_name(const struct pf_event *ev)
+{
+	return ev && ev->name[0] ? ev->name : "event";
+}
+
+static void update_name_width(struct ctx *c)
+{
+	uint32_t n = pf_events_count(c->evs);
+	for (; c->name_width_n < n; c->name_width_n++) {
+		size_t len = strlen(event_name(pf_events_get(c->evs, c->name_width_n)));
+		if (len > c->name_width)
+			c->name_width = len;
+	}
 }
 
 /* The frames of leaf node `stack` (leaf first) to `o`, each text made once
@@ -467,7 +489,8 @@ static int print_sample(struct ctx *c, const struct pf_prof_sample *s)
 	const char *comm = str(c, s->comm);
 	if (!comm)
 		comm = ":-1";
-	const char *evname = ev && ev->name[0] ? ev->name : "event";
+	const char *evname = event_name(ev);
+	update_name_width(c);
 	if (c->json) {
 		const char *sep = "{";
 #define SEP() (fputs(sep, o), sep = ",")
@@ -737,6 +760,7 @@ static int run(struct ctx *c, int *damaged)
 				return 1;
 			}
 			pf_events_delete(c->evs);
+			c->name_width = c->name_width_n = 0;
 			if ((rc = pf_events_new(&c->evs)) < 0) {
 				c->evs = NULL;
 				pf_prof_builder_free(b);

@@ -51,8 +51,16 @@ typedef int (*pf_prof_kresolve_fn)(void *ctx, struct pf_prof *p, struct pf_prof_
 typedef int (*pf_prof_ksymbol_fn)(void *ctx, uint64_t addr, uint32_t len, uint16_t ksym_type, uint16_t flags,
 				  const char *name, size_t name_len);
 
-/* Called for every sample (and LOST entry) in record order. @return 0 or a
- * negative errno that stops the build. */
+/* Called for every sample (and LOST entry) in record order. A sample's
+ * period is the record's PERF_SAMPLE_PERIOD, else the event's fixed
+ * sample_period, else 1. A SAMPLE record of a leader-sampled group (perf's
+ * {A,B}:S: PERF_SAMPLE_READ with PERF_FORMAT_GROUP and PERF_FORMAT_ID) is
+ * one sample per member instead, in the group's order, each of its
+ * member's event with what the member counted since the previous value of
+ * that counter (per id; per thread too for an inherited event) as its
+ * period; a member that counted nothing has none (as perf's session,
+ * tools/perf/util/session.c). @return 0 or a negative errno that stops the
+ * build. */
 typedef int (*pf_prof_sample_fn)(void *ctx, const struct pf_prof_sample *s);
 
 /* Optional user-stack unwinder (pfsym passes one over libdw), called for
@@ -132,7 +140,9 @@ struct pf_prof_builder_opts {
 
 /* Counters, for pfsym's summary. */
 struct pf_prof_stats {
-	uint64_t samples;          /* SAMPLE records turned into samples */
+	uint64_t samples;          /* samples made of SAMPLE records (a
+				    * leader-sampled group's record: one per
+				    * member that counted) */
 	uint64_t bad_samples;      /* SAMPLE records that did not decode */
 	uint64_t lost;             /* samples lost (LOST + LOST_SAMPLES records) */
 	uint64_t frames;           /* user frames over all samples */
