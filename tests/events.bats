@@ -91,7 +91,7 @@ attr() { # TYPE CONFIG [CONFIG1 [EXCLUDE [PRECISE]]]
 	assert_success
 	# PERF_TYPE_HARDWARE 0: cycles 0, instructions 1; the member counts (period 0)
 	assert_line --index 0 "event 0: cycles pmu=cpu $(attr 0 0x0) leader=0 freq=4000 sample_type=IP|TID|TIME|READ|CPU|PERIOD|IDENTIFIER read_format=TOTAL_TIME_ENABLED|TOTAL_TIME_RUNNING|ID|GROUP spec={cycles,instructions}:S"
-	assert_line --index 1 "event 1: instructions pmu=cpu $(attr 0 0x1) leader=0 period=0 sample_type=IP|TID|TIME|READ|CPU|PERIOD|IDENTIFIER read_format=TOTAL_TIME_ENABLED|TOTAL_TIME_RUNNING|ID|GROUP spec={cycles,instructions}:S"
+	assert_line --index 1 "event 1: instructions pmu=cpu $(attr 0 0x1) leader=0 period=0 sample_type=IP|TID|TIME|READ|CPU|IDENTIFIER read_format=TOTAL_TIME_ENABLED|TOTAL_TIME_RUNNING|ID|GROUP spec={cycles,instructions}:S"
 	# a tracepoint: PERF_TYPE_TRACEPOINT 2, config = its tracefs id, every hit sampled, RAW kept
 	local id
 	id=$(cat "$FX/tracefs/events/sched/sched_switch/id")
@@ -177,6 +177,35 @@ bad_spec() {
 	read -r a b <<<"$output"
 	[ "$a" -gt 20000000 ] # 20 ms of CPU time at least (a loaded machine)
 	[ $((b * 100)) -ge $((a * 95)) ] && [ $((b * 100)) -le $((a * 105)) ]
+	# each member's samples (perf's leader sampling): a sample of each
+	# record, weighing the count since the counter's previous value, so the
+	# periods add up to the last value of each counter (id and thread)
+	local m v id
+	for m in 0 1; do
+		v=$((3 + 2 * m)) id=$((4 + 2 * m))
+		local last
+		last=$(jsons g.pf "[.[] | select(.record==\"SAMPLE\")] | group_by([.read[$id], .tid]) | map(max_by(.read[$v]).read[$v]) | add")
+		[ "$last" -gt 0 ]
+		[ "$(pffold -q -w period -e "$(json g.pf "select(.type==\"event\" and .index==$m) | .name")" g.pf | awk '{ s += $NF } END { print s }')" -eq "$last" ]
+	done
+	n=$(json g.pf 'select(.record=="SAMPLE") | .time' | wc -l)
+	[ "$(pffold -q -e task-clock g.pf | awk '{ s += $NF } END { print s }')" -eq "$n" ]
+	[ "$(pffold -q -e cpu-clock g.pf | awk '{ s += $NF } END { print s }')" -eq "$n" ]
+}
+
+@test "-c on a software event: one sample every PERIOD events, as perf (no PERF_SAMPLE_PERIOD with a fixed period)" {
+	# with PERIOD in sample_type and a fixed period, the kernel samples
+	# every software event (perf_swevent_event()) with period 1
+	run -0 pfrec -q -o c.pf -e page-faults -c 100 -- sh -c 'seq 200000 | sort -n >/dev/null'
+	local n total
+	n=$(json c.pf 'select(.record=="SAMPLE") | .time' | wc -l)
+	total=$(json c.pf 'select(.type=="count" and .name=="page-faults") | .value' | head -1)
+	[ "$n" -gt 0 ] && [ "$total" -gt 1000 ]
+	[ $((n * 100)) -le "$total" ]
+	[ $((n * 100)) -gt $((total / 2)) ]
+	# every sample weighs the period; pfscript prints it
+	[ "$(pfscript -q -F period c.pf | sort -u | tr -d ' ')" = 100 ]
+	[ "$(pffold -q -w period c.pf | awk '{ s += $NF } END { print s }')" -eq $((n * 100)) ]
 }
 
 @test "msr/tsc/ read at every cpu-clock sample counts the TSC's ticks per nanosecond" {

@@ -191,7 +191,10 @@ void attr_init(struct rec *R, int e)
 		a->freq = 1;
 		a->sample_freq = R->o.freq;
 	}
-	a->sample_type |= SAMPLE_TYPE_BASE | (R->o.callchain ? PERF_SAMPLE_CALLCHAIN : 0);
+	/* PERIOD as perf record: with a frequency, and for tracepoints, whose
+	 * hit may count more than 1 (sched_stat_runtime: nanoseconds) */
+	a->sample_type |= SAMPLE_TYPE_BASE | (R->o.callchain ? PERF_SAMPLE_CALLCHAIN : 0) |
+			  (a->freq || a->type == PERF_TYPE_TRACEPOINT ? PERF_SAMPLE_PERIOD : 0);
 	if (R->o.dwarf) {
 		/* the kernel part of the chain from the kernel; the user part is
 		 * unwound by pfsym from the registers and the stack copy */

@@ -65,9 +65,13 @@
 
 /* Layout of our records (sample_type below, sample_id_all=1): a SAMPLE starts
  * IDENTIFIER, IP, TID, TIME; the sample_id trailer of the other records is
- * TID, TIME, CPU, IDENTIFIER (32 bytes). */
+ * TID, TIME, CPU, IDENTIFIER (32 bytes). PERF_SAMPLE_PERIOD is added for a
+ * frequency and for tracepoints only, as perf record does: with a fixed
+ * period the kernel makes a sample of every software event that has it
+ * (perf_swevent_event(), period 1), and readers take the attr's
+ * sample_period. */
 #define SAMPLE_TYPE_BASE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
-			  PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD)
+			  PERF_SAMPLE_TIME | PERF_SAMPLE_CPU)
 #define SAMPLE_TIME_OFFSET 32
 #define ID_TRAILER_BYTES 32
 #define ID_TRAILER_TIME_FROM_END 24
