@@ -126,6 +126,25 @@ boxes() {
 	assert_output 1
 }
 
+@test "a differential input with a [lost] line: shares of the samples seen, as pfdiff's; [lost]'s of all samples" {
+	printf 'main;a 60\nmain;b 40\n' >base.folded
+	printf '[lost] 50\nmain;a 30\nmain;b 70\n' >new.folded
+	# pfdiff: a 60 -> 30 %, b 40 -> 70 % of the samples seen; [lost] 33.33 % of all
+	run -0 pfdiff base.folded new.folded
+	assert_line --regexp ' -30\.00 .* a$'
+	assert_line --regexp ' \+30\.00 .* b$'
+	assert_line --regexp ' \+33\.33 .* \[lost\]$'
+	pfdiff --folded base.folded new.folded | pfflame >d.svg
+	run grep -o '<title>[^<]*' d.svg
+	assert_line '<title>a (30 samples, 20.00%; base 60.00%, new 30.00%, -30.00 pp)'
+	assert_line '<title>b (70 samples, 46.67%; base 40.00%, new 70.00%, +30.00 pp)'
+	assert_line '<title>[lost] (50 samples, 33.33%; base 0.00%, new 33.33%, +33.33 pp)'
+	assert_line '<title>all (150 samples, 100.00%; base 100.00%, new 100.00%, +0.00 pp)'
+	# b grew: red; a shrank: blue
+	grep -qE '<title>b \(.*fill="rgb\(2[45][0-9],[0-9]{1,2},[0-9]{1,2}\)' d.svg
+	grep -qE '<title>a \(.*fill="rgb\([0-9]{1,2},[0-9]{1,2},2[45][0-9]\)' d.svg
+}
+
 @test "long names are truncated with '..' to fit their box" {
 	printf 'p;abcdefghijklmnop 5\np;other 95\n' > t.folded
 	# 5 of 100 samples over 1180 px: 59 px, room for 7 characters

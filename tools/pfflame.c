@@ -29,6 +29,8 @@
 #define FONT 12.0
 #define CHARW (FONT * 0.59) /* average glyph width estimate, pixels */
 #define ROOT_NAME "all"
+/* the lost samples' line of pffold and pfdiff --folded */
+#define LOST_NAME "[lost]"
 
 enum palette { PAL_HOT, PAL_MEM, PAL_IO, PAL_MODULE };
 
@@ -567,7 +569,9 @@ struct geom {
 	uint64_t total;        /* the root's width count */
 	double scale;          /* pixels per count */
 	double mincount;       /* narrower frames are not drawn */
-	double tot0, tot1;     /* the root's counts (base, new) */
+	double tot0, tot1;     /* the samples seen (base, new): the root's counts less [lost] */
+	double lost0, lost1;   /* the [lost] line's counts */
+	uint32_t lost_node;    /* its node, UINT32_MAX: none */
 	double maxdelta;       /* the largest |share change| of a drawn frame */
 	double height, ypad1, ypad2;
 };
@@ -600,6 +604,24 @@ static int rank_for_sort(struct flame *fl, int wi)
 	return 0;
 }
 
+/* The shares of node `node` in a differential graph, base and new: of the
+ * samples seen (the root's are those, less the [lost] line); the [lost]
+ * line's, of all samples, as pfdiff's table shows it. */
+static void diff_shares(const struct flame *fl, const struct geom *g, uint32_t node, double *s0, double *s1)
+{
+	const struct node *n = &fl->nodes[node];
+	double c0 = (double)n->c[0], c1 = (double)n->c[1], t0 = g->tot0, t1 = g->tot1;
+	if (node == 0) {
+		c0 -= g->lost0;
+		c1 -= g->lost1;
+	} else if (node == g->lost_node) {
+		t0 += g->lost0;
+		t1 += g->lost1;
+	}
+	*s0 = t0 > 0 ? c0 / t0 : 0;
+	*s1 = t1 > 0 ? c1 / t1 : 0;
+}
+
 /* Pass 1: sorts the children of drawn frames by name, and finds the
  * depth and g->maxdelta. stack and kids hold fl->nnodes items.
  * @return the depth of the deepest drawn frame. */
@@ -617,10 +639,10 @@ static uint32_t layout(struct flame *fl, struct geom *g, struct item *stack, uin
 		if (it.depth > maxdepth)
 			maxdepth = it.depth;
 		if (g->diff) {
-			double d = fabs((g->tot1 > 0 ? (double)n->c[1] / g->tot1 : 0) -
-					(g->tot0 > 0 ? (double)n->c[0] / g->tot0 : 0));
-			if (d > g->maxdelta)
-				g->maxdelta = d;
+			double s0, s1;
+			diff_shares(fl, g, it.node, &s0, &s1);
+			if (fabs(s1 - s0) > g->maxdelta)
+				g->maxdelta = fabs(s1 - s0);
 		}
 		size_t k = 0;
 		for (uint32_t c = n->first_child; c != UINT32_MAX; c = nodes[c].next_sibling)
@@ -678,12 +700,11 @@ static void write_head(const struct flame *fl, const struct geom *g, FILE *out)
 /* The tooltip's counts of a differential frame (after its name), and its
  * colour: red for a share that grew, blue for one that shrank, the
  * stronger the larger the change against g->maxdelta. */
-static void write_diff_counts(const struct flame *fl, const struct geom *g, const struct node *n, FILE *out,
-			      int rgb[3])
+static void write_diff_counts(const struct flame *fl, const struct geom *g, uint32_t node, FILE *out, int rgb[3])
 {
-	uint64_t w = n->c[g->wi];
-	double s0 = g->tot0 > 0 ? (double)n->c[0] / g->tot0 : 0;
-	double s1 = g->tot1 > 0 ? (double)n->c[1] / g->tot1 : 0;
+	uint64_t w = fl->nodes[node].c[g->wi];
+	double s0, s1;
+	diff_shares(fl, g, node, &s0, &s1);
 	double d = s1 - s0;
 	fprintf(out, " (%llu ", (unsigned long long)w);
 	pf_xml_write(out, fl->countname, strlen(fl->countname));
@@ -718,7 +739,7 @@ static void write_frame(struct flame *fl, const struct geom *g, const struct ite
 	fputs("<g><title>", out);
 	pf_xml_write(out, shown, slen);
 	if (g->diff) {
-		write_diff_counts(fl, g, n, out, rgb);
+		write_diff_counts(fl, g, it->node, out, rgb);
 	} else {
 		fputs(" (", out);
 		fprintf(out, "%llu ", (unsigned long long)w);
@@ -749,8 +770,17 @@ static int draw(struct flame *fl, FILE *out)
 	}
 	g.scale = (fl->width - 2 * XPAD) / (double)g.total;
 	g.mincount = fl->minwidth_pct ? fl->minwidth / 100.0 * (double)g.total : fl->minwidth / g.scale;
-	g.tot0 = (double)nodes[0].c[0];
-	g.tot1 = (double)nodes[0].c[1];
+	/* shares are of the samples seen, as pfdiff's: a [lost] line
+	 * (pffold's, pfdiff --folded's) is not in what they divide */
+	g.lost_node = UINT32_MAX;
+	for (uint32_t k = nodes[0].first_child; g.diff && k != UINT32_MAX; k = nodes[k].next_sibling)
+		if (strcmp(pf_strtab_str(&fl->names, nodes[k].name), LOST_NAME) == 0) {
+			g.lost_node = k;
+			g.lost0 = (double)nodes[k].c[0];
+			g.lost1 = (double)nodes[k].c[1];
+		}
+	g.tot0 = (double)nodes[0].c[0] - g.lost0;
+	g.tot1 = (double)nodes[0].c[1] - g.lost1;
 
 	struct item *stack = malloc(fl->nnodes * sizeof *stack);
 	uint32_t *kids = malloc(fl->nnodes * sizeof *kids);
