@@ -50,6 +50,23 @@ opts_zsh() {
 	done
 }
 
+@test "help, version and the tools' text output to a full disk (/dev/full): one line naming <stdout> and ENOSPC, exit 1" {
+	build_workload rec_spin spin -O1
+	pfrec -q -o r.pf -e cpu-clock -- ./spin 100
+	for t in $TOOLS; do
+		for o in --help --version; do
+			run -1 --separate-stderr bash -c "$t $o >/dev/full"
+			assert_equal "$stderr" "$t: <stdout>: No space left on device"
+		done
+	done
+	local cmd
+	for cmd in "pfdump r.pf" "pfdump --json r.pf" "pfdump -H r.pf" "pfdump --stats r.pf" "pffold r.pf" \
+		"pfscript r.pf" "pfrec --dry-run -e cpu-clock" "pfrec --list"; do
+		run -1 --separate-stderr bash -c "$cmd >/dev/full"
+		assert_equal "$stderr" "${cmd%% *}: <stdout>: No space left on device"
+	done
+}
+
 @test "every tool's options: the same list in --help, the man page and both completions" {
 	local bad=0
 	for t in $TOOLS; do

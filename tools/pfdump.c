@@ -767,6 +767,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	int show_hdr = mode == M_DUMP || mode == M_HEADER;
+	int werr = 0; /* errno of the first failed write */
 	if (show_hdr)
 		pfd_print_file_header(pf_reader_header(r));
 
@@ -796,15 +797,18 @@ int main(int argc, char **argv)
 		do_section(&sec, evs, show_hdr);
 		/* each section's lines go out with it: a reader at the other end
 		 * of a pipe (pfrec -o - | pfdump -) sees records as they come */
-		if (mode != M_STATS)
-			fflush(pfd_pr.out);
-		/* the output failed (`pfdump run.pf | head`): nothing more to do */
+		if (mode != M_STATS && fflush(pfd_pr.out) != 0 && !werr)
+			werr = errno;
+		/* the output failed (`pfdump run.pf | head`): nothing more to do
+		 * (stdio drops what it could not write: the errno is this flush's) */
 		if (ferror(pfd_pr.out))
 			break;
 	}
 	if (mode == M_STATS && !ferror(pfd_pr.out))
 		print_stats(truncated);
 	int e = pf_out_flush(pfd_pr.out);
+	if (e && werr)
+		e = werr;
 	if (e) {
 		pf_out_error("pfdump", "-", e);
 		pfd_pr.n_errors++;

@@ -625,7 +625,10 @@ static int dry_run(struct rec *R)
 	}
 	pmu_events_free(&R->o.evs);
 	free(R->o.specs);
-	return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
+	int e = pf_out_flush(stdout);
+	if (e)
+		pf_out_error(prog, "-", e);
+	return e ? 1 : 0;
 }
 
 /* R->cpus: -C's list (each one online), else the online CPUs.

@@ -15,10 +15,21 @@
 #include "cli.h"
 #include <pfile/pfile.h>
 
+/* The end of --help or --version: their text out, or one line naming the
+ * fault (a full disk, a closed pipe) and exit status 1. */
+static int std_out_done(const char *prog)
+{
+	int e = pf_out_flush(stdout);
+	if (!e)
+		return PF_EXIT_OK;
+	pf_out_error(prog, "-", e);
+	return PF_EXIT_ERROR;
+}
+
 int pf_cli_version(const char *prog)
 {
 	printf("%s (pftools) %s\n", prog, pf_version());
-	return PF_EXIT_OK;
+	return std_out_done(prog);
 }
 
 int pf_cli_try_help(const char *prog)
@@ -47,7 +58,7 @@ int pf_cli_std_opt(const char *prog, int c, void (*usage)(FILE *out))
 {
 	if (c == 'h') {
 		usage(stdout);
-		return PF_EXIT_OK;
+		return std_out_done(prog);
 	}
 	if (c == 'V')
 		return pf_cli_version(prog);
@@ -153,6 +164,10 @@ void pf_out_error(const char *prog, const char *name, int err)
 
 int pf_out_flush(FILE *f)
 {
+	/* a write that failed before (stdio drops what it could not write,
+	 * so flushing again finds nothing to write): its errno, when it is
+	 * one that only a write gives and nothing has changed it since */
+	int before = errno;
 	errno = 0;
 	if (fflush(f) != 0)
 		return errno ? errno : EIO;
@@ -161,6 +176,8 @@ int pf_out_flush(FILE *f)
 	struct pollfd p = { fileno(f), POLLOUT, 0 };
 	if (poll(&p, 1, 0) == 1 && (p.revents & POLLERR))
 		return EPIPE;
+	if (before == ENOSPC || before == EDQUOT || before == EFBIG || before == EPIPE)
+		return before;
 	return EIO;
 }
 

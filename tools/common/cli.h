@@ -22,7 +22,8 @@
 
 enum { PF_EXIT_OK = 0, PF_EXIT_ERROR = 1, PF_EXIT_USAGE = 2 };
 
-/* -V, --version: "PROG (pftools) VERSION" on standard output. @return 0. */
+/* -V, --version: "PROG (pftools) VERSION" on standard output. @return 0,
+ * or 1 when it could not be written (a line names the fault). */
 int pf_cli_version(const char *prog);
 
 /* The last line of every usage error, "Try 'PROG --help' for more
@@ -35,7 +36,8 @@ int pf_cli_usage(const char *prog, const char *fmt, ...) __attribute__((format(p
 
 /* The options every tool has, as the default case of its getopt switch:
  * c == 'h' prints usage(stdout), c == 'V' the version (both @return
- * PF_EXIT_OK); any other c is a usage error that getopt has already
+ * PF_EXIT_OK, or PF_EXIT_ERROR with a line naming the fault when standard
+ * output could not take it); any other c is a usage error that getopt has already
  * printed: the Try line, @return PF_EXIT_USAGE. */
 int pf_cli_std_opt(const char *prog, int c, void (*usage)(FILE *out));
 
@@ -93,8 +95,9 @@ void pf_out_error(const char *prog, const char *name, int err);
  * @return 0, or the errno value of the failure. stdio keeps only a flag
  * (ferror()) of a write that failed inside an earlier call, not its errno,
  * and drops the buffer it could not write: that case is told apart by
- * poll(2), which reports POLLERR on a pipe whose reader is gone (EPIPE);
- * anything else is EIO. */
+ * poll(2), which reports POLLERR on a pipe whose reader is gone (EPIPE),
+ * or by errno on entry when it is one that only a failed write sets
+ * (ENOSPC, EDQUOT, EFBIG, EPIPE); anything else is EIO. */
 int pf_out_flush(FILE *f);
 
 /* Writes all n bytes of p to fd, again after a short write or EINTR.

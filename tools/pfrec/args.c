@@ -165,8 +165,9 @@ static int list_events(const char *pattern)
 	}
 	int n = pmu_list(m, pattern, stdout);
 	pmu_model_close(m);
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		errmsg("standard output: %s", strerror(errno));
+	int e = pf_out_flush(stdout);
+	if (e) {
+		pf_out_error(prog, "-", e);
 		return 1;
 	}
 	if (n < 0) {
@@ -383,10 +384,8 @@ static void one_option(struct opts *o, int c, char **argv)
 		o->verbose = 1;
 		break;
 	case 'h':
-		usage(stdout);
-		exit(0);
 	case 'V':
-		exit(pf_cli_version(prog));
+		exit(pf_cli_std_opt(prog, c, usage));
 	case ':':
 		usage_error("option %s needs a value", argv[optind - 1]);
 	default:
