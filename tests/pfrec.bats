@@ -352,6 +352,15 @@ alive() {
 	assert_output --partial "use a smaller -m or raise perf_event_mlock_kb"
 }
 
+@test "a ring buffer the kernel cannot allocate (-m 2048M): named as memory, not as the locked-memory limit" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root (no locked-memory limit)"
+	# perf_mmap() gives EPERM over the limit, ENOMEM when the buffer's page
+	# array is over the largest allocation (4 MiB: 512 Ki pages)
+	run pfrec -q -m 2048M -o m.pf -- true
+	[ "$status" -eq 1 ] || skip "this kernel mapped 2 GiB per CPU"
+	assert_output "pfrec: cannot map ring buffers of $((2048 * 1024 * 1024 / $(getconf PAGESIZE))) pages per CPU (2097152 KiB each): Cannot allocate memory: use a smaller -m"
+}
+
 @test "too many open files and a terminal as output give one clear line" {
 	# room for the standard fds, the signalfd and pipes, but not for 3 events x every CPU
 	run bash -c 'ulimit -n $(($(ls /proc/$$/fd | wc -l) + 6)); exec pfrec -q -e cpu-clock,task-clock,page-faults -o e.pf -- true'

@@ -357,7 +357,9 @@ static void mlock_error(struct rec *R, int err)
 {
 	char kb[32] = "?";
 	pfrec_read_line("/proc/sys/kernel/perf_event_mlock_kb", kb, sizeof(kb));
-	if (err == EPERM || err == ENOMEM) {
+	/* the kernel's perf_mmap(): EPERM over the locked-memory limit, ENOMEM
+	 * when the buffer itself could not be had */
+	if (err == EPERM) {
 		struct rlimit rl;
 		char lim[48] = "unlimited";
 		if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
@@ -366,6 +368,10 @@ static void mlock_error(struct rec *R, int err)
 		       "(/proc/sys/kernel/perf_event_mlock_kb is %s per CPU, ulimit -l is %s): "
 		       "use a smaller -m or raise perf_event_mlock_kb",
 		       R->o.pages, kb, lim);
+	} else if (err == ENOMEM) {
+		errmsg("cannot map ring buffers of %u pages per CPU (%llu KiB each): %s: use a smaller -m",
+		       R->o.pages, (unsigned long long)R->o.pages * (unsigned long long)sysconf(_SC_PAGESIZE) / 1024,
+		       strerror(err));
 	} else {
 		errmsg("cannot map ring buffers of %u pages per CPU: %s", R->o.pages, strerror(err));
 	}
