@@ -64,6 +64,19 @@ json() {
 		assert_line --index 0 "pfrec: -F and -c: give a frequency or a period, not both"
 	done
 	[ ! -e c.pf ]
+	# --duration: a positive number of seconds, at most 1e9; the error
+	# says which bound a value broke
+	for d in 0 -1 1e-400 x nan; do
+		run pfrec --duration "$d" -o c.pf -- true
+		assert_failure 2
+		assert_line --index 0 "pfrec: --duration $d: not a positive number of seconds"
+	done
+	for d in 2e9 1e400 inf; do
+		run pfrec --duration "$d" -o c.pf -- true
+		assert_failure 2
+		assert_line --index 0 "pfrec: --duration $d: more than 1e9 seconds (31 years)"
+	done
+	[ ! -e c.pf ]
 }
 
 @test "a multi-threaded program: samples in each thread, with their names" {

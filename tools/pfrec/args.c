@@ -308,8 +308,10 @@ static void one_option(struct opts *o, int c, char **argv)
 	case OPT_DURATION:
 		errno = 0;
 		o->duration_s = strtod(optarg, &end);
-		if (end == optarg || *end || errno || !(o->duration_s > 0) || o->duration_s > 1e9)
+		if (end == optarg || *end || !(o->duration_s > 0) || (errno && o->duration_s <= 1e9))
 			usage_error("--duration %s: not a positive number of seconds", optarg);
+		if (o->duration_s > 1e9)
+			usage_error("--duration %s: more than 1e9 seconds (31 years)", optarg);
 		break;
 	case OPT_REPEAT: {
 		errno = 0;
