@@ -738,6 +738,9 @@ sur\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\t737572eda080')"
 	run pfdiff --mode=time --period 1000000 "${q[@]}"
 	assert_success
 	assert_line --index 1 --partial "Welch's t test on per-run times;"
+	# each run's period in full (%.6g gave 1.23457e+06)
+	run bash -c "pfdiff --json --mode=time --period 1234567 --test=quasi ${q[*]} | jq -c '[.base.runs[].period, .new.runs[].period] | unique'"
+	assert_output "[1234567]"
 }
 
 @test "one run per side: the header says only sampling noise counts; --fail-on-regression refuses without replicates" {

@@ -169,7 +169,7 @@ static void json_head(const struct cmp *a, FILE *out, const char *unit, const st
 		fprintf(out, ",\"samples\":%llu,\"lost\":%llu", (unsigned long long)r->samples,
 			(unsigned long long)r->lost);
 		if (r->period > 0)
-			fprintf(out, ",\"period\":%.6g,\"period_unit\":\"%s\"", r->period, r->unit);
+			fprintf(out, ",\"period\":%.17g,\"period_unit\":\"%s\"", r->period, r->unit);
 		putc('}', out);
 	}
 	fprintf(out, "]},\"test\":\"%s\",\"alpha\":%g,\"tests\":%zu,\"tests_left_out\":%zu,\"regression\":%s,",
