@@ -178,6 +178,15 @@ setup() {
 0102030405060708090a0b0c0d0e0f1011121314 /usr/lib/libm.so.6"
 }
 
+@test "pfdump --stats: a process name with control bytes is written escaped, as in the record dump" {
+	build_workload tree "$BATS_TEST_TMPDIR/tree" -O1 -pthread
+	pfrec -q -o n.pf -e cpu-clock -- "$BATS_TEST_TMPDIR/tree" rename $'ev\nil\e' 100
+	run -0 pfdump --stats n.pf
+	assert_line --regexp '^  ev\\nil\\x1b +[0-9]+ +[0-9]+ +[0-9.]+%$'
+	refute_output --partial $'\e'
+	refute_line il
+}
+
 @test "pfdump --json: one object per line, strings escaped" {
 	run pfdump --json le.pf
 	refute_sanitizer

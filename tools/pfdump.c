@@ -579,7 +579,17 @@ static void print_stats(int truncated)
 			fprintf(pfd_pr.out, ",\"share\":%.4f", n_samples ? (double)pids[i].samples / (double)n_samples : 0.0);
 			pfd_obj_end();
 		} else {
-			fprintf(pfd_pr.out, "  %-16s %8u %12" PRIu64 "  %6.2f%%\n", c, pids[i].pid, pids[i].samples,
+			/* the name as the record dump writes it (control bytes
+			 * escaped), in 16 columns */
+			size_t n = strlen(c), shown = n;
+			for (size_t j = 0; j < n; j++) {
+				unsigned char b = (unsigned char)c[j];
+				shown += b == '\n' || b == '\t' || b == '\\' ? 1 : b < 0x20 || b == 0x7f ? 3 : 0;
+			}
+			fputs("  ", pfd_pr.out);
+			pfd_text_str(c, n);
+			fprintf(pfd_pr.out, "%*s %8u %12" PRIu64 "  %6.2f%%\n", shown < 16 ? (int)(16 - shown) : 0, "",
+				pids[i].pid, pids[i].samples,
 				n_samples ? 100.0 * (double)pids[i].samples / (double)n_samples : 0.0);
 		}
 	}
