@@ -199,6 +199,17 @@ boxes() {
 	run pfflame zero.folded
 	assert_failure 1
 	assert_output "pfflame: zero.folded: no samples"
+	# a differential input with one empty column: the other can be drawn
+	printf 'p;a 5 0\n' > newzero.folded
+	run pfflame newzero.folded
+	assert_failure 1
+	assert_output "pfflame: newzero.folded: no samples in NEW, which gives the widths: --negate takes BASE's"
+	run -0 pfflame --negate newzero.folded
+	printf 'p;a 0 5\n' > basezero.folded
+	run pfflame --negate basezero.folded
+	assert_failure 1
+	assert_output "pfflame: basezero.folded: no samples in BASE, which gives the widths: without --negate the widths are NEW's"
+	run -0 pfflame basezero.folded
 }
 
 @test "counts that overflow when summed are an error, not a wrapped total" {

@@ -765,7 +765,14 @@ static int draw(struct flame *fl, FILE *out)
 	struct node *nodes = fl->nodes;
 	g.total = nodes[0].c[g.wi];
 	if (g.total == 0) {
-		fprintf(stderr, "pfflame: %s: no samples\n", fl->path);
+		/* a differential input whose drawn column is empty: the other
+		 * one can be drawn */
+		if (g.diff && nodes[0].c[!g.wi])
+			fprintf(stderr, "pfflame: %s: no samples in %s, which gives the widths: %s\n", fl->path,
+				g.wi ? "NEW" : "BASE",
+				g.wi ? "--negate takes BASE's" : "without --negate the widths are NEW's");
+		else
+			fprintf(stderr, "pfflame: %s: no samples\n", fl->path);
 		return -1;
 	}
 	g.scale = (fl->width - 2 * XPAD) / (double)g.total;
