@@ -163,22 +163,34 @@ int pfi_fold_sample(void *ctx, const struct pf_prof_sample *s)
 		f->lost = w_add(f, f->lost, s->period);
 		return 0;
 	}
-	if (!f->replaying) /* a deferred sample was met once already */
+	if (!f->replaying) { /* a deferred sample was met once already */
 		f->seen++;
-	if (!f->have_t0) {
-		f->have_t0 = 1;
-		f->t0 = s->time;
+		/* --time counts from the earliest sample: a recording holds
+		 * each CPU's (perf.data: each buffer's) samples in runs, not
+		 * in time order */
+		if (!f->have_t0 || s->time < f->t0) {
+			f->have_t0 = 1;
+			f->t0 = s->time;
+		}
 	}
 	if (!event_keep(f, s->event))
 		return 0;
+	/* a table it needs is missing, damaged, or comes later (out of
+	 * order): the sample is tried again at the end of the file */
+	int refs_ok = !((s->stack != NONE && s->stack >= f->prof.n_stacks) || (s->comm != NONE && s->comm >= f->prof.n_str));
 	if (f->o.use_time) {
-		uint64_t rel = s->time > f->t0 ? s->time - f->t0 : 0;
+		/* the origin is known at the end: the samples wait till then */
+		if (!f->replaying) {
+			struct pf_buf *b = refs_ok ? &f->timed : &f->deferred;
+			if (!b->len && pf_prof_samples_begin(b))
+				return -ENOMEM;
+			return pf_prof_samples_add(b, s) ? -ENOMEM : 0;
+		}
+		uint64_t rel = s->time - f->t0;
 		if (rel < f->o.time_start_ns || rel >= f->o.time_end_ns)
 			return 0;
 	}
-	if ((s->stack != NONE && s->stack >= f->prof.n_stacks) || (s->comm != NONE && s->comm >= f->prof.n_str)) {
-		/* a table it needs is missing, damaged, or comes later (out
-		 * of order): try again at the end of the file */
+	if (!refs_ok) {
 		if (f->replaying) {
 			f->bad_refs++;
 			return 0;
@@ -187,7 +199,7 @@ int pfi_fold_sample(void *ctx, const struct pf_prof_sample *s)
 			return -ENOMEM;
 		return pf_prof_samples_add(&f->deferred, s) ? -ENOMEM : 0;
 	}
-	if (f->replaying)
+	if (f->replaying == 1)
 		f->late_refs++;
 	/* of the event and time range, before the process filters */
 	f->samples_all++;
@@ -950,6 +962,7 @@ void pf_fold_close(pf_fold *f)
 	free(f->warn.data);
 	free(f->damage.data);
 	free(f->deferred.data);
+	free(f->timed.data);
 	free(f->runs);
 	pfi_fold_spool_drop(f, 0, NULL);
 	free(f->fill_pending.data);

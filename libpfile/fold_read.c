@@ -463,17 +463,19 @@ static int fold_check_selection(pf_fold *f, const char *path)
 	return 0;
 }
 
-/* The samples put off while reading, folded now. @return 0, -ENOMEM. */
-static int fold_replay_deferred(pf_fold *f)
+/* The samples put off while reading (`which`: f->deferred, 1; f->timed,
+ * 2), folded now. @return 0, -ENOMEM. */
+static int fold_replay(pf_fold *f, int which)
 {
+	struct pf_buf *b = which == 1 ? &f->deferred : &f->timed;
 	int rc = 0;
 	size_t pos = 0;
 	struct pf_prof_sample ps;
-	f->replaying = 1;
-	while (pf_prof_samples_next(f->deferred.data, f->deferred.len, &pos, &ps) > 0)
+	f->replaying = which;
+	while (pf_prof_samples_next(b->data, b->len, &pos, &ps) > 0)
 		if ((rc = pfi_fold_sample(f, &ps)) < 0)
 			break;
-	pf_buf_free(&f->deferred);
+	pf_buf_free(b);
 	f->replaying = 0;
 	return rc == -ENOMEM ? rc : 0;
 }
@@ -530,7 +532,7 @@ int pfi_fold_read(pf_fold *f, const char *path)
 		goto oom;
 	if ((rc = fold_check_selection(f, path)) < 0)
 		return rc;
-	if (f->deferred.len && fold_replay_deferred(f) == -ENOMEM)
+	if (f->deferred.len && fold_replay(f, 1) == -ENOMEM)
 		goto oom;
 	/* a resolved profile without pfsym's closing totals (cut short), or
 	 * with fewer samples than they say (a SAMPLES section lost): fold what
@@ -538,6 +540,9 @@ int pfi_fold_read(pf_fold *f, const char *path)
 	if (f->mode == 1 && f->raw_records &&
 	    !(f->res_closed && f->res_samples == f->closed_samples && f->res_lost == f->closed_lost) &&
 	    fold_fill(f) == -ENOMEM)
+		goto oom;
+	/* --time: every sample, now that the earliest is known */
+	if (f->timed.len && fold_replay(f, 2) == -ENOMEM)
 		goto oom;
 	pfi_fold_spool_drop(f, 0, NULL);
 	if (f->own_fd) {

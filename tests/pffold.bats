@@ -25,6 +25,9 @@ setup() {
 	assert_failure 2
 	run pffold --time 5 raw.pf
 	assert_failure 2
+	run pffold --top 3 --every 1 --time 1,2 raw.pf
+	assert_failure 2
+	assert_line --index 0 "pffold: --every and --time: a time window counts from the earliest sample, which is known only at the end of the input"
 	run pffold --time 5,1 raw.pf
 	assert_failure 2
 	assert_line --index 0 "pffold: --time: START must be before END, got '5,1'"
@@ -98,6 +101,23 @@ other;[other.bin];[other.bin] 1"
 gen_worker;[gen.bin];[gen.bin];[gen.bin] 3000"
 	run -0 pffold -q --time ,0.25 raw.pf
 	assert_line "gen;[gen.bin];[gen.bin];[gen.bin] 3"
+}
+
+@test "--time counts from the earliest sample, not the first in the file (samples are in runs per CPU)" {
+	"$PFTOOLS_BUILD/tests/pfsym-gen" unordered u.pf
+	# samples at 0.3, 0, 0.1, 0.2, 0.25 s after the earliest
+	local win want
+	for win in ",0.05 1" "0.05,0.15 1" "0.15,0.26 2" "0.26, 1" ",1 5"; do
+		want=${win#* }
+		run -0 pffold -q --time "${win% *}" u.pf
+		assert_output "gen;[gen.bin];[gen.bin];[gen.bin] $want"
+	done
+	# the same from a pipe, and after pfsym
+	run -0 bash -c 'pffold -q --time ,0.05 - <u.pf'
+	assert_output "gen;[gen.bin];[gen.bin];[gen.bin] 1"
+	pfsym -q u.pf -o u.sym.pf
+	run -0 pffold -q --time 0.15,0.26 u.sym.pf
+	assert_output "gen;[gen.bin];[gen.bin];[gen.bin] 2"
 }
 
 @test "resolved profile from stdin: counts sum to the samples, lines sorted, --top" {

@@ -119,6 +119,21 @@ perf_header() {
 	diff perf.txt pf.txt
 }
 
+@test "pffold --time on an import counts from the earliest sample (perf.data is not in time order), as perf script's times do" {
+	need_perf
+	pfimport -q t.data -o tt.pf
+	# seconds from the earliest sample, from perf script
+	perf script -i t.data -F time --ns 2>/dev/null | tr -d ' :.' | sort -n >times.txt
+	[ "$(wc -l <times.txt)" -gt 100 ]
+	local win a b want got
+	for win in ,0.001 0,0.05 0.05,0.1 0.1,0.2 0.2,; do
+		a=${win%,*} b=${win#*,}
+		want=$(awk -v a="${a:-0}" -v b="${b:-1e9}" 'NR == 1 { t0 = $1 } { r = $1 - t0; if (r >= a * 1e9 && r < b * 1e9) n++ } END { print n + 0 }' times.txt)
+		got=$(pffold -q --time "$win" tt.pf 2>/dev/null | grep -v '^\[lost\]' | awk '{ s += $NF } END { print s + 0 }')
+		[ "$got" -eq "$want" ] || { echo "--time $win: pffold $got, perf script $want" >&2; false; }
+	done
+}
+
 @test "pipe mode: perf record -o - | pfimport - gives perf's records, samples and event name" {
 	need_perf
 	run -0 python3 "$PDR" p.data p.rec

@@ -59,7 +59,7 @@ static void usage(FILE *f)
 	      "      --comm=NAME         only threads named NAME\n"
 	      "      --pid-filter=PID[,PID...]  only these processes\n"
 	      "      --time=START,END    only samples from START to END seconds after the\n"
-	      "                          first sample (either may be empty; START < END)\n"
+	      "                          earliest sample (either may be empty; START < END)\n"
 	      "      --run=K             only run K (1, 2, ...) of a recording of several runs\n"
 	      "                          (pfrec --repeat); by default the file folds as the\n"
 	      "                          sum of its runs\n"
@@ -401,6 +401,9 @@ static int check_args(struct args *a)
 		o->flags |= PF_FOLD_INLINE_MARK;
 	if (a->every_ms && !a->sort && !a->calls && a->top < 1)
 		return pf_cli_usage(PROG, "--every redraws a table: give --top=N, --sort or --callers/--callees");
+	if (a->every_ms && a->o.use_time)
+		return pf_cli_usage(PROG, "--every and --time: a time window counts from the earliest sample, "
+					  "which is known only at the end of the input");
 	return -1;
 }
 

@@ -94,7 +94,8 @@ struct pf_fold {
 	uint64_t bad_refs;         /* samples whose stack or comm id is never defined */
 	uint64_t late_refs;        /* of the deferred, those folded at the end */
 	struct pf_buf deferred;    /* SAMPLES entries whose ids were not defined yet */
-	int replaying;             /* folding the deferred samples */
+	struct pf_buf timed;       /* --time: the samples, folded once t0 is known */
+	int replaying;             /* folding the deferred (1) or timed (2) samples */
 	/* What the resolved profile covers, for folding what it lacks from the
 	 * raw records (fold_fill()): pfsym writes one SAMPLES entry per sample
 	 * or LOST record in the order of the raw records, so each intact

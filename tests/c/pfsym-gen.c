@@ -24,6 +24,8 @@
  *                  events for pffold's views (gen_views() lists them).
  *   idle OUT       process "gen" (3 samples) and 2 samples of the idle task
  *                  (pid and tid 0, CPU 1, kernel, no COMM record).
+ *   unordered OUT  process "gen": 5 samples not in time order (the first
+ *                  0.3 s after the earliest).
  *   raw-lost OUT   a raw recording of process "gen" whose every sample was
  *                  lost: a COMM, an MMAP2 and a LOST record of 500 samples.
  *   resolved-lost N OUT        N samples, then LOST entries of 5 and 2^64-1
@@ -189,6 +191,23 @@ static void gen_raw(pf_writer *w)
 	comm(200, 200, "other", 1, t + 830000000ull);
 	mmap2(200, 0x400000, 0x10000, 0x0, "/opt/other.bin", t + 840000000ull);
 	sample(1, 200, 200, t + 850000000ull, s3, 2);
+	if (pf_writer_records(w, rb.data, rb.len) < 0)
+		tu_die("records");
+}
+
+/* Process "gen": 5 samples of one stack, not in time order (as two CPUs'
+ * rings or perf.data's buffers give them): at 0.3 s, then 0, 0.1, 0.2 and
+ * 0.25 s after the earliest. */
+static void gen_unordered(pf_writer *w)
+{
+	event(w, "cpu-clock", PERF_COUNT_SW_CPU_CLOCK, 1);
+	uint64_t t = 1000000000ull;
+	comm(100, 100, "gen", 1, t);
+	mmap2(100, 0x400000, 0x10000, 0x1000, "/opt/gen.bin", t + 1);
+	static const uint64_t s1[] = { 0x401010, 0x402021, 0x403031 };
+	static const uint64_t ms[] = { 300, 0, 100, 200, 250 };
+	for (int i = 0; i < 5; i++)
+		sample(1, 100, 100, t + 10 + 1000000ull * ms[i], s1, 3);
 	if (pf_writer_records(w, rb.data, rb.len) < 0)
 		tu_die("records");
 }
@@ -592,7 +611,7 @@ static void gen_views(pf_writer *w)
 int main(int argc, char **argv)
 {
 	if (argc < 3)
-		tu_die("usage: pfsym-gen raw OUT | raw-many N OUT | raw-lost OUT | idle OUT | names OUT | resolved[-nostacks|-late|-stackcount|-lost] N OUT | paths SPEC... OUT");
+		tu_die("usage: pfsym-gen raw OUT | raw-many N OUT | raw-lost OUT | idle OUT | unordered OUT | names OUT | resolved[-nostacks|-late|-stackcount|-lost] N OUT | paths SPEC... OUT");
 	const char *out = argv[argc - 1];
 	int fd = strcmp(out, "-") == 0 ? 1 : open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0)
@@ -605,7 +624,8 @@ int main(int argc, char **argv)
 		const char *name;
 		void (*gen)(pf_writer *w);
 	} simple[] = { { "raw", gen_raw },     { "raw-lost", gen_raw_lost }, { "names", gen_names },
-		       { "views", gen_views }, { "ksymbol", gen_ksymbol },   { "idle", gen_idle } };
+		       { "views", gen_views }, { "ksymbol", gen_ksymbol },   { "idle", gen_idle },
+		       { "unordered", gen_unordered } };
 	static const char *const damaged[] = { [D_NONE] = "resolved", [D_NOSTACKS] = "resolved-nostacks",
 					       [D_LATE] = "resolved-late", [D_STACKCOUNT] = "resolved-stackcount",
 					       [D_LOST] = "resolved-lost" };
