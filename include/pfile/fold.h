@@ -58,7 +58,8 @@ struct pf_fold_opts {
 	const uint32_t *pids;    /* keep only these pids; NULL = all */
 	size_t n_pids;
 	int use_time;            /* keep only samples in [time_start_ns, time_end_ns) */
-	uint64_t time_start_ns;  /* ns since the first sample of the file */
+	uint64_t time_start_ns;  /* ns since the earliest sample of the file (the
+				  * samples are kept, 48 bytes each, till the end) */
 	uint64_t time_end_ns;
 	/* since 0.2 (a caller built with 0.1's smaller struct gets no filter): */
 	const uint32_t *tids;    /* keep only these threads; NULL = all */
