@@ -69,6 +69,9 @@ static int event_keep(pf_fold *f, uint16_t idx)
 	if (f->ev_known[idx >> 3] & (1u << (idx & 7)))
 		return (f->ev_keep[idx >> 3] >> (idx & 7)) & 1;
 	const struct pf_events *evs = f->ev_src;
+	for (uint32_t i = 0; evs && i < evs->n; i++)
+		if (evs->ev[i].index == idx && pf_event_reads_group(&evs->ev[i]))
+			f->ev_grp[idx >> 3] |= (uint8_t)(1u << (idx & 7));
 	int keep;
 	if (f->o.flags & PF_FOLD_ALL_EVENTS) {
 		keep = 1;
@@ -229,6 +232,7 @@ int pfi_fold_sample(void *ctx, const struct pf_prof_sample *s)
 	    mm->cpu == cpu && mm->event == event) {
 		f->period_sum += (double)s->period;
 		f->period_n++;
+		f->group_kept += (f->ev_grp[s->event >> 3] >> (s->event & 7)) & 1;
 		f->ent[mm->k].w = w_add(f, f->ent[mm->k].w, w);
 		f->total = w_add(f, f->total, w);
 		if ((f->o.flags & PF_FOLD_BY_LINE) && pfi_fold_line_add(f, s->stack, w) < 0)
@@ -245,6 +249,7 @@ int pfi_fold_sample(void *ctx, const struct pf_prof_sample *s)
 		return 0;
 	f->period_sum += (double)s->period;
 	f->period_n++;
+	f->group_kept += (f->ev_grp[s->event >> 3] >> (s->event & 7)) & 1;
 	struct fold_ent key = { (uint32_t)node, comm, pid, tid, cpu, event, 0, 1 };
 	if ((f->n_ent + 1) * 2 > f->cap_ent) {
 		if (ent_grow(f) < 0)
@@ -630,8 +635,10 @@ int pfi_fold_build_lines(pf_fold *f)
 	}
 	/* lost samples weigh their count, or with --weight=period that count
 	 * times the mean period of the kept samples; without any kept sample
-	 * that period is unknown and there is no [lost] line (see fold_read) */
-	if (rc == 0 && f->lost && (f->o.weight != PF_FOLD_PERIOD || f->period_n)) {
+	 * that period is unknown and there is no [lost] line (see fold_read);
+	 * nor when the kept samples read a group: their periods, the increase
+	 * since the previous sample, hold the lost samples' already */
+	if (rc == 0 && f->lost && (f->o.weight != PF_FOLD_PERIOD || (f->period_n && !f->group_kept))) {
 		uint64_t w = f->lost;
 		if (f->o.weight == PF_FOLD_PERIOD) {
 			double e = (double)f->lost * (f->period_sum / (double)f->period_n);
@@ -787,6 +794,7 @@ int pf_fold_write(const pf_fold *f, int fd)
 uint64_t pf_fold_total(const pf_fold *f) { return f->total; }
 uint64_t pf_fold_samples(const pf_fold *f) { return f->samples; }
 uint64_t pf_fold_lost(const pf_fold *f) { return f->lost; }
+int pf_fold_periods_hold_lost(const pf_fold *f) { return f && f->group_kept != 0; }
 uint64_t pf_fold_samples_all(const pf_fold *f) { return f->samples_all; }
 
 double pf_fold_mean_period(const pf_fold *f)

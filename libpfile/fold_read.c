@@ -501,7 +501,13 @@ static void fold_report(pf_fold *f, const char *path)
 		      "warning: %llu samples have call chains cut by a depth limit (kernel.perf_event_max_stack, or "
 		      "an unwinder's): their stacks start at [truncated]",
 		      (unsigned long long)f->truncated);
-	if (f->lost && f->o.weight == PF_FOLD_PERIOD && !f->period_n)
+	if (f->lost && f->o.weight == PF_FOLD_PERIOD && f->group_kept)
+		pfi_fold_warnf(f,
+		      "warning: %llu samples were lost during recording (%.2f%% of %llu); the periods of a "
+		      "leader-sampled group ({A,B}:S) count from the previous sample, so they hold what the lost "
+		      "ones counted: no [lost] line",
+		      (unsigned long long)f->lost, share, (unsigned long long)all);
+	else if (f->lost && f->o.weight == PF_FOLD_PERIOD && !f->period_n)
 		pfi_fold_warnf(f,
 		      "warning: %llu samples were lost during recording (%.2f%% of %llu); their period is unknown "
 		      "(no sample kept to estimate it from): no [lost] line",

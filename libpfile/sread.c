@@ -35,11 +35,15 @@ static struct pfi_sread_ent *ent_get(struct pfi_sread *sr, uint64_t id, uint32_t
 	return &sr->t[k];
 }
 
-int pfi_sread_applies(const struct pf_event *ev, const struct pf_sample *s)
+int pf_event_reads_group(const struct pf_event *ev)
 {
 	const uint64_t need = PERF_FORMAT_GROUP | PERF_FORMAT_ID;
-	return ev && (s->present & PERF_SAMPLE_READ) && s->read && s->read_size &&
-	       (ev->attr.read_format & need) == need;
+	return ev && (ev->attr.sample_type & PERF_SAMPLE_READ) && (ev->attr.read_format & need) == need;
+}
+
+int pfi_sread_applies(const struct pf_event *ev, const struct pf_sample *s)
+{
+	return pf_event_reads_group(ev) && (s->present & PERF_SAMPLE_READ) && s->read && s->read_size;
 }
 
 int pfi_sread_group(struct pfi_sread *sr, const struct pf_events *evs, const struct pf_event *ev,
@@ -66,8 +70,14 @@ int pfi_sread_group(struct pfi_sread *sr, const struct pf_events *evs, const str
 		struct pfi_sread_ent *e = ent_get(sr, v[1], tid);
 		if (!e)
 			return -ENOMEM;
+		if ((s->present & PERF_SAMPLE_TIME) && e->last_time && s->time <= e->last_time) {
+			sr->stale++;
+			continue;
+		}
 		uint64_t count = v[0] >= e->last ? v[0] - e->last : v[0];
 		e->last = v[0];
+		if (s->present & PERF_SAMPLE_TIME)
+			e->last_time = s->time;
 		if (!count)
 			continue;
 		int rc = fn(ctx, m, count);

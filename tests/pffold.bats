@@ -120,6 +120,34 @@ gen_worker;[gen.bin];[gen.bin];[gen.bin] 3000"
 	assert_output "gen;[gen.bin];[gen.bin];[gen.bin] 2"
 }
 
+@test "a leader-sampled group ({A,B}:S): a sample per member weighing its increase; lost samples weigh no period; a copied record counts nothing" {
+	"$PFTOOLS_BUILD/tests/pfsym-gen" group g.pf
+	# tests/c/pfsym-gen.c gen_group(): cpu-clock 1000 2000 6000 (2000 again) 7000,
+	# task-clock 900 1800 5500 (1800 again) 6400, 3 samples lost before 6 ms
+	run -0 pfscript -q -F time,period,event g.pf
+	assert_output "    1.001000:       1000  cpu-clock: 
+    1.001000:        900 task-clock: 
+    1.002000:       1000  cpu-clock: 
+    1.002000:        900 task-clock: 
+    1.006000:       4000  cpu-clock: 
+    1.006000:       3700 task-clock: 
+    1.007000:       1000  cpu-clock: 
+    1.007000:        900 task-clock: "
+	run -0 --separate-stderr pffold -e task-clock g.pf
+	assert_output "[lost] 3
+gen;[gen.bin];[gen.bin];[gen.bin] 4"
+	# the periods add up to each counter's last value; no [lost] line
+	run -0 --separate-stderr pffold -w period -e cpu-clock g.pf
+	assert_output "# pffold weight=period unit=ns period=1750
+gen;[gen.bin];[gen.bin];[gen.bin] 7000"
+	[[ "$stderr" == *"the periods of a leader-sampled group ({A,B}:S) count from the previous sample, so they hold what the lost ones counted: no [lost] line"* ]]
+	run -0 pffold -q -w period -e task-clock g.pf
+	assert_line "gen;[gen.bin];[gen.bin];[gen.bin] 6400"
+	# pfdiff --mode=time: 7 us per run, the lost samples' time is 0
+	run -0 --separate-stderr pfdiff --json -M time -e cpu-clock g.pf g.pf
+	[ "$(jq -c '[.base_total, .base.runs[0].samples, .base.runs[0].lost, .base.runs[0].period, .lost.base]' <<<"$output")" = "[0.007,4,3,1750,0]" ]
+}
+
 @test "resolved profile from stdin: counts sum to the samples, lines sorted, --top" {
 	run -0 bash -c "pffold - <big.pf | awk '{s += \$NF} END {print s}'"
 	assert_output 200000

@@ -248,6 +248,18 @@ pffold_top() {
 	diff -u <(pffold -q --no-inline -e task-clock gen.sym.pf | grep -v '^\[lost\]' | LC_ALL=C sort) pprof.folded
 }
 
+@test "a leader-sampled group: both members' periods; its lost samples weigh no time (the periods hold it)" {
+	"$PFTOOLS_BUILD/tests/pfsym-gen" group grp.pf
+	pfsym -q grp.pf -o grp.sym.pf
+	pfpprof grp.sym.pf > grp.pb.gz
+	pp -raw grp.pb.gz >grp.raw
+	run -0 awk '/^Samples:/ { s = 1; next } /^Locations/ { exit } s' grp.raw
+	# tests/c/pfsym-gen.c gen_group(): 4 samples of each member, periods
+	# 7000 and 6400 ns in all; 3 lost, counted, with no time
+	assert_line --index 1 --regexp '^ +4 +7000 +4 +6400: 1 2 3 $'
+	assert_line --regexp '^ +3 +0 +0 +0: 4 $'
+}
+
 @test "an unsymbolized recording is refused with what to do" {
 	run pfpprof -o x.pb.gz gen.pf
 	assert_failure 1

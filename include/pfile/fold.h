@@ -127,6 +127,13 @@ uint64_t pf_fold_total(const pf_fold *f);
 uint64_t pf_fold_samples(const pf_fold *f);
 uint64_t pf_fold_lost(const pf_fold *f);
 
+/* 1 if kept samples read a group (pf_event_reads_group(), records.h: perf's
+ * leader sampling): their periods count from the counter's previous sample,
+ * so they hold what the lost samples counted, and with PF_FOLD_PERIOD there
+ * is no [lost] line (a warning says why); a caller that scales a total up
+ * for the lost samples must not. 0 otherwise. Since 0.2. */
+int pf_fold_periods_hold_lost(const pf_fold *f);
+
 /* Samples of the folded event (and --time range) before the process filters
  * (opts comm and pids): what lost samples, which carry no process, are a
  * fraction of. Equals pf_fold_samples() without those filters. */

@@ -95,6 +95,14 @@ uint32_t pf_events_count(const struct pf_events *evs);
 /* The event of index i (its EVENT section's order), or NULL if i >= count. */
 const struct pf_event *pf_events_get(const struct pf_events *evs, uint32_t i);
 
+/* 1 if the samples of `ev` carry a group read (perf's leader sampling,
+ * {A,B}:S: PERF_SAMPLE_READ with PERF_FORMAT_GROUP and PERF_FORMAT_ID in
+ * the attr, include/uapi/linux/perf_event.h), else 0 (also for NULL). The
+ * sample builder (build.h) weighs each member's sample by what its counter
+ * counted since that counter's previous sample: the periods then include
+ * what lost samples would have held, and a lost sample weighs no period. */
+int pf_event_reads_group(const struct pf_event *ev);
+
 /* The event a host-order record belongs to: by its sample id (IDENTIFIER) when
  * the events carry PERF_SAMPLE_IDENTIFIER, else the first event. NULL if the
  * file has no event. For non-sample records without sample_id_all, the first event. */

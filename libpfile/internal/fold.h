@@ -48,6 +48,8 @@ struct pf_fold {
 	const struct pf_events *ev_src;
 	uint8_t ev_keep[65536 / 8];
 	uint8_t ev_known[65536 / 8];
+	uint8_t ev_grp[65536 / 8];  /* known events that read a group (pf_event_reads_group) */
+	uint64_t group_kept;        /* kept samples of such events: their periods hold the lost ones' */
 	int have_t0;
 	uint64_t t0;
 	uint64_t *run_starts;      /* RUN sections read so far: start of run k at [k-1] */

@@ -20,12 +20,14 @@ struct pfi_sread_ent {
 		uint32_t used; /* 1; 0 = empty slot */
 	} key;
 	uint64_t last;
+	uint64_t last_time; /* of the sample that read `last`; 0: none yet */
 };
 
 struct pfi_sread {
 	struct pfi_sread_ent *t; /* open addressing (oatab.h) */
 	uint32_t n, cap;
 	uint64_t unknown_ids;    /* values whose id no EVENT section has */
+	uint64_t stale;          /* values of a sample not later than the last */
 };
 
 /* The event whose EVENT section lists `id` (records.c), NULL if none. */
@@ -40,6 +42,9 @@ int pfi_sread_applies(const struct pf_event *ev, const struct pf_sample *s);
  * member's event (found by the value's id in `evs`) and the count since the
  * previous value of that counter in `sr` (all of it at the first; a value
  * below the previous one, a counter that started again, counts whole).
+ * perf orders samples by time first; a file holds them per ring buffer, in
+ * time order for each counter, but perf record writes some twice: a value
+ * whose sample is not later than the counter's previous one counts 0.
  * Members whose count is 0 and values whose id is unknown are skipped, as
  * perf's session does (tools/perf/util/session.c, deliver_sample_value).
  * @return 0, -ENOMEM, -EBADMSG (a read shorter than its nr says), or the

@@ -26,6 +26,8 @@
  *                  (pid and tid 0, CPU 1, kernel, no COMM record).
  *   unordered OUT  process "gen": 5 samples not in time order (the first
  *                  0.3 s after the earliest).
+ *   group OUT      process "gen": a leader-sampled group's samples, a LOST
+ *                  record and a copied sample (gen_group() has the counts).
  *   raw-lost OUT   a raw recording of process "gen" whose every sample was
  *                  lost: a COMM, an MMAP2 and a LOST record of 500 samples.
  *   resolved-lost N OUT        N samples, then LOST entries of 5 and 2^64-1
@@ -191,6 +193,55 @@ static void gen_raw(pf_writer *w)
 	comm(200, 200, "other", 1, t + 830000000ull);
 	mmap2(200, 0x400000, 0x10000, 0x0, "/opt/other.bin", t + 840000000ull);
 	sample(1, 200, 200, t + 850000000ull, s3, 2);
+	if (pf_writer_records(w, rb.data, rb.len) < 0)
+		tu_die("records");
+}
+
+/* A leader-sampled group, {cpu-clock,task-clock}:S: the leader (id 1)
+ * samples with PERF_SAMPLE_READ of both counters (values, then ids 1, 2).
+ * Counts at 1, 2, then 3 lost samples, 6 and 7 ms: cpu-clock 1000, 2000,
+ * 6000, 7000; task-clock 900, 1800, 5500, 6400. The 2 ms sample is in the
+ * file twice, the copy after the 6 ms one (perf record writes some records
+ * twice): it counts nothing. So cpu-clock weighs 1000, 1000, 4000, 1000
+ * and task-clock 900, 900, 3700, 900. */
+static void gen_group(pf_writer *w)
+{
+	static const char *const names[] = { "cpu-clock", "task-clock" };
+	for (int e = 0; e < 2; e++) {
+		struct perf_event_attr a;
+		memset(&a, 0, sizeof(a));
+		a.size = sizeof(a);
+		a.type = PERF_TYPE_SOFTWARE;
+		a.config = e ? PERF_COUNT_SW_TASK_CLOCK : PERF_COUNT_SW_CPU_CLOCK;
+		a.sample_type = ST | PERF_SAMPLE_READ;
+		a.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_ID;
+		a.sample_period = e ? 0 : 1000;
+		a.sample_id_all = 1;
+		a.mmap2 = a.comm = a.comm_exec = a.task = !e;
+		uint64_t id = (uint64_t)e + 1;
+		struct pf_buf b = { 0 };
+		if (pf_event_encode(&b, &a, sizeof(a), &id, 1, names[e]) < 0 ||
+		    pf_writer_section(w, PF_SEC_EVENT, 0, b.data, b.len) < 0)
+			tu_die("event");
+		pf_buf_free(&b);
+	}
+	uint64_t t = 1000000000ull;
+	comm(100, 100, "gen", 1, t);
+	mmap2(100, 0x400000, 0x10000, 0x1000, "/opt/gen.bin", t + 1);
+	static const uint64_t s1[] = { 0x401010, 0x402021, 0x403031 };
+	static const uint64_t ms[] = { 1, 2, 6, 2, 7 }, v0[] = { 1000, 2000, 6000, 2000, 7000 },
+			      v1[] = { 900, 1800, 5500, 1800, 6400 };
+	for (int i = 0; i < 5; i++) {
+		if (i == 2) { /* LOST: id, lost */
+			put_hdr(PERF_RECORD_LOST, 0, 8 + 16 + 32);
+			u64(1); u64(3);
+			trailer(100, 100, t + 5000000ull, 1);
+		}
+		put_hdr(PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, (uint16_t)(8 + 8 * 7 + 8 * 5 + 8 * 4));
+		u64(1); u64(s1[0]); u32(100); u32(100); u64(t + 1000000ull * ms[i]); u32(0); u32(0); u64(1000);
+		u64(2); u64(v0[i]); u64(1); u64(v1[i]); u64(2);
+		u64(4); u64(PERF_CONTEXT_USER); u64(s1[0]); u64(s1[1]); u64(s1[2]);
+	}
 	if (pf_writer_records(w, rb.data, rb.len) < 0)
 		tu_die("records");
 }
@@ -611,7 +662,7 @@ static void gen_views(pf_writer *w)
 int main(int argc, char **argv)
 {
 	if (argc < 3)
-		tu_die("usage: pfsym-gen raw OUT | raw-many N OUT | raw-lost OUT | idle OUT | unordered OUT | names OUT | resolved[-nostacks|-late|-stackcount|-lost] N OUT | paths SPEC... OUT");
+		tu_die("usage: pfsym-gen raw OUT | raw-many N OUT | raw-lost OUT | idle OUT | unordered OUT | group OUT | names OUT | resolved[-nostacks|-late|-stackcount|-lost] N OUT | paths SPEC... OUT");
 	const char *out = argv[argc - 1];
 	int fd = strcmp(out, "-") == 0 ? 1 : open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0)
@@ -625,7 +676,7 @@ int main(int argc, char **argv)
 		void (*gen)(pf_writer *w);
 	} simple[] = { { "raw", gen_raw },     { "raw-lost", gen_raw_lost }, { "names", gen_names },
 		       { "views", gen_views }, { "ksymbol", gen_ksymbol },   { "idle", gen_idle },
-		       { "unordered", gen_unordered } };
+		       { "unordered", gen_unordered }, { "group", gen_group } };
 	static const char *const damaged[] = { [D_NONE] = "resolved", [D_NOSTACKS] = "resolved-nostacks",
 					       [D_LATE] = "resolved-late", [D_STACKCOUNT] = "resolved-stackcount",
 					       [D_LOST] = "resolved-lost" };

@@ -215,6 +215,13 @@ static int mark_significant(struct cmp *a)
 	return 0;
 }
 
+/* Lost samples whose time is not in the functions': none for a group
+ * read, whose periods hold them already. */
+static uint64_t lost_time_count(const struct run *x)
+{
+	return x->lost_in_periods ? 0 : x->lost;
+}
+
 /* The lost samples of the runs compared as a measure of their own: the
  * share of all samples (seen and lost) that were lost, or the time they
  * stand for (lost x period). Never part of the functions' shares or times. */
@@ -225,7 +232,7 @@ static void lost_measure(const struct run *runs, size_t nbase, size_t nnew, int 
 	if (nbase > 1) {
 		for (size_t i = 0; i < nbase + nnew; i++) {
 			const struct run *x = &runs[i];
-			double v = time ? (double)x->lost * x->period * 1e-6 :
+			double v = time ? (double)lost_time_count(x) * x->period * 1e-6 :
 					  (double)x->lost / ((double)x->lost + (double)x->samples_all);
 			if (i < nbase)
 				v1[i] = v;
@@ -234,7 +241,7 @@ static void lost_measure(const struct run *runs, size_t nbase, size_t nnew, int 
 		}
 		pf_stat_welch(v1, nbase, v2, nnew, r);
 	} else if (time) {
-		pf_stat_poisson(b->lost, b->period * 1e-6, n->lost, n->period * 1e-6, r);
+		pf_stat_poisson(lost_time_count(b), b->period * 1e-6, lost_time_count(n), n->period * 1e-6, r);
 	} else {
 		pf_stat_two_prop(b->lost, b->lost + b->samples_all, n->lost, n->lost + n->samples_all, r);
 	}

@@ -371,6 +371,7 @@ static int read_pf(struct ctx *c, const char *path)
 	r->per_sample = 1;
 	r->period = pf_fold_mean_period(f);
 	r->unit = pf_fold_unit(f);
+	r->lost_in_periods = pf_fold_periods_hold_lost(f);
 	size_t n = pf_fold_count(f);
 	for (size_t i = 0; i < n; i++) {
 		uint64_t w;
@@ -709,7 +710,8 @@ static int time_weights(struct run *runs, size_t nruns)
 			return 1;
 		}
 		double all = (double)r->samples_all;
-		double scale = all > 0 ? (all + (double)r->lost) / all : 1;
+		/* a group read's periods hold what its lost samples counted */
+		double scale = all > 0 && !r->lost_in_periods ? (all + (double)r->lost) / all : 1;
 		r->w = r->period * scale * 1e-6;
 	}
 	return 0;

@@ -36,6 +36,7 @@ struct run {
 	/* the unit */
 	double per_sample;  /* input units per sample: 1, or the period of period-weighted text */
 	double period;      /* event units per sample (ns for cpu-clock); 0 = unknown */
+	int lost_in_periods; /* a group read's: the periods hold the lost samples' (no scaling up) */
 	const char *unit;   /* "ns" or "events" */
 	/* in samples */
 	uint64_t samples;   /* kept */

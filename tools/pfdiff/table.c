@@ -190,9 +190,14 @@ static void text_head(const struct cmp *a, FILE *out, const char *unit)
 	fputs("; ", out);
 	header_side(out, "new", a->runs + a->nbase, a->nnew, a->time);
 	putc('\n', out);
+	int group = 0; /* a leader-sampled group's periods hold its lost samples' */
+	for (size_t i = 0; i < a->nbase + a->nnew; i++)
+		group |= a->runs[i].lost_in_periods;
 	if (a->time)
-		fprintf(out, "# mode=time: %s per run (samples x period x (seen + lost) / seen), changes in %s, "
-			"95%% CI; %s;\n", strcmp(unit, "ms") == 0 ? "time in ms" : "millions of events", unit, test);
+		fprintf(out, "# mode=time: %s per run (samples x period%s), changes in %s, "
+			"95%% CI; %s;\n", strcmp(unit, "ms") == 0 ? "time in ms" : "millions of events",
+			group ? ", the periods of a group read, which hold the lost samples'" : " x (seen + lost) / seen",
+			unit, test);
 	else
 		fprintf(out, "# mode=share: shares of the samples seen in %%, changes in percentage points, "
 			"95%% CI; %s;\n", test);

@@ -283,11 +283,12 @@ static double mean_period(const struct pp_group *g)
 }
 
 /* The lost samples of a group: a Sample on the "[lost]" Location with the
- * label lost=ring-buffer; its weight is the count times the mean period. */
+ * label lost=ring-buffer; its weight is the count times the mean period, 0
+ * for an event that reads a group (its periods hold the lost samples'). */
 static void add_lost(struct enc *e, uint32_t gi)
 {
 	const struct pp_group *g = &e->in->groups[gi];
-	uint64_t w = (uint64_t)((double)g->lost * mean_period(g) + 0.5);
+	uint64_t w = g->reads_group ? 0 : (uint64_t)((double)g->lost * mean_period(g) + 0.5);
 	PB_Sample *s = new_sample(e, gi, g->lost, w);
 	if (!s)
 		return;

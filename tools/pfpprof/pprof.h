@@ -20,6 +20,7 @@ struct pp_group {
 	uint64_t samples;        /* samples kept */
 	uint64_t period_sum;     /* their periods, events (ns for clocks) */
 	uint64_t lost;           /* samples lost (LOST entries of this event) */
+	int reads_group;         /* pf_event_reads_group(): the periods hold the lost samples' */
 };
 
 /* One aggregated sample: samples of one event with the same stack, thread

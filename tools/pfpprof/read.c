@@ -58,6 +58,7 @@ static int add_event(struct pp_input *in, const struct pf_section *sec)
 		snprintf(G->name, sizeof G->name, "%s", ev->name[0] ? ev->name : "event");
 		G->clock = ev->attr.type == PERF_TYPE_SOFTWARE &&
 			   (ev->attr.config == PERF_COUNT_SW_CPU_CLOCK || ev->attr.config == PERF_COUNT_SW_TASK_CLOCK);
+		G->reads_group = pf_event_reads_group(ev);
 		if (ev->attr.freq)
 			G->freq_hz = ev->attr.sample_freq;
 		else
