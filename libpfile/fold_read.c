@@ -455,6 +455,22 @@ static int fold_check_selection(pf_fold *f, const char *path)
 			return -ENOENT;
 		}
 	}
+	/* a CPU filter or key on samples that recorded none (perf record
+	 * without -a or -C leaves PERF_SAMPLE_CPU out): every sample would
+	 * read as CPU 0 */
+	if (f->o.n_cpus || (f->o.flags & PF_FOLD_CPU)) {
+		const struct pf_events *evs = f->ev_src;
+		const char *want = evs && evs->n ? (f->o.event ? f->o.event : evs->ev[0].name) : "";
+		for (uint32_t i = 0; evs && i < evs->n; i++)
+			if (((f->o.flags & PF_FOLD_ALL_EVENTS) || strcmp(evs->ev[i].name, want) == 0) &&
+			    !(evs->ev[i].attr.sample_type & PERF_SAMPLE_CPU)) {
+				snprintf(f->errmsg, sizeof(f->errmsg),
+					 "%s: event '%s' did not record the CPU of its samples (no PERF_SAMPLE_CPU): "
+					 "no CPU to %s",
+					 path, evs->ev[i].name, f->o.n_cpus ? "filter by" : "sort by");
+				return -ENOENT;
+			}
+	}
 	if (f->o.run > (f->n_rec_runs ? f->n_rec_runs : 1)) {
 		snprintf(f->errmsg, sizeof(f->errmsg), "%s: no run %u (the recording has %u)", path, f->o.run,
 			 f->n_rec_runs ? f->n_rec_runs : 1);

@@ -134,6 +134,20 @@ perf_header() {
 	done
 }
 
+@test "a recording without the samples' CPU (perf record without -a): pffold --cpu and --sort cpu refuse, as perf report --cpu does" {
+	need_perf
+	pfimport -q t.data -o tc.pf
+	# perf record of a command leaves PERF_SAMPLE_CPU out
+	perf evlist -v -i t.data 2>/dev/null | grep -q 'sample_type: .*CPU' && skip "this perf records the CPU"
+	run pffold --cpu 0 tc.pf
+	assert_failure 1
+	assert_output --regexp "^pffold: tc.pf: event 'cpu-clock[^']*' did not record the CPU of its samples \(no PERF_SAMPLE_CPU\): no CPU to filter by$"
+	run pffold --sort cpu tc.pf
+	assert_failure 1
+	assert_output --partial "no CPU to sort by"
+	run -0 pffold -q tc.pf
+}
+
 @test "pipe mode: perf record -o - | pfimport - gives perf's records, samples and event name" {
 	need_perf
 	run -0 python3 "$PDR" p.data p.rec
