@@ -818,6 +818,17 @@ const char *pf_fold_unit(const pf_fold *f)
 	}
 	return "events";
 }
+const char *pf_fold_event_name(const pf_fold *f)
+{
+	const struct pf_events *evs = f->ev_src;
+	if (!evs || !evs->n)
+		return NULL;
+	for (uint32_t i = 0; f->o.event && i < evs->n; i++)
+		if (strcmp(evs->ev[i].name, f->o.event) == 0)
+			return evs->ev[i].name;
+	return f->o.event ? NULL : evs->ev[0].name;
+}
+
 uint64_t pf_fold_truncated(const pf_fold *f) { return f->truncated; }
 
 const char *pf_fold_warnings(const pf_fold *f)

@@ -847,3 +847,21 @@ sur\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\t737572eda080')"
 	run -0 awk 'NR > 4 { print $(NF-1), $NF }' <<<"$output"
 	assert_line '- dot_[i]'
 }
+
+@test "runs of different events: --mode=time refuses two counters, share mode warns; -e picks one in both" {
+	build_workload diff_model model_v1 -O0 -fno-omit-frame-pointer
+	pfrec -q -g -e page-faults -c 1 -o pfl.pf -- ./model_v1 50
+	pfrec -q -g -e context-switches -c 1 -e page-faults -c 1 -o cs.pf -- ./model_v1 50
+	pfsym -q pfl.pf -o pfl.sym.pf
+	pfsym -q cs.pf -o cs.sym.pf
+	run --separate-stderr pfdiff -M time pfl.sym.pf cs.sym.pf
+	assert_failure 1
+	assert_equal "$stderr" "pfdiff: cs.sym.pf: its event is 'context-switches', that of pfl.sym.pf 'page-faults': counts of different events have no common unit (-e EVENT picks one in both)"
+	run --separate-stderr pfdiff pfl.sym.pf cs.sym.pf
+	assert_success
+	assert_equal "$stderr" "pfdiff: warning: cs.sym.pf is of event 'context-switches', pfl.sym.pf of 'page-faults': the shares of different events are compared"
+	# the same event in both: no word
+	run --separate-stderr pfdiff -M time -e page-faults pfl.sym.pf cs.sym.pf
+	assert_success
+	assert_equal "$stderr" ""
+}

@@ -152,6 +152,11 @@ double pf_fold_mean_period(const pf_fold *f);
  * section). A static string. */
 const char *pf_fold_unit(const pf_fold *f);
 
+/* The name of the folded event (opts event's, else the file's first
+ * event's), or NULL for a file without an EVENT section. Owned by f, valid
+ * until pf_fold_close(). Since 0.2. */
+const char *pf_fold_event_name(const pf_fold *f);
+
 /* Warnings met while reading (damaged sections, lost samples, other events
  * present): lines separated by '\n', "" if none. Owned by f. */
 const char *pf_fold_warnings(const pf_fold *f);

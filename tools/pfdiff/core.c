@@ -372,6 +372,8 @@ static int read_pf(struct ctx *c, const char *path)
 	r->period = pf_fold_mean_period(f);
 	r->unit = pf_fold_unit(f);
 	r->lost_in_periods = pf_fold_periods_hold_lost(f);
+	const char *evn = pf_fold_event_name(f);
+	snprintf(r->event, sizeof r->event, "%s", evn ? evn : "");
 	size_t n = pf_fold_count(f);
 	for (size_t i = 0; i < n; i++) {
 		uint64_t w;
@@ -690,6 +692,29 @@ out:
 	return rc;
 }
 
+/* Runs of different events (their names, where the inputs are .pf files):
+ * counts of two counters have no common unit, so --mode=time refuses them
+ * (the clocks, both ns, compare); shares of them compare, with a warning,
+ * as perf diff pairs events by name. @return 0, or 1 (error printed). */
+static int same_events(const struct run *runs, size_t nruns, int time)
+{
+	for (size_t i = 1; i < nruns; i++) {
+		const struct run *r = &runs[i], *r0 = &runs[0];
+		if (!r->event[0] || !r0->event[0] || strcmp(r->event, r0->event) == 0)
+			continue;
+		if (time && (strcmp(r->unit, "ns") != 0 || strcmp(r0->unit, "ns") != 0)) {
+			fprintf(stderr, "pfdiff: %s: its event is '%s', that of %s '%s': counts of different events "
+				"have no common unit (-e EVENT picks one in both)\n", r->path, r->event, r0->path,
+				r0->event);
+			return 1;
+		}
+		fprintf(stderr, "pfdiff: warning: %s is of event '%s', %s of '%s': the %s of different events "
+			"are compared\n", r->path, r->event, r0->path, r0->event, time ? "times" : "shares");
+		return 0;
+	}
+	return 0;
+}
+
 /* Checks the units of --mode=time and sets each run's w: display units
  * (ms, or millions of events) per sample, lost samples spread pro rata over
  * the samples of all processes. @return 0, 1 (error) or 2 (usage error),
@@ -848,6 +873,8 @@ int pfdiff_run(const struct pfdiff_opts *o, const char **base, size_t nbase,
 			goto done;
 		}
 	}
+	if ((status = same_events(a.runs, a.nruns, a.time)) != 0)
+		goto done;
 	if (a.time && !o->folded && (status = time_weights(a.runs, a.nruns)) != 0)
 		goto done;
 	status = 1;

@@ -38,6 +38,7 @@ struct run {
 	double period;      /* event units per sample (ns for cpu-clock); 0 = unknown */
 	int lost_in_periods; /* a group read's: the periods hold the lost samples' (no scaling up) */
 	const char *unit;   /* "ns" or "events" */
+	char event[128];    /* the event's name (.pf inputs), "" if unknown */
 	/* in samples */
 	uint64_t samples;   /* kept */
 	uint64_t samples_all, lost;
