@@ -194,6 +194,42 @@ int64_t pf_prof_frame(struct pf_prof *p, const struct pf_prof_frame *f)
 	return p->n_frames - 1;
 }
 
+int pf_prof_frame_set(struct pf_prof *p, uint32_t id, const struct pf_prof_frame *f)
+{
+	if (id >= p->n_frames)
+		return -EINVAL;
+	if (id < p->enc_frames)
+		return -EBUSY;
+	if (!p->frame_hash) { /* loaded tables: no interning hash */
+		p->frames[id] = *f;
+		return 0;
+	}
+	/* the old entry out of the hash (linear probing: the entries after
+	 * it in its run move back where their home slot allows), then the
+	 * new one in */
+	uint32_t mask = p->frame_hash_cap - 1, k = (uint32_t)frame_hash(&p->frames[id]) & mask;
+	while (p->frame_hash[k] && p->frame_hash[k] != id + 1)
+		k = (k + 1) & mask;
+	if (p->frame_hash[k]) {
+		for (uint32_t j = (k + 1) & mask; p->frame_hash[j]; j = (j + 1) & mask) {
+			uint32_t home = (uint32_t)frame_hash(&p->frames[p->frame_hash[j] - 1]) & mask;
+			/* the entry at j stays unless its home is outside (k, j] */
+			int stays = k < j ? home > k && home <= j : home > k || home <= j;
+			if (!stays) {
+				p->frame_hash[k] = p->frame_hash[j];
+				k = j;
+			}
+		}
+		p->frame_hash[k] = 0;
+	}
+	p->frames[id] = *f;
+	k = (uint32_t)frame_hash(f) & mask;
+	while (p->frame_hash[k])
+		k = (k + 1) & mask;
+	p->frame_hash[k] = id + 1;
+	return 0;
+}
+
 int64_t pf_prof_stack(struct pf_prof *p, uint32_t parent, uint32_t frame)
 {
 	int rc = hash_reserve(p, 2, p->n_stacks);

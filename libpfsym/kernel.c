@@ -56,6 +56,10 @@ struct kern {
 	enum { VML_UNDECIDED, VML_USED, VML_FORCED, VML_MISMATCH, VML_NO_BID, VML_NO_TEXT } vml_state;
 	uint64_t vml_shift;        /* runtime address - ELF address */
 	uint64_t vml_named;        /* unique kernel addresses named from it */
+	/* the recording's KSYMS section is still to come (pfsi_kern_wait()):
+	 * addresses are left unnamed for pfsi_kern_rename(), and the
+	 * --vmlinux decision waits for it unless META has what it needs */
+	int waiting;
 };
 
 static void dyn_free(struct kern *k);
@@ -194,8 +198,14 @@ int pfsi_kern_ksymbol(void *ctx, uint64_t addr, uint32_t len, uint16_t ksym_type
 	return 0;
 }
 
+void pfsi_kern_wait(struct kern *k, int waiting)
+{
+	k->waiting = waiting;
+}
+
 void pfsi_kern_pass_begin(struct kern *k)
 {
+	k->waiting = 0;
 	dyn_free(k);
 	pf_ksyms_free(&k->rec);
 	k->have_rec = 0;
@@ -335,7 +345,9 @@ static void vml_decide(struct kern *k)
 int pfsi_kern_resolve_chain(void *ctx, struct pf_prof *p, struct pf_prof_frame *f, uint32_t max)
 {
 	struct kern *k = ctx;
-	if (k->vml_state == VML_UNDECIDED)
+	/* before KSYMS, only META can decide (both keys there, or --force
+	 * and the runtime _text) */
+	if (k->vml_state == VML_UNDECIDED && (!k->waiting || (k->have_meta_text && (k->meta_bid_size || k->force))))
 		vml_decide(k);
 	if (k->vml_state == VML_USED || k->vml_state == VML_FORCED) {
 		uint64_t a = f->file_off;
@@ -365,14 +377,12 @@ int pfsi_kern_resolve_chain(void *ctx, struct pf_prof *p, struct pf_prof_frame *
 
 /* ---- the kallsyms table ----------------------------------------------------- */
 
-int pfsi_kern_resolve(void *ctx, struct pf_prof *p, struct pf_prof_frame *f)
+/* Names f (address f->file_off) from the KSYMBOL records, else the kallsyms
+ * table: @return 1 named, 0 not, or -ENOMEM. */
+static int name_addr(struct kern *k, struct pf_prof *p, struct pf_prof_frame *f)
 {
-	struct kern *k = ctx;
 	const struct pf_ksyms *t = table(k);
-	k->addrs++;
 	uint64_t a = f->file_off;
-	f->addr = a;
-	f->flags |= PF_FRAME_HAS_ADDR;
 	for (size_t i = k->n_dyn; i-- > 0;) { /* the latest registered first */
 		const struct dynsym *d = &k->dyn[i];
 		if (a >= d->addr && a - d->addr < d->len) {
@@ -382,8 +392,7 @@ int pfsi_kern_resolve(void *ctx, struct pf_prof *p, struct pf_prof_frame *f)
 			f->name = (uint32_t)id;
 			f->sym_off = (uint32_t)(a - d->addr);
 			f->flags |= PF_FRAME_HAS_SYMOFF;
-			k->named++;
-			return 0;
+			return 1;
 		}
 	}
 	if (!t)
@@ -405,8 +414,48 @@ int pfsi_kern_resolve(void *ctx, struct pf_prof *p, struct pf_prof_frame *f)
 	if (id < 0)
 		return (int)id;
 	pfsi_frame_name(f, (uint32_t)id, a - s->addr);
-	k->named++;
-	return 0;
+	return 1;
+}
+
+int pfsi_kern_resolve(void *ctx, struct pf_prof *p, struct pf_prof_frame *f)
+{
+	struct kern *k = ctx;
+	k->addrs++;
+	f->addr = f->file_off;
+	f->flags |= PF_FRAME_HAS_ADDR;
+	int rc = name_addr(k, p, f);
+	if (rc > 0)
+		k->named++;
+	return rc < 0 ? rc : 0;
+}
+
+int pfsi_kern_rename(struct kern *k, struct pf_prof *p, struct pf_prof_frame *f)
+{
+	if (k->vml) {
+		if (k->vml_state == VML_UNDECIDED)
+			vml_decide(k);
+		if (k->vml_state == VML_USED || k->vml_state == VML_FORCED) {
+			int dyn = 0;
+			for (size_t i = 0; i < k->n_dyn && !dyn; i++)
+				dyn = f->file_off >= k->dyn[i].addr && f->file_off - k->dyn[i].addr < k->dyn[i].len;
+			/* the real function only: the frame's node has
+			 * no room for inline frames below it */
+			int n = dyn ? 0 : pfsi_vml_resolve(k->sym, k->vml, p, f->file_off - k->vml_shift, f, 1, 0);
+			if (n < 0)
+				return n;
+			if (n > 0) {
+				if (k->vml_state == VML_FORCED)
+					f->flags |= PF_FRAME_MISMATCH;
+				k->named++;
+				k->vml_named++;
+				return 1;
+			}
+		}
+	}
+	int rc = name_addr(k, p, f);
+	if (rc > 0)
+		k->named++;
+	return rc;
 }
 
 static const char *vml_state_name(const struct kern *k)

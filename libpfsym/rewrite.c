@@ -27,12 +27,14 @@
 #define CHUNK_SAMPLES 4096
 #define CHUNK_NS 1000000000ull /* 1 s of sample time */
 #define TABLE_CHUNK_BYTES (4u << 20)
-/* RECORDS bytes held for a KSYMS section still to come (pfrec holds none
- * beyond its first flush, 0.5 s: this is for a loaded recording machine) */
-#define QUEUE_MAX (64u << 20)
+/* Resolved samples held for a KSYMS section still to come (40 bytes each:
+ * 6.7 million samples). pfrec now writes KSYMS before any RECORDS; earlier
+ * builds wrote it after seconds of them on a loaded machine. */
+#define HOLD_MAX_BYTES (256u << 20)
 
 /* One pass of pf_sym_rewrite(). */
 struct pass {
+	pf_sym *sym;
 	struct pf_sym_rewrite_opts o; /* the caller's, completed */
 	pf_reader *r;
 	pf_writer *w;          /* NULL: nothing written (out_fd -1) */
@@ -52,12 +54,14 @@ struct pass {
 	int recoded;           /* the last RECORDS section went through pf_writer_records() */
 	int damaged;
 	int complete;          /* the closing SYMINFO is written: a summary */
-	/* META "ksyms" 1 (pfrec will write a KSYMS section, perhaps after some
-	 * RECORDS): RECORDS payloads wait here, copied, until it comes (or END,
-	 * or QUEUE_MAX bytes), so that no kernel frame is made before it */
+	/* META "ksyms" 1 (a KSYMS section will follow, perhaps after some
+	 * RECORDS): until it comes (or END, or HOLD_MAX_BYTES), the samples
+	 * are turned as they come but held here, resolved (struct
+	 * pf_prof_sample each), and the tables are not written: the kernel
+	 * frames made meanwhile are named when it arrives (ksyms_release()) */
 	int ksyms_wait;
-	struct qsec { struct pf_section s; uint8_t *data; } *q;
-	size_t nq, capq, q_bytes;
+	int ksyms_seen;        /* a KSYMS section came (the first is used) */
+	struct pf_buf held;
 	char *errmsg;
 	size_t errmsg_size;
 };
@@ -66,9 +70,7 @@ static void pass_free(struct pass *ps)
 {
 	if (!ps)
 		return;
-	for (size_t i = 0; i < ps->nq; i++)
-		free(ps->q[i].data);
-	free(ps->q);
+	pf_buf_free(&ps->held);
 	pf_prof_builder_free(ps->b);
 	pfsi_unw_free(ps->unw);
 	pfsi_jit_free(ps->jit);
@@ -144,9 +146,32 @@ static int flush_chunk(struct pass *ps)
 	return 0;
 }
 
+static int sample_out(struct pass *ps, const struct pf_prof_sample *s);
+static int ksyms_release(pf_sym *s, struct pass *ps, struct pf_ksyms *t);
+
 static int on_sample(void *ctx, const struct pf_prof_sample *s)
 {
 	struct pass *ps = ctx;
+	if (ps->ksyms_wait && ps->held.len < HOLD_MAX_BYTES) /* until KSYMS names its kernel frames */
+		return pf_buf_put(&ps->held, s, sizeof(*s)) < 0 ? -ENOMEM : 0;
+	if (ps->ksyms_wait) {
+		/* a bound on the memory: on without it */
+		if (ps->o.message) {
+			char m[512];
+			snprintf(m, sizeof(m), "%s: no KSYMS section after %zu samples, though META's ksyms key says "
+				 "one follows: the kernel addresses met so far stay [kernel]",
+				 pf_reader_name(ps->r), ps->held.len / sizeof(*s));
+			ps->o.message(ps->o.message_arg, m);
+		}
+		int rc = ksyms_release(ps->sym, ps, NULL);
+		if (rc < 0)
+			return rc;
+	}
+	return sample_out(ps, s);
+}
+
+static int sample_out(struct pass *ps, const struct pf_prof_sample *s)
+{
 	if (ps->o.sample) {
 		int rc = ps->o.sample(ps->o.sample_arg, &ps->prof, s);
 		if (rc < 0)
@@ -221,39 +246,53 @@ static int write_syminfo_end(struct pass *ps, const struct pfsi_sym_counts *cp, 
 
 /* ---- RECORDS waiting for the KSYMS section -------------------------------- */
 
-static int queue_records(struct pass *ps, const struct pf_section *sec)
+/* The end of the wait for KSYMS (it came: `t` is its table, taken; or it
+ * will not come, t NULL): the kernel frames made meanwhile, not yet
+ * written, are named from it, and the samples held go out. */
+static int ksyms_release(pf_sym *s, struct pass *ps, struct pf_ksyms *t)
 {
-	if (ps->nq == ps->capq && pfsi_grow((void **)&ps->q, &ps->capq, sizeof(*ps->q), 16) < 0)
-		return -ENOMEM;
-	uint8_t *d = malloc(sec->size ? sec->size : 1);
-	if (!d)
-		return -ENOMEM;
-	memcpy(d, sec->data, sec->size);
-	ps->q[ps->nq].s = *sec;
-	ps->q[ps->nq].s.data = d;
-	ps->q[ps->nq++].data = d;
-	ps->q_bytes += sec->size;
+	if (t)
+		pfsi_kern_take(s->kern, t);
+	pfsi_kern_wait(s->kern, 0);
+	ps->ksyms_wait = 0;
+	struct pf_prof *p = &ps->prof;
+	if (t && !pfsi_kern_has_file(s->kern)) {
+		for (uint32_t id = p->enc_frames; id < p->n_frames; id++) {
+			struct pf_prof_frame f = p->frames[id];
+			if (!(f.flags & PF_FRAME_KERNEL) || (f.flags & (PF_FRAME_TRUNCATED | PF_FRAME_INLINE)) ||
+			    f.name != PF_PROF_NONE)
+				continue;
+			int rc = pfsi_kern_rename(s->kern, p, &f);
+			if (rc < 0)
+				return rc;
+			if (rc > 0 && (rc = pf_prof_frame_set(p, id, &f)) < 0)
+				return rc;
+		}
+	}
+	const struct pf_prof_sample *h = (const struct pf_prof_sample *)ps->held.data;
+	size_t n = ps->held.len / sizeof(*h);
+	for (size_t i = 0; i < n; i++) {
+		int rc = sample_out(ps, &h[i]);
+		if (rc < 0)
+			return rc;
+	}
+	pf_buf_free(&ps->held);
 	return 0;
 }
 
-/* The waiting RECORDS to the builder, in order; no more waiting. */
-static int drain_queue(struct pass *ps)
+/* The input ends (END, or cut) while waiting for KSYMS: said once. */
+static int ksyms_missing(pf_sym *s, struct pass *ps)
 {
-	int rc = 0;
-	ps->ksyms_wait = 0;
-	for (size_t i = 0; i < ps->nq; i++) {
-		if (!rc) {
-			rc = pf_prof_builder_section(ps->b, &ps->q[i].s);
-			if (rc == -EBADMSG) {
-				tell(ps, "%s: %s", pf_reader_name(ps->r), pf_prof_builder_errmsg(ps->b));
-				rc = 0;
-			}
-		}
-		free(ps->q[i].data);
+	if (!ps->ksyms_wait)
+		return 0;
+	if (ps->o.message) {
+		char m[512];
+		snprintf(m, sizeof(m), "%s: no KSYMS section, though META's ksyms key says one follows (the recording "
+			 "was cut?): kernel frames stay [kernel] (pfsym --kallsyms FILE names them)",
+			 pf_reader_name(ps->r));
+		ps->o.message(ps->o.message_arg, m);
 	}
-	ps->nq = 0;
-	ps->q_bytes = 0;
-	return rc;
+	return ksyms_release(s, ps, NULL);
 }
 
 /* ---- the pass ----------------------------------------------------------- */
@@ -319,7 +358,8 @@ static int pass_section(pf_sym *s, struct pass *ps, struct ahead_sec *x)
 		ps->syminfo_written = 1;
 	}
 	if (sec.type == PF_SEC_END) {
-		if ((rc = drain_queue(ps)) < 0 || (rc = pf_prof_builder_finish(ps->b)) < 0 || (rc = flush_chunk(ps)) < 0)
+		if ((rc = pf_prof_builder_finish(ps->b)) < 0 || (rc = ksyms_missing(s, ps)) < 0 ||
+		    (rc = flush_chunk(ps)) < 0)
 			return rc;
 		struct pfsi_sym_counts sc;
 		pfsi_sym_counts(s->sym, &sc);
@@ -362,8 +402,10 @@ static int pass_section(pf_sym *s, struct pass *ps, struct ahead_sec *x)
 		pfsi_kern_meta(s->kern, sec.data, sec.size);
 		char v[8];
 		if (pf_kv_get(sec.data, sec.size, "ksyms", v, sizeof(v)) > 0 && strcmp(v, "1") == 0 &&
-		    !pfsi_kern_has_file(s->kern))
+		    !pfsi_kern_has_file(s->kern) && !ps->ksyms_seen) {
 			ps->ksyms_wait = 1;
+			pfsi_kern_wait(s->kern, 1);
+		}
 	}
 	if (sec.type == PF_SEC_KSYMS && x->ks_decoded) { /* decoded by the read-ahead thread */
 		if (x->ks_rc == -EBADMSG)
@@ -372,20 +414,15 @@ static int pass_section(pf_sym *s, struct pass *ps, struct ahead_sec *x)
 			     (unsigned long long)sec.offset, x->ks_msg);
 		else if (x->ks_rc < 0)
 			return x->ks_rc;
-		else
-			pfsi_kern_take(s->kern, &x->ks);
-		if (ps->nq && (rc = drain_queue(ps)) < 0)
+		/* the first one is used (pfsi_kern_take()) */
+		if (!ps->ksyms_seen && (rc = ksyms_release(s, ps, x->ks_rc < 0 ? NULL : &x->ks)) < 0)
 			return rc;
-		ps->ksyms_wait = 0;
+		ps->ksyms_seen = 1;
 	}
 	if (sec.type == PF_SEC_PERFMAP && sec.data && !pfsi_jit_prescanned(ps->jit) &&
 	    pfsi_jit_add(ps->jit, sec.data, sec.size, pf_prof_builder_stats(ps->b)->samples) == -ENOMEM)
 		return -ENOMEM;
-	if (sec.type == PF_SEC_RECORDS && sec.data && ps->ksyms_wait) {
-		rc = queue_records(ps, &sec);
-		if (!rc && ps->q_bytes > QUEUE_MAX)
-			rc = drain_queue(ps); /* no KSYMS in sight: on without it */
-	} else if (sec.type == PF_SEC_RECORDS && sec.data) {
+	if (sec.type == PF_SEC_RECORDS && sec.data) {
 		/* the builder keeps this payload until the next one: hand
 		 * it the slot's buffer instead of a copy; the builder's
 		 * previous buffer goes back to the reader through the slot */
@@ -454,8 +491,8 @@ static int pass_finish(pf_sym *s, struct pass *ps)
 	if (!ps->ended) {
 		struct pfsi_sym_counts sc;
 		pfsi_sym_counts(s->sym, &sc);
-		if ((rc = drain_queue(ps)) < 0 || (rc = pf_prof_builder_finish(ps->b)) < 0 || (rc = flush_chunk(ps)) < 0 ||
-		    (rc = write_syminfo_end(ps, &sc, s->kern)) < 0)
+		if ((rc = pf_prof_builder_finish(ps->b)) < 0 || (rc = ksyms_missing(s, ps)) < 0 ||
+		    (rc = flush_chunk(ps)) < 0 || (rc = write_syminfo_end(ps, &sc, s->kern)) < 0)
 			return out_error(ps, rc);
 	}
 	ps->complete = 1;
@@ -483,6 +520,7 @@ int pf_sym_rewrite(pf_sym *s, pf_reader *r, int out_fd, const struct pf_sym_rewr
 	if (!ps->o.input_name)
 		ps->o.input_name = pf_reader_name(r);
 	ps->r = r;
+	ps->sym = s;
 	/* a file ends with END: what follows (another file appended, garbage)
 	 * is not part of it, and the reader says so */
 	pf_reader_set_stop_at_end(r, 1);

@@ -284,3 +284,62 @@ gen;[gen.bin];bpf_prog_fedcba9876543210_two [bpf]_[k] 2"
 	assert_line --partial "name=bpf_prog_0123456789abcdef_one [bpf] file_off=0xffffffffc0001010 addr=0xffffffffc0001010 sym_off=0x10 flags=kernel|has_addr|has_symoff"
 	assert_line --partial "name=bpf_prog_fedcba9876543210_two [bpf] file_off=0xffffffffc000207f addr=0xffffffffc000207f sym_off=0x7f flags=kernel|has_addr|has_symoff"
 }
+
+# A kallsyms text of 8 functions, two of them in module "mymod" (whose
+# size is unknown: its last symbol names nothing past it).
+late_kallsyms() {
+	printf '%s\n' 'ffffffff81000000 T _text' 'ffffffff81000100 T alpha' 'ffffffff81000200 t beta' \
+		'ffffffff81000300 T gamma' 'ffffffff81000400 T delta' 'ffffffff81000500 T epsilon' \
+		'ffffffff81000600 T zeta' 'ffffffff81000700 T _etext' \
+		"$(printf 'ffffffffc0100000 t modfn\t[mymod]')" "$(printf 'ffffffffc0100100 t modfn2\t[mymod]')" >late.txt
+}
+LATE_CHAINS=(ffffffff81000110,ffffffff81000210,ffffffff81000310 ffffffff81000410,ffffffff81000510,ffffffffc0100010
+	ffffffff81000620,ffffffffc0100021,ffffffff81000181)
+
+@test "a KSYMS section written after 64 MiB of records names every kernel address, as --kallsyms does" {
+	# tests/c/pfsym-gen.c kernel late=BYTES: META ksyms 1, the three chains'
+	# samples again and again for 70 MB of records, then KSYMS, then the
+	# chains once more. pfsym held 64 MiB of records for it, then named
+	# every kernel address [kernel], also after KSYMS (issue 37).
+	late_kallsyms
+	"$PFTOOLS_BUILD/tests/pfsym-gen" kernel ksyms=late.txt late=70000000 "${LATE_CHAINS[@]}" late.pf
+	# KSYMS really comes after more than 64 MiB of RECORDS
+	before=$(pfdump -H late.pf | awk '$1 == "section" && $3 == "RECORDS" { r += $10 } $1 == "section" && $3 == "KSYMS" { print r; exit }')
+	[ "$before" -gt $((64 << 20)) ] || { echo "KSYMS after $before bytes of records" >&2; false; }
+	run pfsym late.pf -o late.sym.pf
+	assert_success
+	assert_line "pfsym: 9 of 9 unique kernel addresses named from the recording's kallsyms snapshot"
+	run -0 "$PFTOOLS_BUILD/tests/pftest-writer" syminfo late.sym.pf
+	assert_line kernel_addresses=9
+	assert_line kernel_addresses_named=9
+	run -0 pffold late.sym.pf
+	refute_output --partial '[kernel]'
+	assert_line --regexp '^gen;\[gen\.bin\];gamma;beta;alpha [0-9]+$'
+	assert_line --regexp '^gen;\[gen\.bin\];alpha;modfn \[mymod\];zeta [0-9]+$'
+	folded=$output
+	# the same names as from the same table given with --kallsyms, which
+	# needs no wait; and from a pipe
+	pfsym -q --kallsyms=late.txt late.pf -o late.k.pf
+	run -0 pffold late.k.pf
+	assert_equal "$output" "$folded"
+	run -0 bash -c 'pfsym -q - -o - <late.pf | pffold -'
+	assert_equal "$output" "$folded"
+}
+
+@test "a recording whose META promises a KSYMS section that never comes: said once, kernel frames [kernel]" {
+	"$PFTOOLS_BUILD/tests/pfsym-gen" kernel ksyms=- ffffffff81000110,ffffffff81000210 none.pf
+	run pfsym none.pf -o none.sym.pf
+	assert_success
+	assert_line "pfsym: none.pf: no KSYMS section, though META's ksyms key says one follows (the recording was cut?): kernel frames stay [kernel] (pfsym --kallsyms FILE names them)"
+	[ "$(grep -c 'no KSYMS section' <<<"$output")" -eq 1 ]
+	run -0 pffold none.sym.pf
+	assert_output "gen;[gen.bin];[kernel] 1"
+}
+
+@test "pfrec --call-graph dwarf writes KSYMS before the first RECORDS section" {
+	run -0 pfrec -q --call-graph dwarf -F 4000 -o dw.pf -- "${WORK[@]}"
+	run -0 pfdump -H dw.pf
+	ks=$(awk '$1 == "section" && $3 == "KSYMS" { print $2; exit }' <<<"$output")
+	rec=$(awk '$1 == "section" && $3 == "RECORDS" { print $2; exit }' <<<"$output")
+	[ -n "$ks" ] && [ -n "$rec" ] && [ "$ks" -lt "$rec" ] || { echo "KSYMS section $ks, first RECORDS $rec" >&2; false; }
+}

@@ -117,6 +117,14 @@ int64_t pf_prof_str(struct pf_prof *p, const char *s, size_t len);
 const char *pf_prof_str_get(const struct pf_prof *p, uint32_t id, size_t *len);
 /* Interns a frame (all fields compared). @return its id or -ENOMEM. */
 int64_t pf_prof_frame(struct pf_prof *p, const struct pf_prof_frame *f);
+/* Replaces the fields of frame `id` with *f, for a frame whose details
+ * came later than its first use (pfsym: a kernel address met before the
+ * recording's KSYMS section, named when it arrives). Only a frame not yet
+ * encoded by pf_prof_encode_tables() can change: the file's frames are
+ * written once. Stack nodes and samples keep referring to the id. If *f
+ * equals another frame, both stay (ids are not merged).
+ * @return 0, -EINVAL (no such frame) or -EBUSY (already encoded). */
+int pf_prof_frame_set(struct pf_prof *p, uint32_t id, const struct pf_prof_frame *f);
 /* Interns the stack node (parent, frame). @return its id or -ENOMEM. */
 int64_t pf_prof_stack(struct pf_prof *p, uint32_t parent, uint32_t frame);
 

@@ -39,6 +39,18 @@ int pfsi_kern_ksymbol(void *ctx, uint64_t addr, uint32_t len, uint16_t ksym_type
 /* pf_prof_kresolve_fn: ctx is the struct kern. */
 int pfsi_kern_resolve(void *ctx, struct pf_prof *p, struct pf_prof_frame *f);
 
+/* Whether the recording's KSYMS section is still to come (META ksyms 1):
+ * meanwhile kernel addresses stay unnamed (but for KSYMBOL records and a
+ * --vmlinux image that META's keys allow), for pfsi_kern_rename() once it
+ * is here. pfsi_kern_pass_begin() clears it. */
+void pfsi_kern_wait(struct kern *k, int waiting);
+
+/* Names again a kernel frame made while waiting (name NONE, counted by
+ * pfsi_kern_resolve() then): from the --vmlinux image (the real function
+ * only, no inline frames) or the kallsyms table now there.
+ * @return 1 named (f changed), 0 not, or -ENOMEM. */
+int pfsi_kern_rename(struct kern *k, struct pf_prof *p, struct pf_prof_frame *f);
+
 /* SYMINFO keys "kernel_symbols" (where names came from: "recording",
  * "kallsyms", "none"), "kernel_addresses", "kernel_addresses_named".
  * @return 0 or -ENOMEM. */

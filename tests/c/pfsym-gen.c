@@ -57,6 +57,11 @@
  *                  from kallsyms text FILE, META ksyms 1), bid=HEX (its
  *                  kernel build-id), metabid=HEX and metatext=DECIMAL (META
  *                  kernel_build_id and kernel_text), for tests/vmlinux.bats.
+ *                  late=BYTES: the KSYMS section comes late, after the
+ *                  samples and at least BYTES of records more (the CHAINs'
+ *                  samples again and again), then the CHAINs' samples once
+ *                  more; ksyms=- says META ksyms 1 and writes no KSYMS
+ *                  (tests/kernel.bats).
  * OUT may be "-" for standard output.
  */
 #include <fcntl.h>
@@ -326,9 +331,22 @@ static void gen_ksymbol(pf_writer *w)
 		tu_die("records");
 }
 
+/* A kernel sample of chain ks[0..nk) (leaf first), called from 0x401010. */
+static void kchain_sample(const uint64_t *ks, int nk, uint64_t time)
+{
+	put_hdr(PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL, (uint16_t)(8 + 8 * 7 + 8 * (nk + 3)));
+	u64(1); u64(ks[0]); u32(100); u32(100); u64(time); u32(0); u32(0); u64(1000);
+	u64((uint64_t)nk + 3);
+	u64(PERF_CONTEXT_KERNEL);
+	for (int k = 0; k < nk; k++)
+		u64(ks[k]);
+	u64(PERF_CONTEXT_USER); u64(0x401010);
+}
+
 static void gen_kernel(pf_writer *w, char **args, int n)
 {
 	const char *ksyms = NULL, *bid = NULL, *metabid = NULL, *metatext = NULL;
+	uint64_t late = 0;
 	int i = 0;
 	for (; i < n && strchr(args[i], '='); i++) {
 		char *v = strchr(args[i], '=') + 1;
@@ -340,6 +358,8 @@ static void gen_kernel(pf_writer *w, char **args, int n)
 			metabid = v;
 		else if (strncmp(args[i], "metatext=", 9) == 0)
 			metatext = v;
+		else if (strncmp(args[i], "late=", 5) == 0)
+			late = strtoull(v, NULL, 0);
 		else
 			tu_die("unknown kernel option");
 	}
@@ -355,7 +375,41 @@ static void gen_kernel(pf_writer *w, char **args, int n)
 		tu_die("meta");
 	pf_buf_free(&b);
 	event(w, "cpu-clock", PERF_COUNT_SW_CPU_CLOCK, 1);
-	if (ksyms) {
+	uint64_t t = 1000000000ull;
+	comm(100, 100, "gen", 1, t);
+	mmap2(100, 0x400000, 0x10000, 0x1000, "/opt/gen.bin", t + 1);
+	int nc = n - i;
+	if (nc < 1)
+		tu_die("no chain");
+	uint64_t(*ks)[32] = calloc((size_t)nc, sizeof(*ks));
+	int *nk = calloc((size_t)nc, sizeof(*nk));
+	if (!ks || !nk)
+		tu_die("out of memory");
+	for (int c = 0; c < nc; c++)
+		for (char *p = args[i + c]; *p && nk[c] < 32;) {
+			ks[c][nk[c]++] = strtoull(p, &p, 16);
+			if (*p == ',')
+				p++;
+			else if (*p)
+				tu_die("bad chain");
+		}
+	uint64_t time = t + 10;
+	if (late) {
+		uint64_t done = 0;
+		for (int c = 0; c < nc; c++)
+			kchain_sample(ks[c], nk[c], time++);
+		while (done < late) {
+			for (int c = 0; c < nc; c++)
+				kchain_sample(ks[c], nk[c], time++);
+			if (rb.len >= (1u << 20) || done + rb.len >= late) {
+				done += rb.len;
+				if (pf_writer_records(w, rb.data, rb.len) < 0)
+					tu_die("records");
+				rb.len = 0;
+			}
+		}
+	}
+	if (ksyms && strcmp(ksyms, "-") != 0) {
 		FILE *f = fopen(ksyms, "r");
 		if (!f)
 			tu_die("cannot open the ksyms file");
@@ -377,29 +431,12 @@ static void gen_kernel(pf_writer *w, char **args, int n)
 		pf_ksyms_free(&k);
 		pf_buf_free(&b);
 	}
-	uint64_t t = 1000000000ull;
-	comm(100, 100, "gen", 1, t);
-	mmap2(100, 0x400000, 0x10000, 0x1000, "/opt/gen.bin", t + 1);
-	for (int c = 0; i < n; i++, c++) {
-		uint64_t ks[32];
-		int nk = 0;
-		for (char *p = args[i]; *p && nk < 32;) {
-			ks[nk++] = strtoull(p, &p, 16);
-			if (*p == ',')
-				p++;
-			else if (*p)
-				tu_die("bad chain");
-		}
-		put_hdr(PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL, (uint16_t)(8 + 8 * 7 + 8 * (nk + 3)));
-		u64(1); u64(ks[0]); u32(100); u32(100); u64(t + 10 + (uint64_t)c); u32(0); u32(0); u64(1000);
-		u64((uint64_t)nk + 3);
-		u64(PERF_CONTEXT_KERNEL);
-		for (int k = 0; k < nk; k++)
-			u64(ks[k]);
-		u64(PERF_CONTEXT_USER); u64(0x401010);
-	}
+	for (int c = 0; c < nc; c++)
+		kchain_sample(ks[c], nk[c], time++);
 	if (pf_writer_records(w, rb.data, rb.len) < 0)
 		tu_die("records");
+	free(ks);
+	free(nk);
 }
 
 static void gen_paths(pf_writer *w, char **specs, int n)
