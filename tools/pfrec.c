@@ -107,13 +107,6 @@ void put_records(struct rec *R, const void *p, size_t n)
 {
 	if (R->werr || !n)
 		return;
-	if (R->ksyms && ksyms_flush(R, 0) && !R->ksyms_late) {
-		/* KSYMS precedes every RECORDS section: hold them meanwhile
-		 * (until the first flush is due: flush_due()) */
-		if (pf_buf_put(&R->held, p, n) < 0 && !R->werr)
-			R->werr = -ENOMEM;
-		return;
-	}
 	note_write(R, pf_writer_records(R->w, p, n));
 }
 
@@ -185,7 +178,7 @@ static int start_writer(struct rec *R)
 
 static void write_end(struct rec *R)
 {
-	ksyms_flush(R, 1); /* KSYMS and the records held for it */
+	ksyms_write(R); /* written already, unless the setup failed */
 	struct pf_end e;
 	memset(&e, 0, sizeof(e));
 	e.start_time = R->first_time;
@@ -221,8 +214,6 @@ static void begin_run(struct rec *R)
 	R->run_lost0 = R->lost;
 	struct pf_run_mark m = { (uint32_t)R->nruns, t };
 	struct pf_buf b = {0};
-	if (R->ksyms && R->held.len) /* the records held for KSYMS go before */
-		ksyms_flush(R, 1);
 	if (pf_run_mark_encode(&b, &m) == 0)
 		put_section(R, PF_SEC_RUN, &b);
 	pf_buf_free(&b);
@@ -399,9 +390,9 @@ static int write_header_sections(struct rec *R)
 	mi.start_time_ns = R->clock_id >= 0 ? pfrec_now_ns(R->clock_id) : 0;
 	mi.event_fallback = R->fallback[0] ? R->fallback : NULL;
 	mi.exclude_kernel = R->pa[0].attr.exclude_kernel;
-	/* META "ksyms" = 1: a KSYMS section will follow (format/pfile.md
-	 * 4.11), perhaps after some RECORDS: a reader may wait for it */
-	int ksyms = ksyms_wanted(R);
+	/* META "ksyms" = 1: a KSYMS section follows (format/pfile.md 4.11),
+	 * before any RECORDS: it is read before the recording starts */
+	int ksyms = ksyms_finish(R);
 	if (pfrec_meta_build(&b, &mi) < 0 || meta_call_graph(&b, &R->o) < 0 ||
 	    (ksyms && pf_kv_add(&b, "ksyms", "1") < 0) || ksyms_meta(R, &b) < 0) {
 		errmsg("out of memory");
@@ -432,9 +423,8 @@ static int write_header_sections(struct rec *R)
 	 * pfsym) can then name and unwind vDSO frames as the samples arrive.
 	 * Every 64-bit process of this kernel maps the same image as pfrec. */
 	save_vdso(R, (uint32_t)getpid(), getauxval(AT_SYSINFO_EHDR));
-	/* the kernel's symbols before any RECORDS too, for the same reader
-	 * (read by a thread: records wait for it, the command does not) */
-	save_ksyms(R);
+	/* the kernel's symbols before any RECORDS too, for the same reader */
+	ksyms_write(R);
 	flush_pending(R);
 	return R->werr ? -1 : 0;
 }
@@ -490,14 +480,6 @@ static void flush_due(struct rec *R, uint64_t now)
 	}
 	if (!R->flush_ns || now - R->last_flush < R->flush_ns || R->werr)
 		return;
-	if (R->ksyms && !R->ksyms_late) {
-		/* /proc/kallsyms is still being read (a loaded machine): the
-		 * records held for it go out now, and KSYMS after them */
-		R->ksyms_late = 1;
-		if (R->held.len)
-			note_write(R, pf_writer_records(R->w, R->held.data, R->held.len));
-		pf_buf_free(&R->held);
-	}
 	flush_pending(R);
 	note_write(R, pf_writer_flush(R->w));
 	sync_output(R);
@@ -851,6 +833,9 @@ int main(int argc, char **argv)
 		return fail_early(R);
 	if (open_events(R) < 0)
 		return fail_early(R);
+	/* the kernel's symbols, read while the output is set up; the
+	 * recording starts after (write_header_sections()) */
+	ksyms_start(R);
 	if (open_output(R) < 0 || start_writer(R) < 0)
 		return fail_early(R);
 	if (write_header_sections(R) < 0) {

@@ -10,9 +10,6 @@
 
 /* /proc/kallsyms is ~6 MB with ~120k text symbols on a distribution kernel */
 #define KALLSYMS_MAX (256u << 20)
-/* Records held for the KSYMS section beyond this wait for it (memory bound:
- * ~2 s of --call-graph dwarf at 4 kHz on 4 CPUs) */
-#define KSYMS_HOLD_MAX (256u << 20)
 
 /* Reads a file of the kernel's (its size is not known before) into *b.
  * @return 0 or -errno. */
@@ -113,18 +110,18 @@ static int add_modules(struct pf_ksyms *k)
 	return rc;
 }
 
-/* The snapshot is read by a thread: the kernel takes about 0.3 s of system
- * time to list /proc/kallsyms (122,000 lines here), which the command's
- * start must not wait for. Records that come before it is ready are held
- * in memory (put_records), so that the KSYMS section precedes every
- * RECORDS section, but only until the first flush is due (flush_due(): at
- * most --flush-interval of records is only in memory); on a machine so
- * loaded that the thread is not done by then, KSYMS follows some records. */
+/* The snapshot is read before the recording starts: before the command
+ * is released from its exec, or the events of -p and -a are enabled. The
+ * kernel takes about 0.3 s of system time to list /proc/kallsyms (122,000
+ * lines here). It was read by a thread of the lowest priority while the
+ * command ran, and on a loaded machine that thread came after seconds of
+ * records, or never (pfsym then named no kernel address). Now nothing of
+ * the workload competes with it and KSYMS precedes every RECORDS section;
+ * a thread still reads it, beside the rest of the setup (ksyms_start() as
+ * soon as the events are known, ksyms_finish() before the META section). */
 struct ksyms_job {
 	pthread_t th;
 	int started;
-	int done;            /* atomic: the thread has finished */
-	pid_t tid;           /* atomic: the thread's id (0 until it runs) */
 	struct pf_buf payload; /* the KSYMS payload; empty: none to write */
 	char warn[512];      /* a warning to print (from the main thread) */
 	int warn_is_notice;
@@ -137,10 +134,6 @@ struct ksyms_job {
 static void *ksyms_main(void *arg)
 {
 	struct ksyms_job *j = arg;
-	/* the lowest priority (this thread alone): the recorded command runs
-	 * first where the CPUs are busy */
-	(void)setpriority(PRIO_PROCESS, (id_t)gettid(), 19);
-	__atomic_store_n(&j->tid, gettid(), __ATOMIC_RELEASE);
 	struct pf_buf text = { 0 };
 	struct pf_ksyms k = { 0 };
 	char err[256];
@@ -173,7 +166,8 @@ static void *ksyms_main(void *arg)
 		snprintf(j->verb, sizeof(j->verb), "KSYMS: %u text symbols, %u modules, %zu bytes before compression",
 			 k.n_syms, k.n_mods, j->payload.len);
 		/* compressed here, not in the main loop: 3.5 MB at level 6 took
-		 * long enough there for --call-graph dwarf rings to overflow */
+		 * long enough there for --call-graph dwarf rings to overflow
+		 * when the section followed the first records */
 		if (j->zlevel > 0) {
 			size_t cap = ZSTD_compressBound(j->payload.len);
 			j->zbuf = malloc(cap);
@@ -189,7 +183,6 @@ static void *ksyms_main(void *arg)
 out:
 	pf_buf_free(&text);
 	pf_ksyms_free(&k);
-	__atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
@@ -246,7 +239,7 @@ int ksyms_wanted(const struct rec *R)
 	return kernel; /* else no kernel frames to name */
 }
 
-void save_ksyms(struct rec *R)
+void ksyms_start(struct rec *R)
 {
 	if (!ksyms_wanted(R))
 		return;
@@ -254,47 +247,46 @@ void save_ksyms(struct rec *R)
 	if (!j)
 		return;
 	j->zlevel = R->o.zlevel_given ? R->o.zlevel : DEFAULT_ZSTD_LEVEL;
-	if (pthread_create(&j->th, NULL, ksyms_main, j) != 0) {
-		ksyms_main(j); /* no thread: read it now */
-	} else {
+	if (pthread_create(&j->th, NULL, ksyms_main, j) == 0)
 		j->started = 1;
-	}
+	else
+		ksyms_main(j); /* no thread: read it now */
 	R->ksyms = j;
-	/* --call-graph dwarf writes megabytes a second: records held for half
-	 * a second come out as one burst whose compression stalls the rings
-	 * (samples lost at the start). They are written as they come, and
-	 * KSYMS follows them as soon as it is read (a reader keeps them until
-	 * then: format/pfile.md 4.11) */
-	if (R->o.dwarf)
-		R->ksyms_late = 1;
 }
 
-/* Writes the KSYMS section and the records held for it, once the thread is
- * done (wait: wait for it). @return 1 while it is still pending. */
-int ksyms_flush(struct rec *R, int wait)
+int ksyms_finish(struct rec *R)
 {
 	struct ksyms_job *j = R->ksyms;
 	if (!j)
 		return 0;
-	if (!wait && !__atomic_load_n(&j->done, __ATOMIC_ACQUIRE) && R->held.len < KSYMS_HOLD_MAX)
-		return 1;
 	if (j->started) {
-		/* waited for now (the recording ends): its priority back to
-		 * pfrec's where allowed (raising it needs CAP_SYS_NICE) */
-		pid_t t = __atomic_load_n(&j->tid, __ATOMIC_ACQUIRE);
-		if (t && !__atomic_load_n(&j->done, __ATOMIC_ACQUIRE))
-			(void)setpriority(PRIO_PROCESS, (id_t)t, getpriority(PRIO_PROCESS, 0));
 		pthread_join(j->th, NULL);
+		j->started = 0;
 	}
-	R->ksyms = NULL;
 	if (j->warn[0]) {
 		if (j->warn_is_notice)
 			notice("%s", j->warn);
 		else
 			errmsg("%s", j->warn);
+		j->warn[0] = 0;
 	}
 	if (j->verb[0])
 		verbose("%s", j->verb);
+	j->verb[0] = 0;
+	if (j->payload.len)
+		return 1;
+	free(j);
+	R->ksyms = NULL;
+	return 0;
+}
+
+void ksyms_write(struct rec *R)
+{
+	struct ksyms_job *j = R->ksyms;
+	if (!j)
+		return;
+	if (j->started) /* ksyms_finish() not called: an early exit */
+		pthread_join(j->th, NULL);
 	if (j->zbuf) {
 		struct pf_section sec;
 		memset(&sec, 0, sizeof(sec));
@@ -310,9 +302,5 @@ int ksyms_flush(struct rec *R, int wait)
 	free(j->zbuf);
 	pf_buf_free(&j->payload);
 	free(j);
-	if (R->held.len) {
-		put_records(R, R->held.data, R->held.len);
-		pf_buf_free(&R->held);
-	}
-	return 0;
+	R->ksyms = NULL;
 }

@@ -179,9 +179,6 @@ struct rec {
 	uint8_t *tmp;
 	struct pf_event id_ev;           /* attr[0], for the record decoders */
 	struct ksyms_job *ksyms;         /* the KSYMS reader thread (pfrec/ksyms.c), or NULL */
-	struct pf_buf held;              /* records held until KSYMS is written */
-	int ksyms_late;                  /* the first flush came first: records are
-					    no longer held, KSYMS follows them */
 };
 
 extern struct rec *G; /* the session, for notices (quiet flag) */
@@ -213,12 +210,15 @@ struct pf_buf *pend_new(struct rec *R, uint16_t type); /* a pending side-band se
 void save_perfmap(struct rec *R, uint32_t pid, uint64_t time);
 void save_perfmaps(struct rec *R, uint64_t time);
 
-/* pfrec/ksyms.c: the KSYMS section (the kernel's symbols, modules, build-ids):
- * save_ksyms() starts reading it in a thread; ksyms_flush() writes it (and
- * the records put_records() held meanwhile) when the thread is done, or
- * waits for it with `wait`. @return 1 while it is pending. */
-void save_ksyms(struct rec *R);
-int ksyms_flush(struct rec *R, int wait);
+/* pfrec/ksyms.c: the KSYMS section (the kernel's symbols, modules, build-ids),
+ * read before the recording starts, so that it precedes every record:
+ * ksyms_start() starts reading it in a thread (when ksyms_wanted());
+ * ksyms_finish() waits for it and prints its warnings, @return 1 when there
+ * is a section to write (META's ksyms key), 0 when none; ksyms_write()
+ * writes it (nothing when none). */
+void ksyms_start(struct rec *R);
+int ksyms_finish(struct rec *R);
+void ksyms_write(struct rec *R);
 /* Whether a KSYMS section is to be written (kernel samples, not --no-kallsyms). */
 int ksyms_wanted(const struct rec *R);
 /* META kernel_build_id (/sys/kernel/notes) and kernel_text (the runtime
