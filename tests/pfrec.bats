@@ -224,7 +224,16 @@ json() {
 @test "SIGINT during a recording gives a complete file" {
 	pfrec -q -o i.pf -- "$W/rec_spin" 0 >/dev/null &
 	rp=$!
-	sleep 0.3
+	# a handshake, not a sleep: the command starts after pfrec has read
+	# /proc/kallsyms (0.1-0.5 s here); wait until it has had 0.3 s of CPU
+	# (utime + stime in clock ticks, /proc/PID/stat fields 14 and 15)
+	hz=$(getconf CLK_TCK)
+	for _ in $(seq 3000); do
+		# the child of pfrec named rec_spin (procps may be missing)
+		t=$(cat /proc/[0-9]*/stat 2>/dev/null | awk -v pp="$rp" '$2 == "(rec_spin)" && $4 == pp { print $14 + $15; f = 1 } END { if (!f) print 0 }')
+		[ "$t" -ge $((hz * 3 / 10)) ] && break
+		read -rt 0.01 <> <(:) || true
+	done
 	kill -INT "$rp"
 	st=0
 	wait "$rp" || st=$?
