@@ -27,6 +27,11 @@
  *                      valid checksum: HOW "cut" keeps its first 60%, "count"
  *                      sets n_symbols to 0xffffffff, "names" turns every NUL
  *                      of its last 64 bytes into 'x' (the names run past it)
+ *   ksyms-late IN OUT  as recode, with the KSYMS section moved to the end,
+ *                      after every RECORDS section, before END (an earlier
+ *                      pfrec on a loaded machine: bench/ksyms-late.sh)
+ *   ksyms-drop IN OUT  as recode, without the KSYMS section and META's
+ *                      ksyms key (the same recording without kernel names)
  *   rawcmp A B         compares the sections of two files as the reader hands
  *                      them out (type and restored bytes): prints
  *                      "N sections identical" or the first difference (exit 1)
@@ -78,13 +83,14 @@ long long sec_off = -1;
 int transform; /* 1, or 2 with --next */
 uint64_t flush_bytes;
 const char *ksyms_damage; /* ksyms-damage HOW, for mode_recode */
+int ksyms_late;           /* ksyms-late 1, ksyms-drop 2, for mode_recode */
 
 static void usage(void)
 {
 	fprintf(stderr, "Usage: pftest-writer [--big-endian] [--no-end] [--level N] [--frame BYTES] [--filler N]\n"
 			"                     [--transform] [--next] [--flush BYTES]\n"
 			"                     all|many N|badrec-zero|badrec-huge|verify|layout|flip|setu32|\n"
-			"                     recode|rawcmp|tx-hostile|tx-fuzz|events-grow|marker-word|deep|syminfo ...\n");
+			"                     recode|ksyms-late|ksyms-drop|rawcmp|tx-hostile|tx-fuzz|events-grow|marker-word|deep|syminfo ...\n");
 	exit(2);
 }
 
@@ -137,6 +143,14 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "ksyms-damage") && left == 3) {
 		ksyms_damage = argv[i];
 		return mode_recode(argv[i + 1], argv[i + 2]);
+	}
+	if (!strcmp(mode, "ksyms-late") && left == 2) {
+		ksyms_late = 1;
+		return mode_recode(argv[i], argv[i + 1]);
+	}
+	if (!strcmp(mode, "ksyms-drop") && left == 2) {
+		ksyms_late = 2;
+		return mode_recode(argv[i], argv[i + 1]);
 	}
 	if (!strcmp(mode, "rawcmp") && left == 2)
 		return mode_rawcmp(argv[i], argv[i + 1]);

@@ -80,8 +80,40 @@ int mode_recode(const char *in, const char *out)
 	o.e_machine = fh->e_machine;
 	pf_writer *w = tu_writer(fd, &o);
 	struct pf_section s;
-	int rc;
+	struct pf_buf late = { 0 }; /* ksyms-late: the KSYMS payload, held */
+	int rc, have_late = 0;
 	while (tu_next_section(r, &s, 1)) {
+		if (s.type == PF_SEC_END && have_late) {
+			if (pf_writer_section(w, PF_SEC_KSYMS, 0, late.data, late.len) < 0)
+				tu_die("write failed");
+			have_late = 0;
+		}
+		if (s.type == PF_SEC_KSYMS && ksyms_late == 2)
+			continue; /* ksyms-drop */
+		if (s.type == PF_SEC_META && ksyms_late == 2) {
+			/* META without its ksyms key */
+			struct pf_buf m = { 0 };
+			size_t pos = 0, kl, vl;
+			const char *k, *v;
+			while (pf_kv_next(s.data, s.size, &pos, &k, &kl, &v, &vl) > 0) {
+				char *ks = strndup(k, kl), *vs = strndup(v, vl);
+				if (!ks || !vs)
+					tu_die("out of memory");
+				if (strcmp(ks, "ksyms") != 0)
+					pf_kv_add(&m, ks, vs);
+				free(ks);
+				free(vs);
+			}
+			if (pf_writer_section(w, s.type, s.flags, m.data, m.len) < 0)
+				tu_die("write failed");
+			pf_buf_free(&m);
+			continue;
+		}
+		if (s.type == PF_SEC_KSYMS && ksyms_late && !have_late) {
+			pf_buf_put(&late, s.data, s.size);
+			have_late = 1;
+			continue;
+		}
 		if (s.type == PF_SEC_RECORDS) {
 			rc = pf_writer_records(w, s.data, s.size);
 			if (rc == 0)
@@ -102,6 +134,9 @@ int mode_recode(const char *in, const char *out)
 		if (rc < 0)
 			tu_die("write failed");
 	}
+	if (have_late && pf_writer_section(w, PF_SEC_KSYMS, 0, late.data, late.len) < 0)
+		tu_die("write failed");
+	pf_buf_free(&late);
 	pf_reader_close(r);
 	finish(w, fd);
 	return 0;
