@@ -6,8 +6,8 @@
 # 64 MiB of RECORDS while it waited for a late KSYMS) and this build (which
 # turns them and holds the resolved samples instead). The workload is
 # bench/unwind.sh's (unw_main all, -O2 -g -fomit-frame-pointer), recorded
-# once by this build's pfrec (KSYMS first); tests/c/pftest-writer makes the
-# other two files from it: ksyms-late (KSYMS moved before END, as an earlier
+# once by this build's pfrec (KSYMS first); tests/c/pftest-writer writes it
+# again three times, through the same writer: as it is (early), ksyms-late (KSYMS moved before END, as an earlier
 # pfrec wrote it on a loaded machine) and ksyms-drop (no KSYMS, no META ksyms
 # key: the cost of kernel names is the difference). Each figure is the best
 # (least) of BENCH_RUNS runs, taking turns. Prints a RESULTS.md section.
@@ -28,9 +28,11 @@ CFLAGS="-std=gnu11 -O2 -g -fomit-frame-pointer"
 gcc $CFLAGS -shared -fPIC -o "$O/libunw_lib.so" tests/workloads/unw_lib.c
 gcc $CFLAGS -o "$O/unw_main" tests/workloads/unw_main.c -L"$O" -lunw_lib -Wl,-rpath,'$ORIGIN'
 
-pfrec -q --call-graph dwarf -F 4000 -e cpu-clock -o "$O/early.pf" -- "$O/unw_main" all "$MS"
-"$B/tests/pftest-writer" ksyms-late "$O/early.pf" "$O/late.pf"
-"$B/tests/pftest-writer" ksyms-drop "$O/early.pf" "$O/none.pf"
+pfrec -q --call-graph dwarf -F 4000 -e cpu-clock -o "$O/rec.pf" -- "$O/unw_main" all "$MS"
+# the three through the same writer (its RECORDS encoding and zstd level)
+"$B/tests/pftest-writer" recode "$O/rec.pf" "$O/early.pf"
+"$B/tests/pftest-writer" ksyms-late "$O/rec.pf" "$O/late.pf"
+"$B/tests/pftest-writer" ksyms-drop "$O/rec.pf" "$O/none.pf"
 
 # cost PFSYM FILE: "cpu_s maxrss_kb" of two runs (output to /dev/null):
 # the CPU time from bash's `time` (getrusage, in ms: /usr/bin/time -v gives
@@ -44,7 +46,7 @@ cost() {
 
 declare -A cpu rss
 for k in $(seq "$RUNS"); do
-	for f in early late none; do
+	for f in rec early late none; do
 		order="old new"
 		((k % 2)) || order="new old"
 		for side in $order; do
@@ -57,27 +59,44 @@ for k in $(seq "$RUNS"); do
 	done
 done
 
+instr() { # instructions of a command (callgrind, all threads)
+	valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 >/dev/null |
+		sed -n 's/.*Collected : *\([0-9]*\).*/\1/p' | head -1
+}
 named() { "$1/bin/pfsym" "$2" -o /dev/null 2>&1 | sed -n 's/^pfsym: \([0-9]* of [0-9]*\) unique kernel addresses.*/\1/p'; }
 n=$(pfsym "$O/early.pf" -o /dev/null 2>&1 | sed -n 's/^pfsym: \([0-9]*\) samples.*/\1/p')
 
 echo
-echo "## pfsym on a DWARF recording with KSYMS first, last or absent: before and after (issue 37, $(date -u +%Y-%m-%d), $(nproc) cores)"
+echo "## Issue 37: pfsym on a DWARF recording with KSYMS first, last or absent, before and after ($(date -u +%Y-%m-%d), $(nproc) cores)"
 echo
 echo "Command: \`BENCH_OLD=/tmp/old/build PFTOOLS_BUILD=\$PWD/build bench/ksyms-late.sh\` (BENCH_MS=$MS,"
 echo "BENCH_RUNS=$RUNS). Before: commit afcd9bb; after: this build. One \`pfrec --call-graph dwarf -F 4000\`"
-echo "recording of \`unw_main all $MS\` ($n samples, $(stat -c %s "$O/early.pf") bytes), rewritten by"
-echo "tests/c/pftest-writer with KSYMS moved before END (late) and without KSYMS (none). CPU is user+sys"
+echo "recording of \`unw_main all $MS\` ($n samples), written again by tests/c/pftest-writer as it is"
+echo "(early, $(stat -c %s "$O/early.pf") bytes), with KSYMS moved before END (late) and without KSYMS (none). CPU is user+sys"
 echo "of \`pfsym -q FILE -o /dev/null\` from bash's \`time\` (ms; /usr/bin/time has 10 ms steps), RSS the"
 echo "maximum resident set from \`/usr/bin/time -v\` of the same command, each the least of $RUNS runs"
 echo "taking turns; load average at the start: $(cut -d' ' -f1 /proc/loadavg)."
 echo
-echo "| KSYMS | before: CPU s | after: CPU s | before: max RSS MB | after: max RSS MB | kernel addresses named before / after |"
-echo "|---|---|---|---|---|---|"
-for f in early late none; do
-	printf '| %s | %s | %s | %.1f | %.1f | %s / %s |\n' "$f" "${cpu[old.$f]}" "${cpu[new.$f]}" \
+echo "| file | before: CPU s | after: CPU s | before: max RSS MB | after: max RSS MB | before / after: instructions (M) | kernel addresses named before / after |"
+echo "|---|---|---|---|---|---|---|"
+declare -A ins
+for f in rec early late none; do
+	for side in old new; do
+		p=$([ $side = old ] && echo "$OLD" || echo "$B")
+		ins[$side.$f]=$(instr "$p/bin/pfsym" -q "$O/$f.pf" -o /dev/null)
+	done
+	label=$f
+	[ $f = rec ] && label="as pfrec wrote it (KSYMS first)"
+	[ $f = early ] && label="early: rewritten, KSYMS first"
+	[ $f = late ] && label="late: KSYMS before END"
+	[ $f = none ] && label="none: no KSYMS"
+	printf '| %s | %s | %s | %.1f | %.1f | %.1f / %.1f | %s / %s |\n' "$label" "${cpu[old.$f]}" "${cpu[new.$f]}" \
 		"$(awk -v k="${rss[old.$f]}" 'BEGIN { print k / 1024 }')" "$(awk -v k="${rss[new.$f]}" 'BEGIN { print k / 1024 }')" \
+		"$(awk -v k="${ins[old.$f]}" 'BEGIN { print k / 1e6 }')" "$(awk -v k="${ins[new.$f]}" 'BEGIN { print k / 1e6 }')" \
 		"$(named "$OLD" "$O/$f.pf")" "$(named "$B" "$O/$f.pf")"
 done
+pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.1f%%", 100 * (b - a) / a }'; }
 echo
-echo "Kernel names' CPU cost after (early against none): $(awk -v a="${cpu[new.none]}" -v b="${cpu[new.early]}" 'BEGIN { printf "%+.1f%%", 100 * (b - a) / a }')"
-echo "(KSYMS's decompression and decoding counted: both runs read the whole file)."
+echo "Kernel names' cost after (early against none, the same records through the same writer; KSYMS's"
+echo "decompression and decoding counted): CPU $(pct "${cpu[new.none]}" "${cpu[new.early]}"), instructions"
+echo "$(pct "${ins[new.none]}" "${ins[new.early]}") (callgrind: pfsym's threads together, independent of the load)."
