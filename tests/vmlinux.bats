@@ -256,3 +256,24 @@ not_used() {
 	run diff want got
 	assert_success
 }
+
+# Issue 37: KSYMS after the records (an earlier pfrec on a loaded machine).
+@test "a late KSYMS section, META with the build-id and _text: the frames made before it come from the vmlinux, inline frames too" {
+	GEN kernel ksyms=ks.txt bid="$(cat vml.bid)" metabid="$(cat vml.bid)" metatext=$(printf '%u' $RT) late=3000000 \
+		"$(cat chain)" late.pf
+	run pfsym --vmlinux vml late.pf -o late.sym.pf
+	assert_success
+	assert_line "pfsym: 3 of 3 unique kernel addresses named from the --vmlinux image and the recording's kallsyms snapshot"
+	assert_kframes_expected late.sym.pf
+}
+
+@test "a late KSYMS section, META without _text: the vmlinux is placed when it comes, the frames made before it get their real function" {
+	GEN kernel ksyms=ks.txt bid="$(cat vml.bid)" metabid="$(cat vml.bid)" late=3000000 "$(cat chain)" late2.pf
+	run pfsym --vmlinux vml late2.pf -o late2.sym.pf
+	assert_success
+	assert_line "pfsym: 3 of 3 unique kernel addresses named from the --vmlinux image and the recording's kallsyms snapshot"
+	kframes late2.sym.pf >got
+	expected $(looked_up) | awk '$2 == 0 { print $1, $2, $3, "-", $5 }' >want
+	run diff want got
+	assert_success
+}
