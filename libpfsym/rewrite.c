@@ -28,9 +28,23 @@
 #define CHUNK_NS 1000000000ull /* 1 s of sample time */
 #define TABLE_CHUNK_BYTES (4u << 20)
 /* Resolved samples held for a KSYMS section still to come (40 bytes each:
- * 6.7 million samples). pfrec now writes KSYMS before any RECORDS; earlier
- * builds wrote it after seconds of them on a loaded machine. */
-#define HOLD_MAX_BYTES (256u << 20)
+ * 6.7 million samples), unless PFSYM_KSYMS_HOLD_MB says otherwise. pfrec
+ * now writes KSYMS before any RECORDS; earlier builds wrote it after
+ * seconds of them on a loaded machine. */
+#define HOLD_MAX_MB 256u
+
+/* PFSYM_KSYMS_HOLD_MB (a decimal number of MiB; anything else: the
+ * default), in bytes. */
+static size_t hold_max(void)
+{
+	const char *v = getenv("PFSYM_KSYMS_HOLD_MB");
+	char *end;
+	errno = 0;
+	unsigned long long mb = v && *v && v[0] != '-' ? strtoull(v, &end, 10) : HOLD_MAX_MB;
+	if (v && *v && (errno || *end || v[0] == '-' || mb > (SIZE_MAX >> 20)))
+		mb = HOLD_MAX_MB;
+	return (size_t)mb << 20;
+}
 
 /* One pass of pf_sym_rewrite(). */
 struct pass {
@@ -62,6 +76,7 @@ struct pass {
 	int ksyms_wait;
 	int ksyms_seen;        /* a KSYMS section came (the first is used) */
 	struct pf_buf held;
+	size_t hold_max;       /* bytes of `held` at most (hold_max()) */
 	char *errmsg;
 	size_t errmsg_size;
 };
@@ -152,15 +167,16 @@ static int ksyms_release(pf_sym *s, struct pass *ps, struct pf_ksyms *t);
 static int on_sample(void *ctx, const struct pf_prof_sample *s)
 {
 	struct pass *ps = ctx;
-	if (ps->ksyms_wait && ps->held.len < HOLD_MAX_BYTES) /* until KSYMS names its kernel frames */
+	if (ps->ksyms_wait && ps->held.len < ps->hold_max) /* until KSYMS names its kernel frames */
 		return pf_buf_put(&ps->held, s, sizeof(*s)) < 0 ? -ENOMEM : 0;
 	if (ps->ksyms_wait) {
 		/* a bound on the memory: on without it */
 		if (ps->o.message) {
 			char m[512];
-			snprintf(m, sizeof(m), "%s: no KSYMS section after %zu samples, though META's ksyms key says "
-				 "one follows: the kernel addresses met so far stay [kernel]",
-				 pf_reader_name(ps->r), ps->held.len / sizeof(*s));
+			snprintf(m, sizeof(m), "%s: no KSYMS section after %zu samples (%zu MiB held: "
+				 "PFSYM_KSYMS_HOLD_MB), though META's ksyms key says one follows: the kernel "
+				 "addresses met until it comes stay [kernel]", pf_reader_name(ps->r),
+				 ps->held.len / sizeof(*s), ps->hold_max >> 20);
 			ps->o.message(ps->o.message_arg, m);
 		}
 		int rc = ksyms_release(ps->sym, ps, NULL);
@@ -521,6 +537,7 @@ int pf_sym_rewrite(pf_sym *s, pf_reader *r, int out_fd, const struct pf_sym_rewr
 		ps->o.input_name = pf_reader_name(r);
 	ps->r = r;
 	ps->sym = s;
+	ps->hold_max = hold_max();
 	/* a file ends with END: what follows (another file appended, garbage)
 	 * is not part of it, and the reader says so */
 	pf_reader_set_stop_at_end(r, 1);

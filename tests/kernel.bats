@@ -343,3 +343,18 @@ LATE_CHAINS=(ffffffff81000110,ffffffff81000210,ffffffff81000310 ffffffff81000410
 	rec=$(awk '$1 == "section" && $3 == "RECORDS" { print $2; exit }' <<<"$output")
 	[ -n "$ks" ] && [ -n "$rec" ] && [ "$ks" -lt "$rec" ] || { echo "KSYMS section $ks, first RECORDS $rec" >&2; false; }
 }
+
+@test "past PFSYM_KSYMS_HOLD_MB of held samples pfsym goes on without the late KSYMS and says so once" {
+	late_kallsyms
+	"$PFTOOLS_BUILD/tests/pfsym-gen" kernel ksyms=late.txt late=6000000 "${LATE_CHAINS[@]}" hold.pf
+	run env PFSYM_KSYMS_HOLD_MB=1 pfsym hold.pf -o hold.sym.pf
+	assert_success
+	assert_line "pfsym: hold.pf: no KSYMS section after 26215 samples (1 MiB held: PFSYM_KSYMS_HOLD_MB), though META's ksyms key says one follows: the kernel addresses met until it comes stay [kernel]"
+	[ "$(grep -c 'no KSYMS section' <<<"$output")" -eq 1 ]
+	assert_line "pfsym: 0 of 9 unique kernel addresses named from the recording's kallsyms snapshot"
+	# the default holds them all
+	run pfsym hold.pf -o hold2.sym.pf
+	assert_success
+	refute_output --partial 'no KSYMS section'
+	assert_line "pfsym: 9 of 9 unique kernel addresses named from the recording's kallsyms snapshot"
+}
