@@ -69,7 +69,7 @@ struct pass {
 	int damaged;
 	int complete;          /* the closing SYMINFO is written: a summary */
 	/* META "ksyms" 1 (a KSYMS section will follow, perhaps after some
-	 * RECORDS): until it comes (or END, or HOLD_MAX_BYTES), the samples
+	 * RECORDS): until it comes (or END, or hold_max bytes), the samples
 	 * are turned as they come but held here, resolved (struct
 	 * pf_prof_sample each), and the tables are not written: the kernel
 	 * frames made meanwhile are named when it arrives (ksyms_release()) */
@@ -260,7 +260,7 @@ static int write_syminfo_end(struct pass *ps, const struct pfsi_sym_counts *cp, 
 	return rc;
 }
 
-/* ---- RECORDS waiting for the KSYMS section -------------------------------- */
+/* ---- samples waiting for the KSYMS section -------------------------------- */
 
 /* The end of the wait for KSYMS (it came: `t` is its table, taken; or it
  * will not come, t NULL): the kernel frames made meanwhile, not yet
