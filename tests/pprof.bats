@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # pfpprof: pprof's profile.proto from a symbolized recording, read back by
 # the real pprof client (built offline from Debian's sources in setup_file):
-# its -top, -traces and -raw views against pffold on the same file, exactly;
+# its -top, -traces and -raw views against pffold (inline frames as
+# NAME_[i]) on the same file, exactly;
 # inline frames as pprof's Lines (innermost first, each with its own line)
 # against pffold's inline stacks and pffold --top --by=line, on gcc, clang
 # and g++ builds; --no-inline against pffold --no-inline;
@@ -70,9 +71,10 @@ pp() {
 
 # traces_folded: pprof -traces on stdin as folded stacks (comm;root;...;leaf
 # COUNT, summed over pid and tid, stacks of weight 0 left out, spaces of comm as '_' and a run of unnamed
-# kernel frames as one [kernel], as pffold shows them), sorted.
+# kernel frames as one [kernel], an inlined function (pprof's "NAME
+# (inline)") as NAME_[i], as pffold shows them), sorted.
 traces_folded() {
-	awk '
+	sed 's/^\( *\(comm: .*\|[0-9]*   \)\?\)\(.*\) (inline)$/\1\3_[i]/' | awk '
 	function flush() {
 		if (n) {
 			s = comm
@@ -89,12 +91,6 @@ traces_folded() {
 	!incount && /^ *[0-9]+   / { incount = 1; cnt = $1; v = $0; sub(/^ *[0-9]+   /, "", v); f[++n] = v; next }
 	incount { v = $0; sub(/^ +/, "", v); f[++n] = v }
 	END { flush(); for (s in w) if (w[s]) print s, w[s] }' | LC_ALL=C sort
-}
-
-# inline_folded: traces_folded with pprof's inlined functions ("NAME
-# (inline)") named as pffold names inline frames (NAME_[i])
-inline_folded() {
-	sed 's/^\( *\(comm: .*\|[0-9]*   \)\?\)\(.*\) (inline)$/\1\3_[i]/' | traces_folded
 }
 
 # lines_table: pprof -top -lines on stdin as "function<TAB>file base
@@ -119,13 +115,14 @@ pffold_lines() {
 
 # top_table: pprof -top on stdin as "name flat cum" lines, sorted by name.
 top_table() {
-	awk 'h { name = $6; for (i = 7; i <= NF; i++) name = name " " $i; print name "\t" $1 "\t" $4 } /^ *flat  flat%/ { h = 1 }' |
+	awk 'h { n = NF; s = ""; if ($n == "(inline)") { n--; s = "_[i]" }
+		name = $6; for (i = 7; i <= n; i++) name = name " " $i; print name s "\t" $1 "\t" $4 } /^ *flat  flat%/ { h = 1 }' |
 		LC_ALL=C sort
 }
 
 # pffold_top FILE: pffold's --top lists as "name self total", sorted.
 pffold_top() {
-	pffold -q --no-inline --top 100000 "$1" | awk '
+	pffold -q --top 100000 "$1" | awk '
 	/^Top .* self share/ { k = "s"; next } /^Top .* total share/ { k = "t"; next }
 	NF >= 3 { name = $3; for (i = 4; i <= NF; i++) name = name " " $i; if (k == "s") s[name] = $2; else t[name] = $2 }
 	END { for (n in t) print n "\t" (n in s ? s[n] : 0) "\t" t[n] }' | LC_ALL=C sort
@@ -161,7 +158,7 @@ pffold_top() {
 	run gzip -t v1.pb.gz
 	assert_success
 	pp -traces v1.pb.gz | traces_folded > pprof.folded
-	pffold --no-inline v1.sym.pf | LC_ALL=C sort > pffold.folded
+	pffold v1.sym.pf | LC_ALL=C sort > pffold.folded
 	[ "$(wc -l < pffold.folded)" -gt 3 ]
 	grep -q ';run_model;forward;activation ' pffold.folded
 	diff -u pffold.folded pprof.folded
@@ -171,7 +168,7 @@ pffold_top() {
 # pffold's inline stacks and its --top --by=line, exactly
 inline_check() {
 	pfpprof -o "$1.pb.gz" "$1.sym.pf"
-	pp -traces "$1.pb.gz" | inline_folded > pprof.folded
+	pp -traces "$1.pb.gz" | traces_folded > pprof.folded
 	pffold -q "$1.sym.pf" | LC_ALL=C sort > pffold.folded
 	grep -q '_\[i\]' pffold.folded
 	diff -u pffold.folded pprof.folded
@@ -267,7 +264,7 @@ inline_check() {
 	build_workload nosym_spin nosym -O1 -g -fno-omit-frame-pointer
 	pfrec -q -g -e cpu-clock -o ns.pf -- ./nosym 300
 	pfsym -q ns.pf -o ns.sym.pf
-	pffold -q --no-inline ns.sym.pf | LC_ALL=C sort >pffold.folded
+	pffold -q ns.sym.pf | LC_ALL=C sort >pffold.folded
 	grep -q ';main;\[nosym\] ' pffold.folded
 	pfpprof -o ns.pb.gz ns.sym.pf
 	run sed -n '/^Mappings/{n;p;q}' <(pp -raw ns.pb.gz)
@@ -306,7 +303,7 @@ inline_check() {
 	grep -q '^PeriodType: page-faults count$' raw.txt
 	grep -q '^Period: 1$' raw.txt
 	pp -traces faults.pb.gz | traces_folded > pprof.folded
-	diff -u <(pffold -q --no-inline faults.sym.pf | LC_ALL=C sort) pprof.folded
+	diff -u <(pffold -q faults.sym.pf | LC_ALL=C sort) pprof.folded
 	# -c 1: the period sum is the sample count
 	run awk '/^Samples:/ { s = 1; next } /^Locations/ { s = 0 } s && /^ +[0-9]+ +[0-9]+:/ { a += $1; b += $2 } END { print (a == b && a > 0) }' raw.txt
 	assert_output 1
@@ -339,9 +336,9 @@ inline_check() {
 	assert_line --regexp '^ +lost:\[LOST records\]$'
 	# and pprof's per-event views agree with pffold's
 	pp -traces gen.pb.gz | traces_folded > pprof.folded
-	diff -u <(pffold -q --no-inline gen.sym.pf | LC_ALL=C sort) pprof.folded
+	diff -u <(pffold -q gen.sym.pf | LC_ALL=C sort) pprof.folded
 	pp -traces -sample_index=task-clock-samples gen.pb.gz | traces_folded | grep -v '^\[lost\]' > pprof.folded
-	diff -u <(pffold -q --no-inline -e task-clock gen.sym.pf | grep -v '^\[lost\]' | LC_ALL=C sort) pprof.folded
+	diff -u <(pffold -q -e task-clock gen.sym.pf | grep -v '^\[lost\]' | LC_ALL=C sort) pprof.folded
 }
 
 @test "a leader-sampled group: both members' periods; its lost samples weigh no time (the periods hold it)" {
@@ -391,7 +388,7 @@ inline_check() {
 	[[ "$stderr" == "pfpprof: cut.pf: "* ]]
 	# what pffold folds of the cut file (its own error aside) is what pprof shows
 	pp -traces cut.pb.gz | traces_folded > pprof.folded
-	pffold -q --no-inline cut.pf 2>/dev/null | LC_ALL=C sort > pffold.folded || true
+	pffold -q cut.pf 2>/dev/null | LC_ALL=C sort > pffold.folded || true
 	[ "$(wc -l < pffold.folded)" -gt 3 ]
 	diff -u pffold.folded pprof.folded
 }
