@@ -253,3 +253,20 @@ for l in open(sys.argv[1]):
 	assert_line --regexp '^[[:space:]]+ffffffff81000200 \[unknown\] \(\[kernel\.kallsyms\]\)$'
 	refute_output --regexp '55b4[0-9a-f]+ \[unknown\] \(\[kernel'
 }
+
+@test "-F cpu on samples that recorded no CPU is refused, as perf script refuses it; with the CPU it is perf's [NNN]" {
+	need_perf
+	# perf record of a command leaves PERF_SAMPLE_CPU out
+	run perf script -i t.data -F comm,cpu
+	assert_failure
+	run --separate-stderr pfscript -F comm,tid,cpu t.sym.pf
+	assert_failure 1
+	assert_output ""
+	assert_equal "$stderr" "pfscript: t.sym.pf: event 'cpu-clock' did not record the CPU (no PERF_SAMPLE_CPU, as perf record of a command leaves it): no 'cpu' field; leave it out of -F"
+	# perf record -a records it: the same lines as perf script's
+	perf record -q -a -e cpu-clock -F 1000 -o a.data -- ./threads 100 >/dev/null 2>&1
+	pfimport -q a.data -o a.pf
+	run -0 pfscript -q -F comm,tid,cpu,time a.pf
+	[ "${#lines[@]}" -gt 20 ]
+	diff <(perf script -i a.data -F comm,tid,cpu,time 2>/dev/null) <(echo "$output")
+}

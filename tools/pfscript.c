@@ -697,6 +697,21 @@ static int event_named(const struct ctx *c)
 	return 0;
 }
 
+/* -F cpu: the name of an event (-e's, or any) whose samples hold no CPU
+ * (PERF_SAMPLE_CPU not in its sample_type), as perf script refuses the
+ * field for it; NULL if none. */
+static const char *event_without_cpu(const struct ctx *c)
+{
+	for (size_t i = 0; i < pf_events_count(c->evs); i++) {
+		const struct pf_event *ev = pf_events_get(c->evs, i);
+		if (c->event && strcmp(ev->name, c->event))
+			continue;
+		if (!(ev->attr.sample_type & PERF_SAMPLE_CPU))
+			return ev->name;
+	}
+	return NULL;
+}
+
 /* A resolved file: the payloads pfscript reads (the reader skips the
  * decompression of the others, the raw records above all). */
 static int want_resolved(void *arg, uint16_t type)
@@ -818,6 +833,16 @@ static int run(struct ctx *c, int *damaged)
 	if (c->event && !event_named(c)) {
 		fprintf(stderr, PROG ": %s: no event named '%s'\n", strcmp(c->in, "-") ? c->in : "<stdin>", c->event);
 		c->opened = 0; /* the error is the one line: no summary */
+		pf_prof_builder_free(b);
+		pf_reader_close(r);
+		return 1;
+	}
+	const char *nocpu = (c->fields & F_CPU) ? event_without_cpu(c) : NULL;
+	if (nocpu) {
+		fprintf(stderr, PROG ": %s: event '%s' did not record the CPU (no PERF_SAMPLE_CPU, as perf record "
+				"of a command leaves it): no 'cpu' field; leave it out of -F\n",
+			strcmp(c->in, "-") ? c->in : "<stdin>", nocpu);
+		c->opened = 0;
 		pf_prof_builder_free(b);
 		pf_reader_close(r);
 		return 1;
