@@ -202,12 +202,27 @@ for l in open(sys.argv[1]):
 	pfscript -q r.sym.pf | head -1 | grep -qE '^threads +[0-9]+ \[[0-9]{3}\] +[0-9]+\.[0-9]{6}: +[0-9]+ cpu-clock: $'
 }
 
-@test "an unsymbolized recording: frames '[unknown] (dso+0xOFF)' at the offsets pffold --addrs gives" {
+@test "an unsymbolized recording: frames 'OFF [unknown] (dso)', as perf script prints them, at the offsets pffold --addrs gives" {
 	run -0 --separate-stderr pfscript r.pf
-	echo "$output" | grep -qE $'^\t *[0-9a-f]+ \\[unknown\\] \\(.*/threads\\+0x[0-9a-f]+\\)$'
-	# (pffold writes [vdso+0xOFF], pfscript ([vdso]+0xOFF): brackets left out)
-	echo "$output" | awk '/^\t/ && /\+0x[0-9a-f]+\)$/ { d = $NF; gsub(/[()]/, "", d); n = split(d, p, "/"); print p[n] }' |
-		tr -d '[]' | sort -u >pf.txt
+	echo "$output" | grep -qE $'^\t *[0-9a-f]+ \\[unknown\\] \\(.*/threads\\)$'
+	run -1 grep -E '\+0x[0-9a-f]+\)$' <<<"$output"
+	# (pffold writes [vdso+0xOFF], pfscript [unknown] ([vdso]): brackets left
+	# out); OFF is where the sample or the kernel entry was for the first
+	# user frame of a sample, a return address (one past the byte looked
+	# up) for the others, as perf script prints them
+	pfscript -q r.pf | python3 -c '
+import sys
+first = True
+for line in sys.stdin:
+    if not line.startswith("\t"):
+        first = True
+        continue
+    f = line.split()
+    if len(f) < 3 or f[1] != "[unknown]" or f[2] == "([unknown])" or "kernel" in f[2]:
+        continue
+    off = int(f[0], 16) - (0 if first else 1)
+    first = False
+    print("%s+0x%x" % (f[2].strip("()").split("/")[-1].strip("[]"), off))' | sort -u >pf.txt
 	pffold -q --addrs r.pf | tr ';' '\n' | sed -n 's/^\[\(.*+0x[0-9a-f]*\)\]\( [0-9]*\)\?$/\1/p' | grep -v '^kernel+' | sort -u >fold.txt
 	[ "$(wc -l <pf.txt)" -gt 3 ]
 	diff fold.txt pf.txt

@@ -108,7 +108,7 @@ static void usage(FILE *f)
 	      "'\\tADDR sym+0xOFF (dso)' per frame, leaf first, then an empty line. The\n"
 	      "output reads unchanged into stackcollapse-perf.pl, inferno-collapse-perf,\n"
 	      "speedscope, the Firefox Profiler and hotspot. An unsymbolized file gives\n"
-	      "'[unknown] (dso+0xOFF)' frames.\n"
+	      "'OFF [unknown] (dso)' frames, as perf script prints unnamed code.\n"
 	      "\n"
 	      "Options:\n"
 	      "  -e, --event=NAME        only the samples of event NAME (its name as given to\n"
@@ -221,7 +221,10 @@ static void frame_text(struct ctx *c, const struct pf_prof_frame *f, int ret, st
 		snprintf(t->dso, sizeof t->dso, "[unknown]");
 		t->sym = (f->flags & PF_FRAME_TRUNCATED) ? "[truncated]" : NULL;
 	} else if (!t->sym) {
-		snprintf(t->dso, sizeof t->dso, "%s+0x%" PRIx64, dso, f->file_off);
+		/* as perf script: the offset is ADDR, the DSO alone in
+		 * parentheses (stackcollapse-perf.pl then folds an unnamed
+		 * frame as [DSO], not one frame per address) */
+		snprintf(t->dso, sizeof t->dso, "%s", dso);
 	} else {
 		snprintf(t->dso, sizeof t->dso, "%s", dso);
 		if (c->offsets && (f->flags & PF_FRAME_HAS_SYMOFF)) {
