@@ -30,6 +30,17 @@ for f in resolved rawsym; do
 		if [ -z "$best" ] || awk "BEGIN { exit !($wall < $best) }"; then best=$wall; brss=$rss; fi
 	done
 	echo "  pfpprof: ${best} s (best of 3), peak RSS $((brss / 1024)) MB, $(stat -c %s "$tmp/$f.pb.gz") bytes"
+	# the gzip level (issue 34): user CPU of the default (6) against 9,
+	# run in turns, and the file sizes
+	u6=0 u9=0
+	for _ in 1 2 3; do
+		for l in 6 9; do
+			/usr/bin/time -f "%U" -o "$tmp/t" "$B/bin/pfpprof" --gzip-level=$l -o "$tmp/$f.l$l.pb.gz" "$in"
+			eval "u$l=\$(awk -v a=\"\$u$l\" -v b=\"\$(cat "$tmp/t")\" 'BEGIN { print a + b }')"
+		done
+	done
+	echo "  --gzip-level 6 (default) against 9: user CPU $u6 s against $u9 s (3 runs each, in turns), ratio $(awk "BEGIN { printf \"%.2f\", $u6 / $u9 }");" \
+		"$(stat -c %s "$tmp/$f.l6.pb.gz") against $(stat -c %s "$tmp/$f.l9.pb.gz") bytes ($(awk -v a="$(stat -c %s "$tmp/$f.l6.pb.gz")" -v b="$(stat -c %s "$tmp/$f.l9.pb.gz")" 'BEGIN { printf "%+.1f%%", (a / b - 1) * 100 }'))"
 	/usr/bin/time -f "%e" -o "$tmp/t" "$B/bin/pffold" -q "$in" > /dev/null
 	echo "  pffold of the same file: $(cat "$tmp/t") s"
 	if [ -x "$PPROF" ]; then

@@ -741,3 +741,32 @@ int pf_sym_lookup(pf_sym *s, const char *path, uint64_t vaddr, const char **name
 	}
 	return pfsi_sym_lookup_file(s->sym, s->names, path, vaddr, name);
 }
+
+int pf_sym_lookup_chain(pf_sym *s, const char *path, uint64_t vaddr, struct pf_sym_frame *out, uint32_t max,
+			uint32_t *n)
+{
+	*n = 0;
+	if (!max)
+		return -EINVAL;
+	if (!s->names) {
+		if (!(s->names = malloc(sizeof(*s->names))))
+			return -ENOMEM;
+		pf_prof_init(s->names);
+	}
+	struct pf_prof_frame f[256];
+	int rc = pfsi_sym_lookup_chain(s->sym, s->names, path, vaddr, f, 256);
+	if (rc < 0)
+		return rc;
+	/* f[0] the real function, f[1..rc) inlined, outermost first: out
+	 * innermost first, as addr2line -i prints them */
+	uint32_t k = (uint32_t)rc < max ? (uint32_t)rc : max;
+	for (uint32_t i = 0; i < k; i++) {
+		const struct pf_prof_frame *g = &f[(uint32_t)rc - 1 - i];
+		out[i].name = g->name != PF_PROF_NONE ? pf_prof_str_get(s->names, g->name, NULL) : NULL;
+		out[i].file = g->src_file != PF_PROF_NONE ? pf_prof_str_get(s->names, g->src_file, NULL) : NULL;
+		out[i].line = g->line;
+		out[i].depth = (g->flags & PF_FRAME_DEPTH_MASK) >> PF_FRAME_DEPTH_SHIFT;
+	}
+	*n = k;
+	return (uint32_t)rc > max ? -ENOSPC : 0;
+}

@@ -663,6 +663,48 @@ int pfsi_sym_name_vaddr(struct symbolizer *s, struct pf_prof *p, struct binfo *b
 	return 1;
 }
 
+/* The binfo of the file at `path` opened as is (pf_sym_lookup()), found or
+ * made; NULL with *rc set: -ENOMEM, or -ENOENT (not a readable ELF file). */
+static struct binfo *binfo_as_is(struct symbolizer *s, const char *path, int *rc)
+{
+	struct binfo *b = NULL;
+	for (struct binfo *x = s->list; x && !b; x = x->next)
+		if (x->as_is && strcmp(x->path, path) == 0)
+			b = x;
+	if (!b) {
+		struct pf_dso d;
+		memset(&d, 0, sizeof(d));
+		d.path = (char *)path;
+		d.path_len = (uint32_t)strlen(path);
+		if (!(b = pfsi_binfo_new(s, &d, 0, 1))) {
+			*rc = -ENOMEM;
+			return NULL;
+		}
+		pfsi_find_files(s, b);
+	}
+	if (b->state != ST_OK) {
+		*rc = -ENOENT;
+		return NULL;
+	}
+	return b;
+}
+
+int pfsi_sym_lookup_chain(struct symbolizer *s, struct pf_prof *p, const char *path, uint64_t vaddr,
+			  struct pf_prof_frame *f, uint32_t max)
+{
+	int rc = 0;
+	struct binfo *b = binfo_as_is(s, path, &rc);
+	if (!b)
+		return rc;
+	memset(f, 0, sizeof(*f));
+	f->name = f->src_file = f->dso = PF_PROF_NONE;
+	f->addr = vaddr;
+	f->flags = PF_FRAME_HAS_ADDR;
+	if ((rc = pfsi_sym_name_vaddr(s, p, b, vaddr, f)) < 0)
+		return rc;
+	return pfsi_lines_chain(s, b, NULL, p, f, max);
+}
+
 int pfsi_sym_lookup_file(struct symbolizer *s, struct pf_prof *p, const char *path, uint64_t vaddr, const char **name)
 {
 	*name = NULL;

@@ -442,3 +442,45 @@ no_aranges() {
 	run pffold -q cxx_clang.sym.pf
 	[[ $output =~ std::__introsort_loop\<[^\;]*\;[^\;]*_\[i\] ]]
 }
+
+@test "pfsym --resolve: the inline chain and lines of every address of work(), as addr2line -f -i -p prints them; --json" {
+	# every instruction address of work() in inl_fp (objdump)
+	local addrs
+	addrs=$(objdump -d --no-show-raw-insn inl_fp | awk '/^[0-9a-f]+ <work>:$/ { w = 1; next } w && /^$/ { exit }
+		w && /^ +[0-9a-f]+:/ { sub(/:.*/, "", $1); print $1 }')
+	[ "$(wc -l <<<"$addrs")" -gt 10 ]
+	# addr2line's lines, discriminators cut, addresses as pfsym prints them
+	addr2line -f -i -p -a -e inl_fp $addrs | sed 's/ (discriminator [0-9]*)$//' |
+		awk '/^0x/ { a = $1; sub(/:$/, "", a); sub(/^0x0*/, "0x", a); sub(/^[^ ]* /, ""); print a; print "  " $0; next } { sub(/^ /, ""); print "  " $0 }' > a2l.txt
+	pfsym --resolve="$PWD/inl_fp" $addrs | grep -v '^0x' > pfsym.chains
+	# pfsym's first line per address is "0xADDR NAME": compare the chains
+	# against addr2line's with its address lines dropped
+	grep -v '^0x' a2l.txt > a2l.chains
+	diff -u a2l.chains pfsym.chains
+	# the real function's name on each address's first line, and mix
+	# inlined at some of them
+	run -0 pfsym --resolve="$PWD/inl_fp" $addrs
+	[ "$(grep -c '^0x[0-9a-f]* work$' <<<"$output")" -eq "$(wc -l <<<"$addrs")" ]
+	grep -q '^  mix at .*inl.c:[0-9]*$' <<<"$output"
+	# --json: the same frames, innermost first, inline marked
+	pfsym --json --resolve="$PWD/inl_fp" $addrs > r.json
+	run python3 -c '
+import json, sys
+out = []
+for l in open("r.json"):
+    o = json.loads(l)
+    assert o["name"] == "work", o
+    fr = o["frames"]
+    assert fr[-1]["name"] == "work" and not fr[-1]["inline"], o
+    assert all(f["inline"] for f in fr[:-1]), o
+    for i, f in enumerate(fr):
+        out.append(("  (inlined by) " if i else "  ") + "%s at %s:%d" % (f["name"], f["file"], f["line"]))
+print("\n".join(out))'
+	assert_success
+	diff -u a2l.chains <(echo "$output")
+	# --no-inline: the names alone, as before
+	run -0 pfsym --no-inline --resolve="$PWD/inl_fp" $addrs
+	refute_output --partial " at "
+	run pfsym --json
+	assert_failure 2
+}

@@ -35,7 +35,7 @@ compare() {
 		>/dev/null 2>"$name.rec.err"
 	pfimport -q --buildid-dir "$bid" "$name.data" -o "$name.pf"
 	pfsym -q "$name.pf" -o "$name.sym.pf"
-	pfscript -q -F comm,pid,tid,time,period,event,ip,sym,dso --ns "$name.sym.pf" >"$name.pf.txt"
+	pfscript -q -F comm,pid,tid,time,period,event,ip,sym,symoff,dso --ns "$name.sym.pf" >"$name.pf.txt"
 	perf --buildid-dir "$bid" script -i "$name.data" -F comm,pid,tid,time,period,event,ip,sym,symoff,dso --ns \
 		2>/dev/null >"$name.perf.txt"
 	python3 "$PD" "$name.perf.txt" "$name.pf.txt" >"$name.json"

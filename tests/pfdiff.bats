@@ -583,6 +583,47 @@ sur\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\t737572eda080')"
 	# run on a shared machine, more than sampling noise)
 }
 
+@test "perf script | stackcollapse-perf.pl text (periods, no unit line, 20 stacks or more): divided by the common period" {
+	# 24 stacks in samples (a fixed list), and the same counts x 250000 ns,
+	# as stackcollapse-perf.pl weighs a cpu-clock recording at -F 4000
+	awk 'BEGIN { for (i = 1; i <= 24; i++) printf "app;main;f%d %d\n", i, 10 + (i * 37) % 91 }' > b.samples
+	awk 'BEGIN { for (i = 1; i <= 24; i++) printf "app;main;f%d %d\n", i, 10 + (i * 37) % 91 + (i == 5 ? 150 : 0) }' > n.samples
+	for f in b n; do awk '{ $NF = $NF * 250000; print }' $f.samples > $f.ns; done
+	run --separate-stderr pfdiff b.samples n.samples
+	assert_success
+	assert_equal "$stderr" ""
+	local expected=$output
+	run --separate-stderr pfdiff b.ns n.ns
+	assert_success
+	assert_equal "$stderr" "pfdiff: b.ns: every count of its 24 stacks is a multiple of 250000: read as sums of periods of 250000 (perf script | stackcollapse-perf.pl weighs stacks by period), in samples; --weight=samples reads them as samples
+pfdiff: n.ns: every count of its 24 stacks is a multiple of 250000: read as sums of periods of 250000 (perf script | stackcollapse-perf.pl weighs stacks by period), in samples; --weight=samples reads them as samples"
+	# the header says so; every row is the sample counts' (f5 grew)
+	assert_line --index 0 "# base: 1 run, $(awk '{ s += $NF } END { print s }' b.samples) samples (the counts divided by their common period: sums of periods); new: 1 run, $(awk '{ s += $NF } END { print s }' n.samples) samples (the counts divided by their common period: sums of periods)"
+	diff -u <(tail -n +2 <<< "$expected") <(tail -n +2 <<< "$output")
+	grep -q ' f5$' <<< "$output"
+	run pfdiff --json b.ns n.ns
+	assert_output --partial '"samples":'"$(awk '{ s += $NF } END { print s }' b.samples)"',"lost":0,"period":250000,"period_unit":"ns","period_from_counts":true'
+	# --folded: counts in samples, as from the sample counts
+	diff -u <(pfdiff --folded b.samples n.samples) <(pfdiff --folded b.ns n.ns 2>/dev/null)
+	# --weight=samples keeps the counts as they are: no division, no note
+	run --separate-stderr pfdiff --weight=samples b.ns n.ns
+	assert_equal "$stderr" ""
+	assert_line --index 0 --partial "samples; new: 1 run"
+	refute_line --index 0 --partial "divided"
+	[[ "${lines[0]}" == "# base: 1 run, $(awk '{ s += $NF } END { print s }' b.ns) samples;"* ]]
+	# 19 stacks: too few to tell periods from counts by chance: a warning only
+	head -n 19 b.ns > b19.ns
+	head -n 19 n.ns > n19.ns
+	run --separate-stderr pfdiff b19.ns n19.ns
+	[[ "$stderr" == "pfdiff: b19.ns: warning: every count is a multiple of 250000: "*"pass --weight=period --period 250000"* ]]
+	refute_line --index 0 --partial "divided"
+	# a common divisor under 1000: counts
+	awk '{ $NF = $NF * 999; print }' b.samples > b999
+	awk '{ $NF = $NF * 999; print }' n.samples > n999
+	run --separate-stderr pfdiff b999 n999
+	assert_equal "$stderr" ""
+}
+
 @test "recorded workload: pffold --weight=period (ns) and sample counts give the same table" {
 	command -v pfrec >/dev/null && command -v pfsym >/dev/null || skip "pfrec and pfsym are not built"
 	build_workload diff_model model_v1 -O0 -fno-omit-frame-pointer
@@ -612,9 +653,17 @@ sur\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\t737572eda080')"
 	assert_output "$expected"
 	run pfdiff --weight=period --period 250000 p1.perf.folded p2.perf.folded
 	assert_output "$expected"
-	# without the unit, periods read as samples: a warning says what to pass
+	# without the unit: with 20 stacks or more, the counts are read as sums
+	# of periods of their common divisor (the table of the samples, the
+	# header says so); with fewer, as samples, with a warning that says
+	# what to pass
 	run --separate-stderr pfdiff p1.perf.folded p2.perf.folded
-	[[ "$stderr" == *"pfdiff: p1.perf.folded: warning: every count is a multiple of 250000: "*"pass --weight=period --period 250000"* ]]
+	if [ "$(grep -c . p1.perf.folded)" -ge 20 ] && [ "$(grep -c . p2.perf.folded)" -ge 20 ]; then
+		[[ "$stderr" == *"pfdiff: p1.perf.folded: every count of its "*" stacks is a multiple of 250000: read as sums of periods of 250000 "* ]]
+		diff -u <(tail -n +2 <<< "$expected") <(tail -n +2 <<< "$output")
+	else
+		[[ "$stderr" == *"pfdiff: p1.perf.folded: warning: every count is a multiple of 250000: "*"pass --weight=period --period 250000"* ]]
+	fi
 	# --mode=time: the same times from the .pf files and from the ns text
 	run pfdiff --mode=time p1.sym.pf p2.sym.pf
 	assert_success

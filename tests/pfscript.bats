@@ -22,6 +22,10 @@ setup_file() {
 	perf record -q -e cpu-clock -c 100000 -g -o c.data -- ./threads 200 >/dev/null 2>&1
 	perf record -q -e '{cpu-clock,task-clock}:S' -g -F 2000 -o g.data -- ./threads 200 >/dev/null 2>&1
 	perf record -q -e cpu-clock,page-faults -g -F 2000 -o e.data -- ./threads 200 >/dev/null 2>&1
+	# system-wide: the samples hold the CPU (PERF_SAMPLE_CPU)
+	perf record -q -a -g -e cpu-clock -F 1000 -o a.data -- ./threads 100 >/dev/null 2>&1
+	pfimport -q a.data -o a.pf
+	pfsym -q a.pf -o a.sym.pf
 }
 
 setup() {
@@ -198,12 +202,27 @@ for l in open(sys.argv[1]):
 	pfscript -q r.sym.pf | head -1 | grep -qE '^threads +[0-9]+ \[[0-9]{3}\] +[0-9]+\.[0-9]{6}: +[0-9]+ cpu-clock: $'
 }
 
-@test "an unsymbolized recording: frames '[unknown] (dso+0xOFF)' at the offsets pffold --addrs gives" {
+@test "an unsymbolized recording: frames 'OFF [unknown] (dso)', as perf script prints them, at the offsets pffold --addrs gives" {
 	run -0 --separate-stderr pfscript r.pf
-	echo "$output" | grep -qE $'^\t *[0-9a-f]+ \\[unknown\\] \\(.*/threads\\+0x[0-9a-f]+\\)$'
-	# (pffold writes [vdso+0xOFF], pfscript ([vdso]+0xOFF): brackets left out)
-	echo "$output" | awk '/^\t/ && /\+0x[0-9a-f]+\)$/ { d = $NF; gsub(/[()]/, "", d); n = split(d, p, "/"); print p[n] }' |
-		tr -d '[]' | sort -u >pf.txt
+	echo "$output" | grep -qE $'^\t *[0-9a-f]+ \\[unknown\\] \\(.*/threads\\)$'
+	run -1 grep -E '\+0x[0-9a-f]+\)$' <<<"$output"
+	# (pffold writes [vdso+0xOFF], pfscript [unknown] ([vdso]): brackets left
+	# out); OFF is where the sample or the kernel entry was for the first
+	# user frame of a sample, a return address (one past the byte looked
+	# up) for the others, as perf script prints them
+	pfscript -q r.pf | python3 -c '
+import sys
+first = True
+for line in sys.stdin:
+    if not line.startswith("\t"):
+        first = True
+        continue
+    f = line.split()
+    if len(f) < 3 or f[1] != "[unknown]" or f[2] == "([unknown])" or "kernel" in f[2]:
+        continue
+    off = int(f[0], 16) - (0 if first else 1)
+    first = False
+    print("%s+0x%x" % (f[2].strip("()").split("/")[-1].strip("[]"), off))' | sort -u >pf.txt
 	pffold -q --addrs r.pf | tr ';' '\n' | sed -n 's/^\[\(.*+0x[0-9a-f]*\)\]\( [0-9]*\)\?$/\1/p' | grep -v '^kernel+' | sort -u >fold.txt
 	[ "$(wc -l <pf.txt)" -gt 3 ]
 	diff fold.txt pf.txt
@@ -252,4 +271,101 @@ for l in open(sys.argv[1]):
 	assert_line --regexp '^[[:space:]]+55b400001018 \[unknown\] \(\[unknown\]\)$'
 	assert_line --regexp '^[[:space:]]+ffffffff81000200 \[unknown\] \(\[kernel\.kallsyms\]\)$'
 	refute_output --regexp '55b4[0-9a-f]+ \[unknown\] \(\[kernel'
+}
+
+@test "-F cpu on samples that recorded no CPU is refused, as perf script refuses it; with the CPU it is perf's [NNN]" {
+	need_perf
+	# perf record of a command leaves PERF_SAMPLE_CPU out
+	run perf script -i t.data -F comm,cpu
+	assert_failure
+	run --separate-stderr pfscript -F comm,tid,cpu t.sym.pf
+	assert_failure 1
+	assert_output ""
+	assert_equal "$stderr" "pfscript: t.sym.pf: event 'cpu-clock' did not record the CPU (no PERF_SAMPLE_CPU, as perf record of a command leaves it): no 'cpu' field; leave it out of -F"
+	# perf record -a records it: the same lines as perf script's
+	run -0 pfscript -q -F comm,tid,cpu,time a.sym.pf
+	[ "${#lines[@]}" -gt 20 ]
+	diff <(perf script -i a.data -F comm,tid,cpu,time 2>/dev/null) <(echo "$output")
+}
+
+# filter_check FILE.data FILE.pf FIELDS OPTIONS...: pfscript's lines with
+# perf script's filter OPTIONS equal perf script's, byte for byte, and keep
+# some samples but not all
+filter_check() {
+	local data=$1 pf=$2 fields=$3
+	shift 3
+	perf script -i "$data" -F "$fields" "$@" 2>/dev/null >perf.out
+	pfscript -q -F "$fields" "$@" "$pf" >pfs.out
+	diff perf.out pfs.out
+	local all n
+	all=$(pfscript -q -F "$fields" "$pf" | wc -l)
+	n=$(wc -l <pfs.out)
+	[ "$n" -gt 0 ] && [ "$n" -lt "$all" ] || fail "$*: $n of $all lines"
+}
+
+@test "filters as perf script's: --comm, --pid, --tid, --time, -S, -C, --max-stack" {
+	need_perf
+	local f=comm,pid,tid,time,period,event
+	filter_check t.data t.sym.pf $f --comm threads
+	filter_check t.data t.sym.pf $f --comm worker_a,worker_b
+	local tid
+	tid=$(perf script -i t.data -F tid 2>/dev/null | sort -u | sed -n 2p | tr -d ' ')
+	filter_check t.data t.sym.pf $f --tid "$tid"
+	# system-wide: one process, then two (the workload's and another)
+	local apids
+	apids=$(perf script -i a.data -F pid 2>/dev/null | sort | uniq -c | sort -k1,1nr | awk '{ print $2 }' | head -2)
+	[ "$(wc -l <<<"$apids")" -eq 2 ]
+	filter_check a.data a.sym.pf $f --pid "$(head -1 <<<"$apids")"
+	filter_check a.data a.sym.pf $f --pid "$(paste -sd, <<<"$apids")"
+	# the 50th to the 150th sample's times, as the time field prints them
+	local t1 t2
+	t1=$(perf script -i t.data -F time 2>/dev/null | sed -n 50p | tr -d ' :')
+	t2=$(perf script -i t.data -F time 2>/dev/null | sed -n 150p | tr -d ' :')
+	filter_check t.data t.sym.pf $f --time "$t1,$t2"
+	filter_check t.data t.sym.pf $f --time "$t1,"
+	filter_check t.data t.sym.pf $f --time ",$t1"
+	# the function each sample was taken in (nm names the workload's)
+	local syms
+	syms=$(nm threads | awk '$2 ~ /^[tT]$/ && $3 ~ /spin|worker/ { print $3 }' | paste -sd,)
+	[ -n "$syms" ]
+	filter_check t.data t.sym.pf $f,ip,sym -S "$syms"
+	filter_check a.data a.sym.pf $f,cpu -C 0
+	filter_check a.data a.sym.pf $f,cpu -C 1-1
+	# --max-stack: the first N frames of each callchain
+	local n
+	for n in 1 2 3; do
+		perf script -i t.data -F comm,tid,ip --max-stack $n 2>/dev/null >perf.out
+		pfscript -q -F comm,tid,ip --max-stack $n t.sym.pf >pfs.out
+		diff perf.out pfs.out
+		[ "$(grep -c '^[[:space:]]' pfs.out)" -le "$(($(grep -c '^[^[:space:]]' pfs.out) * n))" ]
+	done
+	# symoff: sym+0xOFF, as perf script's default prints frames
+	perf script -i t.data -F comm,tid,ip,sym,symoff 2>/dev/null >perf.out
+	pfscript -q -F comm,tid,ip,sym,symoff t.sym.pf >pfs.out
+	grep -q '+0x' pfs.out
+	# pfscript's [truncated] root frame (a chain of perf_event_max_stack
+	# entries) is a documented difference
+	assert_equal "$(grep -vc '\[truncated\]' pfs.out)" "$(wc -l <perf.out)"
+	# user frames with an offset: as many (kernel frames stay unnamed in an
+	# import without kallsyms)
+	diff <(grep -v '^[[:space:]]*ffffffff' perf.out | grep -c '+0x') <(grep -v '^[[:space:]]*ffffffff' pfs.out | grep -c '+0x')
+}
+
+@test "filters: usage errors, and -C on samples without a CPU" {
+	run pfscript --pid 1,x t.sym.pf
+	assert_failure 2
+	assert_output --partial "pfscript: --pid: '1,x' is not a comma-separated list of numbers"
+	run pfscript -C 3-1 t.sym.pf
+	assert_failure 2
+	run pfscript --time 5 t.sym.pf
+	assert_failure 2
+	assert_output --partial "pfscript: --time: '5' is not START,STOP in seconds"
+	run pfscript --time 9,2 t.sym.pf
+	assert_failure 2
+	run pfscript --max-stack -1 t.sym.pf
+	assert_failure 2
+	need_perf
+	run --separate-stderr pfscript -C 0 t.sym.pf
+	assert_failure 1
+	assert_equal "$stderr" "pfscript: t.sym.pf: event 'cpu-clock' did not record the CPU (no PERF_SAMPLE_CPU, as perf record of a command leaves it): no -C filter"
 }

@@ -1,9 +1,11 @@
 #!/usr/bin/env bats
 # pfpprof: pprof's profile.proto from a symbolized recording, read back by
 # the real pprof client (built offline from Debian's sources in setup_file):
-# its -top, -traces and -raw views against pffold on the same file, exactly
-# (pffold --no-inline: pfpprof writes one location per address, its real
-# function's, and no Line per inlined function yet);
+# its -top, -traces and -raw views against pffold (inline frames as
+# NAME_[i]) on the same file, exactly;
+# inline frames as pprof's Lines (innermost first, each with its own line)
+# against pffold's inline stacks and pffold --top --by=line, on gcc, clang
+# and g++ builds; --no-inline against pffold --no-inline;
 # -diff_base against pfdiff; a hand-built recording with known mappings,
 # events and lost samples; bad inputs.
 load helpers
@@ -39,6 +41,19 @@ setup_file() {
 	pfrec -q -g -e cpu-clock -o v2.pf -- ./model_v2 150 >/dev/null
 	pfsym -q v1.pf > v1.sym.pf
 	pfsym -q v2.pf > v2.sym.pf
+	# inline chains: inl.c (mix inlined into step inlined into work) with
+	# gcc and clang, inl_cxx.cc with g++, at -O2 -g
+	build_workload inl inl_gcc -O2 -g -fno-omit-frame-pointer
+	g++ -O2 -g -fno-omit-frame-pointer -o inl_cxx "$PFTOOLS_SRC/tests/workloads/inl_cxx.cc"
+	pfrec -q -g -F 4000 -o inl_gcc.pf -- ./inl_gcc 20000000
+	pfrec -q -g -F 4000 -o inl_cxx.pf -- ./inl_cxx 40
+	pfsym -q inl_gcc.pf -o inl_gcc.sym.pf
+	pfsym -q inl_cxx.pf -o inl_cxx.sym.pf
+	if command -v clang >/dev/null; then
+		clang -O2 -g -fno-omit-frame-pointer -o inl_clang "$PFTOOLS_SRC/tests/workloads/inl.c"
+		pfrec -q -g -F 4000 -o inl_clang.pf -- ./inl_clang 20000000
+		pfsym -q inl_clang.pf -o inl_clang.sym.pf
+	fi
 	# hand-built: /opt/gen.bin at 0x400000 (file offset 0x1000), 10
 	# cpu-clock and 2 task-clock samples of period 1000, 7 lost (pfsym-gen)
 	"$PFTOOLS_BUILD/tests/pfsym-gen" raw gen.pf
@@ -56,9 +71,10 @@ pp() {
 
 # traces_folded: pprof -traces on stdin as folded stacks (comm;root;...;leaf
 # COUNT, summed over pid and tid, stacks of weight 0 left out, spaces of comm as '_' and a run of unnamed
-# kernel frames as one [kernel], as pffold shows them), sorted.
+# kernel frames as one [kernel], an inlined function (pprof's "NAME
+# (inline)") as NAME_[i], as pffold shows them), sorted.
 traces_folded() {
-	awk '
+	sed 's/^\( *\(comm: .*\|[0-9]*   \)\?\)\(.*\) (inline)$/\1\3_[i]/' | awk '
 	function flush() {
 		if (n) {
 			s = comm
@@ -77,15 +93,36 @@ traces_folded() {
 	END { flush(); for (s in w) if (w[s]) print s, w[s] }' | LC_ALL=C sort
 }
 
+# lines_table: pprof -top -lines on stdin as "function<TAB>file base
+# name:line<TAB>flat", the rows of flat weight, sorted (pprof cleans a path:
+# ./elf/../x becomes x; the base name is compared)
+lines_table() {
+	awk 'h && $1 != 0 {
+		n = NF; if ($n == "(inline)") n--
+		if ($n ~ /:[0-9]+$/) { fl = $n; n-- } else fl = "??:0"
+		name = $6; for (i = 7; i <= n; i++) name = name " " $i
+		sub(/.*\//, "", fl); print name "\t" fl "\t" $1 }
+	/^ *flat  flat%/ { h = 1 }' | LC_ALL=C sort
+}
+
+# pffold_lines FILE: pffold --top --by=line as lines_table's rows
+pffold_lines() {
+	pffold -q --top 100000 --by=line "$1" | awk 'NR > 1 {
+		fl = $3; sub(/.*\//, "", fl)
+		name = $4; for (i = 5; i <= NF; i++) name = name " " $i
+		print name "\t" fl "\t" $2 }' | LC_ALL=C sort
+}
+
 # top_table: pprof -top on stdin as "name flat cum" lines, sorted by name.
 top_table() {
-	awk 'h { name = $6; for (i = 7; i <= NF; i++) name = name " " $i; print name "\t" $1 "\t" $4 } /^ *flat  flat%/ { h = 1 }' |
+	awk 'h { n = NF; s = ""; if ($n == "(inline)") { n--; s = "_[i]" }
+		name = $6; for (i = 7; i <= n; i++) name = name " " $i; print name s "\t" $1 "\t" $4 } /^ *flat  flat%/ { h = 1 }' |
 		LC_ALL=C sort
 }
 
 # pffold_top FILE: pffold's --top lists as "name self total", sorted.
 pffold_top() {
-	pffold -q --no-inline --top 100000 "$1" | awk '
+	pffold -q --top 100000 "$1" | awk '
 	/^Top .* self share/ { k = "s"; next } /^Top .* total share/ { k = "t"; next }
 	NF >= 3 { name = $3; for (i = 4; i <= NF; i++) name = name " " $i; if (k == "s") s[name] = $2; else t[name] = $2 }
 	END { for (n in t) print n "\t" (n in s ? s[n] : 0) "\t" t[n] }' | LC_ALL=C sort
@@ -121,10 +158,66 @@ pffold_top() {
 	run gzip -t v1.pb.gz
 	assert_success
 	pp -traces v1.pb.gz | traces_folded > pprof.folded
-	pffold --no-inline v1.sym.pf | LC_ALL=C sort > pffold.folded
+	pffold v1.sym.pf | LC_ALL=C sort > pffold.folded
 	[ "$(wc -l < pffold.folded)" -gt 3 ]
 	grep -q ';run_model;forward;activation ' pffold.folded
 	diff -u pffold.folded pprof.folded
+}
+
+# inline_check REC: pprof's -traces and -top -lines of REC.sym.pf against
+# pffold's inline stacks and its --top --by=line, exactly
+inline_check() {
+	pfpprof -o "$1.pb.gz" "$1.sym.pf"
+	pp -traces "$1.pb.gz" | traces_folded > pprof.folded
+	pffold -q "$1.sym.pf" | LC_ALL=C sort > pffold.folded
+	grep -q '_\[i\]' pffold.folded
+	diff -u pffold.folded pprof.folded
+	pp -top -lines -nodecount=100000 -nodefraction=0 -edgefraction=0 "$1.pb.gz" | lines_table > pprof.lines
+	pffold_lines "$1.sym.pf" > pffold.lines
+	[ "$(wc -l < pffold.lines)" -gt 3 ]
+	diff -u pffold.lines pprof.lines
+}
+
+@test "inline frames, gcc: a Line per inlined function, innermost first; -traces and -top -lines equal pffold's" {
+	inline_check inl_gcc
+	# the innermost function's own lines carry the samples, not work()'s
+	# call site of step (the line pfpprof gave all of them before)
+	grep -q '^mix	inl.c:' pprof.lines
+	site=$(awk '/step\(x/ && !/static/ { print NR; exit }' "$PFTOOLS_SRC/tests/workloads/inl.c")
+	run grep "^work	inl.c:$site	" pprof.lines
+	assert_failure
+	# a Location's Lines: mix, step, work (the real function last)
+	pp -raw inl_gcc.pb.gz > raw.txt
+	grep -qE '^ +[0-9]+: 0x[0-9a-f]+ M=[0-9]+ mix .*inl.c:[0-9]+ s=0$' raw.txt
+	awk '/^Locations/ { l = 1 } l' raw.txt | grep -A2 -E '^ +[0-9]+: 0x[0-9a-f]+ M=[0-9]+ mix ' |
+		grep -qE '^ +step .*inl.c:[0-9]+ s=0$'
+}
+
+@test "inline frames, g++: -traces and -top -lines equal pffold's" {
+	inline_check inl_cxx
+}
+
+@test "inline frames, clang: -traces and -top -lines equal pffold's" {
+	command -v clang >/dev/null || skip "clang not installed (scripts/install-deps --fuzz installs it)"
+	inline_check inl_clang
+}
+
+@test "--no-inline: one Line per location, as pffold --no-inline; --gzip-level" {
+	pfpprof --no-inline -o a.pb.gz inl_gcc.sym.pf
+	pp -traces a.pb.gz | traces_folded > pprof.folded
+	diff -u <(pffold -q --no-inline inl_gcc.sym.pf | LC_ALL=C sort) pprof.folded
+	run grep '(inline)' <(pp -traces a.pb.gz)
+	assert_failure
+	# levels: 0 stores (larger), 9 and the default 6 compress; all decode alike
+	pfpprof --gzip-level=0 -o l0.pb.gz inl_gcc.sym.pf
+	pfpprof --gzip-level=9 -o l9.pb.gz inl_gcc.sym.pf
+	pfpprof -o l6.pb.gz inl_gcc.sym.pf
+	[ "$(stat -c %s l0.pb.gz)" -gt "$(stat -c %s l6.pb.gz)" ]
+	cmp <(gzip -dc l0.pb.gz) <(gzip -dc l6.pb.gz)
+	cmp <(gzip -dc l9.pb.gz) <(gzip -dc l6.pb.gz)
+	run pfpprof --gzip-level=10 inl_gcc.sym.pf
+	assert_failure 2
+	assert_output --partial "pfpprof: --gzip-level: '10' is not a level from 0 to 9"
 }
 
 @test "real recording: pprof -top gives pffold's self and total per function exactly" {
@@ -171,7 +264,7 @@ pffold_top() {
 	build_workload nosym_spin nosym -O1 -g -fno-omit-frame-pointer
 	pfrec -q -g -e cpu-clock -o ns.pf -- ./nosym 300
 	pfsym -q ns.pf -o ns.sym.pf
-	pffold -q --no-inline ns.sym.pf | LC_ALL=C sort >pffold.folded
+	pffold -q ns.sym.pf | LC_ALL=C sort >pffold.folded
 	grep -q ';main;\[nosym\] ' pffold.folded
 	pfpprof -o ns.pb.gz ns.sym.pf
 	run sed -n '/^Mappings/{n;p;q}' <(pp -raw ns.pb.gz)
@@ -210,7 +303,7 @@ pffold_top() {
 	grep -q '^PeriodType: page-faults count$' raw.txt
 	grep -q '^Period: 1$' raw.txt
 	pp -traces faults.pb.gz | traces_folded > pprof.folded
-	diff -u <(pffold -q --no-inline faults.sym.pf | LC_ALL=C sort) pprof.folded
+	diff -u <(pffold -q faults.sym.pf | LC_ALL=C sort) pprof.folded
 	# -c 1: the period sum is the sample count
 	run awk '/^Samples:/ { s = 1; next } /^Locations/ { s = 0 } s && /^ +[0-9]+ +[0-9]+:/ { a += $1; b += $2 } END { print (a == b && a > 0) }' raw.txt
 	assert_output 1
@@ -243,9 +336,9 @@ pffold_top() {
 	assert_line --regexp '^ +lost:\[LOST records\]$'
 	# and pprof's per-event views agree with pffold's
 	pp -traces gen.pb.gz | traces_folded > pprof.folded
-	diff -u <(pffold -q --no-inline gen.sym.pf | LC_ALL=C sort) pprof.folded
+	diff -u <(pffold -q gen.sym.pf | LC_ALL=C sort) pprof.folded
 	pp -traces -sample_index=task-clock-samples gen.pb.gz | traces_folded | grep -v '^\[lost\]' > pprof.folded
-	diff -u <(pffold -q --no-inline -e task-clock gen.sym.pf | grep -v '^\[lost\]' | LC_ALL=C sort) pprof.folded
+	diff -u <(pffold -q -e task-clock gen.sym.pf | grep -v '^\[lost\]' | LC_ALL=C sort) pprof.folded
 }
 
 @test "a leader-sampled group: both members' periods; its lost samples weigh no time (the periods hold it)" {
@@ -295,7 +388,7 @@ pffold_top() {
 	[[ "$stderr" == "pfpprof: cut.pf: "* ]]
 	# what pffold folds of the cut file (its own error aside) is what pprof shows
 	pp -traces cut.pb.gz | traces_folded > pprof.folded
-	pffold -q --no-inline cut.pf 2>/dev/null | LC_ALL=C sort > pffold.folded || true
+	pffold -q cut.pf 2>/dev/null | LC_ALL=C sort > pffold.folded || true
 	[ "$(wc -l < pffold.folded)" -gt 3 ]
 	diff -u pffold.folded pprof.folded
 }

@@ -25,6 +25,9 @@ static void usage(FILE *f)
 	      "\n"
 	      "Options:\n"
 	      "  -o, --output=FILE       write to FILE instead of standard output ('-')\n"
+	      "      --no-inline         one Line per location, its real function's; no\n"
+	      "                          Line per inlined function (as pffold --no-inline)\n"
+	      "      --gzip-level=N      gzip compression level 0-9 (default 6, zlib's)\n"
 	      "  -h, --help              show this help and exit\n"
 	      "  -V, --version           show the version and exit\n"
 	      "\n"
@@ -32,7 +35,9 @@ static void usage(FILE *f)
 	      "first event) and their periods ('cpu/nanoseconds' for cpu-clock and\n"
 	      "task-clock, 'EVENT/count' for counters). Samples carry the labels comm,\n"
 	      "pid and tid; lost samples are one sample on the function '[lost]' with the\n"
-	      "label lost. Frames are named as pffold names them.\n"
+	      "label lost. Frames are named as pffold names them. A location's Lines are\n"
+	      "the functions inlined at its address, innermost first, then its real\n"
+	      "function, each with its own source line.\n"
 	      "\n"
 	      "A damaged or truncated input is still exported: every intact sample is\n"
 	      "written, each problem is reported on standard error and the exit status\n"
@@ -46,15 +51,27 @@ int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
+		{ "no-inline", no_argument, NULL, 'I' },
+		{ "gzip-level", required_argument, NULL, 'z' },
 		PF_CLI_STD_LONGOPTS,
 	};
 	const char *out = "-", *in = "-";
-	int c;
+	int c, inline_lines = 1, level = PP_GZIP_LEVEL;
 	pf_out_ignore_sigpipe();
 	while ((c = getopt_long(argc, argv, "o:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			out = optarg;
+			break;
+		case 'I':
+			inline_lines = 0;
+			break;
+		case 'z':
+			if (optarg[0] < '0' || optarg[0] > '9' || optarg[1]) {
+				fprintf(stderr, PROG ": --gzip-level: '%s' is not a level from 0 to 9\n", optarg);
+				return PF_EXIT_USAGE;
+			}
+			level = optarg[0] - '0';
 			break;
 		default:
 			return pf_cli_std_opt(PROG, c, usage);
@@ -79,7 +96,7 @@ int main(int argc, char **argv)
 		pp_input_free(&pi);
 		return 1;
 	}
-	int rc = pp_write(&pi, fd, 9);
+	int rc = pp_write(&pi, fd, level, inline_lines);
 	if (!rc && fd != 1 && close(fd) < 0)
 		rc = -errno;
 	else if (fd != 1 && rc)

@@ -35,14 +35,16 @@ enum {
 	F_IP = 1u << 7,
 	F_SYM = 1u << 8,
 	F_DSO = 1u << 9,
+	F_SYMOFF = 1u << 10,
 };
 static const struct { const char *name; unsigned bit; } field_names[] = {
 	{ "comm", F_COMM }, { "pid", F_PID }, { "tid", F_TID }, { "cpu", F_CPU }, { "time", F_TIME },
 	{ "period", F_PERIOD }, { "event", F_EVENT }, { "ip", F_IP }, { "sym", F_SYM }, { "dso", F_DSO },
+	{ "symoff", F_SYMOFF },
 };
 /* perf script's default for a sampled event, with [cpu] where the event
  * recorded the CPU (PERF_SAMPLE_CPU) */
-#define F_DEFAULT (F_COMM | F_TID | F_TIME | F_PERIOD | F_EVENT | F_IP | F_SYM | F_DSO)
+#define F_DEFAULT (F_COMM | F_TID | F_TIME | F_PERIOD | F_EVENT | F_IP | F_SYM | F_SYMOFF | F_DSO)
 
 /* One frame's text, made once (frame_cached()). */
 /* Where frame texts are in ctx.arena: off, len (len 0: not made yet). */
@@ -54,6 +56,18 @@ struct ftext {
  * and written a MiB at a time, not one fwrite per line. JSON goes through
  * stdio. */
 #define OBUF_SIZE ((size_t)128 << 10)
+
+/* perf script's sample filters (--comm, --pid, --tid, -C, --time, -S) and
+ * --max-stack, as its documentation gives them. Lists are kept as the
+ * comma-separated text given (a few entries each). */
+struct filter {
+	const char *comms, *pids, *tids, *syms; /* NULL: no such filter */
+	uint8_t *cpus;       /* -C: bitmap of PF_MAX_CPUS bits, NULL: no filter */
+	int has_time;
+	uint64_t t_start, t_stop; /* --time, ns inclusive; t_stop 0: no end */
+	uint32_t max_stack;  /* frames printed per sample (UINT32_MAX: all) */
+};
+#define PF_MAX_CPUS 4096
 
 struct ctx {
 	FILE *out;
@@ -83,6 +97,7 @@ struct ctx {
 	uint32_t name_width_n; /* of the first name_width_n events */
 	uint64_t printed, lost;
 	int werr; /* errno of a failed write */
+	struct filter filt;
 };
 
 static void usage(FILE *f)
@@ -93,18 +108,26 @@ static void usage(FILE *f)
 	      "'\\tADDR sym+0xOFF (dso)' per frame, leaf first, then an empty line. The\n"
 	      "output reads unchanged into stackcollapse-perf.pl, inferno-collapse-perf,\n"
 	      "speedscope, the Firefox Profiler and hotspot. An unsymbolized file gives\n"
-	      "'[unknown] (dso+0xOFF)' frames.\n"
+	      "'OFF [unknown] (dso)' frames, as perf script prints unnamed code.\n"
 	      "\n"
 	      "Options:\n"
 	      "  -e, --event=NAME        only the samples of event NAME (its name as given to\n"
 	      "                          pfrec -e: 'cpu-clock', 'cpu/event=0x3c/u'; default:\n"
 	      "                          every event's)\n"
+	      "      --comm=LIST         only the samples of these thread names (comma-separated)\n"
+	      "      --pid=LIST          only the samples of these process ids\n"
+	      "      --tid=LIST          only the samples of these thread ids\n"
+	      "  -C, --cpu=LIST          only the samples taken on these CPUs (0,2-3)\n"
+	      "      --time=START,STOP   only the samples from START to STOP (seconds, as the\n"
+	      "                          time field prints them; either may be left out)\n"
+	      "  -S, --symbols=LIST      only the samples taken in these functions\n"
+	      "      --max-stack=N       at most N frames per sample\n"
 	      "  -o, --output=FILE       write to FILE instead of standard output\n"
 	      "  -F, --fields=LIST       the fields to print, comma-separated, from comm, pid,\n"
-	      "                          tid, cpu, time, period, event, ip, sym, dso (default:\n"
-	      "                          comm,tid,time,period,event,ip,sym,dso, plus cpu when\n"
-	      "                          the event recorded it); ip, sym and dso are the\n"
-	      "                          frame lines\n"
+	      "                          tid, cpu, time, period, event, ip, sym, symoff, dso\n"
+	      "                          (default: comm,tid,time,period,event,ip,sym,symoff,dso,\n"
+	      "                          plus cpu when the event recorded it); ip, sym, symoff\n"
+	      "                          and dso are the frame lines\n"
 	      "      --no-offsets        'sym' without '+0xOFF'\n"
 	      "      --ns                times with nanoseconds (9 decimals; default 6)\n"
 	      "  -j, --json              JSON Lines: one object per sample with the same\n"
@@ -198,7 +221,10 @@ static void frame_text(struct ctx *c, const struct pf_prof_frame *f, int ret, st
 		snprintf(t->dso, sizeof t->dso, "[unknown]");
 		t->sym = (f->flags & PF_FRAME_TRUNCATED) ? "[truncated]" : NULL;
 	} else if (!t->sym) {
-		snprintf(t->dso, sizeof t->dso, "%s+0x%" PRIx64, dso, f->file_off);
+		/* as perf script: the offset is ADDR, the DSO alone in
+		 * parentheses (stackcollapse-perf.pl then folds an unnamed
+		 * frame as [DSO], not one frame per address) */
+		snprintf(t->dso, sizeof t->dso, "%s", dso);
 	} else {
 		snprintf(t->dso, sizeof t->dso, "%s", dso);
 		if (c->offsets && (f->flags & PF_FRAME_HAS_SYMOFF)) {
@@ -371,6 +397,22 @@ static char *put_u64_left(char *p, uint64_t v, int width)
 	return p;
 }
 
+/* A pid or tid as perf script prints it (%5d, or %-5d when `left`): -1 is
+ * a task perf knows no id of (tid -1 of an exiting task under -a). */
+static char *put_id(char *p, uint32_t v, int width, int left)
+{
+	if (v != UINT32_MAX)
+		return left ? put_u64_left(p, v, width) : put_u64(p, v, width, ' ');
+	char *s = p;
+	for (int k = 2; !left && k < width; k++)
+		*p++ = ' ';
+	*p++ = '-';
+	*p++ = '1';
+	while (left && p - s < width)
+		*p++ = ' ';
+	return p;
+}
+
 /* The sample line of perf script (tools/perf/builtin-script.c): the comm
  * unpadded before a callchain, else in 16 columns; pid/tid in 5; [cpu] in 3
  * digits; seconds.micro(nano)seconds; period in 10. Made by hand: printf
@@ -389,12 +431,12 @@ static void write_head(struct ctx *c, const struct pf_prof_sample *s, unsigned f
 		*p++ = ' ';
 	}
 	if ((fl & F_PID) && (fl & F_TID)) {
-		p = put_u64(p, s->pid, 5, ' ');
+		p = put_id(p, s->pid, 5, 0);
 		*p++ = '/';
-		p = put_u64_left(p, s->tid, 5);
+		p = put_id(p, s->tid, 5, 1);
 		*p++ = ' ';
 	} else if (fl & (F_PID | F_TID)) {
-		p = put_u64(p, (fl & F_PID) ? s->pid : s->tid, 5, ' ');
+		p = put_id(p, (fl & F_PID) ? s->pid : s->tid, 5, 0);
 		*p++ = ' ';
 	}
 	if (fl & F_CPU) {
@@ -449,15 +491,17 @@ static void update_name_width(struct ctx *c)
 static int write_stack(struct ctx *c, FILE *o, uint32_t stack, unsigned fl)
 {
 	int prev = -1, first = 1;
-	uint32_t n_stacks = pf_prof_n_stacks(c->prof);
-	for (uint32_t st = stack; st != PF_PROF_NONE && st < n_stacks;) {
+	uint32_t n_stacks = pf_prof_n_stacks(c->prof), left = c->filt.max_stack;
+	for (uint32_t st = stack; st != PF_PROF_NONE && st < n_stacks && left; left--) {
 		const struct pf_prof_stack *node = pf_prof_stack_get(c->prof, st);
 		uint32_t fid = node->frame;
 		st = node->parent;
 		/* perf script without --inline: an inlined function's frame
 		 * (profile format 1.2) is part of its real function's line */
-		if (pf_prof_frame_get(c->prof, fid)->flags & PF_FRAME_INLINE)
+		if (pf_prof_frame_get(c->prof, fid)->flags & PF_FRAME_INLINE) {
+			left++; /* not a frame of its own */
 			continue;
+		}
 		int k = c->fkern[fid];
 		/* the first frame of each part (kernel, user) is where the
 		 * sample was taken or the kernel was entered; the others
@@ -488,6 +532,10 @@ static int print_sample(struct ctx *c, const struct pf_prof_sample *s)
 		fl |= F_CPU;
 	const char *comm = str(c, s->comm);
 	if (!comm)
+		comm = ":-1";
+	/* tid -1 (a task exiting under -a): perf finds no thread and prints
+	 * the comm of thread -1 */
+	if (s->tid == UINT32_MAX)
 		comm = ":-1";
 	const char *evname = event_name(ev);
 	update_name_width(c);
@@ -650,6 +698,68 @@ static int runs_heap(const struct ctx *c, size_t n, struct head **out, size_t *n
 	return 0;
 }
 
+/* Is `s` (n bytes) one of the comma-separated entries of `list`? */
+static int in_list(const char *list, const char *s, size_t n)
+{
+	for (const char *p = list; *p;) {
+		const char *e = strchr(p, ',');
+		size_t k = e ? (size_t)(e - p) : strlen(p);
+		if (k == n && !memcmp(p, s, n))
+			return 1;
+		if (!e)
+			break;
+		p = e + 1;
+	}
+	return 0;
+}
+
+static int in_num_list(const char *list, uint32_t v)
+{
+	char b[16];
+	int n = snprintf(b, sizeof b, "%" PRIu32, v);
+	return in_list(list, b, (size_t)n);
+}
+
+/* The name of the function sample s was taken in (its leaf's real
+ * function, as perf script -S matches it), or NULL. */
+static const char *leaf_name(const struct ctx *c, const struct pf_prof_sample *s)
+{
+	uint32_t n_stacks = pf_prof_n_stacks(c->prof);
+	for (uint32_t st = s->stack; st != PF_PROF_NONE && st < n_stacks;) {
+		const struct pf_prof_stack *node = pf_prof_stack_get(c->prof, st);
+		const struct pf_prof_frame *f = pf_prof_frame_get(c->prof, node->frame);
+		if (!(f->flags & PF_FRAME_INLINE))
+			return str(c, f->name);
+		st = node->parent;
+	}
+	return NULL;
+}
+
+/* Does sample s pass the filters of perf script's options? */
+static int keep_sample(const struct ctx *c, const struct pf_prof_sample *s)
+{
+	const struct filter *f = &c->filt;
+	if (f->has_time && (s->time < f->t_start || (f->t_stop && s->time > f->t_stop)))
+		return 0;
+	if (f->pids && !in_num_list(f->pids, s->pid))
+		return 0;
+	if (f->tids && !in_num_list(f->tids, s->tid))
+		return 0;
+	if (f->cpus && (s->cpu >= PF_MAX_CPUS || !(f->cpus[s->cpu / 8] & (1u << (s->cpu % 8)))))
+		return 0;
+	if (f->comms) {
+		const char *comm = str(c, s->comm);
+		if (!comm || !in_list(f->comms, comm, strlen(comm)))
+			return 0;
+	}
+	if (f->syms) {
+		const char *sym = leaf_name(c, s);
+		if (!sym || !in_list(f->syms, sym, strlen(sym)))
+			return 0;
+	}
+	return 1;
+}
+
 static int print_all(struct ctx *c)
 {
 	size_t n_frames = pf_prof_n_frames(c->prof);
@@ -674,6 +784,8 @@ static int print_all(struct ctx *c)
 			if (!ev || strcmp(ev->name, c->event))
 				continue;
 		}
+		if (!keep_sample(c, s))
+			continue;
 		rc = print_sample(c, s);
 	}
 	out_flush(c);
@@ -695,6 +807,21 @@ static int event_named(const struct ctx *c)
 		if (!strcmp(pf_events_get(c->evs, i)->name, c->event))
 			return 1;
 	return 0;
+}
+
+/* -F cpu: the name of an event (-e's, or any) whose samples hold no CPU
+ * (PERF_SAMPLE_CPU not in its sample_type), as perf script refuses the
+ * field for it; NULL if none. */
+static const char *event_without_cpu(const struct ctx *c)
+{
+	for (size_t i = 0; i < pf_events_count(c->evs); i++) {
+		const struct pf_event *ev = pf_events_get(c->evs, i);
+		if (c->event && strcmp(ev->name, c->event))
+			continue;
+		if (!(ev->attr.sample_type & PERF_SAMPLE_CPU))
+			return ev->name;
+	}
+	return NULL;
 }
 
 /* A resolved file: the payloads pfscript reads (the reader skips the
@@ -822,6 +949,17 @@ static int run(struct ctx *c, int *damaged)
 		pf_reader_close(r);
 		return 1;
 	}
+	const char *nocpu = (c->fields & F_CPU) || c->filt.cpus ? event_without_cpu(c) : NULL;
+	if (nocpu) {
+		fprintf(stderr, PROG ": %s: event '%s' did not record the CPU (no PERF_SAMPLE_CPU, as perf record "
+				"of a command leaves it): %s\n",
+			strcmp(c->in, "-") ? c->in : "<stdin>", nocpu,
+			(c->fields & F_CPU) ? "no 'cpu' field; leave it out of -F" : "no -C filter");
+		c->opened = 0;
+		pf_prof_builder_free(b);
+		pf_reader_close(r);
+		return 1;
+	}
 	if ((rc = print_all(c)) < 0)
 		goto bad;
 	pf_prof_builder_free(b);
@@ -839,11 +977,95 @@ bad:
 	return 1;
 }
 
+static int num_list_ok(const char *s)
+{
+	if (!*s)
+		return 0;
+	for (const char *p = s; *p; p++)
+		if (!((*p >= '0' && *p <= '9') || (*p == ',' && p != s && p[1] && p[-1] != ',')))
+			return 0;
+	return 1;
+}
+
+/* -C: "0,2-3" into a bitmap of PF_MAX_CPUS bits. @return 0 or -1. */
+static int parse_cpus(const char *s, uint8_t *bits)
+{
+	const char *p = s;
+	do {
+		char *e;
+		if (*p < '0' || *p > '9')
+			return -1;
+		unsigned long a = strtoul(p, &e, 10), b = a;
+		if (*e == '-') {
+			p = e + 1;
+			if (*p < '0' || *p > '9')
+				return -1;
+			b = strtoul(p, &e, 10);
+		}
+		if (a > b || b >= PF_MAX_CPUS || (*e && *e != ','))
+			return -1;
+		for (unsigned long k = a; k <= b; k++)
+			bits[k / 8] |= (uint8_t)(1u << (k % 8));
+		p = *e ? e + 1 : e;
+	} while (*p);
+	return 0;
+}
+
+/* One time of --time: seconds with up to 9 decimals, into ns. @return 0 or -1. */
+static int parse_secs(const char *s, size_t n, uint64_t *ns)
+{
+	uint64_t sec = 0, frac = 0;
+	size_t i = 0, digits = 0;
+	for (; i < n && s[i] >= '0' && s[i] <= '9'; i++, digits++) {
+		if (sec > (UINT64_MAX / 1000000000u - 9) / 10)
+			return -1;
+		sec = sec * 10 + (uint64_t)(s[i] - '0');
+	}
+	if (i < n && s[i] == '.') {
+		uint64_t scale = 100000000u;
+		for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++, digits++) {
+			frac += (uint64_t)(s[i] - '0') * scale;
+			scale /= 10;
+			if (!scale && i + 1 < n && s[i + 1] >= '0' && s[i + 1] <= '9')
+				return -1; /* more than 9 decimals */
+		}
+	}
+	if (i != n || !digits)
+		return -1;
+	*ns = sec * 1000000000u + frac;
+	return 0;
+}
+
+/* --time START,STOP (perf script's, in seconds of the perf clock as the
+ * time field prints them; either may be empty). @return 0 or -1. */
+static int parse_time_range(const char *s, struct filter *f)
+{
+	const char *comma = strchr(s, ',');
+	if (!comma)
+		return -1;
+	f->t_start = f->t_stop = 0;
+	if (comma > s && parse_secs(s, (size_t)(comma - s), &f->t_start) < 0)
+		return -1;
+	if (comma[1] && parse_secs(comma + 1, strlen(comma + 1), &f->t_stop) < 0)
+		return -1;
+	if (f->t_stop && f->t_stop < f->t_start)
+		return -1;
+	f->has_time = 1;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	enum { O_NOOFF = 256, O_NS };
+	enum { O_NOOFF = 256, O_NS, O_COMM, O_PID, O_TID, O_TIME, O_MAXSTACK };
 	static const struct option longopts[] = {
 		{ "event", required_argument, NULL, 'e' },
+		{ "comm", required_argument, NULL, O_COMM },
+		{ "pid", required_argument, NULL, O_PID },
+		{ "tid", required_argument, NULL, O_TID },
+		{ "cpu", required_argument, NULL, 'C' },
+		{ "time", required_argument, NULL, O_TIME },
+		{ "symbols", required_argument, NULL, 'S' },
+		{ "max-stack", required_argument, NULL, O_MAXSTACK },
 		{ "output", required_argument, NULL, 'o' },
 		{ "fields", required_argument, NULL, 'F' },
 		{ "no-offsets", no_argument, NULL, O_NOOFF },
@@ -860,18 +1082,53 @@ int main(int argc, char **argv)
 	const char *out = "-";
 	int quiet = 0, opt;
 	pf_out_ignore_sigpipe();
-	while ((opt = getopt_long(argc, argv, "e:o:F:jqhV", longopts, NULL)) != -1) {
+	c.filt.max_stack = UINT32_MAX;
+	static uint8_t cpus[PF_MAX_CPUS / 8];
+	while ((opt = getopt_long(argc, argv, "e:o:F:C:S:jqhV", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'e':
 			c.event = optarg;
 			break;
+		case O_COMM:
+			c.filt.comms = optarg;
+			break;
+		case O_PID:
+		case O_TID:
+			if (!num_list_ok(optarg))
+				return pf_cli_usage(PROG, "--%s: '%s' is not a comma-separated list of numbers",
+						    opt == O_PID ? "pid" : "tid", optarg);
+			*(opt == O_PID ? &c.filt.pids : &c.filt.tids) = optarg;
+			break;
+		case 'C':
+			if (parse_cpus(optarg, cpus) < 0)
+				return pf_cli_usage(PROG, "--cpu: '%s' is not a list of CPUs (0,2-3) under %d", optarg,
+						    PF_MAX_CPUS);
+			c.filt.cpus = cpus;
+			break;
+		case O_TIME:
+			if (parse_time_range(optarg, &c.filt) < 0)
+				return pf_cli_usage(PROG, "--time: '%s' is not START,STOP in seconds (either may be empty)",
+						    optarg);
+			break;
+		case 'S':
+			c.filt.syms = optarg;
+			break;
+		case O_MAXSTACK: {
+			char *e;
+			errno = 0;
+			unsigned long v = strtoul(optarg, &e, 10);
+			if (errno || e == optarg || *e || optarg[0] == '-' || v > UINT32_MAX)
+				return pf_cli_usage(PROG, "--max-stack: '%s' is not a number of frames", optarg);
+			c.filt.max_stack = (uint32_t)v;
+			break;
+		}
 		case 'o':
 			out = optarg;
 			break;
 		case 'F':
 			if (parse_fields(optarg, &c.fields) < 0) {
 				fprintf(stderr, PROG ": --fields: '%s' is not a list of comm, pid, tid, cpu, time, "
-						"period, event, ip, sym, dso\n", optarg);
+						"period, event, ip, sym, symoff, dso\n", optarg);
 				return 2;
 			}
 			c.fields_given = 1;
@@ -894,6 +1151,9 @@ int main(int argc, char **argv)
 	}
 	if (pf_cli_one_input(PROG, argc, argv, optind, &c.in))
 		return PF_EXIT_USAGE;
+	/* perf script prints sym+0xOFF with symoff only (its default has it) */
+	if (!(c.fields & F_SYMOFF))
+		c.offsets = 0;
 	c.out = stdout;
 	if (strcmp(out, "-") != 0 && !(c.out = fopen(out, "w"))) {
 		fprintf(stderr, PROG ": %s: %s\n", out, strerror(errno));

@@ -19,6 +19,7 @@
 
 #include <pfile/sym.h>
 #include "cli.h"
+#include "text.h"
 
 #define PROG "pfsym"
 
@@ -62,9 +63,12 @@ static void usage(FILE *f)
 	      "                        sets DEBUGINFOD_URLS, which is used when set)\n"
 	      "      --no-debuginfod   never ask debuginfod servers, even with DEBUGINFOD_URLS\n"
 	      "  -q, --quiet           no summary on standard error\n"
-	      "      --resolve=BINARY  a debugging aid: print the name pfsym gives each ELF\n"
-	      "                        virtual address ADDR (hex) of BINARY ('ADDR NAME',\n"
-	      "                        '?\?' if none), then exit: pfsym --resolve=BINARY ADDR...\n"
+	      "      --resolve=BINARY  print the name pfsym gives each ELF virtual address\n"
+	      "                        ADDR (hex) of BINARY ('ADDR NAME', '?\?' if none),\n"
+	      "                        then, with DWARF, its inline frames and lines as\n"
+	      "                        addr2line -f -i -p prints them; then exit:\n"
+	      "                        pfsym --resolve=BINARY ADDR...\n"
+	      "      --json            with --resolve: one JSON object per address\n"
 	      "  -h, --help            show this help and exit\n"
 	      "  -V, --version         show the version and exit\n"
 	      "\n"
@@ -86,8 +90,57 @@ static void usage(FILE *f)
 	      f);
 }
 
-/* pfsym --resolve=BINARY ADDR...: one line per address. */
-static int resolve_main(const struct pf_sym_opts *so, const char *bin, char **addrs, int n)
+/* One address of --resolve as text: "0xADDR NAME" (the real function, "??"
+ * if none), then, when DWARF gives lines, the frames innermost first as
+ * addr2line -f -i -p prints them ("NAME at FILE:LINE", "(inlined by) ..."). */
+static void resolve_text(unsigned long long v, const struct pf_sym_frame *f, uint32_t n, int chain)
+{
+	printf("0x%llx ", v);
+	pf_text_write(stdout, f[n - 1].name ? f[n - 1].name : "??");
+	putchar('\n');
+	int lines = 0;
+	for (uint32_t i = 0; i < n; i++)
+		lines |= f[i].file != NULL;
+	if (!chain || !lines)
+		return;
+	for (uint32_t i = 0; i < n; i++) {
+		fputs(i ? "  (inlined by) " : "  ", stdout);
+		pf_text_write(stdout, f[i].name ? f[i].name : "??");
+		fputs(" at ", stdout);
+		pf_text_write(stdout, f[i].file ? f[i].file : "??");
+		printf(":%u\n", f[i].line);
+	}
+}
+
+/* One address of --resolve --json: {"addr":"0x..","name":..,"frames":[..]}
+ * with the frames innermost first. */
+static void resolve_json(unsigned long long v, const struct pf_sym_frame *f, uint32_t n)
+{
+	printf("{\"addr\":\"0x%llx\",\"name\":", v);
+	if (f[n - 1].name)
+		pf_json_str(stdout, f[n - 1].name, strlen(f[n - 1].name), PF_JSON_BAD_LATIN1);
+	else
+		fputs("null", stdout);
+	fputs(",\"frames\":[", stdout);
+	for (uint32_t i = 0; i < n; i++) {
+		fputs(i ? ",{\"name\":" : "{\"name\":", stdout);
+		if (f[i].name)
+			pf_json_str(stdout, f[i].name, strlen(f[i].name), PF_JSON_BAD_LATIN1);
+		else
+			fputs("null", stdout);
+		fputs(",\"file\":", stdout);
+		if (f[i].file)
+			pf_json_str(stdout, f[i].file, strlen(f[i].file), PF_JSON_BAD_LATIN1);
+		else
+			fputs("null", stdout);
+		printf(",\"line\":%u,\"inline\":%s}", f[i].line, f[i].depth ? "true" : "false");
+	}
+	fputs("]}\n", stdout);
+}
+
+/* pfsym --resolve=BINARY ADDR...: each address's frames (resolve_text(),
+ * resolve_json()). */
+static int resolve_main(const struct pf_sym_opts *so, const char *bin, char **addrs, int n, int json)
 {
 	pf_sym *sym;
 	char err[PATH_MAX + 128];
@@ -116,14 +169,25 @@ static int resolve_main(const struct pf_sym_opts *so, const char *bin, char **ad
 			status = 2;
 			break;
 		}
-		const char *name;
-		rc = pf_sym_lookup(sym, abs, v, &name);
-		if (rc < 0) {
+		struct pf_sym_frame f[256];
+		uint32_t nf = 0;
+		rc = pf_sym_lookup_chain(sym, abs, v, f, 256, &nf);
+		if (rc < 0 && rc != -ENOSPC) {
 			fprintf(stderr, PROG ": %s: %s\n", bin, rc == -ENOENT ? "not a readable ELF file" : strerror(-rc));
 			status = 1;
 			break;
 		}
-		printf("0x%llx %s\n", v, name ? name : "??");
+		if (json)
+			resolve_json(v, f, nf);
+		else
+			resolve_text(v, f, nf, !so->no_inline);
+	}
+	if (!status) {
+		int e = pf_out_flush(stdout);
+		if (e) {
+			pf_out_error(PROG, "-", e);
+			status = 1;
+		}
 	}
 	free(abs);
 	pf_sym_free(sym);
@@ -244,6 +308,7 @@ int main(int argc, char **argv)
 		{ "no-debuginfod", no_argument, NULL, 'N' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "resolve", required_argument, NULL, 'R' },
+		{ "json", no_argument, NULL, 'J' },
 		PF_CLI_STD_LONGOPTS,
 	};
 	/* large section buffers come and go: keep them in the heap instead of
@@ -256,7 +321,7 @@ int main(int argc, char **argv)
 	so.message = on_message;
 	const char *out = NULL, *in = "-", *resolve = NULL;
 	const char *ddirs[32];
-	int quiet = 0, no_cache = 0, c;
+	int quiet = 0, no_cache = 0, json = 0, c;
 	char cache_dir[4096];
 	so.debug_dirs = ddirs;
 	while ((c = getopt_long(argc, argv, "o:fqhV", longopts, NULL)) != -1) {
@@ -324,6 +389,9 @@ int main(int argc, char **argv)
 		case 'R':
 			resolve = optarg;
 			break;
+		case 'J':
+			json = 1;
+			break;
 		default:
 			return pf_cli_std_opt(PROG, c, usage);
 		}
@@ -332,8 +400,10 @@ int main(int argc, char **argv)
 		so.dwarf_cache = NULL;
 	else if (!so.dwarf_cache)
 		so.dwarf_cache = default_cache(cache_dir, sizeof(cache_dir));
+	if (json && !resolve)
+		return pf_cli_usage(PROG, "--json goes with --resolve");
 	if (resolve)
-		return resolve_main(&so, resolve, argv + optind, argc - optind);
+		return resolve_main(&so, resolve, argv + optind, argc - optind, json);
 	if (optind < argc)
 		in = argv[optind++];
 	if (optind < argc && !out)

@@ -156,6 +156,29 @@ void pf_sym_free(pf_sym *s);
  * @return 0; -ENOENT (not a readable ELF file); -ENOMEM. */
 int pf_sym_lookup(pf_sym *s, const char *path, uint64_t vaddr, const char **name);
 
+/* One frame at an address (pf_sym_lookup_chain()). Strings are owned by the
+ * pf_sym and valid until pf_sym_free(). */
+struct pf_sym_frame {
+	const char *name;  /* the function (demangled as pfsym names frames), NULL: no symbol */
+	const char *file;  /* source file as the DWARF names it (joined to the
+			    * unit's directory when relative), NULL: no line */
+	uint32_t line;     /* source line, 0: unknown */
+	uint32_t depth;    /* 0: the real function; 1, 2, ...: inlined, deeper inside */
+};
+
+/* The frames at ELF virtual address `vaddr` of the binary at absolute path
+ * `path`, opened as is (no build-id check): the functions inlined there,
+ * innermost first, then the real function (depth 0) last, each with its
+ * source line: the innermost one the line of the address itself, every
+ * other one the line of its call to the frame before it (DWARF
+ * DW_AT_call_line; format/profile.md 3.3; what `addr2line -f -i` prints and
+ * `pfsym --resolve` shows). Without DWARF for the file, the real function
+ * alone, with no line. out[0..max) gets the frames, *n their number.
+ * @return 0; -ENOSPC (more than `max` frames: the innermost `max` given);
+ * -EINVAL (max 0); -ENOENT (not a readable ELF file); -ENOMEM. */
+int pf_sym_lookup_chain(pf_sym *s, const char *path, uint64_t vaddr, struct pf_sym_frame *out, uint32_t max,
+			uint32_t *n);
+
 /* Called for each resolved sample, in the input's order (the order of
  * pf_sym_rewrite()'s SAMPLES sections). `p` holds the tables the sample's
  * `stack` refers to (owned by the library; valid during the call). A

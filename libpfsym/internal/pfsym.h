@@ -123,6 +123,12 @@ int pfsi_sym_dso_debug_fd(struct symbolizer *s, struct pf_dso *dso, const char *
  * check). *name gets it (owned by p), or NULL when no symbol covers the
  * address. @return 0, -ENOENT (not a readable ELF file), -ENOMEM. */
 int pfsi_sym_lookup_file(struct symbolizer *s, struct pf_prof *p, const char *path, uint64_t vaddr, const char **name);
+/* The frames at vaddr of the file at `path` opened as is: f[0] the real
+ * function (named when a symbol covers vaddr), f[1..n) the functions inlined
+ * there, outermost first, with lines as pfsi_lines_chain() gives them.
+ * @return n (>= 1), -ENOENT (not a readable ELF file) or -ENOMEM. */
+int pfsi_sym_lookup_chain(struct symbolizer *s, struct pf_prof *p, const char *path, uint64_t vaddr,
+			  struct pf_prof_frame *f, uint32_t max);
 
 /* Counts of binaries wanted for frames or unwinding. */
 struct pfsi_sym_counts {

@@ -507,6 +507,34 @@ static int pf_resolved(const char *path)
 	return res;
 }
 
+/* Folded text without a unit line whose counts of at least GCD_MIN_LINES
+ * stacks are all multiples of GCD_MIN or more is period-weighted: perf
+ * script | stackcollapse-perf.pl weighs each stack by its period (ns for
+ * cpu-clock), and counts of samples share such a divisor by chance only
+ * (for 20 stacks, a chance of 1000^-19 for a given divisor). */
+#define GCD_MIN 1000
+#define GCD_MIN_LINES 20
+
+/* Reads run r's counts as sums of periods of r->gcd: its samples are the
+ * counts divided by it, and so are the --folded counts this run added to
+ * its side (snap[0..snap_n) and lost_snap: the side's before the run). */
+static void period_from_gcd(struct ctx *c, struct run *r, const double *snap, size_t snap_n, double lost_snap)
+{
+	double d = (double)r->gcd;
+	r->per_sample = d;
+	r->period = d;
+	r->period_from_gcd = 1;
+	for (size_t i = 0; i < c->stack_cap; i++) {
+		double before = i < snap_n ? snap[i] : 0;
+		c->stack_counts[c->side][i] = before + (c->stack_counts[c->side][i] - before) / d;
+	}
+	c->lost_counts[c->side] = lost_snap + (c->lost_counts[c->side] - lost_snap) / d;
+	fprintf(stderr, "pfdiff: %s: every count of its %llu stacks is a multiple of %llu: read as sums of "
+		"periods of %llu (perf script | stackcollapse-perf.pl weighs stacks by period), in samples; "
+		"--weight=samples reads them as samples\n",
+		r->path, (unsigned long long)r->nlines, (unsigned long long)r->gcd, (unsigned long long)r->gcd);
+}
+
 /* Reads one run. @return 0, -1 (error, message printed) or -2 (usage error). */
 static int read_run(struct ctx *c, struct run *r, int side)
 {
@@ -541,6 +569,20 @@ static int read_run(struct ctx *c, struct run *r, int side)
 		if (ch != EOF)
 			ungetc(ch, f);
 		char err[256];
+		/* this side's --folded counts before the run, in case its counts
+		 * turn out to be periods (period_from_gcd()) */
+		double *snap = NULL, lost_snap = c->lost_counts[side];
+		size_t snap_n = 0;
+		if (!c->o->weight && !c->o->period && c->stack_cap) {
+			if (!(snap = malloc(c->stack_cap * sizeof *snap))) {
+				fprintf(stderr, "pfdiff: %s: %s\n", path, strerror(ENOMEM));
+				if (f != stdin)
+					fclose(f);
+				return -1;
+			}
+			snap_n = c->stack_cap;
+			memcpy(snap, c->stack_counts[side], snap_n * sizeof *snap);
+		}
 		int r2 = pf_folded_read_unit(f, folded_cb, c, &r->unit_line, err, sizeof err);
 		if (r2 < 0) {
 			fprintf(stderr, "pfdiff: %s: %s\n", path, err);
@@ -550,12 +592,16 @@ static int read_run(struct ctx *c, struct run *r, int side)
 		} else if (!r->per_sample && folded_unit(c, r) != 0) {
 			rc = -2; /* no stack line: the unit is still checked */
 		}
-		if (rc == 0 && !c->o->weight && r->unit_line.weight == PF_FOLDED_WEIGHT_UNKNOWN &&
-		    r->nlines >= 2 && r->gcd >= 1000)
+		if (rc == 0 && !c->o->weight && !c->o->period && r->unit_line.weight == PF_FOLDED_WEIGHT_UNKNOWN &&
+		    r->nlines >= GCD_MIN_LINES && r->gcd >= GCD_MIN)
+			period_from_gcd(c, r, snap, snap_n, lost_snap);
+		else if (rc == 0 && !c->o->weight && r->unit_line.weight == PF_FOLDED_WEIGHT_UNKNOWN &&
+			 r->nlines >= 2 && r->gcd >= GCD_MIN)
 			fprintf(stderr, "pfdiff: %s: warning: every count is a multiple of %llu: if the counts are "
 				"sums of periods (perf script | stackcollapse-perf.pl weighs stacks by period, in ns "
 				"for cpu-clock), pass --weight=period --period %llu\n",
 				path, (unsigned long long)r->gcd, (unsigned long long)r->gcd);
+		free(snap);
 	}
 	if (f != stdin)
 		fclose(f);

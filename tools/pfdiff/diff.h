@@ -35,6 +35,7 @@ struct run {
 	struct pf_folded_unit unit_line; /* folded text: its unit line, if any */
 	/* the unit */
 	double per_sample;  /* input units per sample: 1, or the period of period-weighted text */
+	int period_from_gcd; /* folded text read as period-weighted: its counts' common divisor */
 	double period;      /* event units per sample (ns for cpu-clock); 0 = unknown */
 	int lost_in_periods; /* a group read's: the periods hold the lost samples' (no scaling up) */
 	const char *unit;   /* "ns" or "events" */

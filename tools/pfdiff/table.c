@@ -106,6 +106,12 @@ static void header_side(FILE *out, const char *name, const struct run *r, size_t
 	if (lost)
 		fprintf(out, " + %llu lost (%.2f%%)", (unsigned long long)lost,
 			100.0 * (double)lost / ((double)lost + (double)all));
+	size_t g = 0;
+	for (size_t i = 0; i < k; i++)
+		g += r[i].period_from_gcd != 0;
+	if (g)
+		fprintf(out, " (%s counts divided by their common period: sums of periods)",
+			g == k ? "the" : "some runs'");
 }
 
 static void print_row(FILE *out, const struct fres *f, const char *name, int time)
@@ -170,6 +176,8 @@ static void json_head(const struct cmp *a, FILE *out, const char *unit, const st
 			(unsigned long long)r->lost);
 		if (r->period > 0)
 			fprintf(out, ",\"period\":%.17g,\"period_unit\":\"%s\"", r->period, r->unit);
+		if (r->period_from_gcd)
+			fprintf(out, ",\"period_from_counts\":true");
 		putc('}', out);
 	}
 	fprintf(out, "]},\"test\":\"%s\",\"alpha\":%g,\"tests\":%zu,\"tests_left_out\":%zu,\"regression\":%s,",

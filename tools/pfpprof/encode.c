@@ -5,9 +5,13 @@
  *
  * Ids: a Location per frame of the resolved profile that a kept stack uses;
  * a Function per (display name, source file); a Mapping per range of a
- * mapped file that holds a used frame. The Lines of a Location come from
- * frame_lines(): one per frame today; inlined frames (issue 15) add theirs
- * there, innermost first.
+ * mapped file that holds a used frame. A Location is an address: its Lines
+ * are the functions inlined there, innermost first, then the real function
+ * (profile.proto: "the last entry is the caller"), each with its own line
+ * (format/profile.md 3.3: the innermost frame's line is the address's, every
+ * other frame's the call site of the frame one depth deeper). With
+ * --no-inline (pp_write's `inline_lines` 0) the Lines are the real
+ * function's alone, as format 1.1 has it.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -40,6 +44,7 @@ struct enc {
 	uint32_t **map_ids;      /* per file: per range (+1 slot for "no range") -> Mapping id */
 	uint64_t *map_key;       /* per Mapping (id - 1): file index << 32 | range index */
 	uint64_t lost_loc;       /* Location id of [lost], 0 = none yet */
+	int inline_lines;        /* a Line per inlined function (not --no-inline) */
 	int err;
 };
 
@@ -99,8 +104,8 @@ static uint64_t function_id(struct enc *e, const char *name, const char *file)
 	return (uint64_t)id + 1;
 }
 
-/* The Lines of frame `fr`'s Location, innermost call first. */
-static void frame_lines(struct enc *e, PB_Location *loc, const struct pf_prof_frame *fr)
+/* Appends frame `fr` as one Line of `loc` (its function and its line). */
+static void frame_line(struct enc *e, PB_Location *loc, const struct pf_prof_frame *fr)
 {
 	char buf[512];
 	const struct pf_prof *p = e->in->prof;
@@ -164,7 +169,12 @@ static uint64_t mapping_id(struct enc *e, uint32_t fi, uint64_t off, uint64_t *a
 	return m->id;
 }
 
-static uint64_t location_id(struct enc *e, uint32_t frame)
+/* The Location of real (depth 0) frame `frame`; `chain[0..n_chain)` are the
+ * frames inlined at its address, innermost first (the stack nodes from the
+ * leaf side up to it). A frame's chain is the same at each of its uses
+ * (frames are interned per address and depth, format/profile.md 3.3), so the
+ * Location is made at the first. */
+static uint64_t location_id(struct enc *e, uint32_t frame, const uint32_t *chain, uint32_t n_chain)
 {
 	if (e->loc_of_frame[frame])
 		return e->loc_of_frame[frame];
@@ -183,7 +193,9 @@ static uint64_t location_id(struct enc *e, uint32_t frame)
 	}
 	if (!loc->address && (fr->flags & PF_FRAME_KERNEL))
 		loc->address = fr->file_off; /* a kernel frame's offset is its address */
-	frame_lines(e, loc, fr);
+	for (uint32_t i = 0; i < n_chain && !e->err; i++)
+		frame_line(e, loc, pf_prof_frame_get(p, chain[i]));
+	frame_line(e, loc, fr);
 	PUSH(e, e->pb.location, e->pb.n_location, loc);
 	e->loc_of_frame[frame] = loc->id;
 	return loc->id;
@@ -254,16 +266,22 @@ static void add_sample(struct enc *e, const struct pp_agg *a)
 	PB_Sample *s = new_sample(e, a->group, a->count, a->weight);
 	if (!s)
 		return;
-	/* leaf first, as the stack nodes run from the leaf to the root */
+	/* leaf first, as the stack nodes run from the leaf to the root; the
+	 * inline frames of an address precede its real frame (innermost first)
+	 * and become Lines of its Location */
+	uint32_t chain[PP_MAX_INLINE], n_chain = 0;
 	for (uint32_t n = a->stack; n != NONE && !e->err;) {
 		const struct pf_prof_stack *st = pf_prof_stack_get(p, n);
+		n = st->parent;
 		if (pf_prof_frame_get(p, st->frame)->flags & PF_FRAME_INLINE) {
-			n = st->parent; /* one location per address: its real function's */
+			/* a chain holds at most 255 inline frames (DEPTH's 8 bits) */
+			if (e->inline_lines && n_chain < PP_MAX_INLINE)
+				chain[n_chain++] = st->frame;
 			continue;
 		}
-		uint64_t loc = location_id(e, st->frame);
+		uint64_t loc = location_id(e, st->frame, chain, n_chain);
+		n_chain = 0;
 		PUSH(e, s->location_id, s->n_location_id, loc);
-		n = st->parent;
 	}
 	if (a->comm != NONE) {
 		PB_Label *l = label(e, "comm", pf_prof_str_get(p, a->comm, NULL), 0, NULL);
@@ -434,11 +452,12 @@ static void build(struct enc *e)
 		e->pb.duration_nanos = (int64_t)(in->last_time - in->first_time);
 }
 
-int pp_write(const struct pp_input *in, int fd, int gzip_level)
+int pp_write(const struct pp_input *in, int fd, int gzip_level, int inline_lines)
 {
 	struct enc e;
 	memset(&e, 0, sizeof e);
 	e.in = in;
+	e.inline_lines = inline_lines;
 	perftools__profiles__profile__init(&e.pb);
 	uint32_t nf = pf_prof_n_frames(in->prof);
 	e.loc_of_frame = calloc(nf ? nf : 1, sizeof *e.loc_of_frame);

@@ -10,6 +10,8 @@
 #include <pfile/profile.h>
 
 #define PP_MAX_GROUPS 64 /* event names: two sample types each */
+#define PP_MAX_INLINE 255 /* inline frames of one address (format/profile.md 3.3) */
+#define PP_GZIP_LEVEL 6   /* zlib's default level, as pprof's own writer uses */
 
 /* An event name (several EVENT sections, one per CPU, may share it). */
 struct pp_group {
@@ -85,8 +87,10 @@ const char *pp_frame_name(const struct pf_prof *p, const struct pf_prof_frame *f
 /* The file `path` (as recorded), or NULL if no mapping named it. */
 const struct pp_file *pp_file_find(const struct pp_input *in, const char *path);
 
-/* Encodes the profile, gzip-compressed, to `fd`. @return 0, or a negative
- * errno (-ENOMEM, or a write(2) error). */
-int pp_write(const struct pp_input *in, int fd, int gzip_level);
+/* Encodes the profile, gzip-compressed at `gzip_level` (0-9, zlib's), to
+ * `fd`. `inline_lines`: a Line per inlined function in each Location
+ * (innermost first), else the real function's alone. @return 0, or a
+ * negative errno (-ENOMEM, or a write(2) error). */
+int pp_write(const struct pp_input *in, int fd, int gzip_level, int inline_lines);
 
 #endif
