@@ -451,7 +451,26 @@ static int fold_check_selection(pf_fold *f, const char *path)
 			if (strcmp(evs->ev[i].name, f->o.event) == 0)
 				break;
 		if (!evs || i == evs->n) {
-			snprintf(f->errmsg, sizeof(f->errmsg), "%s: no event named '%s'", path, f->o.event);
+			/* name the events the file has, as typed to the recorder
+			 * (page-faults:u is not page-faults), once each */
+			char names[256] = "";
+			size_t len = 0;
+			for (i = 0; evs && i < evs->n; i++) {
+				const char *nm = evs->ev[i].name;
+				uint32_t j;
+				for (j = 0; j < i && strcmp(evs->ev[j].name, nm); j++)
+					;
+				if (j < i)
+					continue;
+				int k = snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "", nm);
+				if (k < 0 || (size_t)k >= sizeof names - len) {
+					snprintf(names + (sizeof names - 5), 5, ", ..");
+					break;
+				}
+				len += (size_t)k;
+			}
+			snprintf(f->errmsg, sizeof(f->errmsg), "%s: no event named '%s' (its events: %s)", path,
+				 f->o.event, names[0] ? names : "none");
 			return -ENOENT;
 		}
 	}

@@ -355,7 +355,8 @@ tracefs_ns() {
 	[ "$(pffold -e task-clock:u two.sym.pf | awk '{ s += $NF } END { print s }')" -eq "$n1" ]
 	run pffold -e task-clock two.sym.pf
 	assert_failure 1
-	assert_output --partial "no event named 'task-clock'"
+	# the events the file has are named: task-clock:u is not task-clock
+	assert_output --partial "no event named 'task-clock' (its events: cpu-clock, task-clock:u)"
 	# pfscript: only that event's samples, each headed by its name
 	run --separate-stderr pfscript -e task-clock:u two.sym.pf
 	assert_success
@@ -366,7 +367,7 @@ tracefs_ns() {
 	[ "$(grep -c ' task-clock:u: *$' <<<"$output")" -eq "$n1" ]
 	run --separate-stderr pfscript -e nope two.sym.pf
 	assert_failure 1
-	assert_equal "$stderr" "pfscript: two.sym.pf: no event named 'nope'"
+	assert_equal "$stderr" "pfscript: two.sym.pf: no event named 'nope' (its events: cpu-clock, task-clock:u)"
 	# pfdiff: the header counts the chosen event's samples in each input
 	run --separate-stderr pfdiff -e task-clock:u two.sym.pf two.sym.pf
 	assert_success
@@ -375,7 +376,7 @@ tracefs_ns() {
 	assert_line --index 0 "# base: 1 run, $n0 samples; new: 1 run, $n0 samples"
 	run --separate-stderr pfdiff -e nope two.sym.pf two.sym.pf
 	assert_failure 1
-	assert_equal "$stderr" "pfdiff: two.sym.pf: no event named 'nope'"
+	assert_equal "$stderr" "pfdiff: two.sym.pf: no event named 'nope' (its events: cpu-clock, task-clock:u)"
 	# a group's leader by its own text, not the group's spec
 	pfrec -q -o g.pf -e '{task-clock,cpu-clock}:S' -- "$W/rec_spin" 50
 	local ng

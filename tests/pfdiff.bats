@@ -332,7 +332,7 @@ p;main;sleep 10 3 3"
 	# --event names the recorded event; a wrong one is a one-line error
 	run pfdiff --event nope v1.sym.pf v2.sym.pf
 	assert_failure 1
-	assert_output "pfdiff: v1.sym.pf: no event named 'nope'"
+	assert_output "pfdiff: v1.sym.pf: no event named 'nope' (its events: cpu-clock)"
 	# unsymbolized recordings are compared by module, with a notice per file
 	run pfdiff v1.pf v1.sym.pf
 	refute_sanitizer

@@ -21,6 +21,7 @@
 
 #include "cli.h"
 #include "profile.h"
+#include "text.h"
 
 #define PROG "pfscript"
 
@@ -943,7 +944,20 @@ static int run(struct ctx *c, int *damaged)
 	if (b && (rc = pf_prof_builder_finish(b)) < 0 && rc != -EBADMSG)
 		goto bad;
 	if (c->event && !event_named(c)) {
-		fprintf(stderr, PROG ": %s: no event named '%s'\n", strcmp(c->in, "-") ? c->in : "<stdin>", c->event);
+		fprintf(stderr, PROG ": %s: no event named '%s' (its events: ", strcmp(c->in, "-") ? c->in : "<stdin>",
+			c->event);
+		size_t n = pf_events_count(c->evs);
+		for (size_t i = 0; i < n; i++) {
+			const char *nm = pf_events_get(c->evs, i)->name;
+			size_t j;
+			for (j = 0; j < i && strcmp(pf_events_get(c->evs, j)->name, nm); j++)
+				;
+			if (j == i) {
+				fputs(i ? ", " : "", stderr);
+				pf_text_write(stderr, nm);
+			}
+		}
+		fputs(n ? ")\n" : "none)\n", stderr);
 		c->opened = 0; /* the error is the one line: no summary */
 		pf_prof_builder_free(b);
 		pf_reader_close(r);
