@@ -25,6 +25,13 @@
  *   --data-size-zero    file mode as perf record leaves it when killed: data
  *                       size 0 in the header, no features
  *   --samples N         samples (default 6)
+ *   --bare-attrs        pipe mode as perf 4.x wrote it: no EVENT_DESC, so the
+ *                       names come from the attrs, whose flags ask for
+ *                       modifiers: event 0 precise_ip 2 and exclude_guest
+ *                       (perf names it cpu-clock:ppH), event 1 exclude_kernel
+ *                       (task-clock:uh)
+ *   --empty-cpudesc     a CPUDESC feature of 0 bytes (perf 3.14 on armv7
+ *                       wrote one)
  * perfdata-gen --records-of IN.pf OUT writes the kernel records of a .pf file
  * (its RECORDS sections as libpfile's reader restores them, in host byte
  * order) back to back to OUT and prints their count: what the tests compare
@@ -56,7 +63,7 @@
 #include "pfile.h"
 #include "testutil.h"
 
-static int be;
+static int be, bare_attrs;
 
 static void u8(struct pf_buf *b, uint8_t v)
 {
@@ -149,6 +156,12 @@ static void attr(struct pf_buf *b, uint32_t type, uint64_t config)
 	uint64_t flags = 0;
 	for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++)
 		flags |= 1ull << (be ? 63 - bits[i] : bits[i]);
+	/* --bare-attrs: precise_ip 2 (bits 15-16) and exclude_guest (20);
+	 * exclude_kernel (5) */
+	static const int mods[2][2] = { { 16, 20 }, { 5, -1 } };
+	for (int i = 0; bare_attrs && config < 2 && i < 2; i++)
+		if (mods[config][i] >= 0)
+			flags |= 1ull << (be ? 63 - mods[config][i] : mods[config][i]);
 	u64(b, flags);
 	while (b->len < at + 128)
 		u8(b, 0);
@@ -275,7 +288,7 @@ struct feat {
 	struct pf_buf b;
 };
 
-static void features(struct feat *f, int *n, int unknown)
+static void features(struct feat *f, int *n, int unknown, int empty_cpudesc)
 {
 	memset(f, 0, 16 * sizeof(*f));
 	int k = 0;
@@ -296,7 +309,9 @@ static void features(struct feat *f, int *n, int unknown)
 	u32(&f[k].b, 4);
 	u32(&f[k++].b, 2);
 	f[k].id = 8;
-	hstring(&f[k++].b, "Gen CPU 9000");
+	if (!empty_cpudesc)
+		hstring(&f[k].b, "Gen CPU 9000");
+	k++;
 	f[k].id = 9;
 	hstring(&f[k++].b, "GenuineGen,1,2,3");
 	f[k].id = 10;
@@ -402,7 +417,7 @@ static int records_of(const char *in, const char *out)
 
 /* The options (see the usage above) */
 struct opts {
-	int pipe, comp, unk_feat, unk_rec, aux, dsz0, odd, n_samples;
+	int pipe, comp, unk_feat, unk_rec, aux, dsz0, odd, n_samples, empty_cpudesc;
 	uint64_t hsize;
 	const char *out;
 };
@@ -425,7 +440,8 @@ static int parse_args(struct opts *o, int argc, char **argv)
 		{ "--compress", &o->comp, 1 },	       { "--compress2", &o->comp, 2 },
 		{ "--unknown-feature", &o->unk_feat, 1 }, { "--unknown-record", &o->unk_rec, 1 },
 		{ "--aux", &o->aux, 1 },	       { "--odd-record", &o->odd, 1 },
-		{ "--data-size-zero", &o->dsz0, 1 },
+		{ "--data-size-zero", &o->dsz0, 1 }, { "--bare-attrs", &bare_attrs, 1 },
+		{ "--empty-cpudesc", &o->empty_cpudesc, 1 },
 	};
 	for (int i = 1; i < argc; i++) {
 		size_t k = 0;
@@ -507,6 +523,8 @@ static void pipe_file(struct pf_buf *f, const struct pf_buf *data, const struct 
 	for (int k = 0; k < nf; k++) {
 		if (ft[k].id == 2)
 			continue; /* build-ids come as records, at the end */
+		if (ft[k].id == 12 && bare_attrs)
+			continue;
 		size_t r = begin_rec(f, 80, 0); /* HEADER_FEATURE */
 		u64(f, ft[k].id);
 		tu_put(f, ft[k].b.data, ft[k].b.len);
@@ -578,7 +596,7 @@ int main(int argc, char **argv)
 	data_records(&data, &o);
 	struct feat ft[16];
 	int nf;
-	features(ft, &nf, o.unk_feat);
+	features(ft, &nf, o.unk_feat, o.empty_cpudesc);
 	if (o.pipe)
 		pipe_file(&f, &data, ft, nf);
 	else
