@@ -253,3 +253,14 @@ for l in open(sys.argv[1]):
 	assert_line --regexp '^[[:space:]]+ffffffff81000200 \[unknown\] \(\[kernel\.kallsyms\]\)$'
 	refute_output --regexp '55b4[0-9a-f]+ \[unknown\] \(\[kernel'
 }
+
+@test "a thread without a COMM record: ':TID' as perf script names it" {
+	"$PFTOOLS_BUILD/tests/perfdata-gen" --no-comm nc.data
+	pfimport -q nc.data -o nc.pf
+	run -0 pfscript -q -F comm,tid nc.pf
+	[ "${#lines[@]}" -eq 6 ]
+	[ "$(sort -u <<<"$output" | awk '{ print $1, $2 }')" = $':4242 4242\n:4243 4243' ]
+	if [ -z "$PERF_MISSING" ]; then
+		diff <(perf script -i nc.data -G -F comm,tid 2>/dev/null) <(pfscript -q -F comm,tid nc.pf)
+	fi
+}

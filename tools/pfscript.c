@@ -487,8 +487,12 @@ static int print_sample(struct ctx *c, const struct pf_prof_sample *s)
 	if (!c->fields_given && ev && (ev->attr.sample_type & PERF_SAMPLE_CPU))
 		fl |= F_CPU;
 	const char *comm = str(c, s->comm);
-	if (!comm)
-		comm = ":-1";
+	char tidname[16];
+	if (!comm) {
+		/* a thread without a COMM: perf names it ":TID" (thread__new()) */
+		snprintf(tidname, sizeof tidname, ":%" PRId32, (int32_t)s->tid);
+		comm = tidname;
+	}
 	const char *evname = event_name(ev);
 	update_name_width(c);
 	if (c->json) {

@@ -30,6 +30,7 @@
  *                       modifiers: event 0 precise_ip 2 and exclude_guest
  *                       (perf names it cpu-clock:ppH), event 1 exclude_kernel
  *                       (task-clock:uh)
+ *   --no-comm           no COMM record: the threads have no name
  *   --empty-cpudesc     a CPUDESC feature of 0 bytes (perf 3.14 on armv7
  *                       wrote one)
  * perfdata-gen --records-of IN.pf OUT writes the kernel records of a .pf file
@@ -63,7 +64,7 @@
 #include "pfile.h"
 #include "testutil.h"
 
-static int be, bare_attrs;
+static int be, bare_attrs, no_comm;
 
 static void u8(struct pf_buf *b, uint8_t v)
 {
@@ -195,12 +196,15 @@ static void task_rec(struct pf_buf *b, uint32_t type, uint32_t pid, uint64_t tim
 
 static void kernel_records(struct pf_buf *b, int n_samples, int unknown)
 {
-	size_t r = begin_rec(b, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC);
-	u32(b, 4242);
-	u32(b, 4242);
-	tu_put(b, "prog\0\0\0\0", 8);
-	trailer(b, 4242, 4242, 1000000000, 0, 101);
-	end_rec(b, r, 8);
+	size_t r;
+	if (!no_comm) {
+		r = begin_rec(b, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC);
+		u32(b, 4242);
+		u32(b, 4242);
+		tu_put(b, "prog\0\0\0\0", 8);
+		trailer(b, 4242, 4242, 1000000000, 0, 101);
+		end_rec(b, r, 8);
+	}
 
 	r = begin_rec(b, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER);
 	u32(b, 4242);
@@ -441,6 +445,7 @@ static int parse_args(struct opts *o, int argc, char **argv)
 		{ "--unknown-feature", &o->unk_feat, 1 }, { "--unknown-record", &o->unk_rec, 1 },
 		{ "--aux", &o->aux, 1 },	       { "--odd-record", &o->odd, 1 },
 		{ "--data-size-zero", &o->dsz0, 1 }, { "--bare-attrs", &bare_attrs, 1 },
+		{ "--no-comm", &no_comm, 1 },
 		{ "--empty-cpudesc", &o->empty_cpudesc, 1 },
 	};
 	for (int i = 1; i < argc; i++) {
