@@ -697,3 +697,16 @@ patch() {
 	run -1 grep -q '^  cpu_model = ' <(pfdump -H ec.pf)
 	[ "$(meta ec.pf cpuid)" = "GenuineGen,1,2,3" ]
 }
+
+@test "a file cut inside a feature pfimport does not read (unknown to it): the records kept, the damage named, exit 1" {
+	"$GEN" --unknown-feature uf.data
+	local size
+	size=$(stat -c %s uf.data)
+	cut_file uf.data $((size - 3)) ufc.data
+	run -1 --separate-stderr pfimport ufc.data -o ufc.pf
+	[[ "$stderr" == *"ufc.data: 6 samples, 7 lost, 12 records, "*", incomplete (no END)"* ]]
+	assert_equal "${stderr##*$'\n'}" "pfimport: ufc.data: offset $((size - 8)): feature 40 of 8 bytes runs past the end of the file ($((size - 3)) bytes): damaged"
+	# whole, it is only skipped
+	run -0 --separate-stderr pfimport uf.data -o uf.pf
+	[[ "$stderr" == *"feature 40 unknown to this reader: skipped"* ]]
+}
