@@ -264,3 +264,15 @@ for l in open(sys.argv[1]):
 		diff <(perf script -i nc.data -G -F comm,tid 2>/dev/null) <(pfscript -q -F comm,tid nc.pf)
 	fi
 }
+
+@test "a 32-bit recording (i686): kernel frames, told by the chain's context markers and the cpumode, are [kernel.kallsyms] as perf script says" {
+	"$PFTOOLS_BUILD/tests/perfdata-gen" --arch i686 --kernel-chain k32.data
+	pfimport -q k32.data -o k32.pf
+	run -0 pfscript -q -F ip,sym,dso k32.pf
+	[ "$(grep -c '\[kernel\.kallsyms\])$' <<<"$output")" -eq 6 ]
+	assert_line --regexp '^[[:space:]]+c1000100 \[unknown\] \(\[kernel\.kallsyms\]\)$'
+	refute_output --partial '([unknown])'
+	if [ -z "$PERF_MISSING" ]; then
+		diff <(perf script -i k32.data -F ip,sym,dso 2>/dev/null | grep kallsyms) <(grep kallsyms <<<"$output")
+	fi
+}

@@ -63,6 +63,7 @@ struct ctx {
 	struct pf_prof *prof;
 	struct pf_events *evs;
 	int old_offsets; /* a named frame without an offset was seen (pfsym before 1.1) */
+	uint8_t word_size; /* the recording's pointer size (file header): 4 or 8 */
 	struct ftext *fcache; /* frame texts by 2 * frame id + (caller ? 1 : 0) */
 	size_t n_fcache;
 	char *arena; /* the frame texts, one after the other */
@@ -186,11 +187,17 @@ static void frame_text(struct ctx *c, const struct pf_prof_frame *f, int ret, st
 	t->addr += (uint64_t)adj;
 	t->sym = str(c, f->name);
 	t->has_off = 0;
-	if ((f->flags & PF_FRAME_KERNEL) && !dso && !t->sym && f->file_off < (UINT64_C(1) << 63)) {
-		/* a kernel-context word in the user half of the address space
-		 * (a frame-pointer walk through code without frame pointers
-		 * read a stack word equal to PERF_CONTEXT_KERNEL): no kernel
-		 * map holds it, and perf script prints its map as [unknown] */
+	if ((f->flags & PF_FRAME_KERNEL) && !dso && !t->sym && c->word_size == 8 &&
+	    f->file_off < (UINT64_C(1) << 63)) {
+		/* a kernel-context word in the user half of a 64-bit address
+		 * space (a frame-pointer walk through code without frame
+		 * pointers read a stack word equal to PERF_CONTEXT_KERNEL): no
+		 * kernel map holds it, and perf script prints its map as
+		 * [unknown]. Which frames are the kernel's follows the
+		 * callchain's context markers and the sample's cpumode (the
+		 * builder's PF_FRAME_KERNEL); a 32-bit recording's kernel lies
+		 * below 2^63 and its user stack words (32 bits) never read as
+		 * a marker */
 		snprintf(t->dso, sizeof t->dso, "[unknown]");
 	} else if (f->flags & PF_FRAME_KERNEL) {
 		snprintf(t->dso, sizeof t->dso, "%s", dso ? dso : "[kernel.kallsyms]");
@@ -722,6 +729,7 @@ static int run(struct ctx *c, int *damaged)
 		return 1;
 	}
 	c->opened = 1;
+	c->word_size = pf_reader_header(r)->word_size;
 	pf_reader_set_stop_at_end(r, 1); /* another file appended is not read */
 	pf_prof_builder *b = NULL;
 	int resolved = -1; /* unknown until SYMINFO or RECORDS comes */

@@ -30,6 +30,12 @@
  *                       modifiers: event 0 precise_ip 2 and exclude_guest
  *                       (perf names it cpu-clock:ppH), event 1 exclude_kernel
  *                       (task-clock:uh)
+ *   --arch NAME         the ARCH feature (default x86_64; ppc64 big-endian)
+ *   --kernel-chain      the samples taken in the kernel (misc KERNEL), their
+ *                       chains [PERF_CONTEXT_KERNEL, 0xc1000100 + 16 i,
+ *                       PERF_CONTEXT_USER, ip, ...], after an MMAP of
+ *                       [kernel.kallsyms]_text at 0xc1000000 (a 32-bit
+ *                       kernel's addresses, with --arch i686)
  *   --no-comm           no COMM record: the threads have no name
  *   --empty-cpudesc     a CPUDESC feature of 0 bytes (perf 3.14 on armv7
  *                       wrote one)
@@ -64,7 +70,8 @@
 #include "pfile.h"
 #include "testutil.h"
 
-static int be, bare_attrs, no_comm;
+static int be, bare_attrs, no_comm, kernel_chain;
+static const char *arch_name;
 
 static void u8(struct pf_buf *b, uint8_t v)
 {
@@ -197,6 +204,18 @@ static void task_rec(struct pf_buf *b, uint32_t type, uint32_t pid, uint64_t tim
 static void kernel_records(struct pf_buf *b, int n_samples, int unknown)
 {
 	size_t r;
+	if (kernel_chain) {
+		r = begin_rec(b, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL);
+		u32(b, 0xffffffffu);
+		u32(b, 0);
+		u64(b, 0xc1000000);
+		u64(b, 0x1000000);
+		u64(b, 0xc1000000);
+		tu_put(b, "[kernel.kallsyms]_text", 23);
+		pad(b, 8);
+		trailer(b, 0xffffffffu, 0, 0, 0, 101);
+		end_rec(b, r, 8);
+	}
 	if (!no_comm) {
 		r = begin_rec(b, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC);
 		u32(b, 4242);
@@ -228,16 +247,21 @@ static void kernel_records(struct pf_buf *b, int n_samples, int unknown)
 	for (int i = 0; i < n_samples; i++) {
 		uint64_t ip = 0x401000 + 16 * (uint64_t)i;
 		uint32_t tid = i % 3 == 2 ? 4243 : 4242;
-		r = begin_rec(b, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+		uint64_t kip = 0xc1000100 + 16 * (uint64_t)i;
+		r = begin_rec(b, PERF_RECORD_SAMPLE, kernel_chain ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER);
 		u64(b, i % 2 ? 201 : (i % 4 ? 102 : 101)); /* IDENTIFIER */
-		u64(b, ip);
+		u64(b, kernel_chain ? kip : ip);
 		u32(b, 4242);
 		u32(b, tid);
 		u64(b, 1000250000 + 250000 * (uint64_t)i);
 		u32(b, (uint32_t)(i % 2));
 		u32(b, 0);
 		u64(b, 250000);
-		u64(b, 4);
+		u64(b, kernel_chain ? 6 : 4);
+		if (kernel_chain) {
+			u64(b, PERF_CONTEXT_KERNEL);
+			u64(b, kip);
+		}
 		u64(b, PERF_CONTEXT_USER);
 		u64(b, ip);
 		u64(b, 0x401800);
@@ -308,7 +332,7 @@ static void features(struct feat *f, int *n, int unknown, int empty_cpudesc)
 	f[k].id = 5;
 	hstring(&f[k++].b, "6.1.gen");
 	f[k].id = 6;
-	hstring(&f[k++].b, be ? "ppc64" : "x86_64");
+	hstring(&f[k++].b, arch_name ? arch_name : be ? "ppc64" : "x86_64");
 	f[k].id = 7;
 	u32(&f[k].b, 4);
 	u32(&f[k++].b, 2);
@@ -445,7 +469,7 @@ static int parse_args(struct opts *o, int argc, char **argv)
 		{ "--unknown-feature", &o->unk_feat, 1 }, { "--unknown-record", &o->unk_rec, 1 },
 		{ "--aux", &o->aux, 1 },	       { "--odd-record", &o->odd, 1 },
 		{ "--data-size-zero", &o->dsz0, 1 }, { "--bare-attrs", &bare_attrs, 1 },
-		{ "--no-comm", &no_comm, 1 },
+		{ "--no-comm", &no_comm, 1 }, { "--kernel-chain", &kernel_chain, 1 },
 		{ "--empty-cpudesc", &o->empty_cpudesc, 1 },
 	};
 	for (int i = 1; i < argc; i++) {
@@ -456,6 +480,8 @@ static int parse_args(struct opts *o, int argc, char **argv)
 			*flags[k].flag = flags[k].value;
 		else if (!strcmp(argv[i], "--header-size") && i + 1 < argc)
 			o->hsize = strtoull(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "--arch") && i + 1 < argc)
+			arch_name = argv[++i];
 		else if (!strcmp(argv[i], "--samples") && i + 1 < argc)
 			o->n_samples = atoi(argv[++i]);
 		else if (argv[i][0] != '-' && !o->out)
