@@ -201,6 +201,12 @@ static void frame_text(struct ctx *c, const struct pf_prof_frame *f, int ret, st
 		snprintf(t->dso, sizeof t->dso, "[unknown]");
 	} else if (f->flags & PF_FRAME_KERNEL) {
 		snprintf(t->dso, sizeof t->dso, "%s", dso ? dso : "[kernel.kallsyms]");
+		/* a named kernel frame with its offset, as perf script
+		 * prints it (exc_page_fault+0xeb) */
+		if (t->sym && c->offsets && (f->flags & PF_FRAME_HAS_SYMOFF)) {
+			t->off = (uint32_t)(f->sym_off + (uint32_t)adj);
+			t->has_off = 1;
+		}
 	} else if (f->flags & (PF_FRAME_UNKNOWN | PF_FRAME_TRUNCATED) || !dso) {
 		snprintf(t->dso, sizeof t->dso, "[unknown]");
 		t->sym = (f->flags & PF_FRAME_TRUNCATED) ? "[truncated]" : NULL;
@@ -209,8 +215,11 @@ static void frame_text(struct ctx *c, const struct pf_prof_frame *f, int ret, st
 	} else {
 		snprintf(t->dso, sizeof t->dso, "%s", dso);
 		if (c->offsets && (f->flags & PF_FRAME_HAS_SYMOFF)) {
-			/* pfsym's offset is that of the byte it looked up */
-			t->off = (uint64_t)f->sym_off + (uint64_t)adj;
+			/* pfsym's offset is that of the byte it looked up,
+			 * modulo 2^32: a return address at its function's
+			 * first byte was looked up at offset -1 (0xffffffff:
+			 * the kernel's __pfx_ padding, format/profile.md 3.1) */
+			t->off = (uint32_t)(f->sym_off + (uint32_t)adj);
 			t->has_off = 1;
 		} else if (c->offsets) {
 			c->old_offsets = 1;
@@ -453,7 +462,7 @@ static void update_name_width(struct ctx *c)
 /* The frames of leaf node `stack` (leaf first) to `o`, each text made once
  * (frame_cached()). Whole stacks are not cached: on a VM the page faults of
  * that memory cost more than the copying it saves. @return 0 or -ENOMEM. */
-static int write_stack(struct ctx *c, FILE *o, uint32_t stack, unsigned fl)
+static int write_stack(struct ctx *c, FILE *o, uint32_t stack, unsigned fl, int dwarf)
 {
 	int prev = -1, first = 1;
 	uint32_t n_stacks = pf_prof_n_stacks(c->prof);
@@ -468,8 +477,12 @@ static int write_stack(struct ctx *c, FILE *o, uint32_t stack, unsigned fl)
 		int k = c->fkern[fid];
 		/* the first frame of each part (kernel, user) is where the
 		 * sample was taken or the kernel was entered; the others
-		 * are return addresses */
-		const struct ftext *t = frame_cached(c, fid, prev == k, fl);
+		 * are return addresses, printed as such; but where perf
+		 * unwound a stack copy (--call-graph dwarf), it prints a
+		 * caller at the byte before its return address (its
+		 * unwinders decrement a non-activation frame's pc, as
+		 * dwfl_frame_pc() tells): the byte pfsym looked up */
+		const struct ftext *t = frame_cached(c, fid, prev == k && !(dwarf && !k), fl);
 		if (!t)
 			return -ENOMEM;
 		prev = k;
@@ -493,6 +506,7 @@ static int print_sample(struct ctx *c, const struct pf_prof_sample *s)
 	unsigned fl = c->fields;
 	if (!c->fields_given && ev && (ev->attr.sample_type & PERF_SAMPLE_CPU))
 		fl |= F_CPU;
+	int dwarf = ev && (ev->attr.sample_type & PERF_SAMPLE_STACK_USER);
 	const char *comm = str(c, s->comm);
 	char tidname[16];
 	if (!comm) {
@@ -515,7 +529,7 @@ static int print_sample(struct ctx *c, const struct pf_prof_sample *s)
 		if (fl & (F_IP | F_SYM | F_DSO)) {
 			SEP();
 			fputs("\"frames\":[", o);
-			if ((rc = write_stack(c, o, s->stack, fl)) < 0)
+			if ((rc = write_stack(c, o, s->stack, fl, dwarf)) < 0)
 				return rc;
 			putc(']', o);
 		}
@@ -527,7 +541,7 @@ static int print_sample(struct ctx *c, const struct pf_prof_sample *s)
 		int chain = (fl & (F_IP | F_SYM | F_DSO)) != 0;
 		write_head(c, s, fl, chain, comm, evname);
 		if (chain) {
-			if ((rc = write_stack(c, o, s->stack, fl)) < 0)
+			if ((rc = write_stack(c, o, s->stack, fl, dwarf)) < 0)
 				return rc;
 			out_put(c, "\n", 1);
 		}

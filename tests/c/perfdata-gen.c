@@ -33,7 +33,8 @@
  *   --arch NAME         the ARCH feature (default x86_64; ppc64 big-endian)
  *   --kernel-chain      the samples taken in the kernel (misc KERNEL), their
  *                       chains [PERF_CONTEXT_KERNEL, 0xc1000100 + 16 i,
- *                       PERF_CONTEXT_USER, ip, ...], after an MMAP of
+ *                       0xc1000200 (a return address), PERF_CONTEXT_USER,
+ *                       ip, ...], after an MMAP of
  *                       [kernel.kallsyms]_text at 0xc1000000 (a 32-bit
  *                       kernel's addresses, with --arch i686)
  *   --no-comm           no COMM record: the threads have no name
@@ -257,10 +258,11 @@ static void kernel_records(struct pf_buf *b, int n_samples, int unknown)
 		u32(b, (uint32_t)(i % 2));
 		u32(b, 0);
 		u64(b, 250000);
-		u64(b, kernel_chain ? 6 : 4);
+		u64(b, kernel_chain ? 7 : 4);
 		if (kernel_chain) {
 			u64(b, PERF_CONTEXT_KERNEL);
 			u64(b, kip);
+			u64(b, 0xc1000200);
 		}
 		u64(b, PERF_CONTEXT_USER);
 		u64(b, ip);
