@@ -316,3 +316,36 @@ for l in open(sys.argv[1]):
 	[ "$(grep -c ' kfunc_a+0x' <<<"$output")" -eq 6 ]
 	refute_output --partial __pfx_
 }
+
+@test "code in anonymous memory (a JIT's): its address and /tmp/perf-PID.map, as perf script prints them" {
+	need_perf
+	build_workload perfmap_jit pj -O2 -g -fno-omit-frame-pointer
+	perf record -q -e cpu-clock -g -F 2000 -o pj.data -- ./pj 300 >pj.pid 2>/dev/null || [ $? -eq 77 ] || false
+	[ -s pj.pid ] || skip "no JIT code for this machine"
+	rm -f "/tmp/perf-$(cat pj.pid).map"
+	pfimport -q pj.data -o pj.pf
+	# "ADDR (DSO)" of the frames in the JIT's code, sample by sample
+	local jit='/^[^\t]/ { n++; next } /perf-[0-9]+\.map\)$/ { print n, $1, $NF }'
+	pfscript -q -F ip,sym,dso pj.pf | awk "$jit" >pf.jit
+	perf script -i pj.data -F ip,sym,dso 2>/dev/null | awk "$jit" >perf.jit
+	[ "$(wc -l <pf.jit)" -gt 20 ]
+	grep -q "(/tmp/perf-$(cat pj.pid).map)\$" pf.jit
+	diff perf.jit pf.jit
+	run -1 grep -q '//anon' <(pfscript -q pj.pf)
+}
+
+@test "a process forked after a mapping overlapped the end of another: the rest of the older mapping is the child's too, as perf splits it" {
+	"$PFTOOLS_BUILD/tests/perfdata-gen" --overlap ov.data
+	pfimport -q ov.data -o ov.pf
+	run -0 pfscript -q -F pid,tid,ip,dso ov.pf
+	# the child's (4243) samples at 0x401020, 0x401050: in /usr/bin/prog's
+	# first part, which over.so's mapping at 0x401800 left
+	[ "$(grep -c $'^\t *10[25]0 (/usr/bin/prog+0x10[25]0)$' <<<"$output")" -eq 2 ]
+	refute_output --partial '([unknown])'
+	# each sample's leaf frame, as perf script gives it
+	local leaf='/^[^\t]/ { h = $0; k = 1; next } /^\t/ && k { sub(/\+0x[0-9a-f]+\)$/, ")"); print h, $1, $2; k = 0 }'
+	if [ -z "$PERF_MISSING" ]; then
+		diff <(perf script -i ov.data -F pid,tid,ip,dso 2>/dev/null | awk "$leaf") <(awk "$leaf" <<<"$output")
+	fi
+	true
+}

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "maps.h"
 #include "profile.h"
 
 #define PROG "pfscript"
@@ -69,6 +70,8 @@ struct ctx {
 	char *arena; /* the frame texts, one after the other */
 	size_t arena_len, arena_cap;
 	uint8_t *fkern; /* per frame id: 1 a kernel frame (print_all()) */
+	uint8_t *fanon; /* per frame id: 1 in anonymous memory (its text names the pid) */
+	uint32_t cur_pid; /* the process of the sample being printed */
 	char *obuf; /* text output not yet handed to stdio (OBUF_SIZE bytes) */
 	size_t olen;
 	FILE *mem; /* frame_cached()'s memory stream over mem_buf, mem_len */
@@ -210,6 +213,15 @@ static void frame_text(struct ctx *c, const struct pf_prof_frame *f, int ret, st
 	} else if (f->flags & (PF_FRAME_UNKNOWN | PF_FRAME_TRUNCATED) || !dso) {
 		snprintf(t->dso, sizeof t->dso, "[unknown]");
 		t->sym = (f->flags & PF_FRAME_TRUNCATED) ? "[truncated]" : NULL;
+	} else if (pf_dso_perf_anon(dso, strlen(dso))) {
+		/* anonymous memory (a JIT's code): perf maps it one to one and
+		 * names it /tmp/perf-PID.map, the file a JIT writes its
+		 * symbols to; the builder keyed the frame by its address */
+		snprintf(t->dso, sizeof t->dso, "/tmp/perf-%" PRId32 ".map", (int32_t)c->cur_pid);
+		if (t->sym && c->offsets && (f->flags & PF_FRAME_HAS_SYMOFF)) {
+			t->off = (uint32_t)(f->sym_off + (uint32_t)adj);
+			t->has_off = 1;
+		}
 	} else if (!t->sym) {
 		snprintf(t->dso, sizeof t->dso, "%s+0x%" PRIx64, dso, f->file_off);
 	} else {
@@ -266,6 +278,22 @@ static void write_frame(struct ctx *c, FILE *o, const struct pf_prof_frame *f, i
 	putc('\n', o);
 }
 
+/* Room in the arena for n more bytes past its end. @return 0 or -ENOMEM. */
+static int arena_room(struct ctx *c, size_t n)
+{
+	if (c->arena_len + n <= c->arena_cap)
+		return 0;
+	size_t cap = c->arena_cap ? 2 * c->arena_cap : (size_t)1 << 16;
+	while (cap < c->arena_len + n)
+		cap *= 2;
+	char *na = realloc(c->arena, cap);
+	if (!na)
+		return -ENOMEM;
+	c->arena = na;
+	c->arena_cap = cap;
+	return 0;
+}
+
 /* The text of frame `fid` (as a caller: `ret`), made once: frames repeat
  * in every sample that passes through them. NULL when out of memory. The
  * frame fields are the same for every sample (only cpu varies). The texts
@@ -274,6 +302,24 @@ static void write_frame(struct ctx *c, FILE *o, const struct pf_prof_frame *f, i
 static const struct ftext *frame_cached(struct ctx *c, uint32_t fid, int ret, unsigned fl)
 {
 	size_t i = 2 * (size_t)fid + (ret ? 1 : 0);
+	if (c->fanon[fid]) {
+		/* its text names the sample's pid: made each time, kept in
+		 * the slot past the arena's end */
+		static struct ftext once;
+		if (!c->mem && !(c->mem = open_memstream(&c->mem_buf, &c->mem_len)))
+			return NULL;
+		if (fseeko(c->mem, 0, SEEK_SET) != 0)
+			return NULL;
+		write_frame(c, c->mem, pf_prof_frame_get(c->prof, fid), ret, fl);
+		if (fflush(c->mem) != 0 || c->mem_len == 0 || c->mem_len > UINT32_MAX - c->arena_len)
+			return NULL;
+		if (arena_room(c, c->mem_len) < 0)
+			return NULL;
+		memcpy(c->arena + c->arena_len, c->mem_buf, c->mem_len);
+		once.off = (uint32_t)c->arena_len;
+		once.len = (uint32_t)c->mem_len;
+		return &once;
+	}
 	if (i >= c->n_fcache) {
 		size_t n = 2 * (size_t)pf_prof_n_frames(c->prof);
 		if (n <= i)
@@ -295,16 +341,8 @@ static const struct ftext *frame_cached(struct ctx *c, uint32_t fid, int ret, un
 		write_frame(c, c->mem, pf_prof_frame_get(c->prof, fid), ret, fl);
 		if (fflush(c->mem) != 0 || c->mem_len == 0 || c->mem_len > UINT32_MAX - c->arena_len)
 			return NULL;
-		if (c->arena_len + c->mem_len > c->arena_cap) {
-			size_t cap = c->arena_cap ? 2 * c->arena_cap : (size_t)1 << 16;
-			while (cap < c->arena_len + c->mem_len)
-				cap *= 2;
-			char *na = realloc(c->arena, cap);
-			if (!na)
-				return NULL;
-			c->arena = na;
-			c->arena_cap = cap;
-		}
+		if (arena_room(c, c->mem_len) < 0)
+			return NULL;
 		memcpy(c->arena + c->arena_len, c->mem_buf, c->mem_len);
 		c->fcache[i].off = (uint32_t)c->arena_len;
 		c->fcache[i].len = (uint32_t)c->mem_len;
@@ -507,6 +545,7 @@ static int print_sample(struct ctx *c, const struct pf_prof_sample *s)
 	if (!c->fields_given && ev && (ev->attr.sample_type & PERF_SAMPLE_CPU))
 		fl |= F_CPU;
 	int dwarf = ev && (ev->attr.sample_type & PERF_SAMPLE_STACK_USER);
+	c->cur_pid = s->pid;
 	const char *comm = str(c, s->comm);
 	char tidname[16];
 	if (!comm) {
@@ -680,8 +719,14 @@ static int print_all(struct ctx *c)
 	size_t n_frames = pf_prof_n_frames(c->prof);
 	if (!(c->fkern = malloc(n_frames ? n_frames : 1)))
 		return -ENOMEM;
-	for (size_t f = 0; f < n_frames; f++)
-		c->fkern[f] = (pf_prof_frame_get(c->prof, (uint32_t)f)->flags & PF_FRAME_KERNEL) != 0;
+	if (!(c->fanon = calloc(n_frames ? n_frames : 1, 1)))
+		return -ENOMEM;
+	for (size_t f = 0; f < n_frames; f++) {
+		const struct pf_prof_frame *fr = pf_prof_frame_get(c->prof, (uint32_t)f);
+		c->fkern[f] = (fr->flags & PF_FRAME_KERNEL) != 0;
+		const char *d = c->fkern[f] ? NULL : str(c, fr->dso);
+		c->fanon[f] = d && !(fr->flags & (PF_FRAME_UNKNOWN | PF_FRAME_TRUNCATED)) && pf_dso_perf_anon(d, strlen(d));
+	}
 	if (!c->json && !c->obuf && !(c->obuf = malloc(OBUF_SIZE)))
 		return -ENOMEM;
 	struct head *h = NULL;
@@ -957,6 +1002,7 @@ int main(int argc, char **argv)
 	free(c.keep);
 	free(c.arena);
 	free(c.fkern);
+	free(c.fanon);
 	free(c.obuf);
 	if (c.mem)
 		fclose(c.mem);

@@ -37,6 +37,10 @@
  *                       ip, ...], after an MMAP of
  *                       [kernel.kallsyms]_text at 0xc1000000 (a 32-bit
  *                       kernel's addresses, with --arch i686)
+ *   --overlap           an MMAP2 of /usr/lib/over.so at 0x401800 len 0x800 at
+ *                       1000150000, over the end of /usr/bin/prog's mapping,
+ *                       before the FORK, which makes 4243 a process: the
+ *                       child inherits the rest of prog's mapping
  *   --no-comm           no COMM record: the threads have no name
  *   --empty-cpudesc     a CPUDESC feature of 0 bytes (perf 3.14 on armv7
  *                       wrote one)
@@ -71,7 +75,7 @@
 #include "pfile.h"
 #include "testutil.h"
 
-static int be, bare_attrs, no_comm, kernel_chain;
+static int be, bare_attrs, no_comm, kernel_chain, overlap;
 static const char *arch_name;
 
 static void u8(struct pf_buf *b, uint8_t v)
@@ -243,7 +247,27 @@ static void kernel_records(struct pf_buf *b, int n_samples, int unknown)
 	trailer(b, 4242, 4242, 1000100000, 0, 101);
 	end_rec(b, r, 8);
 
-	task_rec(b, PERF_RECORD_FORK, 4242, 1000200000);
+	if (overlap) {
+		r = begin_rec(b, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER);
+		u32(b, 4242);
+		u32(b, 4242);
+		u64(b, 0x401800);
+		u64(b, 0x800);
+		u64(b, 0);
+		u32(b, 8);
+		u32(b, 1);
+		u64(b, 123457);
+		u64(b, 0);
+		u32(b, 5);
+		u32(b, 2);
+		tu_put(b, "/usr/lib/over.so", 17);
+		pad(b, 8);
+		trailer(b, 4242, 4242, 1000150000, 0, 101);
+		end_rec(b, r, 8);
+	}
+
+	/* --overlap: a process forked (pid 4243), not a thread */
+	task_rec(b, PERF_RECORD_FORK, overlap ? 4243 : 4242, 1000200000);
 
 	for (int i = 0; i < n_samples; i++) {
 		uint64_t ip = 0x401000 + 16 * (uint64_t)i;
@@ -252,7 +276,7 @@ static void kernel_records(struct pf_buf *b, int n_samples, int unknown)
 		r = begin_rec(b, PERF_RECORD_SAMPLE, kernel_chain ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER);
 		u64(b, i % 2 ? 201 : (i % 4 ? 102 : 101)); /* IDENTIFIER */
 		u64(b, kernel_chain ? kip : ip);
-		u32(b, 4242);
+		u32(b, overlap ? tid : 4242);
 		u32(b, tid);
 		u64(b, 1000250000 + 250000 * (uint64_t)i);
 		u32(b, (uint32_t)(i % 2));
@@ -472,6 +496,7 @@ static int parse_args(struct opts *o, int argc, char **argv)
 		{ "--aux", &o->aux, 1 },	       { "--odd-record", &o->odd, 1 },
 		{ "--data-size-zero", &o->dsz0, 1 }, { "--bare-attrs", &bare_attrs, 1 },
 		{ "--no-comm", &no_comm, 1 }, { "--kernel-chain", &kernel_chain, 1 },
+		{ "--overlap", &overlap, 1 },
 		{ "--empty-cpudesc", &o->empty_cpudesc, 1 },
 	};
 	for (int i = 1; i < argc; i++) {
