@@ -120,8 +120,9 @@ static void usage(FILE *f)
 	      "Samples come in time order, as perf script prints them (a recording holds\n"
 	      "each CPU's samples in runs): pfscript keeps 48 bytes per sample to sort them.\n"
 	      "ADDR is the frame's offset in its file, as perf prints it (a caller's at its\n"
-	      "return address), the kernel's address for kernel frames. Lost samples are counted in\n"
-	      "the summary, not printed.\n"
+	      "return address; in a DWARF-unwound stack at the byte before it), the kernel's\n"
+	      "address for kernel frames, the address itself in anonymous memory (a JIT's:\n"
+	      "DSO /tmp/perf-PID.map). Lost samples are counted in the summary, not printed.\n"
 	      "\n"
 	      "Exit status: 0 ok, 1 error (including a damaged input), 2 usage.\n",
 	      f);
