@@ -423,6 +423,19 @@ static int64_t frame_for(pf_prof_builder *b, uint32_t dso, uint64_t off)
 
 enum ctx { CTX_USER, CTX_KERNEL, CTX_OTHER };
 
+/* The frame key of `addr` in mapping mp: its offset in the file, but in
+ * anonymous memory that perf maps one to one (//anon, /dev/zero,
+ * /anon_hugepage, SysV shm: map__new()'s identity map, named
+ * /tmp/perf-PID.map) the address itself, which is what a JIT's perf map
+ * lists and perf script prints (format/profile.md 3.1). */
+static uint64_t map_off(const pf_prof_builder *b, const struct pf_map *mp, uint64_t addr)
+{
+	const struct pf_dso *d = pf_maps_dso(&b->maps, mp->dso);
+	if (d->kind == PF_DSO_ANON && pf_dso_perf_anon(d->path, d->path_len))
+		return addr;
+	return addr - mp->start + mp->pgoff;
+}
+
 /* The frame of `addr` in anonymous memory of `pid` (mp: its mapping, or
  * NULL): o.resolve_anon's, else the usual one; cached by (pid, address). */
 static int64_t anon_frame(pf_prof_builder *b, uint32_t pid, uint64_t addr, const struct pf_map *mp)
@@ -448,7 +461,7 @@ static int64_t anon_frame(pf_prof_builder *b, uint32_t pid, uint64_t addr, const
 		b->st.unique_addrs++;
 		id = pf_prof_frame(b->p, &f);
 	} else if (mp) {
-		id = frame_for(b, mp->dso, addr - mp->start + mp->pgoff);
+		id = frame_for(b, mp->dso, map_off(b, mp, addr));
 	} else {
 		id = NONE; /* the caller's "[unknown]" */
 	}
@@ -484,7 +497,7 @@ static int64_t user_frame(pf_prof_builder *b, uint32_t pid, uint64_t addr, uint6
 		}
 		return b->unknown_frame;
 	}
-	int64_t id = frame_for(b, mp->dso, addr - mp->start + mp->pgoff);
+	int64_t id = frame_for(b, mp->dso, map_off(b, mp, addr));
 	if (id >= 0 && b->p->frames[id].name != NONE)
 		*resolved = 1;
 	return id;

@@ -720,13 +720,26 @@ int64_t pf_ksyms_find(const struct pf_ksyms *k, uint64_t addr)
 	 * and prefers a symbol with one; `__x86_indirect_thunk_rax`, not
 	 * `__pi___x86_indirect_thunk_rax` listed before it) */
 	uint32_t i = next - 1;
+	int64_t pfx = -1; /* a __pfx_ padding symbol: only if no other */
 	for (;;) {
 		if (pf_ksyms_sym(k, i, &s) < 0)
 			return -1;
-		if (!end_marker(s.name))
+		if (!end_marker(s.name)) {
+			/* perf prefers the alias with fewer leading underscores
+			 * (choose_best_symbol()): FUNC over __pfx_FUNC */
+			if (strncmp(s.name, "__pfx_", 6) != 0)
+				break;
+			if (pfx < 0)
+				pfx = i;
+		}
+		if (i == first) {
+			if (pfx < 0)
+				return -1;
+			i = (uint32_t)pfx;
+			if (pf_ksyms_sym(k, i, &s) < 0)
+				return -1;
 			break;
-		if (i == first)
-			return -1;
+		}
 		i--;
 	}
 	if (s.module) {

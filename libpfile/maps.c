@@ -137,6 +137,12 @@ static int has_prefix(const char *p, size_t len, const char *pre)
 #define DELETED_SUFFIX " (deleted)"
 #define DELETED_LEN 10
 
+int pf_dso_perf_anon(const char *path, size_t len)
+{
+	return (len == 6 && memcmp(path, "//anon", 6) == 0) || has_prefix(path, len, "/dev/zero") ||
+	       has_prefix(path, len, "/anon_hugepage") || has_prefix(path, len, "/SYSV");
+}
+
 /* The kind and display length of a DSO from its path and the BUILDID entry
  * for that path (b, may be NULL). */
 static void dso_classify(struct pf_dso *d, const struct pf_maps_bid *b)
@@ -283,11 +289,36 @@ static int ends(const struct pf_map *mp, const struct pf_map *o)
 	return !(mp->flags & PF_MAP_SNAPSHOT) || (o->flags & PF_MAP_SNAPSHOT);
 }
 
+/* The parts of mappings that a new one overlapped in part and that live on
+ * after it (proc_insert()), to be added in their turn. */
+struct pieces {
+	struct pf_map *v;
+	uint32_t n, cap;
+};
+
+static int piece_add(struct pieces *pc, const struct pf_map *o, uint64_t start, uint64_t end, uint64_t t_start,
+		     uint64_t t_end)
+{
+	if (pfi_grow((void **)&pc->v, &pc->cap, (uint64_t)pc->n + 1, sizeof(*pc->v), 4) < 0)
+		return -ENOMEM;
+	struct pf_map x = *o;
+	x.pgoff = o->pgoff + (start - o->start);
+	x.start = start;
+	x.end = end;
+	x.t_start = t_start;
+	x.t_end = t_end;
+	pc->v[pc->n++] = x;
+	return 0;
+}
+
 /* Inserts mp into p with the timeline's rules, whatever was applied before:
  * it ends at the first exec of p after its start and at the first later
  * overlapping mapping that ends it; overlapping ones live at its start that
- * it ends end there. 0 if an identical mapping is there already. */
-static int proc_insert(struct pf_maps *m, struct pf_maps_proc *p, struct pf_map mp)
+ * it ends end there, and their parts outside it (before, after) go on as
+ * mappings of their own from its start, added to *pc for the caller to add
+ * (perf's maps__fixup_overlappings() splits a mapping so: a process forked
+ * later inherits those parts). 0 if an identical mapping is there already. */
+static int proc_insert(struct pf_maps *m, struct pf_maps_proc *p, struct pf_map mp, struct pieces *pc)
 {
 	for (uint32_t i = 0; i < p->n_execs; i++) {
 		if (p->execs[i] > mp.t_start) {
@@ -310,8 +341,15 @@ static int proc_insert(struct pf_maps *m, struct pf_maps_proc *p, struct pf_map 
 		return 0;
 	for (uint32_t i = 0; i < p->n; i++) {
 		struct pf_map *o = &p->maps[i];
-		if (overlaps(o, &mp) && o->t_start <= mp.t_start && o->t_end > mp.t_start && ends(&mp, o))
+		if (overlaps(o, &mp) && o->t_start <= mp.t_start && o->t_end > mp.t_start && ends(&mp, o)) {
+			uint64_t t_end = o->t_end;
 			o->t_end = mp.t_start;
+			if (o->start < mp.start && piece_add(pc, o, o->start, mp.start, mp.t_start, t_end) < 0)
+				return -ENOMEM;
+			o = &p->maps[i];
+			if (o->end > mp.end && piece_add(pc, o, mp.end, o->end, mp.t_start, t_end) < 0)
+				return -ENOMEM;
+		}
 	}
 	/* two arrays of one capacity: p->cap follows the second */
 	uint32_t maps_cap = p->cap;
@@ -335,7 +373,17 @@ static int add_map(struct pf_maps *m, uint32_t pid, const struct pf_map *mp, int
 	struct pf_maps_proc *p = proc_get(m, pid);
 	if (!p)
 		return -ENOMEM;
-	int rc = proc_insert(m, p, *mp);
+	struct pieces pc = { 0 };
+	int rc = proc_insert(m, p, *mp, &pc);
+	/* the parts of the mappings it overlapped in part, as mappings of
+	 * their own (handed down to children in their turn) */
+	for (uint32_t i = 0; rc > 0 && i < pc.n; i++) {
+		int r = add_map(m, pid, &pc.v[i], depth);
+		if (r < 0)
+			rc = r;
+	}
+	free(pc.v);
+	p = proc_find(m, pid);
 	if (rc <= 0 || depth >= MAX_FORK_DEPTH)
 		return rc < 0 ? rc : 0;
 	/* the inserted copy, as cut by the rules */

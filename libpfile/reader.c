@@ -123,6 +123,11 @@ static int parse_file_header(pf_reader *r)
 	if (n == 0)
 		return rerr(r, -ENODATA, 0, "empty file (not a .pf file)");
 	const uint8_t *h = r->buf + r->pos;
+	if ((size_t)n >= 8 && (memcmp(h, "PERFILE2", 8) == 0 || memcmp(h, "2ELIFREP", 8) == 0 ||
+			       memcmp(h, "PERFFILE", 8) == 0))
+		/* perf.data's magic, in either byte order (perf's header.c), or
+		 * its version 1 form: the one tool that reads it is pfimport */
+		return rerr(r, -EILSEQ, 0, "is a perf.data file: convert it with pfimport");
 	if ((size_t)n < PF_MAGIC_SIZE || memcmp(h, PF_MAGIC, PF_MAGIC_SIZE) != 0)
 		return rerr(r, -EILSEQ, 0, "not a .pf file (bad magic)");
 	if (n < PF_FILE_HEADER_SIZE)

@@ -377,6 +377,22 @@ int pfsi_kern_resolve_chain(void *ctx, struct pf_prof *p, struct pf_prof_frame *
 
 /* ---- the kallsyms table ----------------------------------------------------- */
 
+/* 1 and *nx the first symbol after symbol i (past its aliases) if it starts
+ * at a + 1: a is the last byte of symbol i. */
+static int pfx_end(const struct pf_ksyms *t, uint32_t i, uint64_t a, struct pf_ksym *nx)
+{
+	struct pf_ksym cur;
+	if (pf_ksyms_sym(t, i, &cur) < 0)
+		return 0;
+	for (uint32_t j = i + 1; j < t->n_syms; j++) {
+		if (pf_ksyms_sym(t, j, nx) < 0)
+			return 0;
+		if (nx->addr != cur.addr)
+			return nx->addr == a + 1 && strncmp(nx->name, "__pfx_", 6) != 0;
+	}
+	return 0;
+}
+
 /* Names f (address f->file_off) from the KSYMBOL records, else the kallsyms
  * table: @return 1 named, 0 not, or -ENOMEM. */
 static int name_addr(struct kern *k, struct pf_prof *p, struct pf_prof_frame *f)
@@ -404,6 +420,19 @@ static int name_addr(struct kern *k, struct pf_prof *p, struct pf_prof_frame *f)
 	if (pf_ksyms_sym(t, (uint32_t)i, s) < 0)
 		return 0;
 	const char *name = s->name;
+	int64_t off = (int64_t)(a - s->addr);
+	struct pf_ksym nx;
+	if (strncmp(name, "__pfx_", 6) == 0 && pfx_end(t, (uint32_t)i, a, &nx) && strcmp(nx.name, name + 6) == 0) {
+		/* the last byte of FUNC's padding (__pfx_FUNC): the byte
+		 * before a return address that is FUNC's first byte (a
+		 * retpoline's target, an interrupted first instruction; a
+		 * call is never the padding's last instruction). perf looks
+		 * the return address up and names FUNC+0x0: FUNC, one byte
+		 * before it (sym_off -1 modulo 2^32, format/profile.md 3.1) */
+		s = &nx;
+		name = nx.name;
+		off = -1;
+	}
 	size_t nl = strlen(name);
 	char buf[PF_KSYMS_MAX_NAME + 80];
 	if (s->module) {
@@ -413,7 +442,13 @@ static int name_addr(struct kern *k, struct pf_prof *p, struct pf_prof_frame *f)
 	int64_t id = pf_prof_str(p, name, nl);
 	if (id < 0)
 		return (int)id;
-	pfsi_frame_name(f, (uint32_t)id, a - s->addr);
+	if (off < 0) {
+		f->name = (uint32_t)id;
+		f->sym_off = UINT32_MAX;
+		f->flags |= PF_FRAME_HAS_SYMOFF;
+	} else {
+		pfsi_frame_name(f, (uint32_t)id, (uint64_t)off);
+	}
 	return 1;
 }
 

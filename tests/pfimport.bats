@@ -661,3 +661,52 @@ patch() {
 	run -0 --separate-stderr pfimport --buildid-dir bad v.data -o b.pf
 	[ "${stderr_lines[0]}" = "pfimport: v.data: [vdso]: no image in perf's build-id cache (bad/[vdso]/$bid/vdso: its build-id is not the recorded one): its frames stay unnamed" ]
 }
+
+@test "a perf.data given to the other tools: they name pfimport (both byte orders)" {
+	local t
+	for t in pfdump pfsym pffold pfscript; do
+		run -1 --separate-stderr $t le.data
+		assert_equal "$stderr" "$t: le.data: is a perf.data file: convert it with pfimport"
+	done
+	run -1 --separate-stderr pfdump be.data
+	assert_equal "$stderr" "pfdump: be.data: is a perf.data file: convert it with pfimport"
+	# anything else is still not a .pf file
+	printf 'PERFILE3 and more bytes than a header' >other.pf
+	run -1 --separate-stderr pfdump other.pf
+	assert_equal "$stderr" "pfdump: other.pf: not a .pf file (bad magic)"
+}
+
+@test "pipe mode without event names (perf 4.x): perf's names made from the attrs, with their modifiers" {
+	"$GEN" --pipe --bare-attrs ba.data
+	run -0 --separate-stderr pfimport ba.data -o ba.pf
+	pfscript -q -F event ba.pf | sort | uniq -c | awk '{ print $1, $2 }' >names.txt
+	printf '%s\n' '3 cpu-clock:ppH:' '3 task-clock:uh:' | diff - names.txt
+	# pffold -e takes the name perf gives
+	run -0 pffold -q -e cpu-clock:ppH ba.pf
+	[ "$(grep -v '^\[lost\]' <<<"$output" | awk '{ s += $NF } END { print s }')" -eq 3 ]
+	if [ -z "$PERF_MISSING" ]; then
+		diff <(perf script -i ba.data -G -F event 2>/dev/null | sort | uniq -c | awk '{ print $1, $2 }') names.txt
+	fi
+}
+
+@test "a CPUDESC feature of 0 bytes (perf 3.14 on armv7): read as absent, the file imported, exit 0" {
+	"$GEN" --empty-cpudesc ec.data
+	run -0 --separate-stderr pfimport ec.data -o ec.pf
+	[[ "$stderr" == *"ec.data: 6 samples, 7 lost, 12 records, "* ]]
+	[[ "$stderr" != *damaged* ]]
+	run -1 grep -q '^  cpu_model = ' <(pfdump -H ec.pf)
+	[ "$(meta ec.pf cpuid)" = "GenuineGen,1,2,3" ]
+}
+
+@test "a file cut inside a feature pfimport does not read (unknown to it): the records kept, the damage named, exit 1" {
+	"$GEN" --unknown-feature uf.data
+	local size
+	size=$(stat -c %s uf.data)
+	cut_file uf.data $((size - 3)) ufc.data
+	run -1 --separate-stderr pfimport ufc.data -o ufc.pf
+	[[ "$stderr" == *"ufc.data: 6 samples, 7 lost, 12 records, "*", incomplete (no END)"* ]]
+	assert_equal "${stderr##*$'\n'}" "pfimport: ufc.data: offset $((size - 8)): feature 40 of 8 bytes runs past the end of the file ($((size - 3)) bytes): damaged"
+	# whole, it is only skipped
+	run -0 --separate-stderr pfimport uf.data -o uf.pf
+	[[ "$stderr" == *"feature 40 unknown to this reader: skipped"* ]]
+}

@@ -369,3 +369,99 @@ filter_check() {
 	assert_failure 1
 	assert_equal "$stderr" "pfscript: t.sym.pf: event 'cpu-clock' did not record the CPU (no PERF_SAMPLE_CPU, as perf record of a command leaves it): no -C filter"
 }
+
+@test "a thread without a COMM record: ':TID' as perf script names it" {
+	"$PFTOOLS_BUILD/tests/perfdata-gen" --no-comm nc.data
+	pfimport -q nc.data -o nc.pf
+	run -0 pfscript -q -F comm,tid nc.pf
+	[ "${#lines[@]}" -eq 6 ]
+	[ "$(sort -u <<<"$output" | awk '{ print $1, $2 }')" = $':4242 4242\n:4243 4243' ]
+	if [ -z "$PERF_MISSING" ]; then
+		diff <(perf script -i nc.data -G -F comm,tid 2>/dev/null) <(pfscript -q -F comm,tid nc.pf)
+	fi
+}
+
+@test "a 32-bit recording (i686): kernel frames, told by the chain's context markers and the cpumode, are [kernel.kallsyms] as perf script says" {
+	"$PFTOOLS_BUILD/tests/perfdata-gen" --arch i686 --kernel-chain k32.data
+	pfimport -q k32.data -o k32.pf
+	run -0 pfscript -q -F ip,sym,dso k32.pf
+	[ "$(grep -c '\[kernel\.kallsyms\])$' <<<"$output")" -eq 12 ]
+	assert_line --regexp '^[[:space:]]+c1000100 \[unknown\] \(\[kernel\.kallsyms\]\)$'
+	refute_output --partial '([unknown])'
+	if [ -z "$PERF_MISSING" ]; then
+		diff <(perf script -i k32.data -F ip,sym,dso 2>/dev/null | grep kallsyms) <(grep kallsyms <<<"$output")
+	fi
+}
+
+@test "--call-graph dwarf: each caller at the address and offset perf script prints (the byte before its return address)" {
+	need_perf
+	build_workload rec_threads threads_nofp -O1 -g -fomit-frame-pointer -pthread
+	perf record -q -e cpu-clock --call-graph dwarf -F 2000 -o dw.data -- ./threads_nofp 200 >/dev/null 2>&1
+	pfimport -q dw.data -o dw.pf
+	pfsym -q dw.pf -o dw.sym.pf
+	# "ADDR sym+0xOFF" of the workload's own frames, leaves and callers
+	local own='$NF ~ /threads_nofp\)$/ && $2 ~ /\+0x/ { print $1, $2 }'
+	pfscript -q dw.sym.pf | awk "$own" | sort -u >pf.dw
+	perf script -i dw.data 2>/dev/null | awk "$own" | sort -u >perf.dw
+	[ "$(wc -l <pf.dw)" -ge 3 ]
+	# callers among them: the frames below a leaf
+	[ "$(pfscript -q dw.sym.pf | awk '/^[^\t]/ { n = 0; next } /^\t/ { n++ } n > 1' | awk "$own" | sort -u | wc -l)" -ge 2 ]
+	# every pfscript line is one perf prints
+	[ -z "$(comm -23 pf.dw perf.dw)" ] || { comm -23 pf.dw perf.dw | head >&2; false; }
+	# and each address is its symbol's (nm) plus the offset
+	local addr symoff start
+	while read -r addr symoff; do
+		start=$(nm threads_nofp | awk -v s="${symoff%+0x*}" '$3 == s { print $1 }')
+		[ $((0x$start + 0x${symoff##*+0x})) -eq $((0x$addr)) ] || { echo "$addr $symoff: $start" >&2; false; }
+	done <pf.dw
+}
+
+@test "a kernel return address at a function's first byte: FUNC+0x0, as perf names it, not the padding symbol __pfx_FUNC before it" {
+	"$PFTOOLS_BUILD/tests/perfdata-gen" --arch i686 --kernel-chain k32.data
+	pfimport -q k32.data -o k32.pf
+	# each sample's kernel chain: kfunc_a's first bytes (interrupted), then
+	# the return address 0xc1000200, kfunc_b's first byte
+	# (a padding symbol listed after kfunc_a at its address: perf prefers
+	# the name with fewer leading underscores of two at one address)
+	printf '%s\n' 'c10000f0 t __pfx_kfunc_a' 'c1000100 T kfunc_a' 'c1000100 t __pfx_kfunc_x' \
+		'c10001f0 t __pfx_kfunc_b' 'c1000200 T kfunc_b' 'c1000300 T _etext' >ks.txt
+	pfsym -q --kallsyms ks.txt k32.pf -o k32.sym.pf
+	run -0 pfscript -q -F ip,sym,dso k32.sym.pf
+	[ "$(grep -c $'^\t *c1000200 kfunc_b+0x0 (\\[kernel.kallsyms\\])$' <<<"$output")" -eq 6 ]
+	assert_line --regexp '^[[:space:]]+c1000100 kfunc_a\+0x0 \(\[kernel\.kallsyms\]\)$'
+	[ "$(grep -c ' kfunc_a+0x' <<<"$output")" -eq 6 ]
+	refute_output --partial __pfx_
+}
+
+@test "code in anonymous memory (a JIT's): its address and /tmp/perf-PID.map, as perf script prints them" {
+	need_perf
+	build_workload perfmap_jit pj -O2 -g -fno-omit-frame-pointer
+	perf record -q -e cpu-clock -g -F 2000 -o pj.data -- ./pj 300 >pj.pid 2>/dev/null || [ $? -eq 77 ] || false
+	[ -s pj.pid ] || skip "no JIT code for this machine"
+	rm -f "/tmp/perf-$(cat pj.pid).map"
+	pfimport -q pj.data -o pj.pf
+	# "ADDR (DSO)" of the frames in the JIT's code, sample by sample
+	local jit='/^[^\t]/ { n++; next } /perf-[0-9]+\.map\)$/ { print n, $1, $NF }'
+	pfscript -q -F ip,sym,dso pj.pf | awk "$jit" >pf.jit
+	perf script -i pj.data -F ip,sym,dso 2>/dev/null | awk "$jit" >perf.jit
+	[ "$(wc -l <pf.jit)" -gt 20 ]
+	grep -q "(/tmp/perf-$(cat pj.pid).map)\$" pf.jit
+	diff perf.jit pf.jit
+	run -1 grep -q '//anon' <(pfscript -q pj.pf)
+}
+
+@test "a process forked after a mapping overlapped the end of another: the rest of the older mapping is the child's too, as perf splits it" {
+	"$PFTOOLS_BUILD/tests/perfdata-gen" --overlap ov.data
+	pfimport -q ov.data -o ov.pf
+	run -0 pfscript -q -F pid,tid,ip,dso ov.pf
+	# the child's (4243) samples at 0x401020, 0x401050: in /usr/bin/prog's
+	# first part, which over.so's mapping at 0x401800 left
+	[ "$(grep -c $'^\t *10[25]0 (/usr/bin/prog+0x10[25]0)$' <<<"$output")" -eq 2 ]
+	refute_output --partial '([unknown])'
+	# each sample's leaf frame, as perf script gives it
+	local leaf='/^[^\t]/ { h = $0; k = 1; next } /^\t/ && k { sub(/\+0x[0-9a-f]+\)$/, ")"); print h, $1, $2; k = 0 }'
+	if [ -z "$PERF_MISSING" ]; then
+		diff <(perf script -i ov.data -F pid,tid,ip,dso 2>/dev/null | awk "$leaf") <(awk "$leaf" <<<"$output")
+	fi
+	true
+}

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "maps.h"
 #include "profile.h"
 #include "text.h"
 
@@ -78,11 +79,14 @@ struct ctx {
 	struct pf_prof *prof;
 	struct pf_events *evs;
 	int old_offsets; /* a named frame without an offset was seen (pfsym before 1.1) */
+	uint8_t word_size; /* the recording's pointer size (file header): 4 or 8 */
 	struct ftext *fcache; /* frame texts by 2 * frame id + (caller ? 1 : 0) */
 	size_t n_fcache;
 	char *arena; /* the frame texts, one after the other */
 	size_t arena_len, arena_cap;
 	uint8_t *fkern; /* per frame id: 1 a kernel frame (print_all()) */
+	uint8_t *fanon; /* per frame id: 1 in anonymous memory (its text names the pid) */
+	uint32_t cur_pid; /* the process of the sample being printed */
 	char *obuf; /* text output not yet handed to stdio (OBUF_SIZE bytes) */
 	size_t olen;
 	FILE *mem; /* frame_cached()'s memory stream over mem_buf, mem_len */
@@ -140,8 +144,9 @@ static void usage(FILE *f)
 	      "Samples come in time order, as perf script prints them (a recording holds\n"
 	      "each CPU's samples in runs): pfscript keeps 48 bytes per sample to sort them.\n"
 	      "ADDR is the frame's offset in its file, as perf prints it (a caller's at its\n"
-	      "return address), the kernel's address for kernel frames. Lost samples are counted in\n"
-	      "the summary, not printed.\n"
+	      "return address; in a DWARF-unwound stack at the byte before it), the kernel's\n"
+	      "address for kernel frames, the address itself in anonymous memory (a JIT's:\n"
+	      "DSO /tmp/perf-PID.map). Lost samples are counted in the summary, not printed.\n"
 	      "\n"
 	      "Exit status: 0 ok, 1 error (including a damaged input), 2 usage.\n",
 	      f);
@@ -210,17 +215,38 @@ static void frame_text(struct ctx *c, const struct pf_prof_frame *f, int ret, st
 	t->addr += (uint64_t)adj;
 	t->sym = str(c, f->name);
 	t->has_off = 0;
-	if ((f->flags & PF_FRAME_KERNEL) && !dso && !t->sym && f->file_off < (UINT64_C(1) << 63)) {
-		/* a kernel-context word in the user half of the address space
-		 * (a frame-pointer walk through code without frame pointers
-		 * read a stack word equal to PERF_CONTEXT_KERNEL): no kernel
-		 * map holds it, and perf script prints its map as [unknown] */
+	if ((f->flags & PF_FRAME_KERNEL) && !dso && !t->sym && c->word_size == 8 &&
+	    f->file_off < (UINT64_C(1) << 63)) {
+		/* a kernel-context word in the user half of a 64-bit address
+		 * space (a frame-pointer walk through code without frame
+		 * pointers read a stack word equal to PERF_CONTEXT_KERNEL): no
+		 * kernel map holds it, and perf script prints its map as
+		 * [unknown]. Which frames are the kernel's follows the
+		 * callchain's context markers and the sample's cpumode (the
+		 * builder's PF_FRAME_KERNEL); a 32-bit recording's kernel lies
+		 * below 2^63 and its user stack words (32 bits) never read as
+		 * a marker */
 		snprintf(t->dso, sizeof t->dso, "[unknown]");
 	} else if (f->flags & PF_FRAME_KERNEL) {
 		snprintf(t->dso, sizeof t->dso, "%s", dso ? dso : "[kernel.kallsyms]");
+		/* a named kernel frame with its offset, as perf script
+		 * prints it (exc_page_fault+0xeb) */
+		if (t->sym && c->offsets && (f->flags & PF_FRAME_HAS_SYMOFF)) {
+			t->off = (uint32_t)(f->sym_off + (uint32_t)adj);
+			t->has_off = 1;
+		}
 	} else if (f->flags & (PF_FRAME_UNKNOWN | PF_FRAME_TRUNCATED) || !dso) {
 		snprintf(t->dso, sizeof t->dso, "[unknown]");
 		t->sym = (f->flags & PF_FRAME_TRUNCATED) ? "[truncated]" : NULL;
+	} else if (pf_dso_perf_anon(dso, strlen(dso))) {
+		/* anonymous memory (a JIT's code): perf maps it one to one and
+		 * names it /tmp/perf-PID.map, the file a JIT writes its
+		 * symbols to; the builder keyed the frame by its address */
+		snprintf(t->dso, sizeof t->dso, "/tmp/perf-%" PRId32 ".map", (int32_t)c->cur_pid);
+		if (t->sym && c->offsets && (f->flags & PF_FRAME_HAS_SYMOFF)) {
+			t->off = (uint32_t)(f->sym_off + (uint32_t)adj);
+			t->has_off = 1;
+		}
 	} else if (!t->sym) {
 		/* as perf script: the offset is ADDR, the DSO alone in
 		 * parentheses (stackcollapse-perf.pl then folds an unnamed
@@ -229,8 +255,11 @@ static void frame_text(struct ctx *c, const struct pf_prof_frame *f, int ret, st
 	} else {
 		snprintf(t->dso, sizeof t->dso, "%s", dso);
 		if (c->offsets && (f->flags & PF_FRAME_HAS_SYMOFF)) {
-			/* pfsym's offset is that of the byte it looked up */
-			t->off = (uint64_t)f->sym_off + (uint64_t)adj;
+			/* pfsym's offset is that of the byte it looked up,
+			 * modulo 2^32: a return address at its function's
+			 * first byte was looked up at offset -1 (0xffffffff:
+			 * the kernel's __pfx_ padding, format/profile.md 3.1) */
+			t->off = (uint32_t)(f->sym_off + (uint32_t)adj);
 			t->has_off = 1;
 		} else if (c->offsets) {
 			c->old_offsets = 1;
@@ -277,6 +306,22 @@ static void write_frame(struct ctx *c, FILE *o, const struct pf_prof_frame *f, i
 	putc('\n', o);
 }
 
+/* Room in the arena for n more bytes past its end. @return 0 or -ENOMEM. */
+static int arena_room(struct ctx *c, size_t n)
+{
+	if (c->arena_len + n <= c->arena_cap)
+		return 0;
+	size_t cap = c->arena_cap ? 2 * c->arena_cap : (size_t)1 << 16;
+	while (cap < c->arena_len + n)
+		cap *= 2;
+	char *na = realloc(c->arena, cap);
+	if (!na)
+		return -ENOMEM;
+	c->arena = na;
+	c->arena_cap = cap;
+	return 0;
+}
+
 /* The text of frame `fid` (as a caller: `ret`), made once: frames repeat
  * in every sample that passes through them. NULL when out of memory. The
  * frame fields are the same for every sample (only cpu varies). The texts
@@ -285,6 +330,24 @@ static void write_frame(struct ctx *c, FILE *o, const struct pf_prof_frame *f, i
 static const struct ftext *frame_cached(struct ctx *c, uint32_t fid, int ret, unsigned fl)
 {
 	size_t i = 2 * (size_t)fid + (ret ? 1 : 0);
+	if (c->fanon[fid]) {
+		/* its text names the sample's pid: made each time, kept in
+		 * the slot past the arena's end */
+		static struct ftext once;
+		if (!c->mem && !(c->mem = open_memstream(&c->mem_buf, &c->mem_len)))
+			return NULL;
+		if (fseeko(c->mem, 0, SEEK_SET) != 0)
+			return NULL;
+		write_frame(c, c->mem, pf_prof_frame_get(c->prof, fid), ret, fl);
+		if (fflush(c->mem) != 0 || c->mem_len == 0 || c->mem_len > UINT32_MAX - c->arena_len)
+			return NULL;
+		if (arena_room(c, c->mem_len) < 0)
+			return NULL;
+		memcpy(c->arena + c->arena_len, c->mem_buf, c->mem_len);
+		once.off = (uint32_t)c->arena_len;
+		once.len = (uint32_t)c->mem_len;
+		return &once;
+	}
 	if (i >= c->n_fcache) {
 		size_t n = 2 * (size_t)pf_prof_n_frames(c->prof);
 		if (n <= i)
@@ -306,16 +369,8 @@ static const struct ftext *frame_cached(struct ctx *c, uint32_t fid, int ret, un
 		write_frame(c, c->mem, pf_prof_frame_get(c->prof, fid), ret, fl);
 		if (fflush(c->mem) != 0 || c->mem_len == 0 || c->mem_len > UINT32_MAX - c->arena_len)
 			return NULL;
-		if (c->arena_len + c->mem_len > c->arena_cap) {
-			size_t cap = c->arena_cap ? 2 * c->arena_cap : (size_t)1 << 16;
-			while (cap < c->arena_len + c->mem_len)
-				cap *= 2;
-			char *na = realloc(c->arena, cap);
-			if (!na)
-				return NULL;
-			c->arena = na;
-			c->arena_cap = cap;
-		}
+		if (arena_room(c, c->mem_len) < 0)
+			return NULL;
 		memcpy(c->arena + c->arena_len, c->mem_buf, c->mem_len);
 		c->fcache[i].off = (uint32_t)c->arena_len;
 		c->fcache[i].len = (uint32_t)c->mem_len;
@@ -489,7 +544,7 @@ static void update_name_width(struct ctx *c)
 /* The frames of leaf node `stack` (leaf first) to `o`, each text made once
  * (frame_cached()). Whole stacks are not cached: on a VM the page faults of
  * that memory cost more than the copying it saves. @return 0 or -ENOMEM. */
-static int write_stack(struct ctx *c, FILE *o, uint32_t stack, unsigned fl)
+static int write_stack(struct ctx *c, FILE *o, uint32_t stack, unsigned fl, int dwarf)
 {
 	int prev = -1, first = 1;
 	uint32_t n_stacks = pf_prof_n_stacks(c->prof), left = c->filt.max_stack;
@@ -506,8 +561,12 @@ static int write_stack(struct ctx *c, FILE *o, uint32_t stack, unsigned fl)
 		int k = c->fkern[fid];
 		/* the first frame of each part (kernel, user) is where the
 		 * sample was taken or the kernel was entered; the others
-		 * are return addresses */
-		const struct ftext *t = frame_cached(c, fid, prev == k, fl);
+		 * are return addresses, printed as such; but where perf
+		 * unwound a stack copy (--call-graph dwarf), it prints a
+		 * caller at the byte before its return address (its
+		 * unwinders decrement a non-activation frame's pc, as
+		 * dwfl_frame_pc() tells): the byte pfsym looked up */
+		const struct ftext *t = frame_cached(c, fid, prev == k && !(dwarf && !k), fl);
 		if (!t)
 			return -ENOMEM;
 		prev = k;
@@ -531,9 +590,15 @@ static int print_sample(struct ctx *c, const struct pf_prof_sample *s)
 	unsigned fl = c->fields;
 	if (!c->fields_given && ev && (ev->attr.sample_type & PERF_SAMPLE_CPU))
 		fl |= F_CPU;
+	int dwarf = ev && (ev->attr.sample_type & PERF_SAMPLE_STACK_USER);
+	c->cur_pid = s->pid;
 	const char *comm = str(c, s->comm);
-	if (!comm)
-		comm = ":-1";
+	char tidname[16];
+	if (!comm) {
+		/* a thread without a COMM: perf names it ":TID" (thread__new()) */
+		snprintf(tidname, sizeof tidname, ":%" PRId32, (int32_t)s->tid);
+		comm = tidname;
+	}
 	/* tid -1 (a task exiting under -a): perf finds no thread and prints
 	 * the comm of thread -1 */
 	if (s->tid == UINT32_MAX)
@@ -553,7 +618,7 @@ static int print_sample(struct ctx *c, const struct pf_prof_sample *s)
 		if (fl & (F_IP | F_SYM | F_DSO)) {
 			SEP();
 			fputs("\"frames\":[", o);
-			if ((rc = write_stack(c, o, s->stack, fl)) < 0)
+			if ((rc = write_stack(c, o, s->stack, fl, dwarf)) < 0)
 				return rc;
 			putc(']', o);
 		}
@@ -565,7 +630,7 @@ static int print_sample(struct ctx *c, const struct pf_prof_sample *s)
 		int chain = (fl & (F_IP | F_SYM | F_DSO)) != 0;
 		write_head(c, s, fl, chain, comm, evname);
 		if (chain) {
-			if ((rc = write_stack(c, o, s->stack, fl)) < 0)
+			if ((rc = write_stack(c, o, s->stack, fl, dwarf)) < 0)
 				return rc;
 			out_put(c, "\n", 1);
 		}
@@ -766,8 +831,14 @@ static int print_all(struct ctx *c)
 	size_t n_frames = pf_prof_n_frames(c->prof);
 	if (!(c->fkern = malloc(n_frames ? n_frames : 1)))
 		return -ENOMEM;
-	for (size_t f = 0; f < n_frames; f++)
-		c->fkern[f] = (pf_prof_frame_get(c->prof, (uint32_t)f)->flags & PF_FRAME_KERNEL) != 0;
+	if (!(c->fanon = calloc(n_frames ? n_frames : 1, 1)))
+		return -ENOMEM;
+	for (size_t f = 0; f < n_frames; f++) {
+		const struct pf_prof_frame *fr = pf_prof_frame_get(c->prof, (uint32_t)f);
+		c->fkern[f] = (fr->flags & PF_FRAME_KERNEL) != 0;
+		const char *d = c->fkern[f] ? NULL : str(c, fr->dso);
+		c->fanon[f] = d && !(fr->flags & (PF_FRAME_UNKNOWN | PF_FRAME_TRUNCATED)) && pf_dso_perf_anon(d, strlen(d));
+	}
 	if (!c->json && !c->obuf && !(c->obuf = malloc(OBUF_SIZE)))
 		return -ENOMEM;
 	struct head *h = NULL;
@@ -846,6 +917,7 @@ static int run(struct ctx *c, int *damaged)
 		return 1;
 	}
 	c->opened = 1;
+	c->word_size = pf_reader_header(r)->word_size;
 	pf_reader_set_stop_at_end(r, 1); /* another file appended is not read */
 	pf_prof_builder *b = NULL;
 	int resolved = -1; /* unknown until SYMINFO or RECORDS comes */
@@ -1205,6 +1277,7 @@ int main(int argc, char **argv)
 	free(c.keep);
 	free(c.arena);
 	free(c.fkern);
+	free(c.fanon);
 	free(c.obuf);
 	if (c.mem)
 		fclose(c.mem);

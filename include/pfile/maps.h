@@ -58,6 +58,14 @@ enum pf_dso_kind {
 	PF_DSO_PSEUDO,     /* a kernel-provided area: [vdso], [heap], [stack], ... */
 };
 
+/* 1 if `path` (`len` bytes, not NUL-terminated) is anonymous memory that
+ * perf maps one to one and names /tmp/perf-PID.map (map__new() in
+ * tools/perf/util/map.c: "//anon", "/dev/zero...", "/anon_hugepage...",
+ * "/SYSV..."): its frames are keyed by address, not file offset (the
+ * builder, format/profile.md 3.1), and pfscript prints them as perf script
+ * does. 0 otherwise (files, memfd:, pseudo files such as [vdso]). */
+int pf_dso_perf_anon(const char *path, size_t len);
+
 /* A mapped file (or pseudo file: "[vdso]", "//anon"), interned by path and
  * build-id: the same path with two build-ids (a binary replaced during the
  * recording) gives two DSOs. */

@@ -25,6 +25,25 @@
  *   --data-size-zero    file mode as perf record leaves it when killed: data
  *                       size 0 in the header, no features
  *   --samples N         samples (default 6)
+ *   --bare-attrs        pipe mode as perf 4.x wrote it: no EVENT_DESC, so the
+ *                       names come from the attrs, whose flags ask for
+ *                       modifiers: event 0 precise_ip 2 and exclude_guest
+ *                       (perf names it cpu-clock:ppH), event 1 exclude_kernel
+ *                       (task-clock:uh)
+ *   --arch NAME         the ARCH feature (default x86_64; ppc64 big-endian)
+ *   --kernel-chain      the samples taken in the kernel (misc KERNEL), their
+ *                       chains [PERF_CONTEXT_KERNEL, 0xc1000100 + 16 i,
+ *                       0xc1000200 (a return address), PERF_CONTEXT_USER,
+ *                       ip, ...], after an MMAP of
+ *                       [kernel.kallsyms]_text at 0xc1000000 (a 32-bit
+ *                       kernel's addresses, with --arch i686)
+ *   --overlap           an MMAP2 of /usr/lib/over.so at 0x401800 len 0x800 at
+ *                       1000150000, over the end of /usr/bin/prog's mapping,
+ *                       before the FORK, which makes 4243 a process: the
+ *                       child inherits the rest of prog's mapping
+ *   --no-comm           no COMM record: the threads have no name
+ *   --empty-cpudesc     a CPUDESC feature of 0 bytes (perf 3.14 on armv7
+ *                       wrote one)
  * perfdata-gen --records-of IN.pf OUT writes the kernel records of a .pf file
  * (its RECORDS sections as libpfile's reader restores them, in host byte
  * order) back to back to OUT and prints their count: what the tests compare
@@ -56,7 +75,8 @@
 #include "pfile.h"
 #include "testutil.h"
 
-static int be;
+static int be, bare_attrs, no_comm, kernel_chain, overlap;
+static const char *arch_name;
 
 static void u8(struct pf_buf *b, uint8_t v)
 {
@@ -149,6 +169,12 @@ static void attr(struct pf_buf *b, uint32_t type, uint64_t config)
 	uint64_t flags = 0;
 	for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++)
 		flags |= 1ull << (be ? 63 - bits[i] : bits[i]);
+	/* --bare-attrs: precise_ip 2 (bits 15-16) and exclude_guest (20);
+	 * exclude_kernel (5) */
+	static const int mods[2][2] = { { 16, 20 }, { 5, -1 } };
+	for (int i = 0; bare_attrs && config < 2 && i < 2; i++)
+		if (mods[config][i] >= 0)
+			flags |= 1ull << (be ? 63 - mods[config][i] : mods[config][i]);
 	u64(b, flags);
 	while (b->len < at + 128)
 		u8(b, 0);
@@ -182,12 +208,27 @@ static void task_rec(struct pf_buf *b, uint32_t type, uint32_t pid, uint64_t tim
 
 static void kernel_records(struct pf_buf *b, int n_samples, int unknown)
 {
-	size_t r = begin_rec(b, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC);
-	u32(b, 4242);
-	u32(b, 4242);
-	tu_put(b, "prog\0\0\0\0", 8);
-	trailer(b, 4242, 4242, 1000000000, 0, 101);
-	end_rec(b, r, 8);
+	size_t r;
+	if (kernel_chain) {
+		r = begin_rec(b, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL);
+		u32(b, 0xffffffffu);
+		u32(b, 0);
+		u64(b, 0xc1000000);
+		u64(b, 0x1000000);
+		u64(b, 0xc1000000);
+		tu_put(b, "[kernel.kallsyms]_text", 23);
+		pad(b, 8);
+		trailer(b, 0xffffffffu, 0, 0, 0, 101);
+		end_rec(b, r, 8);
+	}
+	if (!no_comm) {
+		r = begin_rec(b, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC);
+		u32(b, 4242);
+		u32(b, 4242);
+		tu_put(b, "prog\0\0\0\0", 8);
+		trailer(b, 4242, 4242, 1000000000, 0, 101);
+		end_rec(b, r, 8);
+	}
 
 	r = begin_rec(b, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER);
 	u32(b, 4242);
@@ -206,21 +247,47 @@ static void kernel_records(struct pf_buf *b, int n_samples, int unknown)
 	trailer(b, 4242, 4242, 1000100000, 0, 101);
 	end_rec(b, r, 8);
 
-	task_rec(b, PERF_RECORD_FORK, 4242, 1000200000);
+	if (overlap) {
+		r = begin_rec(b, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER);
+		u32(b, 4242);
+		u32(b, 4242);
+		u64(b, 0x401800);
+		u64(b, 0x800);
+		u64(b, 0);
+		u32(b, 8);
+		u32(b, 1);
+		u64(b, 123457);
+		u64(b, 0);
+		u32(b, 5);
+		u32(b, 2);
+		tu_put(b, "/usr/lib/over.so", 17);
+		pad(b, 8);
+		trailer(b, 4242, 4242, 1000150000, 0, 101);
+		end_rec(b, r, 8);
+	}
+
+	/* --overlap: a process forked (pid 4243), not a thread */
+	task_rec(b, PERF_RECORD_FORK, overlap ? 4243 : 4242, 1000200000);
 
 	for (int i = 0; i < n_samples; i++) {
 		uint64_t ip = 0x401000 + 16 * (uint64_t)i;
 		uint32_t tid = i % 3 == 2 ? 4243 : 4242;
-		r = begin_rec(b, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+		uint64_t kip = 0xc1000100 + 16 * (uint64_t)i;
+		r = begin_rec(b, PERF_RECORD_SAMPLE, kernel_chain ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER);
 		u64(b, i % 2 ? 201 : (i % 4 ? 102 : 101)); /* IDENTIFIER */
-		u64(b, ip);
-		u32(b, 4242);
+		u64(b, kernel_chain ? kip : ip);
+		u32(b, overlap ? tid : 4242);
 		u32(b, tid);
 		u64(b, 1000250000 + 250000 * (uint64_t)i);
 		u32(b, (uint32_t)(i % 2));
 		u32(b, 0);
 		u64(b, 250000);
-		u64(b, 4);
+		u64(b, kernel_chain ? 7 : 4);
+		if (kernel_chain) {
+			u64(b, PERF_CONTEXT_KERNEL);
+			u64(b, kip);
+			u64(b, 0xc1000200);
+		}
 		u64(b, PERF_CONTEXT_USER);
 		u64(b, ip);
 		u64(b, 0x401800);
@@ -275,7 +342,7 @@ struct feat {
 	struct pf_buf b;
 };
 
-static void features(struct feat *f, int *n, int unknown)
+static void features(struct feat *f, int *n, int unknown, int empty_cpudesc)
 {
 	memset(f, 0, 16 * sizeof(*f));
 	int k = 0;
@@ -291,12 +358,14 @@ static void features(struct feat *f, int *n, int unknown)
 	f[k].id = 5;
 	hstring(&f[k++].b, "6.1.gen");
 	f[k].id = 6;
-	hstring(&f[k++].b, be ? "ppc64" : "x86_64");
+	hstring(&f[k++].b, arch_name ? arch_name : be ? "ppc64" : "x86_64");
 	f[k].id = 7;
 	u32(&f[k].b, 4);
 	u32(&f[k++].b, 2);
 	f[k].id = 8;
-	hstring(&f[k++].b, "Gen CPU 9000");
+	if (!empty_cpudesc)
+		hstring(&f[k].b, "Gen CPU 9000");
+	k++;
 	f[k].id = 9;
 	hstring(&f[k++].b, "GenuineGen,1,2,3");
 	f[k].id = 10;
@@ -402,7 +471,7 @@ static int records_of(const char *in, const char *out)
 
 /* The options (see the usage above) */
 struct opts {
-	int pipe, comp, unk_feat, unk_rec, aux, dsz0, odd, n_samples;
+	int pipe, comp, unk_feat, unk_rec, aux, dsz0, odd, n_samples, empty_cpudesc;
 	uint64_t hsize;
 	const char *out;
 };
@@ -425,7 +494,10 @@ static int parse_args(struct opts *o, int argc, char **argv)
 		{ "--compress", &o->comp, 1 },	       { "--compress2", &o->comp, 2 },
 		{ "--unknown-feature", &o->unk_feat, 1 }, { "--unknown-record", &o->unk_rec, 1 },
 		{ "--aux", &o->aux, 1 },	       { "--odd-record", &o->odd, 1 },
-		{ "--data-size-zero", &o->dsz0, 1 },
+		{ "--data-size-zero", &o->dsz0, 1 }, { "--bare-attrs", &bare_attrs, 1 },
+		{ "--no-comm", &no_comm, 1 }, { "--kernel-chain", &kernel_chain, 1 },
+		{ "--overlap", &overlap, 1 },
+		{ "--empty-cpudesc", &o->empty_cpudesc, 1 },
 	};
 	for (int i = 1; i < argc; i++) {
 		size_t k = 0;
@@ -435,6 +507,8 @@ static int parse_args(struct opts *o, int argc, char **argv)
 			*flags[k].flag = flags[k].value;
 		else if (!strcmp(argv[i], "--header-size") && i + 1 < argc)
 			o->hsize = strtoull(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "--arch") && i + 1 < argc)
+			arch_name = argv[++i];
 		else if (!strcmp(argv[i], "--samples") && i + 1 < argc)
 			o->n_samples = atoi(argv[++i]);
 		else if (argv[i][0] != '-' && !o->out)
@@ -507,6 +581,8 @@ static void pipe_file(struct pf_buf *f, const struct pf_buf *data, const struct 
 	for (int k = 0; k < nf; k++) {
 		if (ft[k].id == 2)
 			continue; /* build-ids come as records, at the end */
+		if (ft[k].id == 12 && bare_attrs)
+			continue;
 		size_t r = begin_rec(f, 80, 0); /* HEADER_FEATURE */
 		u64(f, ft[k].id);
 		tu_put(f, ft[k].b.data, ft[k].b.len);
@@ -578,7 +654,7 @@ int main(int argc, char **argv)
 	data_records(&data, &o);
 	struct feat ft[16];
 	int nf;
-	features(ft, &nf, o.unk_feat);
+	features(ft, &nf, o.unk_feat, o.empty_cpudesc);
 	if (o.pipe)
 		pipe_file(&f, &data, ft, nf);
 	else

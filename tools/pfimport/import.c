@@ -174,11 +174,60 @@ static const char *const sw_names[] = { "cpu-clock", "task-clock", "page-faults"
 					"cpu-migrations", "minor-faults", "major-faults", "alignment-faults",
 					"emulation-faults", "dummy", "bpf-output", "cgroup-switches" };
 
-/* A name from the attr alone, as perf names the generic events. */
-static void attr_name(const struct imp *m, const struct imp_event *e, char *out, size_t n)
+/* Bit `k` of the attr's flag bit-fields (the u64 at byte 40): a big-endian
+ * compiler allocates bit-fields from the most significant bit. */
+static int attr_flag(const struct imp *m, const struct imp_event *e, unsigned k)
 {
-	uint32_t type = pf_pd_load32(m->pd, e->attr);
-	uint64_t config = pf_pd_load64(m->pd, e->attr + 8);
+	if (e->attr_size < 48)
+		return 0;
+	uint64_t f = pf_pd_load64(m->pd, e->attr + 40);
+	if (pf_perfdata_info(m->pd)->endian == PF_BIG_ENDIAN)
+		k = 63 - k;
+	return (int)((f >> k) & 1);
+}
+
+/* The modifiers perf appends to a name it makes from the attr
+ * (evsel__add_modifiers() in tools/perf/util/evsel.c): ":" then k, u, h for
+ * the contexts not excluded when one is; p per precise_ip level; H and G for
+ * host and guest where exclude_guest differs from its default (set with a
+ * context excluded or precise_ip). perf names a pipe-mode event so, where the
+ * stream carries no name: `cycles:ppH`. */
+static void add_modifiers(const struct imp *m, const struct imp_event *e, char *out, size_t n)
+{
+	enum { EXCL_USER = 4, EXCL_KERNEL = 5, EXCL_HV = 6, PRECISE0 = 15, PRECISE1 = 16, EXCL_HOST = 19,
+	       EXCL_GUEST = 20 };
+	char mod[16];
+	size_t k = 0;
+	int guest_default = 0;
+	if (attr_flag(m, e, EXCL_KERNEL) || attr_flag(m, e, EXCL_USER) || attr_flag(m, e, EXCL_HV)) {
+		if (!attr_flag(m, e, EXCL_KERNEL))
+			mod[k++] = 'k';
+		if (!attr_flag(m, e, EXCL_USER))
+			mod[k++] = 'u';
+		if (!attr_flag(m, e, EXCL_HV))
+			mod[k++] = 'h';
+		guest_default = 1;
+	}
+	unsigned precise = (unsigned)attr_flag(m, e, PRECISE0) | (unsigned)attr_flag(m, e, PRECISE1) << 1;
+	for (unsigned i = 0; i < precise; i++)
+		mod[k++] = 'p';
+	if (precise)
+		guest_default = 1;
+	if (attr_flag(m, e, EXCL_HOST) || attr_flag(m, e, EXCL_GUEST) == guest_default) {
+		if (!attr_flag(m, e, EXCL_HOST))
+			mod[k++] = 'H';
+		if (!attr_flag(m, e, EXCL_GUEST))
+			mod[k++] = 'G';
+	}
+	mod[k] = 0;
+	size_t len = strlen(out);
+	if (k && len + 1 < n)
+		snprintf(out + len, n - len, ":%s", mod);
+}
+
+/* The event's name from its type and config (no modifiers). */
+static void attr_base_name(const struct imp *m, uint32_t type, uint64_t config, char *out, size_t n)
+{
 	if (type == PERF_TYPE_HARDWARE && config < sizeof(hw_names) / sizeof(hw_names[0]))
 		snprintf(out, n, "%s", hw_names[config]);
 	else if (type == PERF_TYPE_SOFTWARE && config < sizeof(sw_names) / sizeof(sw_names[0]))
@@ -198,6 +247,19 @@ static void attr_name(const struct imp *m, const struct imp_event *e, char *out,
 		snprintf(out, n, "breakpoint");
 	else
 		snprintf(out, n, "type %u config 0x%llx", type, (unsigned long long)config);
+}
+
+/* A name from the attr alone, as perf names the generic events: those with
+ * a fixed name or a number (hardware, software, raw, cache) with their
+ * modifiers (add_modifiers()). */
+static void attr_name(const struct imp *m, const struct imp_event *e, char *out, size_t n)
+{
+	uint32_t type = pf_pd_load32(m->pd, e->attr);
+	uint64_t config = pf_pd_load64(m->pd, e->attr + 8);
+	attr_base_name(m, type, config, out, n);
+	if (type == PERF_TYPE_HARDWARE || type == PERF_TYPE_SOFTWARE || type == PERF_TYPE_RAW ||
+	    type == PERF_TYPE_HW_CACHE)
+		add_modifiers(m, e, out, n);
 }
 
 static int has_id(const struct imp *m, const struct imp_event *e, uint64_t id)
@@ -307,6 +369,10 @@ static int set_str(struct imp *m, uint32_t f, const struct pf_pd_item *it)
 {
 	size_t pos = 0, len;
 	const char *s;
+	/* a feature of 0 bytes holds no string: absent, not damaged (perf
+	 * 3.14 on armv7 wrote CPUDESC so, and perf reads such a file) */
+	if (it->size == 0)
+		return 0;
 	if (pf_pd_string_next(m->pd, it->data, it->size, &pos, &s, &len) != 1) {
 		damage(m, it->offset, "feature %s: a string runs past its %zu bytes: damaged", pf_pd_feature_name(f),
 		       it->size);

@@ -622,17 +622,26 @@ static int feature_item(pf_perfdata *pd, struct pf_pd_item *it)
 	while (pd->feat_i < pd->n_feats) {
 		const struct pd_feat *f = &pd->feats[pd->feat_i++];
 		const char *nm = pf_pd_feature_name(f->id);
-		if (!nm || f->id == 0) {
+		int known = nm && f->id != 0;
+		/* every feature of the table is checked against the file's size,
+		 * also one not read (unknown, or not asked for): a file cut inside
+		 * it is damaged all the same */
+		if (f->offset > pd->file_size || f->size > pd->file_size - f->offset) {
+			char num[32];
+			if (!known) {
+				snprintf(num, sizeof num, "%u", f->id);
+				nm = num;
+			}
+			defer(pd, f->offset, "feature %s of %llu bytes runs past the end of the file (%llu bytes): damaged",
+			      nm, (unsigned long long)f->size, (unsigned long long)pd->file_size);
+			continue;
+		}
+		if (!known) {
 			notice(pd, "feature %u unknown to this reader: skipped", f->id);
 			continue;
 		}
 		if (pd->o.features && !(f->id < 64 && (pd->o.features >> f->id & 1)))
 			continue;
-		if (f->offset > pd->file_size || f->size > pd->file_size - f->offset) {
-			defer(pd, f->offset, "feature %s of %llu bytes runs past the end of the file (%llu bytes): damaged",
-			      nm, (unsigned long long)f->size, (unsigned long long)pd->file_size);
-			continue;
-		}
 		if (f->size > FEATURE_MAX) {
 			notice(pd, "feature %s of %llu bytes is larger than %u bytes: skipped", nm,
 			       (unsigned long long)f->size, FEATURE_MAX);
