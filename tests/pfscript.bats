@@ -426,7 +426,7 @@ filter_check() {
 	printf '%s\n' 'c10000f0 t __pfx_kfunc_a' 'c1000100 T kfunc_a' 'c1000100 t __pfx_kfunc_x' \
 		'c10001f0 t __pfx_kfunc_b' 'c1000200 T kfunc_b' 'c1000300 T _etext' >ks.txt
 	pfsym -q --kallsyms ks.txt k32.pf -o k32.sym.pf
-	run -0 pfscript -q -F ip,sym,dso k32.sym.pf
+	run -0 pfscript -q -F ip,sym,symoff,dso k32.sym.pf
 	[ "$(grep -c $'^\t *c1000200 kfunc_b+0x0 (\\[kernel.kallsyms\\])$' <<<"$output")" -eq 6 ]
 	assert_line --regexp '^[[:space:]]+c1000100 kfunc_a\+0x0 \(\[kernel\.kallsyms\]\)$'
 	[ "$(grep -c ' kfunc_a+0x' <<<"$output")" -eq 6 ]
@@ -456,7 +456,7 @@ filter_check() {
 	run -0 pfscript -q -F pid,tid,ip,dso ov.pf
 	# the child's (4243) samples at 0x401020, 0x401050: in /usr/bin/prog's
 	# first part, which over.so's mapping at 0x401800 left
-	[ "$(grep -c $'^\t *10[25]0 (/usr/bin/prog+0x10[25]0)$' <<<"$output")" -eq 2 ]
+	[ "$(grep -c $'^\t *10[25]0 (/usr/bin/prog)$' <<<"$output")" -eq 2 ]
 	refute_output --partial '([unknown])'
 	# each sample's leaf frame, as perf script gives it
 	local leaf='/^[^\t]/ { h = $0; k = 1; next } /^\t/ && k { sub(/\+0x[0-9a-f]+\)$/, ")"); print h, $1, $2; k = 0 }'
