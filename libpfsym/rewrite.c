@@ -581,6 +581,7 @@ void pf_sym_report(pf_sym *s, FILE *out, const char *prog)
 	pfsi_lines_report(s->sym, out, prog);
 	pfsi_jit_report(ps->jit, out, prog);
 	pfsi_debuginfod_report(s->sym, out, prog);
+	pfsi_bounds_report(s->sym, out, prog);
 	pfsi_sym_report(s->sym, out, prog);
 }
 
@@ -600,6 +601,18 @@ int pf_sym_new(pf_sym **out, const struct pf_sym_opts *o, char *errmsg, size_t e
 	}
 	if (po.n_debug_dirs > 32)
 		return -EINVAL;
+	if (po.max_name && (po.max_name < PFSI_MAX_NAME_MIN || po.max_name > PFSI_MAX_NAME_MAX)) {
+		if (errmsg_size)
+			snprintf(errmsg, errmsg_size, "max_name %u: out of %u..%u bytes", po.max_name, PFSI_MAX_NAME_MIN,
+				 PFSI_MAX_NAME_MAX);
+		return -EINVAL;
+	}
+	if (po.max_inline > PFSI_MAX_INLINE_MAX) {
+		if (errmsg_size)
+			snprintf(errmsg, errmsg_size, "max_inline %u: out of 1..%u frames", po.max_inline,
+				 PFSI_MAX_INLINE_MAX);
+		return -EINVAL;
+	}
 	pf_sym *s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
@@ -630,6 +643,10 @@ int pf_sym_new(pf_sym **out, const struct pf_sym_opts *o, char *errmsg, size_t e
 	s->o.force = po.force;
 	s->o.host_fallback = po.host_fallback;
 	s->o.no_demangle = po.no_demangle;
+	s->o.max_name = po.max_name ? po.max_name : PFSI_MAX_NAME_DEFAULT;
+	s->o.max_inline = po.max_inline ? po.max_inline : PFSI_MAX_INLINE_DEFAULT;
+	s->o.dbgd_timeout_s = po.debuginfod_timeout_s == 0 ? PFSI_DBGD_TIMEOUT_DEFAULT
+			      : po.debuginfod_timeout_s < 0 ? 0 : po.debuginfod_timeout_s;
 	const char *warning = NULL;
 	int rc = pfsi_kern_new(&s->kern, po.kallsyms, &warning,
 			       errmsg, errmsg_size);
