@@ -371,7 +371,7 @@ static struct pfsi_lines *lines_of(struct symbolizer *s, struct binfo *b, struct
 	if (!ln_load())
 		return l;
 	Elf *e = NULL;
-	const char *pfsi_lines_dbg_path = NULL;
+	const char *dbg_path = NULL;
 	if (b->elf_sym && b->elf_sym != b->elf_main && has_debug_info(b->elf_sym)) {
 		e = b->elf_sym;
 		l->src_fd = b->fd_sym;
@@ -381,7 +381,7 @@ static struct pfsi_lines *lines_of(struct symbolizer *s, struct binfo *b, struct
 	} else if (dso) {
 		const char *path = NULL;
 		int fd = pfsi_sym_dso_debug_fd(s, dso, &path);
-		pfsi_lines_dbg_path = path;
+		dbg_path = path;
 		if (fd >= 0) {
 			Elf *d = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 			if (d && has_debug_info(d)) {
@@ -401,7 +401,7 @@ static struct pfsi_lines *lines_of(struct symbolizer *s, struct binfo *b, struct
 	l->dw_src = e;
 	l->file = strdup(e == b->elf_sym ? (b->symfile ? b->symfile : b->path)
 			 : e == b->elf_main ? (b->found ? b->found : b->path)
-			 : pfsi_lines_dbg_path ? pfsi_lines_dbg_path : b->path);
+			 : dbg_path ? dbg_path : b->path);
 	const char *dir = s->o.dwarf_cache;
 	if (dir && *dir && !ix_off() && pfsi_lnidx_key(e, l->ix_key) == 0)
 		l->ix_dir = strdup(dir);
