@@ -422,6 +422,14 @@ p;main;work 600 750"
 	run --separate-stderr pfdiff --single-run-ok --fail-on-regression 5 biased_base.folded biased_base.folded
 	assert_failure 2
 	assert_equal "$stderr" "pfdiff: not comparable: base lost 30.00% of its samples and new lost 30.00% of its samples (more than --max-lost 1%)"
+	# --folded has no verdict: no line; a closed output pipe is the one line
+	run --separate-stderr pfdiff --folded biased_base.folded biased_new.folded
+	assert_success
+	assert_equal "$stderr" ""
+	run bash -c "{ exec pfdiff --single-run-ok --fail-on-regression 5 biased_base.folded biased_new.folded; } 2>&1 >/dev/full; exit \${PIPESTATUS[0]}"
+	assert_failure 1
+	assert_output --regexp '^pfdiff: <stdout>: No space left on device'
+	[ "${#lines[@]}" -eq 1 ]
 	run pfdiff --max-lost 101 biased_base.folded biased_new.folded
 	assert_failure 2
 	assert_output --partial "--max-lost: expected a percentage from 0 to 100, not '101'"

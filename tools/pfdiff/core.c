@@ -926,18 +926,8 @@ int pfdiff_run(const struct pfdiff_opts *o, const char **base, size_t nbase,
 		goto oom;
 	pfd_write_table(&a, &c.funcs, out, &lost, any_lost != 0);
 	status = a.regression ? 3 : 0;
-	if (a.biased) {
-		char w[160];
-		pfd_biased_words(&a, w, sizeof w);
-		if (o->fail_pp >= 0) {
-			fprintf(stderr, "pfdiff: not comparable: %s (more than --max-lost %g%%)\n", w,
-				100 * o->max_lost);
-			status = 2;
-		} else {
-			fprintf(stderr, "pfdiff: warning: %s (more than --max-lost %g%%): the comparison is "
-				"biased by loss, no change is called significant\n", w, 100 * o->max_lost);
-		}
-	}
+	if (a.biased && o->fail_pp >= 0)
+		status = 2; /* not comparable: said after the output is out */
 	goto done;
 oom:
 	fprintf(stderr, "pfdiff: %s\n", strerror(ENOMEM));
@@ -951,6 +941,16 @@ done:
 			pf_out_error("pfdiff", output, e);
 			status = 1;
 		}
+	}
+	if (a.biased && status != 1 && !o->folded) {
+		/* one line, after the table (a write error alone is said otherwise) */
+		char w[160];
+		pfd_biased_words(&a, w, sizeof w);
+		if (o->fail_pp >= 0)
+			fprintf(stderr, "pfdiff: not comparable: %s (more than --max-lost %g%%)\n", w, 100 * o->max_lost);
+		else
+			fprintf(stderr, "pfdiff: warning: %s (more than --max-lost %g%%): the comparison is "
+				"biased by loss, no change is called significant\n", w, 100 * o->max_lost);
 	}
 	for (size_t i = 0; i < a.nruns && a.runs; i++) {
 		free(a.runs[i].self);
