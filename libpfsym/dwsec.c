@@ -578,7 +578,7 @@ int pfsi_dw_prepare(Elf *e, const char *cache_dir, struct pfsi_dw_bufs *keep)
 			continue;
 		GElf_Chdr ch;
 		Elf_Data *raw = elf_rawdata(scn, NULL);
-		if (!raw || !raw->d_buf || raw->d_size <= chdr_size || !gelf_getchdr(scn, &ch))
+		if (!raw || !raw->d_buf || raw->d_size < chdr_size || !gelf_getchdr(scn, &ch))
 			continue;
 		/* the size it claims, against what its compressed bytes can give:
 		 * libelf (and so libdw) would allocate ch_size as it is */
@@ -587,7 +587,7 @@ int pfsi_dw_prepare(Elf *e, const char *cache_dir, struct pfsi_dw_bufs *keep)
 			continue;
 		}
 		if (!listed(nm, inflated, sizeof(inflated) / sizeof(inflated[0])) || ch.ch_type != ELFCOMPRESS_ZLIB ||
-		    !ch.ch_size)
+		    !ch.ch_size || raw->d_size == chdr_size)
 			continue;
 		if (n == cap && (rc = pfsi_grow((void **)&jobs, &cap, sizeof(*jobs), 16)) < 0)
 			goto out;
