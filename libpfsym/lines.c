@@ -141,6 +141,7 @@ struct pfsi_lines {
 	struct ln_rng { uint64_t lo, hi; uint32_t node, depth; } *rng;
 	size_t n_rng, cap_rng;
 	char *file;    /* the DWARF's file, for messages (malloc'd, or NULL) */
+	struct symbolizer *sym; /* its bounds (--max-name) and their counts */
 };
 
 static void cu_free(struct ln_cu *c)
@@ -367,6 +368,7 @@ static struct pfsi_lines *lines_of(struct symbolizer *s, struct binfo *b, struct
 	if (!l)
 		return NULL;
 	l->fd = l->src_fd = -1;
+	l->sym = s;
 	b->lines = l;
 	if (!ln_load())
 		return l;
@@ -773,7 +775,7 @@ static uint32_t node_for(const struct ln_cu *c, uint64_t v)
 
 /* The string id of a source file: a relative file name is joined to the
  * CU's compilation directory, as addr2line shows it. */
-static int64_t src_make(struct pf_prof *p, const struct ln_cu *c, const char *file)
+static int64_t src_make(struct pfsi_lines *l, struct pf_prof *p, const struct ln_cu *c, const char *file)
 {
 	char buf[4096];
 	if (file[0] != '/' && c->comp_dir && c->comp_dir[0]) {
@@ -781,7 +783,10 @@ static int64_t src_make(struct pf_prof *p, const struct ln_cu *c, const char *fi
 		if (k > 0 && (size_t)k < sizeof(buf))
 			file = buf;
 	}
-	return pf_prof_str(p, file, strlen(file));
+	/* a DWARF string: bounded as names are */
+	int cut;
+	size_t len = pfsi_name_len(l->sym, file, l->file, &cut);
+	return pfsi_name_str(p, file, len, cut);
 }
 
 /* Empties the caches of string ids when the table is another one (the
@@ -828,7 +833,7 @@ static int64_t src_id(struct pfsi_lines *l, struct pf_prof *p, const struct ln_c
 	size_t j = src_slot(l->src, l->src_cap, file, c->comp_dir);
 	if (l->src[j].file)
 		return l->src[j].id;
-	int64_t id = src_make(p, c, file);
+	int64_t id = src_make(l, p, c, file);
 	if (id < 0)
 		return id;
 	l->src[j] = (struct ln_src){ file, c->comp_dir, (uint32_t)id };

@@ -490,7 +490,7 @@ int pf_sym_rewrite(pf_sym *s, pf_reader *r, int out_fd, const struct pf_sym_rewr
 	ps->errmsg_size = errmsg_size;
 	/* JIT maps are written when a recording stops, after its samples:
 	 * from a file, read them first */
-	if (!(ps->jit = pfsi_jit_new()) || pfsi_jit_prescan(ps->jit, pf_reader_name(r)) < 0)
+	if (!(ps->jit = pfsi_jit_new(s->sym)) || pfsi_jit_prescan(ps->jit, pf_reader_name(r)) < 0)
 		return set_error(ps, -ENOMEM, "out of memory");
 	/* The read-ahead thread starts now, reading the first sections while
 	 * this thread sets up the rest (a new thread waited up to 0.5 ms for a

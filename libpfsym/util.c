@@ -117,8 +117,9 @@ int64_t pfsi_name_str(struct pf_prof *p, const char *name, size_t len, int cut)
 void pfsi_bounds_report(const struct symbolizer *s, FILE *out, const char *prog)
 {
 	if (s->names_cut)
-		fprintf(out, "%s: function names over %u bytes: %llu, cut there and marked [cut] (the first in %s; "
-			"--max-name raises the bound)\n",
+		fprintf(out,
+			"%s: names over %u bytes (functions, source files): %llu, cut there and marked [cut] "
+			"(the first in %s; --max-name raises the bound)\n",
 			prog, s->o.max_name ? s->o.max_name : PFSI_MAX_NAME_DEFAULT, (unsigned long long)s->names_cut,
 			s->name_cut_file);
 	if (s->inline_cut)

@@ -37,7 +37,7 @@ setup() {
 	run --separate-stderr /usr/bin/time -f 'rss %M' pfsym --no-dwarf-cache bnl.pf -o bnl.sym.pf
 	refute_sanitizer
 	assert_success
-	[[ "$stderr" == *"pfsym: function names over 65536 bytes: 1, cut there and marked [cut] (the first in $PWD/bnl; --max-name raises the bound)"* ]]
+	[[ "$stderr" == *"pfsym: names over 65536 bytes (functions, source files): 1, cut there and marked [cut] (the first in $PWD/bnl; --max-name raises the bound)"* ]]
 	local rss_long rss_plain
 	rss_long=$(sed -n 's/^rss //p' <<<"$stderr")
 	run --separate-stderr /usr/bin/time -f 'rss %M' pfsym -q --no-dwarf-cache bn.pf -o /dev/null
@@ -55,12 +55,12 @@ setup() {
 	# --max-name raises (and lowers) it
 	run --separate-stderr pfsym --no-dwarf-cache --max-name 100 bnl.pf -o bnl100.sym.pf
 	assert_success
-	[[ "$stderr" == *"pfsym: function names over 100 bytes: 1, cut there"* ]]
+	[[ "$stderr" == *"pfsym: names over 100 bytes (functions, source files): "*", cut there"* ]]
 	run -0 bash -c "pffold -q bnl100.sym.pf | grep -c ';N\{100\}\[cut\] '"
 	[ "$output" -ge 1 ]
 	# a plain binary says nothing of names
 	run --separate-stderr pfsym --no-dwarf-cache bn.pf -o /dev/null
-	[[ "$stderr" != *"function names over"* ]]
+	[[ "$stderr" != *"names over"* ]]
 	# out of range: a usage error naming the option
 	run pfsym --max-name 1048577 bn.pf -o /dev/null
 	assert_failure 2

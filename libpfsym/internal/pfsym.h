@@ -408,8 +408,9 @@ void pfsi_load_segments(struct binfo *b, Elf *e);
 
 struct pfsi_jit;
 
-/* An empty set of JIT maps. @return NULL when out of memory. */
-struct pfsi_jit *pfsi_jit_new(void);
+/* An empty set of JIT maps; names are bounded by sym's --max-name (and
+ * counted there). @return NULL when out of memory. */
+struct pfsi_jit *pfsi_jit_new(struct symbolizer *sym);
 void pfsi_jit_free(struct pfsi_jit *j);
 /* Adds a PERFMAP payload (format/pfile.md 4.12); samples_so_far: samples
  * already resolved (counted as late when not prescanned). Malformed lines
