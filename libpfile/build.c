@@ -353,7 +353,9 @@ static int inl_link(pf_prof_builder *b, uint32_t outer, uint32_t inner)
 	return 0;
 }
 
-#define MAX_INLINE 64 /* inline frames kept per address (deeper ones dropped) */
+#define MAX_INLINE 255 /* room for inline frames per address: all a frame's
+			* depth field holds (the symbolizer keeps fewer:
+			* pfsym --max-inline, and says so) */
 
 /* frame_for() with resolve_chain: the outer frame and its inlined frames,
  * interned and linked (inl_next), the outer one cached in slot k. */

@@ -123,7 +123,7 @@ static int hash_reserve(struct pf_prof *p, int table, uint32_t n)
 
 static int str_append(struct pf_prof *p, const char *s, size_t len)
 {
-	if (len > UINT32_MAX - 1)
+	if (len > PF_PROF_STR_MAX) /* it could never be written: refused before it is copied */
 		return -E2BIG;
 	/* s may lie in the blob itself (part of a string of this table, from
 	 * pf_prof_str_get()): copied by its offset, as the blob may move */
@@ -152,6 +152,8 @@ static int str_append(struct pf_prof *p, const char *s, size_t len)
 
 int64_t pf_prof_str(struct pf_prof *p, const char *s, size_t len)
 {
+	if (len > PF_PROF_STR_MAX) /* before it is hashed: never read */
+		return -E2BIG;
 	int rc = hash_reserve(p, 0, p->n_str);
 	if (rc)
 		return rc;
@@ -330,7 +332,8 @@ int pf_prof_encode_tables(struct pf_prof *p, struct pf_buf *strings, struct pf_b
 				break;
 			}
 			if (4 + (size_t)len + 8 > max_bytes)
-				len = (uint32_t)(max_bytes - 12); /* cut an over-long string */
+				return -E2BIG; /* never cut without a word: the caller's
+						* bound (pfsym --max-name) is smaller */
 			rc |= pf_buf_put_le32(strings, len);
 			rc |= pf_buf_put(strings, p->blob + p->str_off[p->enc_str], len);
 			p->enc_str++;

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal/pfsym.h"
@@ -34,18 +35,45 @@ static struct {
 	void (*end)(debuginfod_client *);
 } dl;
 
-static int progress_shown;
+/* The transfer under way (one at a time: pfsym's lookups run on one
+ * thread). libdebuginfod (0.188) calls the progress function about once a
+ * second while it waits, and after each step of a download: with a=bytes
+ * received and b=the size the server announced once a server sends the
+ * file (b 0 before, a a count of waits then). */
+static int progress_shown, progress_tty;
 static const char *progress_file, *progress_kind;
+static double progress_deadline; /* CLOCK_MONOTONIC seconds, 0: none */
+static int progress_late;        /* the deadline ended the transfer */
+static long progress_got, progress_size; /* a file's bytes, when one came */
 
-/* On a terminal: bytes downloaded so far (b: the size, 0 if unknown). */
+static double mono_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Aborts the transfer (non-zero) when the run's time is spent; on a
+ * terminal, shows the bytes downloaded so far (b: the size, 0 if unknown). */
 static int progress(debuginfod_client *c, long a, long b)
 {
 	(void)c;
-	if (b > 0)
-		fprintf(stderr, "\rpfsym: debuginfod: %s of %s: %ld of %ld bytes  ", progress_kind, progress_file, a, b);
-	else
-		fprintf(stderr, "\rpfsym: debuginfod: %s of %s: %ld bytes  ", progress_kind, progress_file, a);
-	progress_shown = 1;
+	if (b > 0) {
+		progress_got = a;
+		progress_size = b;
+	}
+	if (progress_tty) {
+		if (b > 0)
+			fprintf(stderr, "\rpfsym: debuginfod: %s of %s: %ld of %ld bytes  ", progress_kind, progress_file,
+				a, b);
+		else
+			fprintf(stderr, "\rpfsym: debuginfod: %s of %s: %ld bytes  ", progress_kind, progress_file, a);
+		progress_shown = 1;
+	}
+	if (progress_deadline > 0 && mono_s() >= progress_deadline) {
+		progress_late = 1;
+		return 1;
+	}
 	return 0;
 }
 
@@ -81,8 +109,12 @@ static int client(struct symbolizer *s)
 		snprintf(s->dbgd_note, sizeof(s->dbgd_note), "debuginfod_begin() failed: not used");
 		return 0;
 	}
-	if (isatty(2))
-		dl.set_progressfn(s->dbgd_client, progress);
+	/* always: it enforces the run's time limit, and shows progress on a
+	 * terminal */
+	progress_tty = isatty(2);
+	dl.set_progressfn(s->dbgd_client, progress);
+	/* the time limit counts from the first use */
+	progress_deadline = s->o.dbgd_timeout_s > 0 ? mono_s() + s->o.dbgd_timeout_s : 0;
 	s->dbgd_state = 1;
 	return 1;
 }
@@ -91,18 +123,40 @@ int pfsi_debuginfod_fetch(struct symbolizer *s, struct binfo *b, int debuginfo, 
 {
 	if (!b->bid_size || !client(s))
 		return -1;
+	const char *what = debuginfo ? "debuginfod debuginfo" : "debuginfod executable";
+	char why[200];
+	if (progress_deadline > 0 && mono_s() >= progress_deadline) {
+		/* the run's time is spent: no more transfers */
+		snprintf(why, sizeof(why), "not asked: the --debuginfod-timeout of %g s was spent",
+			 s->o.dbgd_timeout_s);
+		pfsi_tried(b, what, why);
+		s->dbgd_skipped++;
+		return -1;
+	}
 	char *p = NULL;
 	progress_shown = 0;
 	progress_file = b->path;
 	progress_kind = debuginfo ? "debug file" : "executable";
+	progress_late = 0;
+	progress_got = progress_size = 0;
 	int fd = debuginfo ? dl.find_debuginfo(s->dbgd_client, b->bid, b->bid_size, &p)
 			   : dl.find_executable(s->dbgd_client, b->bid, b->bid_size, &p);
 	if (progress_shown)
 		fputc('\n', stderr);
-	const char *what = debuginfo ? "debuginfod debuginfo" : "debuginfod executable";
 	if (fd < 0) {
-		char why[160];
-		snprintf(why, sizeof(why), "%s", fd == -ENOENT ? "not on the servers" : strerror(-fd));
+		if (progress_late) {
+			snprintf(why, sizeof(why), "timed out: the --debuginfod-timeout of %g s was spent",
+				 s->o.dbgd_timeout_s);
+			s->dbgd_timed_out++;
+		} else if (progress_size > 0) {
+			/* a server sent part of a file, then stopped: libdebuginfod
+			 * (0.188) returns -ENOENT for a cut transfer too */
+			snprintf(why, sizeof(why), "download cut short: %ld of %ld bytes (%s)", progress_got,
+				 progress_size, fd == -ENOENT ? "the connection ended" : strerror(-fd));
+			s->dbgd_cut++;
+		} else {
+			snprintf(why, sizeof(why), "%s", fd == -ENOENT ? "not on the servers" : strerror(-fd));
+		}
 		pfsi_tried(b, what, why);
 		free(p);
 		return -1;
@@ -143,4 +197,12 @@ void pfsi_debuginfod_report(const struct symbolizer *s, FILE *out, const char *p
 		fprintf(out, "%s: debuginfod: %s\n", prog, s->dbgd_note);
 	else if (s->dbgd_state > 0)
 		fprintf(out, "%s: debuginfod: %u files from the servers or the cache\n", prog, s->dbgd_fetched);
+	if (s->dbgd_timed_out || s->dbgd_skipped)
+		fprintf(out,
+			"%s: debuginfod: the time limit of %g s for the run was spent: %u transfers aborted, %u not "
+			"started (--debuginfod-timeout raises it)\n",
+			prog, s->o.dbgd_timeout_s, s->dbgd_timed_out, s->dbgd_skipped);
+	if (s->dbgd_cut)
+		fprintf(out, "%s: debuginfod: %u downloads cut short by the server (the binaries' lines below say which)\n",
+			prog, s->dbgd_cut);
 }

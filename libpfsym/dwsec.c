@@ -504,12 +504,56 @@ static int dwc_store(const char *dir, const uint64_t key[2], const struct job *j
 	return rc;
 }
 
+/* Whether `claim` inflated bytes cannot come from n compressed bytes. */
+static int over_claim(uint64_t claim, uint64_t n)
+{
+	return claim > PFSI_DW_MAX_BYTES || claim / PFSI_DW_MAX_RATIO > n;
+}
+
+/* Hides a section whose claimed size is refused (as the unread ones), and
+ * notes the first. */
+static void refuse(struct pfsi_dw_bufs *keep, Elf_Scn *scn, GElf_Shdr *sh, const char *nm, uint64_t claim,
+		   uint64_t n)
+{
+	sh->sh_type = SHT_NOBITS;
+	(void)gelf_update_shdr(scn, sh);
+	if (!keep->refused++)
+		snprintf(keep->refused_what, sizeof(keep->refused_what), "%.40s claims %llu bytes inflated from %llu",
+			 nm, (unsigned long long)claim, (unsigned long long)n);
+}
+
+/* GNU's older form, .zdebug_NAME: "ZLIB", the inflated size (8 bytes, big
+ * endian), the stream. libdw (0.188) inflates them itself: only their
+ * claims are checked here. */
+static void check_zdebug(Elf *e, size_t shstrndx, struct pfsi_dw_bufs *keep)
+{
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS || (sh.sh_flags & SHF_COMPRESSED))
+			continue;
+		const char *nm = elf_strptr(e, shstrndx, sh.sh_name);
+		if (!nm || strncmp(nm, ".zdebug_", 8) != 0)
+			continue;
+		Elf_Data *raw = elf_rawdata(scn, NULL);
+		if (!raw || !raw->d_buf || raw->d_size < 12 || memcmp(raw->d_buf, "ZLIB", 4) != 0)
+			continue;
+		const uint8_t *h = (const uint8_t *)raw->d_buf + 4;
+		uint64_t claim = 0;
+		for (int i = 0; i < 8; i++)
+			claim = claim << 8 | h[i];
+		if (over_claim(claim, raw->d_size - 12))
+			refuse(keep, scn, &sh, nm, claim, raw->d_size - 12);
+	}
+}
+
 int pfsi_dw_prepare(Elf *e, const char *cache_dir, struct pfsi_dw_bufs *keep)
 {
 	size_t shstrndx;
 	memset(keep, 0, sizeof(*keep));
 	if (elf_getshdrstrndx(e, &shstrndx) < 0)
 		return 0;
+	check_zdebug(e, shstrndx, keep);
 	int cls = gelf_getclass(e);
 	size_t chdr_size = cls == ELFCLASS64 ? sizeof(Elf64_Chdr) : sizeof(Elf32_Chdr);
 	struct job *jobs = NULL;
@@ -530,12 +574,20 @@ int pfsi_dw_prepare(Elf *e, const char *cache_dir, struct pfsi_dw_bufs *keep)
 			(void)gelf_update_shdr(scn, &sh);
 			continue;
 		}
-		if (!(sh.sh_flags & SHF_COMPRESSED) || !listed(nm, inflated, sizeof(inflated) / sizeof(inflated[0])))
+		if (!(sh.sh_flags & SHF_COMPRESSED))
 			continue;
 		GElf_Chdr ch;
 		Elf_Data *raw = elf_rawdata(scn, NULL);
-		if (!raw || !raw->d_buf || raw->d_size <= chdr_size || !gelf_getchdr(scn, &ch) ||
-		    ch.ch_type != ELFCOMPRESS_ZLIB || !ch.ch_size)
+		if (!raw || !raw->d_buf || raw->d_size < chdr_size || !gelf_getchdr(scn, &ch))
+			continue;
+		/* the size it claims, against what its compressed bytes can give:
+		 * libelf (and so libdw) would allocate ch_size as it is */
+		if (over_claim(ch.ch_size, raw->d_size - chdr_size)) {
+			refuse(keep, scn, &sh, nm, ch.ch_size, raw->d_size - chdr_size);
+			continue;
+		}
+		if (!listed(nm, inflated, sizeof(inflated) / sizeof(inflated[0])) || ch.ch_type != ELFCOMPRESS_ZLIB ||
+		    !ch.ch_size || raw->d_size == chdr_size)
 			continue;
 		if (n == cap && (rc = pfsi_grow((void **)&jobs, &cap, sizeof(*jobs), 16)) < 0)
 			goto out;

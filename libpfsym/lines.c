@@ -140,6 +140,8 @@ struct pfsi_lines {
 	/* build scratch: ranges of inlined nodes */
 	struct ln_rng { uint64_t lo, hi; uint32_t node, depth; } *rng;
 	size_t n_rng, cap_rng;
+	char *file;    /* the DWARF's file, for messages (malloc'd, or NULL) */
+	struct symbolizer *sym; /* its bounds (--max-name) and their counts */
 };
 
 static void cu_free(struct ln_cu *c)
@@ -168,6 +170,7 @@ void pfsi_lines_free(struct pfsi_lines *l)
 	free(l->src);
 	free(l->ar);
 	free(l->ix_dir);
+	free(l->file);
 	pfsi_lnidx_free(l->ix);
 	if (l->dbg)
 		LN(dwarf_end)(l->dbg);
@@ -324,6 +327,12 @@ static void dw_open(struct symbolizer *s, struct pfsi_lines *l)
 	}
 	if (e == l->own || e == l->elf)
 		(void)pfsi_dw_prepare(e, s->o.dwarf_cache, &l->bufs);
+	if (l->bufs.refused) { /* sizes the file claims beyond what it holds */
+		if (!s->dw_refused)
+			snprintf(s->dw_refused_what, sizeof(s->dw_refused_what), "%s: %s", l->file ? l->file : "?",
+				 l->bufs.refused_what);
+		s->dw_refused += l->bufs.refused;
+	}
 	s->ln_cache[l->bufs.cache]++;
 	l->dbg = LN(dwarf_begin_elf)(e, DWARF_C_READ, NULL);
 	s->ln_files++;
@@ -359,10 +368,12 @@ static struct pfsi_lines *lines_of(struct symbolizer *s, struct binfo *b, struct
 	if (!l)
 		return NULL;
 	l->fd = l->src_fd = -1;
+	l->sym = s;
 	b->lines = l;
 	if (!ln_load())
 		return l;
 	Elf *e = NULL;
+	const char *dbg_path = NULL;
 	if (b->elf_sym && b->elf_sym != b->elf_main && has_debug_info(b->elf_sym)) {
 		e = b->elf_sym;
 		l->src_fd = b->fd_sym;
@@ -370,8 +381,9 @@ static struct pfsi_lines *lines_of(struct symbolizer *s, struct binfo *b, struct
 		e = b->elf_main;
 		l->src_fd = b->fd_main;
 	} else if (dso) {
-		const char *path;
+		const char *path = NULL;
 		int fd = pfsi_sym_dso_debug_fd(s, dso, &path);
+		dbg_path = path;
 		if (fd >= 0) {
 			Elf *d = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 			if (d && has_debug_info(d)) {
@@ -389,6 +401,9 @@ static struct pfsi_lines *lines_of(struct symbolizer *s, struct binfo *b, struct
 		return l;
 	l->has = 1;
 	l->dw_src = e;
+	l->file = strdup(e == b->elf_sym ? (b->symfile ? b->symfile : b->path)
+			 : e == b->elf_main ? (b->found ? b->found : b->path)
+			 : dbg_path ? dbg_path : b->path);
 	const char *dir = s->o.dwarf_cache;
 	if (dir && *dir && !ix_off() && pfsi_lnidx_key(e, l->ix_key) == 0)
 		l->ix_dir = strdup(dir);
@@ -760,7 +775,7 @@ static uint32_t node_for(const struct ln_cu *c, uint64_t v)
 
 /* The string id of a source file: a relative file name is joined to the
  * CU's compilation directory, as addr2line shows it. */
-static int64_t src_make(struct pf_prof *p, const struct ln_cu *c, const char *file)
+static int64_t src_make(struct pfsi_lines *l, struct pf_prof *p, const struct ln_cu *c, const char *file)
 {
 	char buf[4096];
 	if (file[0] != '/' && c->comp_dir && c->comp_dir[0]) {
@@ -768,7 +783,10 @@ static int64_t src_make(struct pf_prof *p, const struct ln_cu *c, const char *fi
 		if (k > 0 && (size_t)k < sizeof(buf))
 			file = buf;
 	}
-	return pf_prof_str(p, file, strlen(file));
+	/* a DWARF string: bounded as names are */
+	int cut;
+	size_t len = pfsi_name_len(l->sym, file, l->file, &cut);
+	return pfsi_name_str(p, file, len, cut);
 }
 
 /* Empties the caches of string ids when the table is another one (the
@@ -815,7 +833,7 @@ static int64_t src_id(struct pfsi_lines *l, struct pf_prof *p, const struct ln_c
 	size_t j = src_slot(l->src, l->src_cap, file, c->comp_dir);
 	if (l->src[j].file)
 		return l->src[j].id;
-	int64_t id = src_make(p, c, file);
+	int64_t id = src_make(l, p, c, file);
 	if (id < 0)
 		return id;
 	l->src[j] = (struct ln_src){ file, c->comp_dir, (uint32_t)id };
@@ -840,7 +858,7 @@ static int set_src(struct pfsi_lines *l, struct pf_prof *p, const struct ln_cu *
 
 /* The shown name of an inlined node: its linkage name demangled (as the
  * symbol table's names are), else its DW_AT_name. */
-static int64_t node_name_make(struct symbolizer *s, struct pf_prof *p, const struct ln_node *n);
+static int64_t node_name_make(struct symbolizer *s, struct pfsi_lines *l, struct pf_prof *p, const struct ln_node *n);
 
 static uint64_t nm_hash(const char *k)
 {
@@ -865,7 +883,7 @@ static int64_t node_name(struct symbolizer *s, struct pfsi_lines *l, struct pf_p
 	for (; l->nm[j].k; j = (j + 1) & (l->nm_cap - 1))
 		if (l->nm[j].k == k)
 			return l->nm[j].id;
-	int64_t id = node_name_make(s, p, n);
+	int64_t id = node_name_make(s, l, p, n);
 	if (id < 0 || id == PF_PROF_NONE)
 		return id;
 	l->nm[j].k = k;
@@ -874,12 +892,18 @@ static int64_t node_name(struct symbolizer *s, struct pfsi_lines *l, struct pf_p
 	return id;
 }
 
-static int64_t node_name_make(struct symbolizer *s, struct pf_prof *p, const struct ln_node *n)
+static int64_t node_name_make(struct symbolizer *s, struct pfsi_lines *l, struct pf_prof *p, const struct ln_node *n)
 {
+	int cut;
 	if (n->linkage && !s->o.no_demangle) {
+		/* a linkage name over the bound is not demangled: cut as it is */
+		size_t ml = pfsi_name_len(s, n->linkage, l->file, &cut);
+		if (cut)
+			return pfsi_name_str(p, n->linkage, ml, 1);
 		char *d = cplus_demangle(n->linkage, DMGL_PARAMS | DMGL_ANSI);
 		if (d) {
-			int64_t id = pf_prof_str(p, d, strlen(d));
+			size_t dl = pfsi_name_len(s, d, l->file, &cut);
+			int64_t id = pfsi_name_str(p, d, dl, cut);
 			free(d);
 			return id;
 		}
@@ -887,7 +911,8 @@ static int64_t node_name_make(struct symbolizer *s, struct pf_prof *p, const str
 	const char *nm = n->name ? n->name : n->linkage;
 	if (!nm)
 		return PF_PROF_NONE;
-	return pf_prof_str(p, nm, strlen(nm));
+	size_t len = pfsi_name_len(s, nm, l->file, &cut);
+	return pfsi_name_str(p, nm, len, cut);
 }
 
 static int chain_frames(struct symbolizer *s, struct pfsi_lines *l, struct pf_prof *p, const struct ln_cu *c,
@@ -949,12 +974,27 @@ static int chain_frames(struct symbolizer *s, struct pfsi_lines *l, struct pf_pr
 	if (!c)
 		return 1;
 	const struct ln_row *r = row_for(c, v);
-	uint32_t all[256], n = 0, *chain = all;
-	for (uint32_t k = node_for(c, v); k != LN_NONE && n < 256; k = c->nodes[k].parent)
-		all[n++] = k; /* deepest first */
-	if (n > max - 1) { /* keep the outermost ones */
-		chain = all + (n - (max - 1));
-		n = max - 1;
+	/* the inline frames kept: --max-inline, and the room in f */
+	uint32_t keep = s->o.max_inline ? s->o.max_inline : PFSI_MAX_INLINE_DEFAULT;
+	if (keep > max - 1)
+		keep = max - 1;
+	if (keep > PFSI_MAX_INLINE_MAX)
+		keep = PFSI_MAX_INLINE_MAX;
+	/* the chain's depth first (parents come before their children in
+	 * c->nodes, so the walk ends), then the outermost `keep` of it */
+	uint64_t depth = 0;
+	for (uint32_t k = node_for(c, v); k != LN_NONE; k = c->nodes[k].parent)
+		depth++;
+	uint32_t chain[PFSI_MAX_INLINE_MAX], n = 0;
+	uint64_t skip = depth > keep ? depth - keep : 0;
+	if (skip)
+		s->inline_cut++;
+	for (uint32_t k = node_for(c, v); k != LN_NONE; k = c->nodes[k].parent) {
+		if (skip) {
+			skip--;
+			continue;
+		}
+		chain[n++] = k; /* deepest kept first */
 	}
 	/* chain[n-1] is inlined into the real function: its call site is
 	 * the real function's line */

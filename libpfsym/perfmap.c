@@ -42,9 +42,16 @@ struct pfsi_jit {
 	uint64_t named;         /* unique addresses named */
 	int prescanned;         /* the sections were read before the samples */
 	uint64_t late;          /* PERFMAP sections that came after samples had been resolved */
+	struct symbolizer *sym; /* its --max-name, and the count of names cut */
 };
 
-struct pfsi_jit *pfsi_jit_new(void) { return calloc(1, sizeof(struct pfsi_jit)); }
+struct pfsi_jit *pfsi_jit_new(struct symbolizer *sym)
+{
+	struct pfsi_jit *j = calloc(1, sizeof(struct pfsi_jit));
+	if (j)
+		j->sym = sym;
+	return j;
+}
 
 void pfsi_jit_free(struct pfsi_jit *j)
 {
@@ -207,7 +214,9 @@ int pfsi_jit_resolve(void *ctx, struct pf_prof *prof, uint32_t pid, uint64_t add
 	if (!e)
 		return 0;
 	if (e->name_id == PF_PROF_NONE) {
-		int64_t id = pf_prof_str(prof, e->name, strlen(e->name));
+		int cut;
+		size_t nl = pfsi_name_len(j->sym, e->name, "a JIT map (PERFMAP)", &cut);
+		int64_t id = pfsi_name_str(prof, e->name, nl, cut);
 		if (id < 0)
 			return (int)id;
 		e->name_id = (uint32_t)id;

@@ -545,7 +545,7 @@ int pf_sym_rewrite(pf_sym *s, pf_reader *r, int out_fd, const struct pf_sym_rewr
 	ps->errmsg_size = errmsg_size;
 	/* JIT maps are written when a recording stops, after its samples:
 	 * from a file, read them first */
-	if (!(ps->jit = pfsi_jit_new()) || pfsi_jit_prescan(ps->jit, pf_reader_name(r)) < 0)
+	if (!(ps->jit = pfsi_jit_new(s->sym)) || pfsi_jit_prescan(ps->jit, pf_reader_name(r)) < 0)
 		return set_error(ps, -ENOMEM, "out of memory");
 	/* The read-ahead thread starts now, reading the first sections while
 	 * this thread sets up the rest (a new thread waited up to 0.5 ms for a
@@ -636,6 +636,7 @@ void pf_sym_report(pf_sym *s, FILE *out, const char *prog)
 	pfsi_lines_report(s->sym, out, prog);
 	pfsi_jit_report(ps->jit, out, prog);
 	pfsi_debuginfod_report(s->sym, out, prog);
+	pfsi_bounds_report(s->sym, out, prog);
 	pfsi_sym_report(s->sym, out, prog);
 }
 
@@ -655,6 +656,18 @@ int pf_sym_new(pf_sym **out, const struct pf_sym_opts *o, char *errmsg, size_t e
 	}
 	if (po.n_debug_dirs > 32)
 		return -EINVAL;
+	if (po.max_name && (po.max_name < PFSI_MAX_NAME_MIN || po.max_name > PFSI_MAX_NAME_MAX)) {
+		if (errmsg_size)
+			snprintf(errmsg, errmsg_size, "max_name %u: out of %u..%u bytes", po.max_name, PFSI_MAX_NAME_MIN,
+				 PFSI_MAX_NAME_MAX);
+		return -EINVAL;
+	}
+	if (po.max_inline > PFSI_MAX_INLINE_MAX) {
+		if (errmsg_size)
+			snprintf(errmsg, errmsg_size, "max_inline %u: out of 1..%u frames", po.max_inline,
+				 PFSI_MAX_INLINE_MAX);
+		return -EINVAL;
+	}
 	pf_sym *s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
@@ -685,6 +698,10 @@ int pf_sym_new(pf_sym **out, const struct pf_sym_opts *o, char *errmsg, size_t e
 	s->o.force = po.force;
 	s->o.host_fallback = po.host_fallback;
 	s->o.no_demangle = po.no_demangle;
+	s->o.max_name = po.max_name ? po.max_name : PFSI_MAX_NAME_DEFAULT;
+	s->o.max_inline = po.max_inline ? po.max_inline : PFSI_MAX_INLINE_DEFAULT;
+	s->o.dbgd_timeout_s = po.debuginfod_timeout_s == 0 ? PFSI_DBGD_TIMEOUT_DEFAULT
+			      : po.debuginfod_timeout_s < 0 ? 0 : po.debuginfod_timeout_s;
 	const char *warning = NULL;
 	int rc = pfsi_kern_new(&s->kern, po.kallsyms, &warning,
 			       errmsg, errmsg_size);

@@ -45,6 +45,16 @@ int pfsi_has_dynsym(Elf *e)
 	return has_section(e, SHT_DYNSYM);
 }
 
+/* The length of name up to its '@' (a symbol version) or its end, never
+ * reading more than max + 1 bytes: max + 1 when longer. */
+static size_t span_to_at(const char *name, size_t max)
+{
+	size_t i = 0;
+	while (i <= max && name[i] && name[i] != '@')
+		i++;
+	return i;
+}
+
 static int sym_cmp(const void *a, const void *b)
 {
 	const struct sym *x = a, *y = b;
@@ -62,10 +72,10 @@ static int sym_cmp(const void *a, const void *b)
 	size_t ux = strspn(x->name, "_"), uy = strspn(y->name, "_");
 	if (ux != uy)
 		return ux < uy ? -1 : 1;
-	size_t lx = strcspn(x->name, "@"), ly = strcspn(y->name, "@");
+	size_t lx = span_to_at(x->name, PFSI_MAX_NAME_MAX), ly = span_to_at(y->name, PFSI_MAX_NAME_MAX);
 	if (lx != ly)
 		return lx < ly ? -1 : 1;
-	return strcmp(x->name, y->name);
+	return strncmp(x->name, y->name, PFSI_MAX_NAME_MAX + 1);
 }
 
 /* Sorts by address with, of each run of equal addresses, the first under
@@ -413,7 +423,9 @@ static int add_plt_syms(struct binfo *b, Elf *e)
 		}
 		if (!pe[i].name || sym_at(b, pe[i].addr))
 			continue;
-		bytes += strcspn(pe[i].name, "@") + 5;
+		/* names read up to the largest --max-name, no further (a longer
+		 * one is cut here, then counted where it is shown) */
+		bytes += span_to_at(pe[i].name, PFSI_MAX_NAME_MAX) + 5;
 		pe[k++] = pe[i];
 	}
 	m = k;
@@ -437,7 +449,7 @@ static int add_plt_syms(struct binfo *b, Elf *e)
 				rc = -ENOMEM;
 			} else {
 				for (size_t q = 0; q < m; q++) {
-					size_t l = strcspn(pe[q].name, "@");
+					size_t l = span_to_at(pe[q].name, PFSI_MAX_NAME_MAX);
 					const char *suffix = pe[q].name[0] == '.' ? "" : "@plt"; /* ".plt" */
 					memcpy(sp, pe[q].name, l);
 					memcpy(sp + l, suffix, strlen(suffix) + 1);
@@ -574,16 +586,26 @@ static struct sym *lookup(const struct binfo *b, uint64_t v)
  * user knows), demangled (C++, Rust) unless --no-demangle, "@plt" kept.
  * Demangling costs about a microsecond: done once per symbol used, the id
  * cached in sy when p is the symbolizer's tables. */
-static int64_t sym_name_id(struct symbolizer *s, struct pf_prof *p, struct sym *sy)
+static int64_t sym_name_id(struct symbolizer *s, struct pf_prof *p, struct binfo *b, struct sym *sy)
 {
 	if (!s->prof)
 		s->prof = p;
 	if (p == s->prof && sy->name_id != PF_PROF_NONE)
 		return sy->name_id;
-	size_t len = strcspn(sy->name, "@");
+	/* a name from the file is read up to --max-name bytes, no further:
+	 * a string table may hold a name of any size */
+	const char *file = b->symfile ? b->symfile : b->found ? b->found : b->path;
+	int cut;
+	size_t whole = pfsi_name_len(s, sy->name, file, &cut);
+	size_t max = s->o.max_name ? s->o.max_name : PFSI_MAX_NAME_DEFAULT;
+	size_t len = span_to_at(sy->name, max);
+	if (len > whole)
+		len = whole;
 	const char *suffix = sy->plt ? sy->name + len : "";
 	int64_t id = -1;
-	if (!s->o.no_demangle && sy->name[0] == '_' && (sy->name[1] == 'Z' || sy->name[1] == 'R')) {
+	if (cut) {
+		id = pfsi_name_str(p, sy->name, whole, 1);
+	} else if (!s->o.no_demangle && sy->name[0] == '_' && (sy->name[1] == 'Z' || sy->name[1] == 'R')) {
 		char buf[1024], *copy = NULL;
 		const char *mangled = sy->name;
 		if (sy->name[len]) { /* NUL-terminate it without the version */
@@ -598,19 +620,23 @@ static int64_t sym_name_id(struct symbolizer *s, struct pf_prof *p, struct sym *
 		if (copy && copy != buf)
 			free(copy);
 		if (d) {
-			size_t dl = strlen(d), sl = strlen(suffix);
+			/* a demangled name can be longer than its mangled one */
+			size_t dl = pfsi_name_len(s, d, file, &cut), sl = strlen(suffix);
+			if (cut)
+				sl = 0;
 			char *full = realloc(d, dl + sl + 1);
 			if (!full) {
 				free(d);
 				return -ENOMEM;
 			}
-			memcpy(full + dl, suffix, sl + 1);
-			id = pf_prof_str(p, full, dl + sl);
+			memcpy(full + dl, suffix, sl);
+			full[dl + sl] = 0;
+			id = pfsi_name_str(p, full, dl + sl, cut);
 			free(full);
 		}
 	}
 	if (id == -1)
-		id = pf_prof_str(p, sy->name, sy->plt ? strlen(sy->name) : len);
+		id = pf_prof_str(p, sy->name, sy->plt ? whole : len);
 	if (id >= 0 && p == s->prof)
 		sy->name_id = (uint32_t)id;
 	return id;
@@ -656,7 +682,7 @@ int pfsi_sym_name_vaddr(struct symbolizer *s, struct pf_prof *p, struct binfo *b
 	struct sym *sy = lookup(b, v);
 	if (!sy)
 		return 0;
-	int64_t id = sym_name_id(s, p, sy);
+	int64_t id = sym_name_id(s, p, b, sy);
 	if (id < 0)
 		return (int)id;
 	pfsi_frame_name(f, (uint32_t)id, v - sy->addr);

@@ -87,3 +87,48 @@ void pfsi_frame_name(struct pf_prof_frame *f, uint32_t name, uint64_t off)
 		f->flags |= PF_FRAME_HAS_SYMOFF;
 	}
 }
+
+size_t pfsi_name_len(struct symbolizer *s, const char *name, const char *file, int *cut)
+{
+	size_t max = s->o.max_name ? s->o.max_name : PFSI_MAX_NAME_DEFAULT;
+	size_t n = strnlen(name, max + 1);
+	*cut = n > max;
+	if (!*cut)
+		return n;
+	if (!s->names_cut++)
+		snprintf(s->name_cut_file, sizeof(s->name_cut_file), "%s", file ? file : "?");
+	return max;
+}
+
+int64_t pfsi_name_str(struct pf_prof *p, const char *name, size_t len, int cut)
+{
+	if (!cut)
+		return pf_prof_str(p, name, len);
+	char *t = malloc(len + 6);
+	if (!t)
+		return -ENOMEM;
+	memcpy(t, name, len);
+	memcpy(t + len, "[cut]", 6);
+	int64_t id = pf_prof_str(p, t, len + 5);
+	free(t);
+	return id;
+}
+
+void pfsi_bounds_report(const struct symbolizer *s, FILE *out, const char *prog)
+{
+	if (s->names_cut)
+		fprintf(out,
+			"%s: names over %u bytes (functions, source files): %llu, cut there and marked [cut] "
+			"(the first in %s; --max-name raises the bound)\n",
+			prog, s->o.max_name ? s->o.max_name : PFSI_MAX_NAME_DEFAULT, (unsigned long long)s->names_cut,
+			s->name_cut_file);
+	if (s->inline_cut)
+		fprintf(out, "%s: inline chains of %llu addresses cut to %u frames, the deepest dropped "
+			"(--max-inline raises the bound, up to %u)\n",
+			prog, (unsigned long long)s->inline_cut,
+			s->o.max_inline ? s->o.max_inline : PFSI_MAX_INLINE_DEFAULT, PFSI_MAX_INLINE_MAX);
+	if (s->dw_refused)
+		fprintf(out, "%s: compressed DWARF sections refused: %llu, no inline frames or source lines from "
+			"them: %s (more than %u times its compressed size, or 4 GiB)\n",
+			prog, (unsigned long long)s->dw_refused, s->dw_refused_what, PFSI_DW_MAX_RATIO);
+}

@@ -115,3 +115,56 @@ check_named() { # check_named SYM: every named leaf in prog is a function nm lis
 	assert_output --partial "pfsym: debuginfod: debug file of $PWD/bin/prog: "
 	assert_output --partial " bytes"
 }
+
+# hostile MODE: starts tests/hostile_debuginfod.py MODE on 127.0.0.1 (its
+# port comes back through a FIFO: no polling), sets $hport; stopped by
+# hostile_stop
+hostile() {
+	rm -f hfifo
+	mkfifo hfifo
+	python3 "$PFTOOLS_SRC/tests/hostile_debuginfod.py" "$1" hfifo 2>hostile.log &
+	echo $! >hostile.pid
+	hport=$(timeout 20 head -1 hfifo)
+	[ -n "$hport" ]
+}
+
+hostile_stop() {
+	kill "$(cat hostile.pid)" 2>/dev/null || true
+	wait "$(cat hostile.pid)" 2>/dev/null || true
+}
+
+@test "a server that holds the connection silent: --debuginfod-timeout ends the run's downloads, said in one line" {
+	# libdebuginfod waits 90 s per file for such a server (DEBUGINFOD_TIMEOUT),
+	# with no cap on the run: pfsym stalled 90 s per missing file
+	hostile stall
+	run --separate-stderr timeout 60 pfsym --debuginfod "http://127.0.0.1:$hport" --debuginfod-timeout 2 r.pf -o stall.sym
+	hostile_stop
+	refute_sanitizer
+	assert_success
+	[[ "$stderr" == *"pfsym: debuginfod: the time limit of 2 s for the run was spent: 1 transfers aborted, 0 not started (--debuginfod-timeout raises it)"* ]]
+	[[ "$stderr" == *"debuginfod debuginfo (timed out: the --debuginfod-timeout of 2 s was spent)"* ]]
+	grep -q 'GET /buildid/' hostile.log
+	# the option's values
+	run pfsym --debuginfod-timeout -1 r.pf -o /dev/null
+	assert_failure 2
+	assert_output "pfsym: --debuginfod-timeout: expected seconds (0 to 1000000), not '-1'"
+}
+
+@test "a download the server cuts short is told apart from a file the servers lack" {
+	# libdebuginfod returns -ENOENT for both: pfsym said "not on the servers"
+	hostile cut
+	run --separate-stderr timeout 60 pfsym --debuginfod "http://127.0.0.1:$hport" r.pf -o cut.sym
+	hostile_stop
+	refute_sanitizer
+	assert_success
+	[[ "$stderr" == *"pfsym: debuginfod: 1 downloads cut short by the server (the binaries' lines below say which)"* ]]
+	[[ "$stderr" == *"debuginfod debuginfo (download cut short: 4096 of 1000000 bytes (the connection ended))"* ]]
+	[[ "$stderr" != *"not on the servers"* ]]
+	rm -rf cache
+	hostile 404
+	run --separate-stderr timeout 60 pfsym --debuginfod "http://127.0.0.1:$hport" r.pf -o 404.sym
+	hostile_stop
+	assert_success
+	[[ "$stderr" == *"debuginfod debuginfo (not on the servers)"* ]]
+	[[ "$stderr" != *"cut short"* ]]
+}

@@ -224,6 +224,21 @@ kernel_self() {
 	assert_output "pfsym: missing.txt: No such file or directory"
 }
 
+@test "kallsyms text follows the KSYMS decoder's name rule: a NUL in a module or symbol name is an error, never a cut name" {
+	# the text parser kept "a<NUL>b" as a module's name, and a symbol
+	# "f<NUL>g", which the KSYMS decoder refuses; the encoder then wrote
+	# them cut at the NUL (issue 30; tests/fuzz/fuzz_ksyms.c holds both
+	# readers to one rule)
+	printf 'ffffffff81000000 T ok\nffffffffc0000000 t f\t[a\000b]\n' >nulmod.txt
+	run pfsym --kallsyms nulmod.txt nok.pf -o bad.sym.pf
+	assert_failure 1
+	assert_output "pfsym: nulmod.txt: line 2: module name over 63 bytes or with a NUL byte, or over 65535 modules"
+	printf 'ffffffff81000000 T ok\nffffffff81000100 t f\000g\n' >nulsym.txt
+	run pfsym --kallsyms nulsym.txt nok.pf -o bad.sym.pf
+	assert_failure 1
+	assert_output "pfsym: nulsym.txt: line 2: a NUL byte in the symbol name"
+}
+
 @test "a KSYMS table read in place (columns, sparse index) agrees with the parsed one: this machine's kallsyms and 300 random tables" {
 	# tests/c/ksyms-check.c: every symbol, and find() at each symbol's
 	# address -1/0/+1, halfway to the next and at random addresses; runs of

@@ -29,6 +29,16 @@ load helpers
 	done
 }
 
+# Issue 30 (silent cuts): a string longer than a STRINGS section can carry is
+# refused by pf_prof_str() before it is read, and pf_prof_encode_tables()
+# returns -E2BIG for one over its max_bytes: it used to cut it silently.
+@test "resolved-profile strings: one too long for a section refused before it is read, never cut when written" {
+	run "$PFTOOLS_BUILD/tests/grow-tables" strmax
+	refute_sanitizer
+	assert_success
+	assert_output "grow-tables: 6 checks, 0 failures"
+}
+
 # Issue 12: one compiled layout (plan) per event reads every sample. Its
 # fixed offsets and its walk are checked against an independent writer of
 # PERF_RECORD_SAMPLE (perf_event.h's order) over random layouts.

@@ -367,13 +367,15 @@ p;main;sleep 10 3 3"
 	# BASE lost 250 of 1250 samples (20 %), NEW none, both with the same shares
 	# of the samples seen. Lost samples used to count as samples of no function:
 	# every function of NEW looked 20 % higher, significant, and the gate failed.
-	run pfdiff --single-run-ok --fail-on-regression 5 "$FX/diff_lost_base.folded" "$FX/diff_lost_new.folded"
+	# (--max-lost 25: a loss of 20 % is taken as random here; by default it
+	# biases the comparison, next test)
+	run pfdiff --max-lost 25 --single-run-ok --fail-on-regression 5 "$FX/diff_lost_base.folded" "$FX/diff_lost_new.folded"
 	refute_sanitizer
 	assert_success
 	# computed independently: tests/fixtures/diff_units.py lost
 	assert_output "$(cat "$FX/diff_lost_expected.txt")"
 	[ -z "$(significant_rows <<< "$output")" ]
-	run pfdiff --json "$FX/diff_lost_base.folded" "$FX/diff_lost_new.folded"
+	run pfdiff --max-lost 25 --json "$FX/diff_lost_base.folded" "$FX/diff_lost_new.folded"
 	assert_success
 	run jq -r '[.base.runs[0].samples, .base.runs[0].lost, .new.runs[0].lost, .lost.base_pct, .lost.new_pct, .lost.q, .regression, ([.functions[].name] | index("[lost]"))] | @tsv' <<< "$output"
 	assert_output "1000	250	0	20	0		false	"
@@ -385,9 +387,52 @@ p;main;sleep 10 3 3"
 p;main;io 400 500
 p;main;work 600 750"
 	# --comm keeps the lost samples: they belong to no process
-	run pfdiff --comm p --single-run-ok --fail-on-regression 5 "$FX/diff_lost_base.folded" "$FX/diff_lost_new.folded"
+	run pfdiff --max-lost 25 --comm p --single-run-ok --fail-on-regression 5 "$FX/diff_lost_base.folded" "$FX/diff_lost_new.folded"
 	assert_success
 	assert_output "$(cat "$FX/diff_lost_expected.txt")"
+}
+
+@test "a side that lost more than --max-lost of its samples biases the comparison: nothing significant, --fail-on-regression exits 2" {
+	# BASE lost 300 of 1000 samples in one stretch (the recorder stopped
+	# while io ran): io's share of what was seen is 14 % against 40 % in a
+	# clean NEW. Lost samples are not random: that "change" is the loss.
+	printf 'p;main;work 600\np;main;io 100\n[lost] 300\n' > biased_base.folded
+	printf 'p;main;work 600\np;main;io 400\n' > biased_new.folded
+	# the old verdict, kept with --max-lost 50: io "changed", exit 3
+	run pfdiff --max-lost 50 --single-run-ok --fail-on-regression 5 biased_base.folded biased_new.folded
+	assert_failure 3
+	[ -n "$(significant_rows <<< "$output")" ]
+	refute_output --partial "biased by loss"
+	# by default (1 %): not comparable, one line naming the side and its share
+	run --separate-stderr pfdiff --single-run-ok --fail-on-regression 5 biased_base.folded biased_new.folded
+	refute_sanitizer
+	assert_failure 2
+	assert_equal "$stderr" "pfdiff: not comparable: base lost 30.00% of its samples (more than --max-lost 1%)"
+	assert_line --index 3 "# biased by loss: base lost 30.00% of its samples (more than --max-lost 1%); lost samples come in stretches, not at random: no change is called significant"
+	[ -z "$(tail -n +6 <<< "$output" | awk '$0 ~ / (self|total|both) /')" ]
+	# without the gate: the table, a warning, exit 0
+	run --separate-stderr pfdiff biased_base.folded biased_new.folded
+	assert_success
+	assert_equal "$stderr" "pfdiff: warning: base lost 30.00% of its samples (more than --max-lost 1%): the comparison is biased by loss, no change is called significant"
+	run -0 bash -c "pfdiff --json biased_base.folded biased_new.folded 2>/dev/null | jq -r '[.biased_by_loss, (.biased_sides | join(\",\")), .max_lost_pct, .regression, ([.functions[] | select(.self.significant or .total.significant)] | length)] | @tsv'"
+	assert_output "true	base	1	false	0"
+	# both sides lossy: both named; a loss at the bound is not over it
+	run --separate-stderr pfdiff --max-lost 30 --single-run-ok --fail-on-regression 5 biased_base.folded biased_base.folded
+	assert_success
+	run --separate-stderr pfdiff --single-run-ok --fail-on-regression 5 biased_base.folded biased_base.folded
+	assert_failure 2
+	assert_equal "$stderr" "pfdiff: not comparable: base lost 30.00% of its samples and new lost 30.00% of its samples (more than --max-lost 1%)"
+	# --folded has no verdict: no line; a closed output pipe is the one line
+	run --separate-stderr pfdiff --folded biased_base.folded biased_new.folded
+	assert_success
+	assert_equal "$stderr" ""
+	run bash -c "{ exec pfdiff --single-run-ok --fail-on-regression 5 biased_base.folded biased_new.folded; } 2>&1 >/dev/full; exit \${PIPESTATUS[0]}"
+	assert_failure 1
+	assert_output --regexp '^pfdiff: <stdout>: No space left on device'
+	[ "${#lines[@]}" -eq 1 ]
+	run pfdiff --max-lost 101 biased_base.folded biased_new.folded
+	assert_failure 2
+	assert_output --partial "--max-lost: expected a percentage from 0 to 100, not '101'"
 }
 
 @test "counts in ns (pffold --weight=period, perf script | stackcollapse-perf.pl) give the table of the samples" {
@@ -396,64 +441,65 @@ p;main;work 600 750"
 		grep -v '^#' "$FX/diff_time_$f.folded" | awk '{ $NF = $NF / 1000000; print }' > time_$f.samples
 		grep -v '^#' "$FX/diff_time_$f.folded" > time_$f.ns
 	done
+	# (NEW lost 10 %: --max-lost 10 takes that as random, the tables are of units)
 	# computed independently: tests/fixtures/diff_units.py time-share
-	run pfdiff "$FX/diff_time_base.folded" "$FX/diff_time_new.folded"
+	run pfdiff --max-lost 10 "$FX/diff_time_base.folded" "$FX/diff_time_new.folded"
 	refute_sanitizer
 	assert_success
 	assert_output "$(cat "$FX/diff_time_share_expected.txt")"
-	run pfdiff time_base.samples time_new.samples
+	run pfdiff --max-lost 10 time_base.samples time_new.samples
 	assert_success
 	assert_output "$(cat "$FX/diff_time_share_expected.txt")"
 	# without a unit line, as perf's stackcollapse-perf.pl writes it: say so
-	run pfdiff --weight=period --period 1000000 time_base.ns time_new.ns
+	run pfdiff --max-lost 10 --weight=period --period 1000000 time_base.ns time_new.ns
 	assert_success
 	assert_output "$(cat "$FX/diff_time_share_expected.txt")"
 	# ... else the counts are taken as samples ("2600000000 samples", tiny
 	# CIs), with a warning that tells what to pass
-	run --separate-stderr pfdiff time_base.ns time_new.ns
+	run --separate-stderr pfdiff --max-lost 10 time_base.ns time_new.ns
 	assert_success
 	assert_line --index 0 "# base: 1 run, 2600000000 samples; new: 1 run, 3240000000 samples + 360000000 lost (10.00%)"
 	assert_equal "$stderr" "pfdiff: time_base.ns: warning: every count is a multiple of 1000000: if the counts are sums of periods (perf script | stackcollapse-perf.pl weighs stacks by period, in ns for cpu-clock), pass --weight=period --period 1000000
 pfdiff: time_new.ns: warning: every count is a multiple of 1000000: if the counts are sums of periods (perf script | stackcollapse-perf.pl weighs stacks by period, in ns for cpu-clock), pass --weight=period --period 1000000"
 	# no warning when the unit is given, nor for sample counts with a small divisor
-	run --separate-stderr pfdiff --weight=samples time_base.ns time_new.ns
+	run --separate-stderr pfdiff --max-lost 10 --weight=samples time_base.ns time_new.ns
 	assert_equal "$stderr" ""
-	run --separate-stderr pfdiff "$FX/diff_base.folded" "$FX/diff_new.folded"
+	run --separate-stderr pfdiff --max-lost 10 "$FX/diff_base.folded" "$FX/diff_new.folded"
 	assert_equal "$stderr" ""
 	# the options must agree with a unit line; a period is needed for periods
-	run pfdiff --weight=samples "$FX/diff_time_base.folded" time_new.samples
+	run pfdiff --max-lost 10 --weight=samples "$FX/diff_time_base.folded" time_new.samples
 	assert_failure 2
 	assert_output "pfdiff: $FX/diff_time_base.folded: its unit line says weight=period, not --weight=samples"
-	run pfdiff --period 250000 "$FX/diff_time_base.folded" time_new.samples
+	run pfdiff --max-lost 10 --period 250000 "$FX/diff_time_base.folded" time_new.samples
 	assert_failure 2
 	assert_output "pfdiff: $FX/diff_time_base.folded: its unit line says period=1000000, not --period 250000"
-	run pfdiff --weight=period time_base.ns time_new.ns
+	run pfdiff --max-lost 10 --weight=period time_base.ns time_new.ns
 	assert_failure 2
 	assert_output "pfdiff: time_base.ns: counts are sums of periods (weight=period) but the period is unknown: pass --period N"
-	run pfdiff --weight=bytes time_base.ns time_new.ns
+	run pfdiff --max-lost 10 --weight=bytes time_base.ns time_new.ns
 	assert_failure 2
-	run pfdiff --period 0 time_base.ns time_new.ns
+	run pfdiff --max-lost 10 --period 0 time_base.ns time_new.ns
 	assert_failure 2
 	# unit lines: malformed, after stack lines, two that differ; the same twice is fine
 	{ echo '# pffold weight=nanoseconds'; cat time_base.ns; } > bad1.folded
-	run pfdiff bad1.folded time_new.ns
+	run pfdiff --max-lost 10 bad1.folded time_new.ns
 	assert_failure 1
 	assert_output "pfdiff: bad1.folded: line 1: malformed unit line (expected '# pffold weight=samples|period [unit=ns|events] [period=N]')"
 	{ cat time_base.ns; echo '# pffold weight=period period=1000000'; } > bad2.folded
-	run pfdiff bad2.folded time_new.ns
+	run pfdiff --max-lost 10 bad2.folded time_new.ns
 	assert_failure 1
 	assert_output "pfdiff: bad2.folded: line 4: unit line after stack lines (the counts before it have no unit)"
 	{ cat "$FX/diff_time_base.folded"; echo '# pffold weight=period unit=ns period=4000000'; } > bad3.folded
-	run pfdiff bad3.folded time_new.ns
+	run pfdiff --max-lost 10 bad3.folded time_new.ns
 	assert_failure 1
 	assert_output "pfdiff: bad3.folded: line 7: unit line differs from the first one (inputs of different units put together?)"
 	cat "$FX/diff_time_base.folded" "$FX/diff_time_base.folded" > twice.folded
-	run pfdiff --folded twice.folded "$FX/diff_time_base.folded"
+	run pfdiff --max-lost 10 --folded twice.folded "$FX/diff_time_base.folded"
 	assert_success
 	assert_line "prog;main;run;softmax 202 101"
 	# unknown keys are for later versions: ignored
 	{ echo '# pffold weight=period period=1000000 future=yes'; cat time_base.ns; } > future.folded
-	run pfdiff --folded future.folded time_base.samples
+	run pfdiff --max-lost 10 --folded future.folded time_base.samples
 	assert_success
 	assert_line "prog;main;run;softmax 101 101"
 }
@@ -462,44 +508,45 @@ pfdiff: time_new.ns: warning: every count is a multiple of 1000000: if the count
 	for f in base new; do
 		grep -v '^#' "$FX/diff_time_$f.folded" | awk '{ $NF = $NF / 1000000; print }' > time_$f.samples
 	done
+	# (NEW lost 10 %: --max-lost 10 takes that as random)
 	# In share mode the fixed-time child ranks first: its share fell by 21 points
-	run pfdiff "$FX/diff_time_base.folded" "$FX/diff_time_new.folded"
+	run pfdiff --max-lost 10 "$FX/diff_time_base.folded" "$FX/diff_time_new.folded"
 	assert_success
 	[[ "${lines[4]}" == *" both  z/z         -      child_work" ]]
 	# In time mode: softmax (+600 ms) and prepare (+400 ms), child_work unchanged
 	# (2000 ms, NEW's 10 % of lost samples spread pro rata); computed
 	# independently: tests/fixtures/diff_units.py time
-	run pfdiff --mode=time "$FX/diff_time_base.folded" "$FX/diff_time_new.folded"
+	run pfdiff --max-lost 10 --mode=time "$FX/diff_time_base.folded" "$FX/diff_time_new.folded"
 	refute_sanitizer
 	assert_success
 	assert_output "$(cat "$FX/diff_time_expected.txt")"
 	# the same data in samples with the period given
-	run pfdiff --mode time --period 1000000 time_base.samples time_new.samples
+	run pfdiff --max-lost 10 --mode time --period 1000000 time_base.samples time_new.samples
 	assert_success
 	assert_output "$(cat "$FX/diff_time_expected.txt")"
-	run pfdiff --mode=time time_base.samples time_new.samples
+	run pfdiff --max-lost 10 --mode=time time_base.samples time_new.samples
 	assert_failure 2
 	assert_output "pfdiff: time_base.samples: --mode=time needs the sampling period: pass --period N (ns: 1e9/F for cpu-clock at -F F), or compare .pf files or pffold --weight=period output"
-	run pfdiff --mode=speed time_base.samples time_new.samples
+	run pfdiff --max-lost 10 --mode=speed time_base.samples time_new.samples
 	assert_failure 2
 	assert_output "pfdiff: --mode: expected share or time, not 'speed'"
 	# points are % of BASE's total (2600 ms): main's total grew by 1000 ms,
 	# 38.5 points (in share mode main stays at 100 %)
-	run pfdiff --mode=time --single-run-ok --fail-on-regression 38 "$FX/diff_time_base.folded" "$FX/diff_time_new.folded"
+	run pfdiff --max-lost 10 --mode=time --single-run-ok --fail-on-regression 38 "$FX/diff_time_base.folded" "$FX/diff_time_new.folded"
 	assert_failure 3
-	run pfdiff --mode=time --single-run-ok --fail-on-regression 39 "$FX/diff_time_base.folded" "$FX/diff_time_new.folded"
+	run pfdiff --max-lost 10 --mode=time --single-run-ok --fail-on-regression 39 "$FX/diff_time_base.folded" "$FX/diff_time_new.folded"
 	assert_success
-	run pfdiff --mode=time --min-delta 20 "$FX/diff_time_base.folded" "$FX/diff_time_new.folded"
+	run pfdiff --max-lost 10 --mode=time --min-delta 20 "$FX/diff_time_base.folded" "$FX/diff_time_new.folded"
 	assert_success
 	# softmax (23.1), main and run (38.5); prepare (15.4) left out; [lost] always shown
 	[ "${#lines[@]}" -eq 8 ]
 	[[ "${lines[7]}" == *" [lost]" ]]
-	run pfdiff --mode=time --json "$FX/diff_time_base.folded" "$FX/diff_time_new.folded"
+	run pfdiff --max-lost 10 --mode=time --json "$FX/diff_time_base.folded" "$FX/diff_time_new.folded"
 	assert_success
 	run jq -r '[.mode, .unit, .base_total, .test, .new.runs[0].period, .new.runs[0].period_unit, .functions[0].name, .functions[0].self.base, (.functions[0].self.new * 100 | round), .functions[0].self.significant, .lost.new] | @tsv' <<< "$output"
 	assert_output "time	ms	2600	poisson	1000000	ns	softmax	101	70111	true	360"
 	# several runs per side: Welch's t test on per-run times
-	run pfdiff --mode=time "$FX/diff_time_base.folded" "$FX/diff_time_base.folded" -- "$FX/diff_time_new.folded" "$FX/diff_time_new.folded"
+	run pfdiff --max-lost 10 --mode=time "$FX/diff_time_base.folded" "$FX/diff_time_base.folded" -- "$FX/diff_time_new.folded" "$FX/diff_time_new.folded"
 	assert_success
 	assert_line --index 1 --partial "# mode=time: time in ms per run (samples x period x (seen + lost) / seen), changes in ms, 95% CI; Welch's t test on per-run times;"
 	[[ "${lines[4]}" == *" both  welch/welch -      softmax" ]]
@@ -563,20 +610,25 @@ sur\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\t737572eda080')"
 	[ "${lost:-0}" -ge 200 ]
 	# every function's share used to be lower in the lossy base by the lost
 	# share (15-30 points): "regressions" of that size everywhere, exit 3
-	run pfdiff --single-run-ok --fail-on-regression 5 lossy.sym.pf full.sym.pf
+	# (--max-lost 100: taken as random, as before --max-lost; by default the
+	# comparison is biased by loss and the gate says not comparable)
+	run --separate-stderr pfdiff --single-run-ok --fail-on-regression 5 lossy.sym.pf full.sym.pf
+	assert_failure 2
+	assert_equal "$stderr" "$(printf 'pfdiff: not comparable: base lost %s%% of its samples (more than --max-lost 1%%)' "$(sed -n 's/^# base: .*(\([0-9.]*\)%); new.*/\1/p' <<< "$output")")"
+	run pfdiff --max-lost 100 --single-run-ok --fail-on-regression 5 lossy.sym.pf full.sym.pf
 	refute_sanitizer
 	assert_success
 	assert_line --index 0 --regexp "^# base: 1 run, [0-9]+ samples \+ $lost lost \([0-9.]+%\); new: 1 run, [0-9]+ samples$"
 	assert_line --regexp '^ +[1-9][0-9.]* +0\.00 +-[0-9.]+ .* -     z/z +- +\[lost\]$'
 	# no significant change of 5 points or more (as for two full recordings)
-	run pfdiff --min-delta 5 lossy.sym.pf full.sym.pf
+	run pfdiff --max-lost 100 --min-delta 5 lossy.sym.pf full.sym.pf
 	assert_success
 	[ -z "$(significant_rows <<< "$output")" ]
 	# the same through pffold's folded text, with its [lost] line
 	pffold -q lossy.sym.pf > lossy.folded
 	pffold -q full.sym.pf > full.folded
 	grep -q "^\[lost\] $lost\$" lossy.folded
-	run pfdiff --single-run-ok --fail-on-regression 5 lossy.folded full.folded
+	run pfdiff --max-lost 100 --single-run-ok --fail-on-regression 5 lossy.folded full.folded
 	assert_success
 	# (--mode=time spreads them pro rata; the hand-written test above checks
 	# that: here the CPU time of the same work varies by up to 30 % from run to

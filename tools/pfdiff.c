@@ -60,6 +60,9 @@ static void usage(FILE *f)
 	      "                           side (pfrec --repeat N)\n"
 	      "      --single-run-ok      let --fail-on-regression gate one run per side\n"
 	      "                           (sampling noise only)\n"
+	      "      --max-lost=PCT       a side that lost more than PCT % of its samples\n"
+	      "                           (default 1) biases the comparison: no change is\n"
+	      "                           called significant, --fail-on-regression exits 2\n"
 	      "  -t, --test=auto|welch|quasi  the test of replicate runs: quasi, a\n"
 	      "                           quasi-binomial model of shares (quasi-Poisson of\n"
 	      "                           times in --mode=time) whose dispersion is pooled\n"
@@ -69,7 +72,7 @@ static void usage(FILE *f)
 	      "  -h, --help               show this help and exit\n"
 	      "  -V, --version            show the version and exit\n"
 	      "\n"
-	      "Exit status: 0 ok, 1 error, 2 usage, 3 regression found.\n",
+	      "Exit status: 0 ok, 1 error, 2 usage or not comparable, 3 regression found.\n",
 	      f);
 }
 
@@ -104,6 +107,7 @@ enum {
 	OPT_FAIL,
 	OPT_SINGLE_OK,
 	OPT_PERIOD,
+	OPT_MAX_LOST,
 };
 
 /* A value of a choice option: @return the value `vals` holds for the word
@@ -180,6 +184,11 @@ static int parse_opt(int c, struct pfdiff_opts *o, const char **output)
 	case 'f': o->folded = 1; break;
 	case OPT_NORMALIZE: o->normalize = 1; break;
 	case OPT_SINGLE_OK: o->single_run_ok = 1; break;
+	case OPT_MAX_LOST:
+		if (!parse_double(optarg, &d) || d < 0 || d > 100)
+			return bad_value("--max-lost", "a percentage from 0 to 100", optarg);
+		o->max_lost = d / 100;
+		break;
 	case 't':
 		if ((o->test = pick("--test", optarg, tests, test_vals)) < 0)
 			return PF_EXIT_USAGE;
@@ -258,12 +267,14 @@ int main(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "fail-on-regression", required_argument, NULL, OPT_FAIL },
 		{ "single-run-ok", no_argument, NULL, OPT_SINGLE_OK },
+		{ "max-lost", required_argument, NULL, OPT_MAX_LOST },
 		{ "test", required_argument, NULL, 't' },
 		PF_CLI_STD_LONGOPTS,
 	};
 	struct pfdiff_opts o = {
 		.alpha = 0.01,
 		.fail_pp = -1,
+		.max_lost = 0.01,
 	};
 	const char *output = "-";
 	/* a closed output pipe is a write error (EPIPE), reported in one line */

@@ -25,6 +25,8 @@ struct pfdiff_opts {
 	uint64_t period;    /* --period (units per sample), 0 when not given */
 	int test;           /* --test: PFDIFF_TEST_* */
 	int single_run_ok;  /* --single-run-ok: --fail-on-regression without replicates */
+	double max_lost;    /* --max-lost: the share of lost samples (0..1) above
+			     * which a side biases the comparison */
 };
 
 /* Which test compares replicate runs: auto = the quasi-binomial model for the
@@ -34,7 +36,8 @@ enum { PFDIFF_TEST_AUTO = 0, PFDIFF_TEST_WELCH = 1, PFDIFF_TEST_QUASI = 2 };
 /* Reads the runs, compares, writes to output ("-" = stdout).
  * @return the exit status: 0, 1 (error, message printed), 2 (a usage error
  * found in the inputs: a unit that --weight/--period contradict or that
- * --mode=time lacks) or 3. */
+ * --mode=time lacks; with --fail-on-regression, a side that lost more than
+ * --max-lost of its samples: not comparable) or 3. */
 int pfdiff_run(const struct pfdiff_opts *o, const char **base, size_t nbase,
 	       const char **new, size_t nnew, const char *output);
 

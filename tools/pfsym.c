@@ -62,6 +62,13 @@ static void usage(FILE *f)
 	      "                        from the debuginfod server(s) URL (space-separated;\n"
 	      "                        sets DEBUGINFOD_URLS, which is used when set)\n"
 	      "      --no-debuginfod   never ask debuginfod servers, even with DEBUGINFOD_URLS\n"
+	      "      --debuginfod-timeout=SECONDS  the time all downloads of the run may take\n"
+	      "                        together (default 120; 0: no limit); a download running\n"
+	      "                        then is aborted, and no more are started\n"
+	      "      --max-name=BYTES  keep at most BYTES of a function name (64..1048576,\n"
+	      "                        default 65536): a longer one is cut, marked [cut]\n"
+	      "      --max-inline=N    keep at most N inline frames per address (1..255,\n"
+	      "                        default 64): the outermost; the deepest are dropped\n"
 	      "  -q, --quiet           no summary on standard error\n"
 	      "      --resolve=BINARY  print the name pfsym gives each ELF virtual address\n"
 	      "                        ADDR (hex) of BINARY ('ADDR NAME', '?\?' if none),\n"
@@ -290,6 +297,17 @@ static const char *default_cache(char *buf, size_t size)
 	return w > 0 && (size_t)w < size ? buf : NULL;
 }
 
+/* A count of lo..hi in decimal. @return 1 with *v set, or 0. */
+static int parse_bound(const char *s, unsigned long lo, unsigned long hi, unsigned long *v)
+{
+	char *end;
+	errno = 0;
+	if (*s < '0' || *s > '9')
+		return 0;
+	*v = strtoul(s, &end, 10);
+	return !errno && !*end && *v >= lo && *v <= hi;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -306,6 +324,9 @@ int main(int argc, char **argv)
 		{ "no-dwarf-cache", no_argument, NULL, 'c' },
 		{ "debuginfod", required_argument, NULL, 'U' },
 		{ "no-debuginfod", no_argument, NULL, 'N' },
+		{ "debuginfod-timeout", required_argument, NULL, 'T' },
+		{ "max-name", required_argument, NULL, 'W' },
+		{ "max-inline", required_argument, NULL, 'J' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "resolve", required_argument, NULL, 'R' },
 		{ "json", no_argument, NULL, 'J' },
@@ -360,6 +381,34 @@ int main(int argc, char **argv)
 		case 'N':
 			so.debuginfod = -1;
 			break;
+		case 'T': {
+			char *end;
+			errno = 0;
+			double t = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(t >= 0) || t > 1e6) {
+				fprintf(stderr, PROG ": --debuginfod-timeout: expected seconds (0 to 1000000), not '%s'\n",
+					optarg);
+				return 2;
+			}
+			so.debuginfod_timeout_s = t > 0 ? t : -1;
+			break;
+		}
+		case 'W':
+		case 'J': {
+			unsigned long v;
+			unsigned long lo = c == 'W' ? 64 : 1, hi = c == 'W' ? 1048576 : 255;
+			if (!parse_bound(optarg, lo, hi, &v)) {
+				fprintf(stderr, PROG ": %s: expected %s from %lu to %lu, not '%s'\n",
+					c == 'W' ? "--max-name" : "--max-inline", c == 'W' ? "bytes" : "frames", lo, hi,
+					optarg);
+				return 2;
+			}
+			if (c == 'W')
+				so.max_name = (uint32_t)v;
+			else
+				so.max_inline = (uint32_t)v;
+			break;
+		}
 		case 'M':
 			so.no_demangle = 1;
 			break;

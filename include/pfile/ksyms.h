@@ -95,15 +95,18 @@ struct pf_ksyms {
  * NAME\t[MODULE]", ADDRESS in hex without 0x) into k (which must be empty:
  * zeroed or freed). Keeps the text symbols (types t, T, w, W) and sorts them
  * by address (stably). A line that does not have this form is an error; an
- * empty last line is not.
+ * empty last line is not. Names follow the decoder's one rule (format 4.11):
+ * a symbol's 1..PF_KSYMS_MAX_NAME bytes, a module's 1..63, never a NUL, tab
+ * or newline: a line whose name holds a NUL is an error (it was kept, and
+ * its table then wrote a payload that named something else).
  * @return 0 (k->hidden set when every address was 0; then no symbol is
  * kept); -EBADMSG with errmsg "line N: REASON"; -ENOMEM. */
 int pf_ksyms_parse(struct pf_ksyms *k, const char *text, size_t len, char *errmsg, size_t errmsg_size);
 
 /* Sets the load address, size (bytes) and build-id (bid_size bytes, 0..64;
  * NULL/0: unknown) of module `name`, adding it if kallsyms did not name it.
- * @return 0; -EINVAL (name empty or over 63 bytes, bid_size over 64, a
- * 65536th module); -ENOMEM. */
+ * @return 0; -EINVAL (name empty, over 63 bytes or holding a tab or newline,
+ * bid_size over 64, a 65536th module); -ENOMEM. */
 int pf_ksyms_set_module(struct pf_ksyms *k, const char *name, uint64_t base, uint64_t size_bytes,
 			const uint8_t *bid, size_t bid_size);
 

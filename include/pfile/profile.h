@@ -108,9 +108,14 @@ uint32_t pf_prof_n_stacks(const struct pf_prof *p);
 const struct pf_prof_frame *pf_prof_frame_get(const struct pf_prof *p, uint32_t id);
 const struct pf_prof_stack *pf_prof_stack_get(const struct pf_prof *p, uint32_t id);
 
+/* The longest string a table holds: what one STRINGS section of
+ * PF_SECTION_MAX_RAW bytes carries (8 bytes of header, 4 of length). */
+#define PF_PROF_STR_MAX (PF_SECTION_MAX_RAW - 12u)
+
 /* Interns `len` bytes as a string. `s` may point into p's own strings (e.g.
- * a part of one from pf_prof_str_get()). @return its id (>= 0) or -ENOMEM /
- * -E2BIG. */
+ * a part of one from pf_prof_str_get()). @return its id (>= 0), -ENOMEM, or
+ * -E2BIG (len over PF_PROF_STR_MAX: refused before anything is copied; the
+ * caller bounds what it reads, as pfsym's --max-name does). */
 int64_t pf_prof_str(struct pf_prof *p, const char *s, size_t len);
 /* The string with id `id` (NUL-terminated, owned by p) or NULL if out of range.
  * *len (may be NULL) gets its length. Valid until the next intern call. */
@@ -133,7 +138,8 @@ int64_t pf_prof_stack(struct pf_prof *p, uint32_t parent, uint32_t frame);
  * has nothing new). Each payload is at most `max_bytes` bytes (<=
  * PF_SECTION_MAX_RAW); when more is pending, the call encodes what fits and
  * returns 1: write the payloads and call again. @return 0 (all encoded), 1
- * (more pending), or -ENOMEM. */
+ * (more pending), -E2BIG (a string longer than max_bytes - 12: strings are
+ * never cut) or -ENOMEM. */
 int pf_prof_encode_tables(struct pf_prof *p, struct pf_buf *strings, struct pf_buf *frames,
 			  struct pf_buf *stacks, size_t max_bytes);
 

@@ -131,11 +131,26 @@ struct pf_sym_opts {
 				        * pf_sym_rewrite() writes is the same with
 				        * or without it; NULL or "": none (pfsym's
 				        * default is $XDG_CACHE_HOME/pftools/dwarf) */
+	/* since 0.5 (absent when sz is smaller): bounds on what the input's
+	 * files claim, each told in one line of pf_sym_report() when met */
+	uint32_t max_name;             /* bytes of a function name (symbol table,
+				        * demangled, DWARF) kept, 64..1048576; a
+				        * longer one is read no further, cut there
+				        * and marked "[cut]"; 0: 65536 */
+	uint32_t max_inline;           /* inline frames kept per address, 1..255
+				        * (the outermost; the deepest dropped);
+				        * 0: 64 */
+	double debuginfod_timeout_s;   /* seconds all debuginfod downloads of this
+				        * handle may take together: a transfer
+				        * running when they are spent is aborted
+				        * (libdebuginfod's progress callback), no
+				        * more are started; 0: 120; < 0: no limit */
 };
-#define PF_SYM_OPTS_INIT { sizeof(struct pf_sym_opts), NULL, NULL, 0, 0, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL }
+#define PF_SYM_OPTS_INIT { sizeof(struct pf_sym_opts), NULL, NULL, 0, 0, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL, 0, 0, 0 }
 
 /* A new symbolizer for options `o` (NULL: the defaults). The strings of `o`
- * are copied. The symfs and debug directories are opened now.
+ * are copied. max_name or max_inline out of their range: -EINVAL (errmsg
+ * names the field). The symfs and debug directories are opened now.
  * o->kallsyms is read and parsed now, o->vmlinux opened and its symbols
  * indexed now.
  * @return 0 with *out set (free it with pf_sym_free()); -EINVAL (o->sz too
@@ -230,6 +245,8 @@ int pf_sym_each_sample(pf_sym *s, const char *path, pf_sym_sample_fn fn, void *a
 /* Prints pfsym's summary of the last pass that reached its end to `out`,
  * each line starting "PROG: ": samples, lost, unique addresses, the share
  * of user frames resolved, kernel frames; call chains cut by a depth limit;
+ * names cut by max_name, inline chains cut by max_inline, compressed DWARF
+ * sections whose claimed size was refused; debuginfod's time limit spent;
  * the unwinder's counts by stop reason; the JIT maps used; debuginfod's
  * files (or why it was not used when asked for); every binary with
  * unresolved frames (its path, build-id and the places tried), found

@@ -26,7 +26,18 @@ struct pfsym_opts {
 	int no_inline;             /* no inline frames, no source lines (lines.c) */
 	int debuginfod;            /* -1 never; 0 when DEBUGINFOD_URLS is set; 1 asked for */
 	const char *dwarf_cache;   /* folder of inflated DWARF sections (dwsec.c), or NULL */
+	uint32_t max_name;         /* bytes of a function name kept (symtab.c, lines.c) */
+	uint32_t max_inline;       /* inline frames kept per address (lines.c), 1..255 */
+	double dbgd_timeout_s;     /* debuginfod: seconds for the whole run, 0 none */
 };
+/* pfsym --max-name's default and bounds (bytes), --max-inline's (frames). */
+#define PFSI_MAX_NAME_DEFAULT 65536u
+#define PFSI_MAX_NAME_MIN 64u
+#define PFSI_MAX_NAME_MAX (1u << 20)
+#define PFSI_MAX_INLINE_DEFAULT 64u
+#define PFSI_MAX_INLINE_MAX 255u
+/* pf_sym_opts.debuginfod_timeout_s's default: seconds for the whole run. */
+#define PFSI_DBGD_TIMEOUT_DEFAULT 120.0
 
 /* ---- root.c: files opened under a root, never outside it ---- */
 
@@ -183,7 +194,18 @@ struct pfsi_dw_bufs {
 	void *map;       /* a cache file mapped, or NULL */
 	size_t map_size;
 	int cache;       /* what the cache did: PFSI_DWC_... */
+	unsigned refused; /* compressed sections whose claimed size was over
+			   * PFSI_DW_MAX_RATIO x their compressed bytes or
+			   * PFSI_DW_MAX_BYTES: hidden from libdw, never inflated */
+	char refused_what[160]; /* the first: "SECTION claims N bytes from M" */
 };
+/* Bounds on the inflated size a compressed DWARF section may claim (its
+ * Chdr ch_size, or a .zdebug_ section's header): zlib's deflate gives at
+ * most 1032 bytes per compressed byte (a stream of one repeated byte), and
+ * no section of a real debug file is near 4 GiB inflated. A claim beyond
+ * either is the file's lie, refused before anything is allocated. */
+#define PFSI_DW_MAX_RATIO 1032u
+#define PFSI_DW_MAX_BYTES ((uint64_t)4 << 30)
 enum { PFSI_DWC_NONE, PFSI_DWC_HIT, PFSI_DWC_WRITTEN, PFSI_DWC_NOT_WRITTEN };
 /* Prepares e, an ELF handle no one else uses, for dwarf_begin_elf(): hides
  * the DWARF sections lines.c never reads (SHT_NOBITS in e's copy of the
@@ -196,7 +218,9 @@ enum { PFSI_DWC_NONE, PFSI_DWC_HIT, PFSI_DWC_WRITTEN, PFSI_DWC_NOT_WRITTEN };
  * time): keep->cache says
  * which. *keep gets the buffers: free them with pfsi_dw_bufs_free() after
  * dwarf_end() and elf_end(e). Sections it could not inflate are left for
- * libdw. @return 0 or -ENOMEM. */
+ * libdw, except those over the bounds above (keep->refused): they are hidden
+ * as the unread ones are, so libdw never allocates what they claim either.
+ * @return 0 or -ENOMEM. */
 int pfsi_dw_prepare(Elf *e, const char *cache_dir, struct pfsi_dw_bufs *keep);
 void pfsi_dw_bufs_free(struct pfsi_dw_bufs *k);
 
@@ -309,14 +333,33 @@ struct symbolizer {
 	uint64_t ln_ix_ns;                     /* keying and loading those */
 	int ln_timed;                          /* 0 not known yet, 1 timed, -1 not
 						  (no clock reads per address) */
+	/* bounds met in the input (pfsi_bounds_report()) */
+	uint64_t names_cut;                    /* names cut to o.max_name bytes */
+	char name_cut_file[200];               /* where the first was */
+	uint64_t inline_cut;                   /* addresses whose inline chain was cut */
+	uint64_t dw_refused;                   /* compressed DWARF sections refused */
+	char dw_refused_what[400];             /* the first: "FILE: SECTION claims ..." */
 	/* debuginfod.c */
 	int dbgd_state;        /* 0 not tried, 1 client ready, -1 none */
 	void *dbgd_client;
 	unsigned dbgd_fetched; /* files the client returned */
+	unsigned dbgd_timed_out; /* transfers the run's time limit aborted */
+	unsigned dbgd_skipped;   /* not started: the time was spent */
+	unsigned dbgd_cut;       /* downloads a server cut short */
 	char dbgd_note[320];   /* why it is not used, when it was asked for */
 };
 
 /* util.c */
+/* The bytes of `name` (NUL-terminated, from a file) that are kept: at most s->o.max_name, never read further
+ * (strnlen), so a name of a GiB costs nothing. *cut is set when it was
+ * longer (counted in s->names_cut, `file` noted for the first). @return the
+ * length kept. */
+size_t pfsi_name_len(struct symbolizer *s, const char *name, const char *file, int *cut);
+/* pf_prof_str() of name[0..len), with the suffix "[cut]" when cut. */
+int64_t pfsi_name_str(struct pf_prof *p, const char *name, size_t len, int cut);
+/* One line per bound the input met (names cut, inline chains cut,
+ * compressed DWARF refused), each naming the option that raises it. */
+void pfsi_bounds_report(const struct symbolizer *s, FILE *out, const char *prog);
 /* Doubles the array *arr of *cap elements of elem bytes (to `first` when
  * *cap is 0). @return 0, or -ENOMEM with *arr and *cap unchanged. */
 int pfsi_grow(void **arr, size_t *cap, size_t elem, size_t first);
@@ -371,8 +414,9 @@ void pfsi_load_segments(struct binfo *b, Elf *e);
 
 struct pfsi_jit;
 
-/* An empty set of JIT maps. @return NULL when out of memory. */
-struct pfsi_jit *pfsi_jit_new(void);
+/* An empty set of JIT maps; names are bounded by sym's --max-name (and
+ * counted there). @return NULL when out of memory. */
+struct pfsi_jit *pfsi_jit_new(struct symbolizer *sym);
 void pfsi_jit_free(struct pfsi_jit *j);
 /* Adds a PERFMAP payload (format/pfile.md 4.12); samples_so_far: samples
  * already resolved (counted as late when not prescanned). Malformed lines

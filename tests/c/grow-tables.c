@@ -7,10 +7,13 @@
  * has to grow, an argument that points into its own old storage: a part of
  * a string it holds, its own bytes, a DSO's build-id. A copy taken after the
  * reallocation reads freed memory (ASan: heap-use-after-free); the values
- * are checked too. Usage: grow-tables [prof|strtab|buf|maps] (default: all).
+ * are checked too. Usage: grow-tables [prof|strtab|buf|maps|strmax] (default:
+ * all). strmax (issue 30): a string the tables could never write is refused
+ * before it is read, and the encoder never cuts one silently.
  * Prints "grow-tables: N checks, M failures"; exit 1 on a
  * failure. Issue 11 (the audit after defect 1).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +55,33 @@ static void prof_strings(void)
 	CHECK(id2 == 1);
 	const char *got = pf_prof_str_get(&p, 1, &len);
 	CHECK(got && len == n / 2 && memcmp(got, big + n / 2, n / 2) == 0);
+	pf_prof_free(&p);
+	free(big);
+}
+
+/* PF_PROF_STR_MAX: a longer string is refused (-E2BIG) before a byte of it
+ * is read (a one-byte buffer: ASan would see a read past it); the encoder
+ * refuses a string longer than its sections instead of cutting it (it cut
+ * one over max_bytes - 12 without a word). */
+static void prof_strmax(void)
+{
+	struct pf_prof p;
+	pf_prof_init(&p);
+	char one = 'x';
+	CHECK(pf_prof_str(&p, &one, (size_t)PF_PROF_STR_MAX + 1) == -E2BIG);
+	CHECK(p.n_str == 0);
+	char *big = malloc(5000);
+	memset(big, 'a', 5000);
+	CHECK(pf_prof_str(&p, big, 5000) == 0);
+	struct pf_buf a = { 0 }, f = { 0 }, k = { 0 };
+	CHECK(pf_prof_encode_tables(&p, &a, &f, &k, 4096) == -E2BIG);
+	/* room for it: encoded whole */
+	p.enc_str = 0;
+	CHECK(pf_prof_encode_tables(&p, &a, &f, &k, 8192) == 0);
+	CHECK(a.len == 8 + 4 + 5000);
+	pf_buf_free(&a);
+	pf_buf_free(&f);
+	pf_buf_free(&k);
 	pf_prof_free(&p);
 	free(big);
 }
@@ -121,6 +151,8 @@ int main(int argc, char **argv)
 		buf();
 	if (!only || !strcmp(only, "maps"))
 		maps();
+	if (!only || !strcmp(only, "strmax"))
+		prof_strmax();
 	printf("grow-tables: %d checks, %d failures\n", checks, fails);
 	return fails ? 1 : 0;
 }

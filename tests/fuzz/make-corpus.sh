@@ -11,6 +11,8 @@
 #    use-after-free), deep (long and cut call chains), pfsym-gen raw and
 #    resolved profiles;
 #  - the line index files pfsym wrote for those recordings (lnidx);
+#  - kallsyms text and KSYMS payloads (ksyms), compressed DWARF sections
+#    (dwsec): tests/fuzz/seeds-ksyms-dwsec.py;
 #  - the same files stored uncompressed (zstd level -1 through pftest-writer
 #    recode), whose payload bytes a mutation reaches directly;
 #  - the transformed payloads and the records of those files
@@ -27,7 +29,7 @@ if [ -e "$out/.done" ] && [ "$out/.done" -nt "$0" ]; then
 	exit 0
 fi
 rm -rf "$out"
-mkdir -p "$out"/{reader,profile,transform,folded,evspec,tpformat,perfdata,lnidx}
+mkdir -p "$out"/{reader,profile,transform,folded,evspec,tpformat,perfdata,lnidx,ksyms,dwsec}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 W="$B/tests/pftest-writer"
@@ -162,8 +164,12 @@ if command -v perf >/dev/null 2>&1; then
 	done
 fi
 
+# kallsyms text and KSYMS payloads (ksyms), compressed DWARF (dwsec): written
+# by tests/fuzz/seeds-ksyms-dwsec.py
+python3 "$OLDPWD/tests/fuzz/seeds-ksyms-dwsec.py" "$out" /proc/kallsyms
+
 find "$out" -type f -size 0 -delete
 touch "$out/.done"
-for t in reader profile transform folded evspec tpformat perfdata lnidx; do
+for t in reader profile transform folded evspec tpformat perfdata lnidx ksyms dwsec; do
 	echo "make-corpus: $t: $(find "$out/$t" -type f | wc -l) seeds"
 done

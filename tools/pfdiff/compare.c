@@ -206,6 +206,8 @@ static int mark_significant(struct cmp *a)
 		}
 		f->total_q = f->total_fi >= 0 ? a->qv[f->total_fi] : f->total_fi == -2 ? f->self_q : 1;
 		f->total_sig = f->total_q <= a->o->alpha;
+		if (a->biased) /* the shares of a side that lost a stretch of samples */
+			f->self_sig = f->total_sig = 0;
 		double fail = a->o->fail_pp - 1e-9;
 		if (a->o->fail_pp >= 0 &&
 		    ((f->self_sig && f->self.delta > 0 && a->pts * f->self.delta >= fail) ||
@@ -213,6 +215,22 @@ static int mark_significant(struct cmp *a)
 			a->regression = 1;
 	}
 	return 0;
+}
+
+void pfd_biased_words(const struct cmp *a, char *buf, size_t n)
+{
+	static const char *const side[2] = { "base", "new" };
+	size_t len = 0;
+	buf[0] = 0;
+	for (int i = 0; i < 2; i++) {
+		if (!(a->biased & (1 << i)))
+			continue;
+		int k = snprintf(buf + len, n - len, "%s%s lost %.2f%% of its samples", len ? " and " : "", side[i],
+				 100 * a->lost_share[i]);
+		if (k < 0 || (size_t)k >= n - len)
+			return;
+		len += (size_t)k;
+	}
 }
 
 /* Lost samples whose time is not in the functions': none for a group

@@ -940,6 +940,20 @@ int pfdiff_run(const struct pfdiff_opts *o, const char **base, size_t nbase,
 			a.base_total += (double)a.runs[i].samples * a.runs[i].w / (double)nbase;
 	}
 	a.pts = a.time ? (a.base_total > 0 ? 100 / a.base_total : 0) : 100;
+	/* a side that lost more than --max-lost of its samples: lost samples
+	 * come in stretches (a full ring buffer, a stopped recorder), not at
+	 * random, so the shares of what was seen are biased */
+	for (int side = 0; side < 2; side++) {
+		double lost = 0, all = 0;
+		size_t i0 = side ? nbase : 0, i1 = side ? a.nruns : nbase;
+		for (size_t i = i0; i < i1; i++) {
+			lost += (double)a.runs[i].lost;
+			all += (double)a.runs[i].lost + (double)a.runs[i].samples_all;
+		}
+		a.lost_share[side] = all > 0 ? lost / all : 0;
+		if (a.lost_share[side] > o->max_lost)
+			a.biased |= 1 << side;
+	}
 
 	if (strcmp(output, "-") == 0) {
 		out = stdout;
@@ -958,6 +972,8 @@ int pfdiff_run(const struct pfdiff_opts *o, const char **base, size_t nbase,
 		goto oom;
 	pfd_write_table(&a, &c.funcs, out, &lost, any_lost != 0);
 	status = a.regression ? 3 : 0;
+	if (a.biased && o->fail_pp >= 0)
+		status = 2; /* not comparable: said after the output is out */
 	goto done;
 oom:
 	fprintf(stderr, "pfdiff: %s\n", strerror(ENOMEM));
@@ -971,6 +987,16 @@ done:
 			pf_out_error("pfdiff", output, e);
 			status = 1;
 		}
+	}
+	if (a.biased && status != 1 && !o->folded) {
+		/* one line, after the table (a write error alone is said otherwise) */
+		char w[160];
+		pfd_biased_words(&a, w, sizeof w);
+		if (o->fail_pp >= 0)
+			fprintf(stderr, "pfdiff: not comparable: %s (more than --max-lost %g%%)\n", w, 100 * o->max_lost);
+		else
+			fprintf(stderr, "pfdiff: warning: %s (more than --max-lost %g%%): the comparison is "
+				"biased by loss, no change is called significant\n", w, 100 * o->max_lost);
 	}
 	for (size_t i = 0; i < a.nruns && a.runs; i++) {
 		free(a.runs[i].self);

@@ -74,7 +74,16 @@ struct cmp {
 	size_t m_out;       /* tests left out of the family: they cannot reach significance */
 	double *s1, *s2, *n1, *n2; /* per run of each side: a count, the samples */
 	int regression;
+	/* lost samples: each side's share of all its samples (seen and lost)
+	 * that were lost; biased: bit 0 BASE, bit 1 NEW lost more than
+	 * --max-lost (lost samples are not random: no change is significant) */
+	double lost_share[2];
+	int biased;
 };
+
+/* "base lost 31.00% of its samples" (and "new ..." when both are biased)
+ * into buf. */
+void pfd_biased_words(const struct cmp *a, char *buf, size_t n);
 
 /* Input units to samples: counts of period-weighted text divided by the
  * period, rounded to the nearest sample. */

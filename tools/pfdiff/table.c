@@ -185,6 +185,9 @@ static void json_head(const struct cmp *a, FILE *out, const char *unit, const st
 		a->regression ? "true" : "false");
 	if (a->quasi)
 		fprintf(out, "\"dispersion\":%.6g,\"dispersion_df\":%g,", a->phi0, a->d0);
+	fprintf(out, "\"max_lost_pct\":%g,\"biased_by_loss\":%s,\"biased_sides\":[%s%s%s],",
+		100 * a->o->max_lost, a->biased ? "true" : "false", a->biased & 1 ? "\"base\"" : "",
+		a->biased == 3 ? "," : "", a->biased & 2 ? "\"new\"" : "");
 	json_measure(out, "lost", &lost->self, a->time, 1, 0, 0, 0);
 	fputs(",\"functions\":[", out);
 }
@@ -216,6 +219,12 @@ static void text_head(const struct cmp *a, FILE *out, const char *unit)
 		fprintf(out, "; points (--min-delta, --fail-on-regression) are %% of BASE's total, %.2f %s",
 			a->base_total, unit);
 	putc('\n', out);
+	if (a->biased) {
+		char w[160];
+		pfd_biased_words(a, w, sizeof w);
+		fprintf(out, "# biased by loss: %s (more than --max-lost %g%%); lost samples come in stretches, "
+			"not at random: no change is called significant\n", w, 100 * a->o->max_lost);
+	}
 	if (a->time)
 		fprintf(out, "%9s %9s %9s %-21s %8s  %9s %9s %9s %-21s %8s  %-5s %-11s %-6s %s\n", "SELF_B",
 			"SELF_N", "D_SELF", "CI_SELF", "P_SELF", "TOT_B", "TOT_N", "D_TOT", "CI_TOT", "P_TOT", "SIG",
