@@ -329,7 +329,7 @@ int main(int argc, char **argv)
 		{ "max-inline", required_argument, NULL, 'J' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "resolve", required_argument, NULL, 'R' },
-		{ "json", no_argument, NULL, 'J' },
+		{ "json", no_argument, NULL, 'j' },
 		PF_CLI_STD_LONGOPTS,
 	};
 	/* large section buffers come and go: keep them in the heap instead of
@@ -438,7 +438,7 @@ int main(int argc, char **argv)
 		case 'R':
 			resolve = optarg;
 			break;
-		case 'J':
+		case 'j':
 			json = 1;
 			break;
 		default:
