@@ -17,6 +17,9 @@
  *   names OUT      a resolved profile of 3 samples whose frames are named
  *                  'a"b\;c', 'x\x3by' and 'tab\there' (a backslash, a
  *                  literal \x3b, a tab), thread "my worker\1".
+ *   names-bytes OUT  the same in bytes that are not UTF-8: frames 'caf\xe9'
+ *                  (Latin-1), 'cut\xe2\x82' (a cut character), 'ok\xc3\xa9'
+ *                  (UTF-8), DSO '/usr/bin/n\xe4mes', thread 'w\xff'.
  *   raw-many N OUT N samples of process "gen" (pid 100) in /opt/gen.bin, the
  *                  three stacks of "raw" in turn, 1 us apart: the first N/2
  *                  in one RECORDS section, the rest in a second one.
@@ -578,14 +581,16 @@ static void gen_resolved(pf_writer *w, uint64_t n, enum damage dmg)
 	pf_prof_free(&p);
 }
 
-static void gen_names(pf_writer *w)
+static void names_gen(pf_writer *w, int bytes)
 {
 	struct pf_prof p;
 	struct pf_buf b = { 0 };
 	resolved_begin(w, &p, &b);
-	static const char *names[] = { "a\"b\\;c", "x\\x3by", "tab\there" };
-	int64_t dso = pf_prof_str(&p, "/usr/bin/names", 14);
-	int64_t comm = pf_prof_str(&p, "my worker\\1", 11);
+	static const char *text[] = { "a\"b\\;c", "x\\x3by", "tab\there" };
+	static const char *raw[] = { "caf\xe9", "cut\xe2\x82", "ok\xc3\xa9" };
+	const char *const *names = bytes ? raw : text;
+	int64_t dso = bytes ? pf_prof_str(&p, "/usr/bin/n\xe4mes", 14) : pf_prof_str(&p, "/usr/bin/names", 14);
+	int64_t comm = bytes ? pf_prof_str(&p, "w\xff", 2) : pf_prof_str(&p, "my worker\\1", 11);
 	uint32_t parent = PF_PROF_NONE;
 	for (int i = 0; i < 3; i++) {
 		struct pf_prof_frame f = { (uint32_t)pf_prof_str(&p, names[i], strlen(names[i])), (uint32_t)dso,
@@ -602,6 +607,16 @@ static void gen_names(pf_writer *w)
 	pf_writer_section(w, PF_SEC_SAMPLES, 0, b.data, b.len);
 	pf_buf_free(&b);
 	pf_prof_free(&p);
+}
+
+static void gen_names(pf_writer *w)
+{
+	names_gen(w, 0);
+}
+
+static void gen_names_bytes(pf_writer *w)
+{
+	names_gen(w, 1);
 }
 
 /* A resolved profile for pffold's views (tests/views.bats), root first:
@@ -674,7 +689,7 @@ int main(int argc, char **argv)
 	static const struct {
 		const char *name;
 		void (*gen)(pf_writer *w);
-	} simple[] = { { "raw", gen_raw },     { "raw-lost", gen_raw_lost }, { "names", gen_names },
+	} simple[] = { { "raw", gen_raw },     { "raw-lost", gen_raw_lost }, { "names", gen_names }, { "names-bytes", gen_names_bytes },
 		       { "views", gen_views }, { "ksymbol", gen_ksymbol },   { "idle", gen_idle },
 		       { "unordered", gen_unordered }, { "group", gen_group } };
 	static const char *const damaged[] = { [D_NONE] = "resolved", [D_NOSTACKS] = "resolved-nostacks",
