@@ -217,7 +217,11 @@ struct pf_writer_opts {
 #define PF_WRITER_OPTS_INIT { sizeof(struct pf_writer_opts), 0, 0, 0, 0, 0, 0, 0 }
 
 /* Creates a writer on an open file descriptor (file, pipe or socket) and writes
- * the 32-byte file header at once. The writer never seeks: output is a stream.
+ * the 32-byte file header at once. The writer never seeks: output is a stream,
+ * except after a failed write to a regular file (ENOSPC on a full disk, EDQUOT,
+ * EIO): it then cuts the file back (ftruncate(2)) to the end of its last whole
+ * section, so that what stays is a valid incomplete file (format/pfile.md 5.4)
+ * whatever tool wrote it; a pipe keeps what was written.
  * `fd` stays owned by the caller. `opts` may be NULL for the defaults.
  * @return 0 and *out set, or -EINVAL, -ENOMEM, or a write(2) error (-EPIPE, -ENOSPC...). */
 int pf_writer_open_fd(pf_writer **out, int fd, const struct pf_writer_opts *opts);
@@ -228,7 +232,8 @@ int pf_writer_open_fd(pf_writer **out, int fd, const struct pf_writer_opts *opts
  * `size` must be <= PF_SECTION_MAX_RAW.
  * @return 0, or -E2BIG, -ENOMEM, or a write(2) error. After a write error the
  * writer refuses further writes with the same error; what was written before
- * stays a readable file (missing only END). */
+ * stays a readable file of whole sections (missing only END; a regular file is
+ * cut back to its last whole section, see pf_writer_open_fd()). */
 int pf_writer_section(pf_writer *w, uint16_t type, uint16_t flags, const void *raw, size_t size);
 
 /* Appends perf records (whole records, each starting with struct
