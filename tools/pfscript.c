@@ -802,6 +802,19 @@ static int run(struct ctx *c, int *damaged)
 	}
 	if (b && (rc = pf_prof_builder_finish(b)) < 0 && rc != -EBADMSG)
 		goto bad;
+	uint64_t bad_samples = b ? pf_prof_builder_stats(b)->bad_samples : 0;
+	if (bad_samples) {
+		fprintf(stderr, PROG ": %s: %" PRIu64 " SAMPLE records whose fields run past their size (damaged): "
+				"left out\n", strcmp(c->in, "-") ? c->in : "<stdin>", bad_samples);
+		*damaged = 1;
+	}
+	/* how much of an input that was not whole was used, once (format/
+	 * pfile.md 5.4): libpfile words it */
+	char note[600];
+	if (pf_input_note(strcmp(c->in, "-") ? c->in : "<stdin>", pf_reader_complete(r),
+			  *damaged || pf_reader_errors(r), c->n_keep, pf_reader_samples_claimed(r), note,
+			  sizeof note) > 0)
+		fprintf(stderr, PROG ": %s\n", note);
 	if (c->event && !event_named(c)) {
 		fprintf(stderr, PROG ": %s: no event named '%s'\n", strcmp(c->in, "-") ? c->in : "<stdin>", c->event);
 		c->opened = 0; /* the error is the one line: no summary */

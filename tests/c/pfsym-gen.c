@@ -20,6 +20,9 @@
  *   names-bytes OUT  the same in bytes that are not UTF-8: frames 'caf\xe9'
  *                  (Latin-1), 'cut\xe2\x82' (a cut character), 'ok\xc3\xa9'
  *                  (UTF-8), DSO '/usr/bin/n\xe4mes', thread 'w\xff'.
+ *   raw-badsample OUT  as raw, with the third sample's call chain claiming
+ *                  40 entries more than its record holds (its fields run
+ *                  past its size; the framing is intact)
  *   raw-many N OUT N samples of process "gen" (pid 100) in /opt/gen.bin, the
  *                  three stacks of "raw" in turn, 1 us apart: the first N/2
  *                  in one RECORDS section, the rest in a second one.
@@ -135,11 +138,15 @@ static void mmap2_bid(uint32_t pid, uint64_t addr, uint64_t len, const char *pat
 	trailer(pid, pid, time, 1);
 }
 
+/* raw-badsample: the sample (from 0) whose call chain claims 40 more
+ * entries than its record holds; -1: none */
+static int bad_sample = -1, n_sample_calls;
+
 static void sample(uint64_t id, uint32_t pid, uint32_t tid, uint64_t time, const uint64_t *ips, int n)
 {
 	put_hdr(PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, (uint16_t)(8 + 8 * 7 + 8 * (n + 1)));
 	u64(id); u64(ips[0]); u32(pid); u32(tid); u64(time); u32(0); u32(0); u64(1000);
-	u64((uint64_t)n + 1);
+	u64((uint64_t)n + 1 + (n_sample_calls++ == bad_sample ? 40 : 0));
 	u64(PERF_CONTEXT_USER);
 	for (int i = 0; i < n; i++)
 		u64(ips[i]);
@@ -609,6 +616,12 @@ static void names_gen(pf_writer *w, int bytes)
 	pf_prof_free(&p);
 }
 
+static void gen_raw_badsample(pf_writer *w)
+{
+	bad_sample = 2;
+	gen_raw(w);
+}
+
 static void gen_names(pf_writer *w)
 {
 	names_gen(w, 0);
@@ -689,7 +702,7 @@ int main(int argc, char **argv)
 	static const struct {
 		const char *name;
 		void (*gen)(pf_writer *w);
-	} simple[] = { { "raw", gen_raw },     { "raw-lost", gen_raw_lost }, { "names", gen_names }, { "names-bytes", gen_names_bytes },
+	} simple[] = { { "raw", gen_raw },     { "raw-lost", gen_raw_lost }, { "names", gen_names }, { "names-bytes", gen_names_bytes }, { "raw-badsample", gen_raw_badsample },
 		       { "views", gen_views }, { "ksymbol", gen_ksymbol },   { "idle", gen_idle },
 		       { "unordered", gen_unordered }, { "group", gen_group } };
 	static const char *const damaged[] = { [D_NONE] = "resolved", [D_NOSTACKS] = "resolved-nostacks",
