@@ -154,6 +154,8 @@ static int run_keep(const pf_fold *f, uint64_t time)
 int pfi_fold_sample(void *ctx, const struct pf_prof_sample *s)
 {
 	pf_fold *f = ctx;
+	if (!(s->flags & PF_SAMPLE_LOST) && !f->replaying)
+		f->read_all++;
 	if (!run_keep(f, s->time))
 		return 0;
 	if (s->flags & PF_SAMPLE_LOST) {
@@ -846,6 +848,8 @@ const char *pf_fold_damage(const pf_fold *f)
 }
 
 const char *pf_fold_errmsg(const pf_fold *f) { return f ? f->errmsg : ""; }
+
+const char *pf_fold_input_note(const pf_fold *f) { return f ? f->note : ""; }
 
 struct top_ctx {
 	const struct pf_prof *disp;

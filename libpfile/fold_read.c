@@ -566,6 +566,8 @@ int pfi_fold_read(pf_fold *f, const char *path)
 		return rc;
 	}
 	rc = fold_sections(f, r);
+	f->in_complete = pf_reader_complete(r);
+	f->in_claimed = pf_reader_samples_claimed(r);
 	pf_reader_close(r);
 	if (rc != -ENOMEM && f->mode != 1)
 		rc = pf_prof_builder_finish(f->b);
@@ -591,6 +593,14 @@ int pfi_fold_read(pf_fold *f, const char *path)
 		f->own_fd = 0;
 	}
 	fold_report(f, path);
+	const char *shown = path; /* as pf_fold's other lines name it */
+	uint64_t bad = f->b ? pf_prof_builder_stats(f->b)->bad_samples : 0;
+	if (bad)
+		pfi_fold_damagef(f, "%s: %llu SAMPLE records whose fields run past their size (damaged): not folded",
+				 shown, (unsigned long long)bad);
+	/* said once, whatever else was: how much of the input was used */
+	pf_input_note(shown, f->in_complete, f->damage.len != 0, f->read_all, f->in_claimed, f->note,
+		      sizeof(f->note));
 	return pfi_fold_build_lines(f);
 
 oom:

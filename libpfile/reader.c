@@ -54,6 +54,7 @@ struct pf_reader {
 	void *want_arg;
 	int stop_at_end;        /* pf_reader_set_stop_at_end() */
 	uint64_t end_off;       /* just past the intact END handed out; 0: none yet */
+	uint64_t end_samples;   /* END's `samples` (UINT64_MAX: no intact END read) */
 	ZSTD_DCtx *dctx;
 	struct pf_events evs;   /* only for byte swapping */
 	pf_tx *tx;              /* events for transformed RECORDS; made at the first EVENT */
@@ -177,6 +178,7 @@ int pf_reader_open_fd(pf_reader **out, int fd, const char *name)
 		return -ENOMEM;
 	r->fd = fd;
 	r->first_bad = UINT64_MAX;
+	r->end_samples = UINT64_MAX;
 	r->name = strdup(name ? name : "-");
 	r->dctx = ZSTD_createDCtx();
 	if (!r->name || !r->dctx) {
@@ -589,7 +591,7 @@ int pf_reader_next(pf_reader *r, struct pf_section *sec)
 			    "section %llu at offset %llu: unknown section type 0x%04x marked must-understand",
 			    (unsigned long long)idx, (unsigned long long)off, sec->type);
 	}
-	if (r->want && sec->type != PF_SEC_EVENT && !r->want(r->want_arg, sec->type)) {
+	if (r->want && sec->type != PF_SEC_EVENT && sec->type != PF_SEC_END && !r->want(r->want_arg, sec->type)) {
 		/* not wanted: checked, handed out without its payload */
 		r->good_end = cur_off(r);
 		if (sec->type == PF_SEC_END)
@@ -613,8 +615,13 @@ int pf_reader_next(pf_reader *r, struct pf_section *sec)
 		return rc;
 	}
 	r->good_end = cur_off(r);
-	if (sec->type == PF_SEC_END)
+	if (sec->type == PF_SEC_END) {
+		struct pf_end e;
 		r->end_off = r->good_end;
+		/* what the file says it holds, for pf_reader_input_note() */
+		if (pf_end_decode(sec->data, sec->size, &e) == 0)
+			r->end_samples = e.samples;
+	}
 	r->stored = payload;
 	return 1;
 }
@@ -672,6 +679,49 @@ const char *pf_reader_errmsg(const pf_reader *r)
 uint64_t pf_reader_first_bad_offset(const pf_reader *r)
 {
 	return r ? r->first_bad : UINT64_MAX;
+}
+
+int pf_reader_complete(const pf_reader *r)
+{
+	return r && r->end_off != 0;
+}
+
+uint64_t pf_reader_samples_claimed(const pf_reader *r)
+{
+	return r ? r->end_samples : UINT64_MAX;
+}
+
+int pf_input_note(const char *name, int complete, int damaged, uint64_t used, uint64_t claimed, char *buf,
+		  size_t size)
+{
+	if (size)
+		buf[0] = '\0';
+	/* every sample END counts was used: nothing of the recording is
+	 * missing, whatever else was damaged (told on its own) */
+	if (complete && ((claimed != UINT64_MAX && used >= claimed) || (!damaged && claimed == UINT64_MAX)))
+		return 0;
+	char of[64] = "";
+	if (claimed != UINT64_MAX && used < claimed)
+		snprintf(of, sizeof(of), " of the %llu END counts", (unsigned long long)claimed);
+	const char *what = damaged && !complete ? "damaged and incomplete (no END section)"
+			   : damaged		 ? "damaged"
+			   : !complete		 ? "incomplete (no END section: the recorder was stopped or the file was "
+						   "cut short)"
+						 : "some samples did not decode";
+	if (size)
+		snprintf(buf, size, "%s: %s: %llu samples used%s", name, what, (unsigned long long)used, of);
+	return 1;
+}
+
+int pf_reader_input_note(const pf_reader *r, uint64_t used, char *buf, size_t size)
+{
+	if (!r) {
+		if (size)
+			buf[0] = '\0';
+		return -EINVAL;
+	}
+	return pf_input_note(strcmp(r->name, "-") ? r->name : "<stdin>", r->end_off != 0, r->errors != 0, used,
+			     r->end_samples, buf, size);
 }
 
 unsigned pf_reader_errors(const pf_reader *r)

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 #include <elf.h>
@@ -76,7 +77,26 @@ struct pf_writer {
 	struct pf_buf prev;   /* the last RECORDS section's transformed payload */
 	int hold;             /* pf_writer_hold(): sections go to `held` */
 	struct pf_buf held;   /* sections held back, whole */
+	/* a regular file (not a pipe, a socket, a device): the offset of its
+	 * header, and the bytes of whole sections on it, to cut a failed
+	 * write back to */
+	int regular;
+	off_t base;
+	uint64_t whole;
 };
+
+/* A write failed (ENOSPC, EDQUOT, EIO...) after writing part of a section:
+ * a regular file is cut back to its last whole section, so that what stays
+ * is a valid, incomplete file (format/pfile.md 5.4) that every reader uses
+ * in full, whichever tool wrote it. A pipe cannot be taken back. */
+static void cut_torn(pf_writer *w)
+{
+	if (!w->regular)
+		return;
+	off_t keep = w->base + (off_t)w->whole;
+	if (ftruncate(w->fd, keep) == 0)
+		(void)lseek(w->fd, keep, SEEK_SET);
+}
 
 /* Writes a section (its 32-byte header and stored payload) after the
  * sections held back, in one writev(2): one system call, and one wake-up of
@@ -99,10 +119,13 @@ static int put_section(pf_writer *w, const uint8_t *h, const void *stored, size_
 		w->held.len = 0;
 	}
 	if (rc < 0) {
+		cut_torn(w);
 		w->error = rc;
 		return rc;
 	}
 	w->written += PF_SECTION_HEADER_SIZE + n;
+	if (!w->hold)
+		w->whole = w->written;
 	return 0;
 }
 
@@ -114,8 +137,12 @@ static int put_held(pf_writer *w)
 	struct iovec v = { w->held.data, w->held.len };
 	int rc = write_v(w->fd, &v, 1);
 	w->held.len = 0;
-	if (rc < 0)
+	if (rc < 0) {
+		cut_torn(w);
 		w->error = rc;
+	} else {
+		w->whole = w->written;
+	}
 	return rc;
 }
 
@@ -197,14 +224,18 @@ int pf_writer_open_fd(pf_writer **out, int fd, const struct pf_writer_opts *opts
 	pf_put_le16(h + 18, 0);
 	pf_put_le32(h + 20, 0);
 	pf_put_le64(h + 24, pf_xxh3(h, 24));
+	struct stat st;
+	w->base = lseek(fd, 0, SEEK_CUR);
+	w->regular = w->base >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
 	int rc = write_all(fd, h, sizeof(h));
 	if (rc < 0) {
+		cut_torn(w); /* not even a header: nothing */
 		ZSTD_freeCCtx(w->cctx);
 		pf_tx_free(w->tx);
 		free(w);
 		return rc;
 	}
-	w->written = sizeof(h);
+	w->written = w->whole = sizeof(h);
 	*out = w;
 	return 0;
 }

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "internal/pfsym.h"
 
@@ -184,6 +186,13 @@ int pfsi_ahead_start(struct ahead *a, pf_reader *r)
 {
 	memset(a, 0, sizeof(*a));
 	a->r = r;
+	/* a regular file: stopping waits for the read in progress (at most one
+	 * section), so no cancellation unwinds the thread (ASan reports a
+	 * cancelled thread's teardown as a stack-buffer-underflow) */
+	struct stat st;
+	const char *name = pf_reader_name(r);
+	a->regular = strcmp(name, "-") ? stat(name, &st) == 0 && S_ISREG(st.st_mode)
+				       : fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode);
 	pthread_mutex_init(&a->mu, NULL);
 	pthread_cond_init(&a->cv, NULL);
 	a->started = pthread_create(&a->th, NULL, ahead_main, a) == 0;
@@ -227,8 +236,8 @@ void pfsi_ahead_stop(struct ahead *a)
 	int done = a->done;
 	pthread_cond_broadcast(&a->cv);
 	pthread_mutex_unlock(&a->mu);
-	if (!done)
-		(void)pthread_cancel(a->th);
+	if (!done && !a->regular)
+		(void)pthread_cancel(a->th); /* a read that waits on a pipe */
 	pthread_join(a->th, NULL);
 	a->started = 0;
 	for (unsigned i = 0; i < AHEAD_SLOTS; i++) {

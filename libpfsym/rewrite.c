@@ -521,6 +521,23 @@ static int pass_finish(pf_sym *s, struct pass *ps)
 	return 0;
 }
 
+/* After the pass: samples the builder could not decode, and how much of an
+ * input that was not whole (format/pfile.md 5.4) was used, told once. An
+ * incomplete input is not damage: its note does not make the pass fail. */
+static void pass_note(struct pass *ps, pf_reader *r)
+{
+	const struct pf_prof_stats *st = pf_prof_builder_stats(ps->b);
+	const char *name = strcmp(ps->o.input_name, "-") ? ps->o.input_name : "<stdin>";
+	if (st->bad_samples)
+		tell(ps, "%s: %llu SAMPLE records whose fields run past their size (damaged): dropped", name,
+		     (unsigned long long)st->bad_samples);
+	char note[600];
+	if (pf_input_note(name, pf_reader_complete(r), ps->damaged || pf_reader_errors(r) != 0, st->samples,
+			  pf_reader_samples_claimed(r), note, sizeof(note)) > 0 &&
+	    ps->o.message)
+		ps->o.message(ps->o.message_arg, note);
+}
+
 int pf_sym_rewrite(pf_sym *s, pf_reader *r, int out_fd, const struct pf_sym_rewrite_opts *o, char *errmsg,
 		   size_t errmsg_size)
 {
@@ -572,6 +589,8 @@ int pf_sym_rewrite(pf_sym *s, pf_reader *r, int out_fd, const struct pf_sym_rewr
 			out_error(ps, rc);
 		else
 			rc = pass_finish(s, ps);
+		if (rc >= 0)
+			pass_note(ps, r);
 	}
 	pfsi_ahead_stop(&ps->ah);
 	free(ps->spare.p);

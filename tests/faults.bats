@@ -115,6 +115,28 @@ samples() { pfdump --stats "$1" 2>/dev/null | awk '/^samples: / { print $2 }'; }
 	assert_failure
 }
 
+@test "ENOSPC for pfsym and pfimport too: the writer cuts the file back to whole sections, pfdump reads every one and says incomplete" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root to mount a tmpfs"
+	MNT=$BATS_TEST_TMPDIR/mnt
+	mkdir "$MNT"
+	mount -t tmpfs -o size=64k pftools-faults "$MNT" 2>/dev/null || skip "cannot mount a tmpfs here"
+	# pfsym: 100000 samples, several hundred KiB of sections
+	"$PFTOOLS_BUILD/tests/pfsym-gen" raw-many 100000 many.pf
+	run -1 --separate-stderr pfsym -q -o "$MNT/s.pf" many.pf
+	[[ "$stderr" == *"$MNT/s.pf: No space left on device"* ]]
+	run -0 --separate-stderr pfdump --stats "$MNT/s.pf"
+	assert_line "state: incomplete (no END section)"
+	assert_equal "$stderr" "pfdump: $MNT/s.pf: incomplete recording (no END section)"
+	rm -f "$MNT/s.pf"
+	# pfimport: 1000 samples stored uncompressed, about 100 KiB
+	"$PFTOOLS_BUILD/tests/perfdata-gen" --samples 1000 big.data
+	run -1 --separate-stderr pfimport -q -z 0 --no-transform -o "$MNT/i.pf" big.data
+	[[ "$stderr" == *"$MNT/i.pf: No space left on device"* ]]
+	run -0 --separate-stderr pfdump --stats "$MNT/i.pf"
+	assert_line "state: incomplete (no END section)"
+	assert_equal "$stderr" "pfdump: $MNT/i.pf: incomplete recording (no END section)"
+}
+
 @test "a pipe gets a section every 0.25 s, a file every 0.5 s; a closed pipe stops pfrec with one line" {
 	pfrec -q -g -e cpu-clock --duration 2 -o - -- "$W/rec_spin" 0 2>/dev/null | cat >p.pf || true
 	pfrec -q -g -e cpu-clock --duration 2 -o f.pf -- "$W/rec_spin" 0 2>/dev/null || true

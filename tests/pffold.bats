@@ -190,7 +190,9 @@ gen;[gen.bin];[gen.bin];[gen.bin] 7000"
 	assert_failure 1
 	[ "$(awk '{s += $NF} END {print s}' <<<"$output")" -eq $((3 * 65536)) ]
 	[[ "$stderr" == "pffold: trunc.pf: section "*" at offset $off: truncated"* ]]
-	[ "$(wc -l <<<"$stderr")" -eq 1 ]
+	# and how much was used, once (format/pfile.md 5.4)
+	[ "$(wc -l <<<"$stderr")" -eq 2 ]
+	[[ "${stderr##*$'\n'}" =~ ^"pffold: trunc.pf: damaged and incomplete (no END section): "[0-9]+" samples used"$ ]]
 	# two files concatenated: the second is trailing data, not more samples
 	cat big.pf big.pf >cat2.pf
 	run --separate-stderr pffold cat2.pf
@@ -304,7 +306,7 @@ gen;[gen.bin];[gen.bin];[gen.bin] 7000"
 
 # roots FOLDED: the total count of each root frame (thread), sorted
 roots() {
-	awk '{ split($1, a, ";"); s[a[1]] += $NF } END { for (k in s) print k, s[k] }' "$@" | LC_ALL=C sort
+	awk '!/^#/ { split($1, a, ";"); s[a[1]] += $NF } END { for (k in s) print k, s[k] }' "$@" | LC_ALL=C sort
 }
 
 # A recording symbolized by pfsym, the raw records all before the first
@@ -365,22 +367,23 @@ cut_setup() {
 		local lacks=$((total - ${resolved[$k]})) want_err
 		want_err="pffold: cut.pf: section [0-9]+ at offset [0-9]+: truncated: .*"
 		[ "$lacks" -eq 0 ] || want_err="pffold: warning: the resolved profile lacks $lacks of the $total samples of the raw records \(cut short or damaged\): they are folded from the raw records, without symbols"$'\n'"$want_err"
+		want_err="$want_err"$'\n'"pffold: cut.pf: damaged and incomplete \(no END section\): $total samples used"
 		# a file (read twice), standard input from a file, a pipe (kept in memory)
 		run --separate-stderr pffold --tid cut.pf
 		assert_failure 1
 		refute_sanitizer
 		no_depth_warning
 		[[ "$stderr" =~ ^$want_err$ ]] || { echo "cut at ${cuts[$k]}: $stderr" >&2; false; }
-		[ "$(wc -l <<<"$stderr")" -eq $((lacks ? 2 : 1)) ]
+		[ "$(wc -l <<<"$stderr")" -eq $((lacks ? 3 : 2)) ]
 		assert_equal "$(roots <<<"$output")" "$(cat run.roots)"
 		# the samples the resolved profile holds keep their names
 		[ "${resolved[$k]}" -eq 0 ] || [[ "$output" == *"main;hot_loop"* ]]
 		local first=$output
 		run --separate-stderr pffold --tid - <cut.pf
-		assert_equal "$output" "$first"
+		assert_equal "$output" "${first/input cut.pf:/input -:}"
 		run --separate-stderr bash -c "cat cut.pf | pffold --tid"
 		assert_failure 1
-		assert_equal "$output" "$first"
+		assert_equal "$output" "${first/input cut.pf:/input -:}"
 		no_depth_warning
 		[[ "$stderr" =~ ^${want_err//cut.pf/-}$ ]]
 	done
@@ -454,12 +457,14 @@ END 0"
 	head -c $((last + 40)) rawbad.sym >rawcut.sym
 	run --separate-stderr pffold rawcut.sym
 	assert_failure 1
-	assert_output "gen;[gen.bin];[gen.bin] 2730
+	assert_output "# pffold-input rawcut.sym: damaged and incomplete (no END section): 8192 samples used
+gen;[gen.bin];[gen.bin] 2730
 gen;[gen.bin];[gen.bin];[gen.bin] 5462"
 	[[ "$stderr" == *"pffold: rawcut.sym: 5000 samples of the raw records do not line up with the resolved profile (damaged raw records?): not folded"* ]]
 	run --separate-stderr bash -c "cat rawcut.sym | pffold"
 	assert_failure 1
-	assert_output "gen;[gen.bin];[gen.bin] 2730
+	assert_output "# pffold-input -: damaged and incomplete (no END section): 8192 samples used
+gen;[gen.bin];[gen.bin] 2730
 gen;[gen.bin];[gen.bin];[gen.bin] 5462"
 	[[ "$stderr" == *"pffold: -: 5000 samples of the raw records do not line up"* ]]
 	# the same cut without the damage: the 1808 the resolved profile lacks
@@ -467,7 +472,8 @@ gen;[gen.bin];[gen.bin];[gen.bin] 5462"
 	head -c $((last + 40)) many.sym >cut.sym
 	run --separate-stderr pffold cut.sym
 	assert_failure 1
-	assert_output "$(pffold many.sym)"
+	assert_output "# pffold-input cut.sym: damaged and incomplete (no END section): 10000 samples used
+$(pffold many.sym)"
 	[[ "$stderr" == *"pffold: warning: the resolved profile lacks 1808 of the 10000 samples of the raw records"* ]]
 	refute_sanitizer
 }

@@ -607,6 +607,52 @@ patch() {
 	[[ "${stderr##*$'\n'}" == "pfimport: cz.data: offset $d: compressed data: zstd: "*": damaged" ]]
 }
 
+@test "a SAMPLE whose fields run past its record: left out and counted, the offset named, exit 1 (perf report refuses it too)" {
+	# sample 2's call chain claims 40 entries in a record of 4: records
+	# COMM 56, MMAP2 120, FORK 64, samples of 96 bytes
+	local d=$((104 + 24 + 2 * 144))
+	"$GEN" --short-sample 2 short.data
+	run -1 --separate-stderr pfimport short.data -o short.pf
+	assert_equal "${stderr##*$'\n'}" "pfimport: short.data: offset $((d + 56 + 120 + 64 + 2 * 96)): a SAMPLE record of 96 bytes whose fields run past it (its event's sample_type asks for more): left out, damaged"
+	[[ "$stderr" == *"short.data: 5 samples, 7 lost, "*", incomplete (no END), 1 damaged samples left out"* ]]
+	# the intact records are all there, the damaged one is not
+	run -0 pfdump --stats short.pf
+	assert_line "state: incomplete (no END section)"
+	run -0 --separate-stderr pfdump short.pf
+	assert_equal "$(grep -c ' SAMPLE ' <<< "$output")" 5
+	# --quiet still names the damage; inside COMPRESSED records too
+	run -1 --separate-stderr pfimport -q short.data -o short.pf
+	assert_equal "$stderr" "pfimport: short.data: offset $((d + 56 + 120 + 64 + 2 * 96)): a SAMPLE record of 96 bytes whose fields run past it (its event's sample_type asks for more): left out, damaged"
+	"$GEN" --short-sample 2 --compress shortz.data
+	run -1 --separate-stderr pfimport -q shortz.data -o shortz.pf
+	[[ "$stderr" == "pfimport: shortz.data: offset "*": a SAMPLE record of 96 bytes whose fields run past it"* ]]
+	# the whole file of the same generator imports complete
+	"$GEN" whole.data
+	run -0 --separate-stderr pfimport -q whole.data -o whole.pf
+}
+
+@test "a decompression bomb: COMPRESSED records inflate to at most 200 times their bytes (at least 64 MiB), one line naming the bound, exit 1" {
+	# a few hundred KiB of COMPRESSED records that inflate to 1 GiB of
+	# THROTTLE records
+	"$GEN" --bomb 1024 bomb.data
+	[ "$(stat -c %s bomb.data)" -lt $((1024 * 1024)) ]
+	run -1 --separate-stderr pfimport -q bomb.data -o bomb.pf
+	[[ "$stderr" =~ ^"pfimport: bomb.data: offset "[0-9]+": compressed data inflates past 67108864 bytes (200 times the "[0-9]+" compressed bytes read, at least 67108864): stopped (pfimport --max-inflate=RATIO raises the bound)"$ ]]
+	# the records before it are kept: the 6 samples of the generator
+	run -0 pfdump --stats bomb.pf
+	assert_line "state: incomplete (no END section)"
+	# a bound in all, and none: a small bomb imports whole
+	"$GEN" --bomb 2 small.data
+	run -1 --separate-stderr pfimport -q --max-inflate=0,1000000 small.data -o small.pf
+	[[ "$stderr" =~ ^"pfimport: small.data: offset "[0-9]+": compressed data inflates past 1000000 bytes, the bound in all: stopped (pfimport --max-inflate=RATIO,BYTES raises it)"$ ]]
+	run -0 --separate-stderr pfimport -q small.data -o small.pf
+	run -0 --separate-stderr pfimport -q --max-inflate=0 small.data -o small.pf
+	run -0 pfdump --stats small.pf
+	assert_line "state: complete"
+	run -2 --separate-stderr pfimport --max-inflate=x small.data
+	[[ "$stderr" == "pfimport: --max-inflate: 'x' is not RATIO or RATIO,BYTES (whole numbers; 0: no bound of that kind)"$'\n'* ]]
+}
+
 @test "errors: a missing input, a closed output pipe; usage errors" {
 	run -1 --separate-stderr pfimport nosuch.data -o x.pf
 	assert_equal "$stderr" "pfimport: nosuch.data: No such file or directory"

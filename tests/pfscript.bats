@@ -186,6 +186,21 @@ for l in open(sys.argv[1]):
 	pfscript -q -j -F comm,pid,time r.sym.pf | head -1 | jq -e 'keys == ["comm", "pid", "time"]'
 }
 
+@test "JSON Lines: names in bytes that are not UTF-8 come out as U+FFFD, the output is UTF-8 (the shared escaper)" {
+	"$PFTOOLS_BUILD/tests/pfsym-gen" names-bytes nb.pf
+	run -0 --separate-stderr pfscript -q -j nb.pf
+	assert_equal "${#lines[@]}" 3
+	# strict UTF-8 (iconv stops at the first bad byte), and JSON
+	iconv -f UTF-8 -t UTF-8 <<< "$output" >/dev/null
+	printf '%s\n' "$output" | jq -e . >/dev/null
+	first=${lines[0]}
+	run -0 jq -c '[.comm, .frames[].sym, .frames[0].dso]' <<< "$first"
+	r=$(printf '\xef\xbf\xbd')
+	assert_output "[\"w$r\",\"$(printf 'ok\xc3\xa9')\",\"cut$r$r\",\"caf$r\",\"/usr/bin/n${r}mes\"]"
+	# escaped as the bytes were (no raw byte of the name left)
+	assert_equal "$(grep -o 'caf[^"]*' <<< "$first" | head -1)" 'caf\ufffd'
+}
+
 @test "a pfrec recording: one block per sample, the samples pfdump finds, per thread" {
 	pfscript -q -F pid,tid r.sym.pf | sort | uniq -c | awk '{ print $1, $2 }' >pf.txt
 	pfdump --json r.pf | jq -r 'select(.record == "SAMPLE") | "\(.pid)/\(.tid)"' | sort | uniq -c | awk '{ print $1, $2 }' >dump.txt

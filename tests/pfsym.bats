@@ -369,8 +369,11 @@ plt_check_irel() {
 	run --separate-stderr pfsym -q trunc.pf -o trunc.sym
 	assert_failure 1
 	[[ "$stderr" == "pfsym: trunc.pf: "*"truncated"* ]]
-	[ "$(wc -l <<<"$stderr")" -eq 1 ]
-	run -0 cmp <(pffold trunc.sym) <(pffold whole.sym)
+	# and how many samples were used, once (format/pfile.md 5.4)
+	[ "$(wc -l <<<"$stderr")" -eq 2 ]
+	[[ "${stderr##*$'\n'}" =~ ^"pfsym: trunc.pf: damaged and incomplete (no END section): "[0-9]+" samples used"$ ]]
+	# the output has no END either: pffold marks its folded text so
+	run -0 cmp <(pffold trunc.sym 2>/dev/null | grep -v '^# pffold-input trunc.sym: ') <(pffold whole.sym)
 	# two files concatenated: the first is symbolized, the second is an error
 	cat pie.pf pie.pf >cat2.pf
 	run --separate-stderr pfsym -q cat2.pf -o cat2.sym

@@ -379,16 +379,47 @@ inline_check() {
 	assert_line 'samples/count[dflt] cpu/nanoseconds'
 }
 
+@test "names in bytes that are not UTF-8: each bad byte U+FFFD in the string table (proto3 strings are UTF-8)" {
+	"$PFTOOLS_BUILD/tests/pfsym-gen" names-bytes nb.pf
+	run -0 pfpprof -o nb.pb.gz nb.pf
+	# profile.proto field 6, string_table: each must decode as strict UTF-8
+	run -0 python3 -c '
+import gzip, sys
+b = gzip.open(sys.argv[1]).read()
+def varint(i):
+    v = s = 0
+    while True:
+        c = b[i]; i += 1; v |= (c & 0x7f) << s; s += 7
+        if c < 0x80: return v, i
+i = 0
+while i < len(b):
+    key, i = varint(i)
+    wt = key & 7
+    if wt == 0: _, i = varint(i)
+    elif wt == 2:
+        n, i = varint(i)
+        if key >> 3 == 6: print(b[i:i + n].decode("utf-8"))
+        i += n
+    else: sys.exit("wire type %d" % wt)
+' nb.pb.gz
+	assert_line "$(printf 'caf\xef\xbf\xbd')"
+	assert_line "$(printf 'cut\xef\xbf\xbd\xef\xbf\xbd')"
+	assert_line "$(printf 'ok\xc3\xa9')"
+	assert_line "$(printf 'w\xef\xbf\xbd')"
+}
+
 @test "a truncated input: every intact sample exported, an error, exit 1" {
 	size=$(stat -c %s v1.sym.pf)
 	head -c $((size - 100)) v1.sym.pf > cut.pf
 	run --separate-stderr pfpprof -o cut.pb.gz cut.pf
 	assert_failure 1
-	assert_equal "$(wc -l <<< "$stderr")" 1
+	# the fault, then how many samples were exported (format/pfile.md 5.4)
+	assert_equal "$(wc -l <<< "$stderr")" 2
 	[[ "$stderr" == "pfpprof: cut.pf: "* ]]
+	[[ "${stderr##*$'\n'}" =~ ^"pfpprof: cut.pf: damaged and incomplete (no END section): "[0-9]+" samples used"$ ]]
 	# what pffold folds of the cut file (its own error aside) is what pprof shows
 	pp -traces cut.pb.gz | traces_folded > pprof.folded
-	pffold -q cut.pf 2>/dev/null | LC_ALL=C sort > pffold.folded || true
+	pffold -q cut.pf 2>/dev/null | grep -v '^# pffold-input ' | LC_ALL=C sort > pffold.folded || true
 	[ "$(wc -l < pffold.folded)" -gt 3 ]
 	diff -u pffold.folded pprof.folded
 }

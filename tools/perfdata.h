@@ -151,8 +151,21 @@ struct pf_perfdata_opts {
 	 * stopped cleanly), a file-mode file read from a pipe. NULL: silent. */
 	void (*notice)(void *arg, const char *msg);
 	void *notice_arg;
+	/* The bound on what COMPRESSED records may inflate to, all together: at
+	 * most max_inflate_ratio times the compressed bytes read so far (but
+	 * never less than PF_PD_INFLATE_FLOOR), and at most max_inflate_bytes.
+	 * Past it the reader stops with -EFBIG and a message naming the bound
+	 * (pfimport --max-inflate). 0: the defaults, PF_PD_INFLATE_RATIO and
+	 * PF_PD_INFLATE_MAX; UINT64_MAX: no bound of that kind. */
+	uint64_t max_inflate_ratio;
+	uint64_t max_inflate_bytes;
 };
-#define PF_PERFDATA_OPTS_INIT { sizeof(struct pf_perfdata_opts), 0, NULL, NULL }
+#define PF_PERFDATA_OPTS_INIT { sizeof(struct pf_perfdata_opts), 0, NULL, NULL, 0, 0 }
+/* perf record -z writes 8 to 14 bytes per sample of 100 to 300 (-g): about
+ * 10 to 30 times; repeated records compress further. */
+#define PF_PD_INFLATE_RATIO 200u
+#define PF_PD_INFLATE_FLOOR (64ull << 20)  /* bytes: small inputs are never cut */
+#define PF_PD_INFLATE_MAX   (64ull << 30)  /* bytes */
 
 /* The one line of a notice callback (pf_perfdata_opts and pfimport's
  * options): "NAME: " and fmt with ap, cut at 599 bytes, handed to
@@ -379,6 +392,9 @@ struct pf_import_opts {
 /* What pf_import() did. */
 struct pf_import_stats {
 	uint64_t samples;          /* PERF_RECORD_SAMPLE records written */
+	uint64_t bad_samples;      /* PERF_RECORD_SAMPLE records left out: their
+	                              fields run past their size (damage, the
+	                              import ends without END and fails) */
 	uint64_t lost_samples;     /* sum of LOST.lost and LOST_SAMPLES.lost */
 	uint64_t records;          /* kernel records written */
 	uint64_t records_by_type[32]; /* of them, by PERF_RECORD_* type */

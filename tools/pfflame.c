@@ -50,6 +50,7 @@ struct nloc {
 struct flame {
 	/* options */
 	const char *title, *countname;
+	char note[600];   /* "# pffold-input": the .pf folded was not whole */
 	double width, fheight, minwidth;
 	int minwidth_pct;
 	enum palette pal;
@@ -687,6 +688,14 @@ static void write_head(const struct flame *fl, const struct geom *g, FILE *out)
 	fprintf(out, "<text id=\"title\" x=\"%.2f\" y=\"%.0f\">", fl->width / 2, FONT * 2);
 	pf_xml_write(out, title, strlen(title));
 	fputs("</text>\n", out);
+	if (fl->note[0]) {
+		/* the counts are those of part of a recording: say so where
+		 * the graph is looked at */
+		fprintf(out, "<text id=\"subtitle\" x=\"%.2f\" y=\"%.0f\">input not whole: ", fl->width / 2,
+			FONT * 3.5);
+		pf_xml_write(out, fl->note, strlen(fl->note));
+		fputs("</text>\n", out);
+	}
 	fprintf(out, "<text id=\"details\" x=\"%.0f\" y=\"%.0f\" font-size=\"%.0f\"> </text>\n", XPAD,
 		height - g->ypad2 / 2, FONT);
 	fprintf(out, "<text id=\"unzoom\" class=\"hide\" x=\"%.0f\" y=\"%.0f\" font-size=\"%.0f\">Reset Zoom</text>\n",
@@ -798,7 +807,7 @@ static int draw(struct flame *fl, FILE *out)
 		return -1;
 	}
 	uint32_t maxdepth = layout(fl, &g, stack, kids);
-	g.ypad1 = FONT * 3;
+	g.ypad1 = FONT * (fl->note[0] ? 4.5 : 3);
 	g.ypad2 = FONT * 2 + 10;
 	g.height = (maxdepth + 1) * fl->fheight + g.ypad1 + g.ypad2;
 	write_head(fl, &g, out);
@@ -909,6 +918,21 @@ static int parse_opt(int c, struct flame *fl, const char **output)
 	return -1;
 }
 
+/* A "# pffold-input" line: kept (the first) for the subtitle, and said. */
+static void folded_input(void *arg, const char *text, size_t len)
+{
+	struct flame *fl = arg;
+	if (fl->note[0])
+		return;
+	if (len >= sizeof fl->note)
+		len = sizeof fl->note - 1;
+	memcpy(fl->note, text, len);
+	fl->note[len] = '\0';
+	fprintf(stderr, "pfflame: %s: folded from an input that was not whole: ", fl->path);
+	pf_folded_input_write(stderr, fl->note);
+	fputc('\n', stderr);
+}
+
 /* Reads the folded stacks of fl->path into the tree. @return 0, or -1
  * with a message. */
 static int read_input(struct flame *fl)
@@ -924,7 +948,7 @@ static int read_input(struct flame *fl)
 	if (pf_strtab_init(&fl->names) < 0 || pf_strtab_init(&fl->locs) < 0 || grow_slots(fl) < 0 ||
 	    new_node(fl, UINT32_MAX, 0, &root) < 0)
 		fprintf(stderr, "pfflame: %s\n", strerror(ENOMEM));
-	else if ((rc = pf_folded_read(in, add_line, fl, err, sizeof err)) < 0)
+	else if ((rc = pf_folded_read_input(in, add_line, fl, NULL, folded_input, err, sizeof err)) < 0)
 		fprintf(stderr, "pfflame: %s: %s\n", fl->path, err);
 	else if (rc == 0 && fl->ncounts == 0) {
 		fprintf(stderr, "pfflame: %s: no stacks\n", fl->path);

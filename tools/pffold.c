@@ -474,6 +474,13 @@ static int write_output(pf_fold *f, const struct args *a, FILE *of)
 		print_top(f, (size_t)a->top, of);
 		return 0;
 	}
+	if (*pf_fold_input_note(f) && pf_fold_count(f)) {
+		/* the input was not whole: the mark travels with the folded
+		 * text, to pfflame's subtitle and pfdiff's header */
+		fputs(PF_FOLDED_INPUT_PREFIX, of);
+		pf_folded_input_write(of, pf_fold_input_note(f));
+		fputc('\n', of);
+	}
 	if (a->o.weight == PF_FOLD_PERIOD && pf_fold_count(f)) {
 		/* the counts are periods: say so, and how many make a sample */
 		struct pf_folded_unit u = { PF_FOLDED_WEIGHT_PERIOD, "", 0 };
@@ -516,6 +523,10 @@ static int fold_and_write(const struct args *a, const char *path, FILE *of, int 
 	int status = f && *pf_fold_damage(f) ? 1 : 0;
 	if (f)
 		print_lines(pf_fold_damage(f));
+	/* how much of an input that was not whole was used: once, also
+	 * with --quiet (format/pfile.md 5.4) */
+	if (rc >= 0 && *pf_fold_input_note(f))
+		fprintf(stderr, PROG ": %s\n", pf_fold_input_note(f));
 	if (rc < 0) {
 		const char *m = pf_fold_errmsg(f);
 		pf_cli_lib_error(PROG, m, a->in, rc);

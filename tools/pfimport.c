@@ -38,6 +38,11 @@ static void usage(FILE *f)
 	      "      --buildid-dir=DIR perf's build-id cache, where the [vdso] image is\n"
 	      "                        read from (default: $PERF_BUILDID_DIR, else ~/.debug)\n"
 	      "      --no-vdso         do not look for the [vdso] image\n"
+	      "      --max-inflate=RATIO[,BYTES]\n"
+	      "                        COMPRESSED records (perf record -z) may inflate to\n"
+	      "                        RATIO times the compressed bytes read (default 200,\n"
+	      "                        never less than 64 MiB) and BYTES in all (default\n"
+	      "                        64 GiB); 0: no bound of that kind\n"
 	      "  -q, --quiet           no notices and no summary\n"
 	      "  -v, --verbose         also count perf's own records that were not imported\n"
 	      "  -h, --help            show this help and exit\n"
@@ -126,13 +131,38 @@ static const char *default_buildid_dir(char *buf, size_t size)
 	return NULL;
 }
 
+/* --max-inflate=RATIO[,BYTES]: 0 is no bound of that kind (UINT64_MAX for
+ * the reader; it takes 0 as its default). @return 0, or -1. */
+static int parse_inflate(const char *arg, uint64_t *ratio, uint64_t *bytes)
+{
+	char *e;
+	errno = 0;
+	if (*arg < '0' || *arg > '9')
+		return -1;
+	unsigned long long r = strtoull(arg, &e, 10);
+	if (errno || (*e && *e != ','))
+		return -1;
+	*ratio = r ? (uint64_t)r : UINT64_MAX;
+	if (*e == ',') {
+		const char *b = e + 1;
+		if (*b < '0' || *b > '9')
+			return -1;
+		unsigned long long n = strtoull(b, &e, 10);
+		if (errno || *e)
+			return -1;
+		*bytes = n ? (uint64_t)n : UINT64_MAX;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	enum { O_NOTX = 256, O_BIDDIR, O_NOVDSO };
+	enum { O_NOTX = 256, O_BIDDIR, O_NOVDSO, O_INFLATE };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "buildid-dir", required_argument, NULL, O_BIDDIR },
 		{ "no-vdso", no_argument, NULL, O_NOVDSO },
+		{ "max-inflate", required_argument, NULL, O_INFLATE },
 		{ "compress", required_argument, NULL, 'z' },
 		{ "no-transform", no_argument, NULL, O_NOTX },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -143,6 +173,7 @@ int main(int argc, char **argv)
 	char home_debug[4096];
 	const char *bid_dir = default_buildid_dir(home_debug, sizeof home_debug);
 	int level = DEFAULT_LEVEL, no_tx = 0, verbose = 0, c;
+	uint64_t inflate_ratio = 0, inflate_bytes = 0; /* 0: the defaults */
 	struct ctx cx = { 0 };
 	pf_out_ignore_sigpipe();
 	while ((c = getopt_long(argc, argv, "o:z:qvhV", longopts, NULL)) != -1) {
@@ -171,6 +202,14 @@ int main(int argc, char **argv)
 		case O_NOVDSO:
 			bid_dir = NULL;
 			break;
+		case O_INFLATE:
+			if (parse_inflate(optarg, &inflate_ratio, &inflate_bytes) < 0) {
+				fprintf(stderr, PROG ": --max-inflate: '%s' is not RATIO or RATIO,BYTES (whole "
+						"numbers; 0: no bound of that kind)\n", optarg);
+				fprintf(stderr, "Try '" PROG " --help' for more information.\n");
+				return 2;
+			}
+			break;
 		case 'q':
 			cx.quiet = 1;
 			break;
@@ -193,6 +232,8 @@ int main(int argc, char **argv)
 	po.features = PF_IMPORT_FEATURES;
 	po.notice = on_notice;
 	po.notice_arg = &cx;
+	po.max_inflate_ratio = inflate_ratio;
+	po.max_inflate_bytes = inflate_bytes;
 	pf_perfdata *pd;
 	int rc = pf_perfdata_open(&pd, in, &po);
 	if (rc < 0) {
@@ -237,11 +278,15 @@ int main(int argc, char **argv)
 	if (!cx.quiet && !st.output_error) {
 		const char *iname = strcmp(in, "-") == 0 ? "<stdin>" : in;
 		double per = st.samples ? (double)st.bytes_out / (double)st.samples : 0;
+		char bad[64] = "";
+		if (st.bad_samples)
+			snprintf(bad, sizeof bad, ", %llu damaged samples left out",
+				 (unsigned long long)st.bad_samples);
 		fprintf(stderr,
-			PROG ": %s: %llu samples, %llu lost, %llu records, %llu bytes written to %s (%.1f bytes/sample)%s\n",
+			PROG ": %s: %llu samples, %llu lost, %llu records, %llu bytes written to %s (%.1f bytes/sample)%s%s\n",
 			iname, (unsigned long long)st.samples, (unsigned long long)st.lost_samples,
 			(unsigned long long)st.records, (unsigned long long)st.bytes_out, to_stdout ? "<stdout>" : out, per,
-			st.complete ? "" : ", incomplete (no END)");
+			st.complete ? "" : ", incomplete (no END)", bad);
 		if (st.dso_images)
 			fprintf(stderr, PROG ": %u vDSO image%s from perf's build-id cache %s\n", st.dso_images,
 				st.dso_images > 1 ? "s" : "", bid_dir);

@@ -432,12 +432,8 @@ static int write_header_sections(struct rec *R)
 static void report_write_error(struct rec *R)
 {
 	int err = -R->werr;
-	if (R->out_regular) {
-		/* drop a partly written section so that what stays is whole */
-		if (ftruncate(R->outfd, (off_t)R->good_bytes) < 0) {
-			/* nothing more to do */
-		}
-	}
+	/* a partly written section is already gone: libpfile's writer cuts a
+	 * regular file back to its last whole section on a failed write */
 	unsigned long long n = (unsigned long long)R->good_bytes;
 	if (R->out_regular)
 		errmsg("%s: %s (recording stopped; the %llu bytes written before are kept)", R->outname,

@@ -171,21 +171,6 @@ static int parse_fields(const char *s, unsigned *out)
 	return f ? 0 : -1;
 }
 
-/* JSON string: quotes, backslash and control characters escaped. */
-static void json_str(FILE *o, const char *s)
-{
-	putc('"', o);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(o, "\\%c", *p);
-		else if (*p < 0x20)
-			fprintf(o, "\\u%04x", *p);
-		else
-			putc(*p, o);
-	}
-	putc('"', o);
-}
-
 static const char *str(const struct ctx *c, uint32_t id)
 {
 	const char *s = id == PF_PROF_NONE ? NULL : pf_prof_str_get(c->prof, id, NULL);
@@ -281,14 +266,15 @@ static void write_frame(struct ctx *c, FILE *o, const struct pf_prof_frame *f, i
 		}
 		if (fl & F_SYM) {
 			fprintf(o, "%s\"sym\":", fs);
-			json_str(o, t.sym ? t.sym : "[unknown]");
+			const char *sym = t.sym ? t.sym : "[unknown]";
+			pf_json_str(o, sym, strlen(sym), PF_JSON_BAD_FFFD);
 			if (t.has_off)
 				fprintf(o, ",\"symoff\":%" PRIu64, t.off);
 			fs = ",";
 		}
 		if (fl & F_DSO) {
 			fprintf(o, "%s\"dso\":", fs);
-			json_str(o, t.dso);
+			pf_json_str(o, t.dso, strlen(t.dso), PF_JSON_BAD_FFFD);
 		}
 		putc('}', o);
 		return;
@@ -608,13 +594,13 @@ static int print_sample(struct ctx *c, const struct pf_prof_sample *s)
 	if (c->json) {
 		const char *sep = "{";
 #define SEP() (fputs(sep, o), sep = ",")
-		if (fl & F_COMM) { SEP(); fputs("\"comm\":", o); json_str(o, comm); }
+		if (fl & F_COMM) { SEP(); fputs("\"comm\":", o); pf_json_str(o, comm, strlen(comm), PF_JSON_BAD_FFFD); }
 		if (fl & F_PID) { SEP(); fprintf(o, "\"pid\":%" PRIu32, s->pid); }
 		if (fl & F_TID) { SEP(); fprintf(o, "\"tid\":%" PRIu32, s->tid); }
 		if (fl & F_CPU) { SEP(); fprintf(o, "\"cpu\":%" PRIu32, s->cpu); }
 		if (fl & F_TIME) { SEP(); fprintf(o, "\"time\":%" PRIu64, s->time); }
 		if (fl & F_PERIOD) { SEP(); fprintf(o, "\"period\":%" PRIu64, s->period); }
-		if (fl & F_EVENT) { SEP(); fputs("\"event\":", o); json_str(o, evname); }
+		if (fl & F_EVENT) { SEP(); fputs("\"event\":", o); pf_json_str(o, evname, strlen(evname), PF_JSON_BAD_FFFD); }
 		if (fl & (F_IP | F_SYM | F_DSO)) {
 			SEP();
 			fputs("\"frames\":[", o);
@@ -1015,6 +1001,19 @@ static int run(struct ctx *c, int *damaged)
 	}
 	if (b && (rc = pf_prof_builder_finish(b)) < 0 && rc != -EBADMSG)
 		goto bad;
+	uint64_t bad_samples = b ? pf_prof_builder_stats(b)->bad_samples : 0;
+	if (bad_samples) {
+		fprintf(stderr, PROG ": %s: %" PRIu64 " SAMPLE records whose fields run past their size (damaged): "
+				"left out\n", strcmp(c->in, "-") ? c->in : "<stdin>", bad_samples);
+		*damaged = 1;
+	}
+	/* how much of an input that was not whole was used, once (format/
+	 * pfile.md 5.4): libpfile words it */
+	char note[600];
+	if (pf_input_note(strcmp(c->in, "-") ? c->in : "<stdin>", pf_reader_complete(r),
+			  *damaged || pf_reader_errors(r), c->n_keep, pf_reader_samples_claimed(r), note,
+			  sizeof note) > 0)
+		fprintf(stderr, PROG ": %s\n", note);
 	if (c->event && !event_named(c)) {
 		fprintf(stderr, PROG ": %s: no event named '%s' (its events: ", strcmp(c->in, "-") ? c->in : "<stdin>",
 			c->event);

@@ -166,6 +166,15 @@ const char *pf_fold_warnings(const pf_fold *f);
 const char *pf_fold_damage(const pf_fold *f);
 const char *pf_fold_errmsg(const pf_fold *f);
 
+/* How much of the input was used, when it was not whole (format/pfile.md
+ * 5.4): one line as pf_input_note() writes it (pfile.h), e.g. "run.pf:
+ * incomplete (no END section: ...): 812 samples used", counting every
+ * sample read from the file (all events and runs, before the selection);
+ * "" when the input was complete, intact, and every sample END claims was
+ * read. A tool prints it once, on standard error (pffold also carries it
+ * into its folded output, see pffold(1)). Owned by f. Since 0.2. */
+const char *pf_fold_input_note(const pf_fold *f);
+
 /* Top functions. self: weight of samples whose leaf frame has this name;
  * total: weight of samples with the name anywhere in the stack (counted once
  * per sample). Names as shown in the folded lines (without the root comm).

@@ -217,7 +217,11 @@ struct pf_writer_opts {
 #define PF_WRITER_OPTS_INIT { sizeof(struct pf_writer_opts), 0, 0, 0, 0, 0, 0, 0 }
 
 /* Creates a writer on an open file descriptor (file, pipe or socket) and writes
- * the 32-byte file header at once. The writer never seeks: output is a stream.
+ * the 32-byte file header at once. The writer never seeks: output is a stream,
+ * except after a failed write to a regular file (ENOSPC on a full disk, EDQUOT,
+ * EIO): it then cuts the file back (ftruncate(2)) to the end of its last whole
+ * section, so that what stays is a valid incomplete file (format/pfile.md 5.4)
+ * whatever tool wrote it; a pipe keeps what was written.
  * `fd` stays owned by the caller. `opts` may be NULL for the defaults.
  * @return 0 and *out set, or -EINVAL, -ENOMEM, or a write(2) error (-EPIPE, -ENOSPC...). */
 int pf_writer_open_fd(pf_writer **out, int fd, const struct pf_writer_opts *opts);
@@ -228,7 +232,8 @@ int pf_writer_open_fd(pf_writer **out, int fd, const struct pf_writer_opts *opts
  * `size` must be <= PF_SECTION_MAX_RAW.
  * @return 0, or -E2BIG, -ENOMEM, or a write(2) error. After a write error the
  * writer refuses further writes with the same error; what was written before
- * stays a readable file (missing only END). */
+ * stays a readable file of whole sections (missing only END; a regular file is
+ * cut back to its last whole section, see pf_writer_open_fd()). */
 int pf_writer_section(pf_writer *w, uint16_t type, uint16_t flags, const void *raw, size_t size);
 
 /* Appends perf records (whole records, each starting with struct
@@ -331,6 +336,39 @@ const char *pf_reader_errmsg(const pf_reader *r);
 
 /* File offset of the first bad byte of the first damage met, or UINT64_MAX if none. */
 uint64_t pf_reader_first_bad_offset(const pf_reader *r);
+
+/* 1 once an intact END section was returned (the file is complete, format/
+ * pfile.md 5.4, if the input also ends there), else 0. Since 0.2. */
+int pf_reader_complete(const pf_reader *r);
+
+/* The samples the file says it holds: the `samples` field of the intact END
+ * section returned (PERF_RECORD_SAMPLE records written, all runs and events
+ * together), or UINT64_MAX when none was (an incomplete file claims no
+ * count). Since 0.2. */
+uint64_t pf_reader_samples_claimed(const pf_reader *r);
+
+/* The one line a tool prints, once, on standard error when its input was
+ * not whole (format/pfile.md 5.4): incomplete (no END), damaged (an error
+ * met), or fewer samples `used` than END claims (samples the tool could not
+ * decode). Written into buf (size bytes, always NUL-terminated when size >
+ * 0), without the tool's name or a newline, for example
+ * "run.pf: incomplete (no END section: the recorder was stopped or the file
+ * was cut short): 812 samples used" or
+ * "run.pf: damaged: 950 samples used of the 1000 END counts".
+ * `used` is the number of samples the caller read from the file (every
+ * event, before its own filters). Call it after the last pf_reader_next().
+ * @return 1 with the line written, 0 (buf "") when the file was complete
+ * and every sample END claims was used (damage elsewhere, such as bytes
+ * after END, is the caller's to tell), -EINVAL for r NULL. Since 0.2. */
+int pf_reader_input_note(const pf_reader *r, uint64_t used, char *buf, size_t size);
+
+/* As pf_reader_input_note() for a caller that read the file through
+ * another reader or more than one pass: `name` as messages show it,
+ * `complete` (an intact END read), `damaged` (any error met), `claimed`
+ * (pf_reader_samples_claimed(), UINT64_MAX unknown). Same return values
+ * (never -EINVAL). Since 0.2. */
+int pf_input_note(const char *name, int complete, int damaged, uint64_t used, uint64_t claimed, char *buf,
+		  size_t size);
 
 /* Number of errors met so far (0 = the file was intact so far). */
 unsigned pf_reader_errors(const pf_reader *r);

@@ -65,6 +65,10 @@ struct pf_fold {
 	uint32_t comm_keep_cap;
 	uint64_t total, samples, lost, lost_period_samples;
 	uint64_t seen;             /* samples met (not LOST entries), before any selection */
+	uint64_t read_all;         /* samples read from the file, every run (for the note) */
+	int in_complete;           /* an intact END was read */
+	uint64_t in_claimed;       /* END's samples, UINT64_MAX: none read */
+	char note[600];            /* pf_fold_input_note() */
 	double period_sum;         /* of kept samples, for the mean period */
 	uint64_t period_n;
 	uint64_t samples_all;      /* before the comm and pid filters */

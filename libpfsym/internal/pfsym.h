@@ -478,6 +478,8 @@ struct ahead {
 	unsigned order[AHEAD_SLOTS]; /* slot of the n-th filled: order[n % AHEAD_SLOTS] */
 	int in_use[AHEAD_SLOTS];
 	int stop, done;
+	int regular;            /* the input is a regular file: a read never blocks
+	                           for long, the thread is never cancelled */
 };
 
 /* A buffer for RECORDS payloads: 2 MiB, aligned and advised as a huge

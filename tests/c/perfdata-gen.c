@@ -44,6 +44,13 @@
  *   --no-comm           no COMM record: the threads have no name
  *   --empty-cpudesc     a CPUDESC feature of 0 bytes (perf 3.14 on armv7
  *                       wrote one)
+ *   --bomb MIB          after the records, COMPRESSED records (at most 60000
+ *                       bytes each) of one zstd stream that inflates to MIB
+ *                       MiB of THROTTLE records (a decompression bomb: a few
+ *                       KiB per 100 MiB)
+ *   --short-sample K    sample K (from 0) claims a call chain of 40 entries
+ *                       in a record that holds 4: its fields run past its
+ *                       size (the record's framing stays intact)
  * perfdata-gen --records-of IN.pf OUT writes the kernel records of a .pf file
  * (its RECORDS sections as libpfile's reader restores them, in host byte
  * order) back to back to OUT and prints their count: what the tests compare
@@ -77,6 +84,8 @@
 
 static int be, bare_attrs, no_comm, kernel_chain, overlap;
 static const char *arch_name;
+static int short_sample = -1; /* --short-sample */
+static unsigned bomb_mib;     /* --bomb */
 
 static void u8(struct pf_buf *b, uint8_t v)
 {
@@ -282,7 +291,7 @@ static void kernel_records(struct pf_buf *b, int n_samples, int unknown)
 		u32(b, (uint32_t)(i % 2));
 		u32(b, 0);
 		u64(b, 250000);
-		u64(b, kernel_chain ? 7 : 4);
+		u64(b, (i == short_sample ? 40 : 4) + (kernel_chain ? 3 : 0));
 		if (kernel_chain) {
 			u64(b, PERF_CONTEXT_KERNEL);
 			u64(b, kip);
@@ -438,6 +447,47 @@ static void compress(struct pf_buf *out, const struct pf_buf *in, int v2)
 	ZSTD_freeCCtx(c);
 }
 
+/* --bomb: bomb_mib MiB of THROTTLE records, one zstd stream cut into
+ * COMPRESSED records. */
+static void bomb(struct pf_buf *out)
+{
+	struct pf_buf one = { 0 }, mib = { 0 }, z = { 0 };
+	size_t r = begin_rec(&one, PERF_RECORD_THROTTLE, 0);
+	u64(&one, 1000400000);
+	u64(&one, 101);
+	u64(&one, 0);
+	trailer(&one, 4242, 4242, 1000400000, 0, 101);
+	end_rec(&one, r, 8);
+	while (mib.len + one.len <= (1u << 20))
+		tu_put(&mib, one.data, one.len);
+	ZSTD_CCtx *c = ZSTD_createCCtx();
+	if (!c)
+		tu_die("zstd");
+	ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, 3);
+	uint8_t tmp[1 << 16];
+	for (unsigned i = 0; i < bomb_mib; i++) {
+		ZSTD_inBuffer ib = { mib.data, mib.len, 0 };
+		size_t rc;
+		do {
+			ZSTD_outBuffer ob = { tmp, sizeof(tmp), 0 };
+			rc = ZSTD_compressStream2(c, &ob, &ib, i + 1 == bomb_mib ? ZSTD_e_end : ZSTD_e_continue);
+			if (ZSTD_isError(rc))
+				tu_die("zstd");
+			tu_put(&z, tmp, ob.pos);
+		} while (ib.pos < ib.size || (i + 1 == bomb_mib && rc != 0));
+	}
+	ZSTD_freeCCtx(c);
+	for (size_t off = 0; off < z.len; off += 60000) {
+		size_t n = z.len - off < 60000 ? z.len - off : 60000;
+		r = begin_rec(out, 81, 0);
+		tu_put(out, z.data + off, n);
+		end_rec(out, r, 1);
+	}
+	pf_buf_free(&one);
+	pf_buf_free(&mib);
+	pf_buf_free(&z);
+}
+
 static int records_of(const char *in, const char *out)
 {
 	pf_reader *rd;
@@ -511,6 +561,10 @@ static int parse_args(struct opts *o, int argc, char **argv)
 			arch_name = argv[++i];
 		else if (!strcmp(argv[i], "--samples") && i + 1 < argc)
 			o->n_samples = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--bomb") && i + 1 < argc)
+			bomb_mib = (unsigned)atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--short-sample") && i + 1 < argc)
+			short_sample = atoi(argv[++i]);
 		else if (argv[i][0] != '-' && !o->out)
 			o->out = argv[i];
 		else
@@ -537,6 +591,8 @@ static void data_records(struct pf_buf *data, const struct opts *o)
 		compress(data, &recs, o->comp == 2);
 	else
 		tu_put(data, recs.data, recs.len);
+	if (bomb_mib)
+		bomb(data);
 	if (o->unk_rec) {
 		size_t r = begin_rec(data, 99, 0);
 		u64(data, 0x9999999999999999ull);

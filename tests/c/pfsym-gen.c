@@ -17,6 +17,12 @@
  *   names OUT      a resolved profile of 3 samples whose frames are named
  *                  'a"b\;c', 'x\x3by' and 'tab\there' (a backslash, a
  *                  literal \x3b, a tab), thread "my worker\1".
+ *   names-bytes OUT  the same in bytes that are not UTF-8: frames 'caf\xe9'
+ *                  (Latin-1), 'cut\xe2\x82' (a cut character), 'ok\xc3\xa9'
+ *                  (UTF-8), DSO '/usr/bin/n\xe4mes', thread 'w\xff'.
+ *   raw-badsample OUT  as raw, with the third sample's call chain claiming
+ *                  40 entries more than its record holds (its fields run
+ *                  past its size; the framing is intact)
  *   raw-many N OUT N samples of process "gen" (pid 100) in /opt/gen.bin, the
  *                  three stacks of "raw" in turn, 1 us apart: the first N/2
  *                  in one RECORDS section, the rest in a second one.
@@ -137,11 +143,15 @@ static void mmap2_bid(uint32_t pid, uint64_t addr, uint64_t len, const char *pat
 	trailer(pid, pid, time, 1);
 }
 
+/* raw-badsample: the sample (from 0) whose call chain claims 40 more
+ * entries than its record holds; -1: none */
+static int bad_sample = -1, n_sample_calls;
+
 static void sample(uint64_t id, uint32_t pid, uint32_t tid, uint64_t time, const uint64_t *ips, int n)
 {
 	put_hdr(PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, (uint16_t)(8 + 8 * 7 + 8 * (n + 1)));
 	u64(id); u64(ips[0]); u32(pid); u32(tid); u64(time); u32(0); u32(0); u64(1000);
-	u64((uint64_t)n + 1);
+	u64((uint64_t)n + 1 + (n_sample_calls++ == bad_sample ? 40 : 0));
 	u64(PERF_CONTEXT_USER);
 	for (int i = 0; i < n; i++)
 		u64(ips[i]);
@@ -615,14 +625,16 @@ static void gen_resolved(pf_writer *w, uint64_t n, enum damage dmg)
 	pf_prof_free(&p);
 }
 
-static void gen_names(pf_writer *w)
+static void names_gen(pf_writer *w, int bytes)
 {
 	struct pf_prof p;
 	struct pf_buf b = { 0 };
 	resolved_begin(w, &p, &b);
-	static const char *names[] = { "a\"b\\;c", "x\\x3by", "tab\there" };
-	int64_t dso = pf_prof_str(&p, "/usr/bin/names", 14);
-	int64_t comm = pf_prof_str(&p, "my worker\\1", 11);
+	static const char *text[] = { "a\"b\\;c", "x\\x3by", "tab\there" };
+	static const char *raw[] = { "caf\xe9", "cut\xe2\x82", "ok\xc3\xa9" };
+	const char *const *names = bytes ? raw : text;
+	int64_t dso = bytes ? pf_prof_str(&p, "/usr/bin/n\xe4mes", 14) : pf_prof_str(&p, "/usr/bin/names", 14);
+	int64_t comm = bytes ? pf_prof_str(&p, "w\xff", 2) : pf_prof_str(&p, "my worker\\1", 11);
 	uint32_t parent = PF_PROF_NONE;
 	for (int i = 0; i < 3; i++) {
 		struct pf_prof_frame f = { (uint32_t)pf_prof_str(&p, names[i], strlen(names[i])), (uint32_t)dso,
@@ -639,6 +651,22 @@ static void gen_names(pf_writer *w)
 	pf_writer_section(w, PF_SEC_SAMPLES, 0, b.data, b.len);
 	pf_buf_free(&b);
 	pf_prof_free(&p);
+}
+
+static void gen_raw_badsample(pf_writer *w)
+{
+	bad_sample = 2;
+	gen_raw(w);
+}
+
+static void gen_names(pf_writer *w)
+{
+	names_gen(w, 0);
+}
+
+static void gen_names_bytes(pf_writer *w)
+{
+	names_gen(w, 1);
 }
 
 /* A resolved profile for pffold's views (tests/views.bats), root first:
@@ -711,7 +739,7 @@ int main(int argc, char **argv)
 	static const struct {
 		const char *name;
 		void (*gen)(pf_writer *w);
-	} simple[] = { { "raw", gen_raw },     { "raw-lost", gen_raw_lost }, { "names", gen_names },
+	} simple[] = { { "raw", gen_raw },     { "raw-lost", gen_raw_lost }, { "names", gen_names }, { "names-bytes", gen_names_bytes }, { "raw-badsample", gen_raw_badsample },
 		       { "views", gen_views }, { "ksymbol", gen_ksymbol },   { "idle", gen_idle },
 		       { "unordered", gen_unordered }, { "group", gen_group } };
 	static const char *const damaged[] = { [D_NONE] = "resolved", [D_NOSTACKS] = "resolved-nostacks",

@@ -182,8 +182,26 @@ static int unit_equal(const struct pf_folded_unit *a, const struct pf_folded_uni
 	return a->weight == b->weight && strcmp(a->unit, b->unit) == 0 && a->period == b->period;
 }
 
-static int read_folded(FILE *f, pf_folded_cb cb, void *arg, struct pf_folded_unit *unit, char *err,
-		       size_t errlen)
+void pf_folded_input_write(FILE *out, const char *text)
+{
+	for (const unsigned char *p = (const unsigned char *)text; *p; p++)
+		putc(*p < 0x20 || *p == 0x7f ? '?' : *p, out);
+}
+
+int pf_folded_input_parse(const char *line, size_t len, const char **text, size_t *text_len)
+{
+	size_t pl = sizeof PF_FOLDED_INPUT_PREFIX - 1;
+	while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+		len--;
+	if (len < pl || memcmp(line, PF_FOLDED_INPUT_PREFIX, pl) != 0)
+		return 0;
+	*text = line + pl;
+	*text_len = len - pl;
+	return 1;
+}
+
+static int read_folded(FILE *f, pf_folded_cb cb, void *arg, struct pf_folded_unit *unit,
+		       void (*input)(void *arg, const char *text, size_t len), char *err, size_t errlen)
 {
 	char *buf = NULL;
 	size_t cap = 0;
@@ -199,6 +217,12 @@ static int read_folded(FILE *f, pf_folded_cb cb, void *arg, struct pf_folded_uni
 	while ((n = getline(&buf, &cap, f)) >= 0) {
 		struct pf_folded_line l;
 		lineno++;
+		const char *it;
+		size_t il;
+		if (input && buf[0] == '#' && pf_folded_input_parse(buf, (size_t)n, &it, &il)) {
+			input(arg, it, il);
+			continue;
+		}
 		if (unit && buf[0] == '#') {
 			struct pf_folded_unit u;
 			int ur = pf_folded_unit_parse(buf, (size_t)n, &u);
@@ -259,13 +283,19 @@ static int read_folded(FILE *f, pf_folded_cb cb, void *arg, struct pf_folded_uni
 
 int pf_folded_read(FILE *f, pf_folded_cb cb, void *arg, char *err, size_t errlen)
 {
-	return read_folded(f, cb, arg, NULL, err, errlen);
+	return read_folded(f, cb, arg, NULL, NULL, err, errlen);
 }
 
 int pf_folded_read_unit(FILE *f, pf_folded_cb cb, void *arg, struct pf_folded_unit *unit,
 			char *err, size_t errlen)
 {
-	return read_folded(f, cb, arg, unit, err, errlen);
+	return read_folded(f, cb, arg, unit, NULL, err, errlen);
+}
+
+int pf_folded_read_input(FILE *f, pf_folded_cb cb, void *arg, struct pf_folded_unit *unit,
+			 void (*input)(void *arg, const char *text, size_t len), char *err, size_t errlen)
+{
+	return read_folded(f, cb, arg, unit, input, err, errlen);
 }
 
 int pf_folded_next_frame(const char *stack, size_t len, size_t *pos,

@@ -151,6 +151,35 @@ int pf_folded_unit_format(char *buf, size_t size, const struct pf_folded_unit *u
 int pf_folded_read_unit(FILE *f, pf_folded_cb cb, void *arg, struct pf_folded_unit *unit,
 			char *err, size_t errlen);
 
+/*
+ * The input line. pffold folds whatever is intact of a .pf that is not whole
+ * (format/pfile.md 5.4: incomplete, damaged) and says so on standard error;
+ * so that the folded text does not pass for a whole profile, it also writes
+ * one comment line first:
+ *
+ *     # pffold-input run.pf: incomplete (no END section: ...): 812 samples used
+ *
+ * Syntax: the bytes "# pffold-input " at the start of the line, then the
+ * text libpfile's pf_input_note() wrote (control bytes as '?'). Other tools
+ * skip it as a comment; pfflame shows it in the SVG's subtitle, pfdiff in
+ * its header and JSON. Several (folded texts put one after the other) are
+ * all kept.
+ */
+#define PF_FOLDED_INPUT_PREFIX "# pffold-input "
+
+/* Writes text with each control byte (below 0x20, and 0x7f) as '?', so that
+ * it stays one line. */
+void pf_folded_input_write(FILE *out, const char *text);
+
+/* If line[0..len) is an input line, the text after the prefix (without
+ * the trailing '\r' or '\n') in *text and *text_len. @return 1, or 0. */
+int pf_folded_input_parse(const char *line, size_t len, const char **text, size_t *text_len);
+
+/* As pf_folded_read_unit(), and also calls input(arg, text, len) for each
+ * input line (NULL: not wanted). */
+int pf_folded_read_input(FILE *f, pf_folded_cb cb, void *arg, struct pf_folded_unit *unit,
+			 void (*input)(void *arg, const char *text, size_t len), char *err, size_t errlen);
+
 /* Splits the next frame off a stack. *pos is the byte offset to start at
  * (0 first); on return *frame and *flen name the frame and *pos is past its ';'.
  * @return 1 when a frame was returned, 0 when the stack is exhausted. */

@@ -3,6 +3,10 @@
  */
 #include "text.h"
 
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
 size_t pf_utf8_len(const unsigned char *p, size_t n)
 {
 	if (!n)
@@ -21,6 +25,31 @@ size_t pf_utf8_len(const unsigned char *p, size_t n)
 		return n >= 4 && p[1] >= lo && p[1] <= hi && (p[2] & 0xc0) == 0x80 && (p[3] & 0xc0) == 0x80 ? 4 : 0;
 	}
 	return 0;
+}
+
+char *pf_utf8_fix(const char *s, size_t n, size_t *len)
+{
+	const unsigned char *p = (const unsigned char *)s, *end = p + n;
+	/* at most 3 bytes out per byte in */
+	char *o = malloc(n > (SIZE_MAX - 1) / 3 ? SIZE_MAX : 3 * n + 1), *q = o;
+	if (!o)
+		return NULL;
+	while (p < end) {
+		size_t l = pf_utf8_len(p, (size_t)(end - p));
+		if (l) {
+			memcpy(q, p, l);
+			q += l;
+			p += l;
+		} else {
+			memcpy(q, "\xef\xbf\xbd", 3);
+			q += 3;
+			p++;
+		}
+	}
+	*q = '\0';
+	if (len)
+		*len = (size_t)(q - o);
+	return o;
 }
 
 int pf_json_str(FILE *out, const char *s, size_t n, int bad)

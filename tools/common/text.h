@@ -15,6 +15,14 @@
  * cut by the end). */
 size_t pf_utf8_len(const unsigned char *p, size_t n);
 
+/* Copies s[0..n) into a malloc'd, NUL-terminated string in which every
+ * byte that is not part of a well-formed UTF-8 sequence (pf_utf8_len()) is
+ * replaced by U+FFFD (EF BF BD): for formats whose strings must be UTF-8
+ * (proto3 `string` fields, pprof's string table). *len gets the copy's
+ * length when len is not NULL. @return the copy, or NULL when out of
+ * memory. */
+char *pf_utf8_fix(const char *s, size_t n, size_t *len);
+
 /* What pf_json_str() writes for a byte that is not part of a well-formed
  * UTF-8 sequence (a name in Latin-1, a cut multi-byte character): */
 enum {

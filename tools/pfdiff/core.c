@@ -297,6 +297,22 @@ static int folded_unit(struct ctx *c, struct run *r)
 	return 0;
 }
 
+/* A "# pffold-input" line: the .pf the text was folded from was not whole. */
+static void folded_input(void *arg, const char *text, size_t len)
+{
+	struct ctx *c = arg;
+	struct run *r = c->cur;
+	if (r->note[0])
+		return; /* the first one names it */
+	if (len >= sizeof r->note)
+		len = sizeof r->note - 1;
+	memcpy(r->note, text, len);
+	r->note[len] = '\0';
+	fprintf(stderr, "pfdiff: %s: folded from an input that was not whole: ", c->path);
+	pf_folded_input_write(stderr, r->note);
+	fputc('\n', stderr);
+}
+
 static int folded_cb(void *arg, const struct pf_folded_line *l, uint64_t lineno)
 {
 	struct ctx *c = arg;
@@ -368,6 +384,11 @@ static int read_pf(struct ctx *c, const char *path)
 	}
 	/* a .pf file says its unit: samples of a known event and period */
 	struct run *r = c->cur;
+	/* an incomplete file (no END) is used as it is: said once, and in
+	 * the header */
+	snprintf(r->note, sizeof r->note, "%s", pf_fold_input_note(f));
+	if (r->note[0] && r->run_k <= 1)
+		fprintf(stderr, "pfdiff: %s\n", r->note);
 	r->per_sample = 1;
 	r->period = pf_fold_mean_period(f);
 	r->unit = pf_fold_unit(f);
@@ -583,7 +604,7 @@ static int read_run(struct ctx *c, struct run *r, int side)
 			snap_n = c->stack_cap;
 			memcpy(snap, c->stack_counts[side], snap_n * sizeof *snap);
 		}
-		int r2 = pf_folded_read_unit(f, folded_cb, c, &r->unit_line, err, sizeof err);
+		int r2 = pf_folded_read_input(f, folded_cb, c, &r->unit_line, folded_input, err, sizeof err);
 		if (r2 < 0) {
 			fprintf(stderr, "pfdiff: %s: %s\n", path, err);
 			rc = -1;

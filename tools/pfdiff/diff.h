@@ -40,6 +40,9 @@ struct run {
 	int lost_in_periods; /* a group read's: the periods hold the lost samples' (no scaling up) */
 	const char *unit;   /* "ns" or "events" */
 	char event[128];    /* the event's name (.pf inputs), "" if unknown */
+	char note[600];     /* the input was not whole (format/pfile.md 5.4): libpfile's
+	                       note of how much was used, from the .pf or the folded
+	                       text's "# pffold-input" line; "" when whole */
 	/* in samples */
 	uint64_t samples;   /* kept */
 	uint64_t samples_all, lost;

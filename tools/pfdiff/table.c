@@ -178,6 +178,10 @@ static void json_head(const struct cmp *a, FILE *out, const char *unit, const st
 			fprintf(out, ",\"period\":%.17g,\"period_unit\":\"%s\"", r->period, r->unit);
 		if (r->period_from_gcd)
 			fprintf(out, ",\"period_from_counts\":true");
+		if (r->note[0]) {
+			fputs(",\"input_not_whole\":", out);
+			json_str(out, r->note);
+		}
 		putc('}', out);
 	}
 	fprintf(out, "]},\"test\":\"%s\",\"alpha\":%g,\"tests\":%zu,\"tests_left_out\":%zu,\"regression\":%s,",
@@ -201,6 +205,13 @@ static void text_head(const struct cmp *a, FILE *out, const char *unit)
 	fputs("; ", out);
 	header_side(out, "new", a->runs + a->nbase, a->nnew, a->time);
 	putc('\n', out);
+	/* an input that was not whole: what of it the counts hold */
+	for (size_t i = 0; i < a->nbase + a->nnew; i++)
+		if (a->runs[i].note[0] && (i == 0 || strcmp(a->runs[i].note, a->runs[i - 1].note) != 0)) {
+			fprintf(out, "# %s input not whole: ", i < a->nbase ? "base" : "new");
+			pf_text_write(out, a->runs[i].note);
+			putc('\n', out);
+		}
 	int group = 0; /* a leader-sampled group's periods hold its lost samples' */
 	for (size_t i = 0; i < a->nbase + a->nnew; i++)
 		group |= a->runs[i].lost_in_periods;

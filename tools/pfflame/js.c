@@ -10,6 +10,7 @@
 const char pfflame_css[] =
 	"text { font-family: Verdana, sans-serif; fill: rgb(0,0,0); }\n"
 	"#title { text-anchor: middle; font-size: 17px; }\n"
+	"#subtitle { text-anchor: middle; fill: rgb(160,0,0); }\n"
 	"#search, #unzoom { cursor: pointer; }\n"
 	"#search:hover, #unzoom:hover { fill: rgb(60,60,200); }\n"
 	"g:hover > rect { stroke: rgb(40,40,40); stroke-width: 0.5; cursor: pointer; }\n"

@@ -78,6 +78,7 @@ struct imp {
 	int n_images;
 	/* records before the start */
 	struct pf_buf pending;
+	uint64_t pending_off;      /* input offset of pending's first record */
 	struct pf_buf scratch;
 	struct pf_buf known;    /* a run of records without those of unknown types */
 	uint8_t told_kernel[64]; /* unknown kernel record types told */
@@ -702,7 +703,7 @@ static int flush_build_ids(struct imp *m)
 	return rc;
 }
 
-static int put_records(struct imp *m, const uint8_t *data, size_t size);
+static int put_records(struct imp *m, const uint8_t *data, size_t size, uint64_t off);
 
 static int start(struct imp *m, char *msg, size_t msg_size)
 {
@@ -763,7 +764,7 @@ static int start(struct imp *m, char *msg, size_t msg_size)
 	if ((rc = flush_build_ids(m)) < 0)
 		return rc == -ENOMEM ? rc : write_failed(m, rc, msg, msg_size);
 	if (m->pending.len) {
-		rc = put_records(m, m->pending.data, m->pending.len);
+		rc = put_records(m, m->pending.data, m->pending.len, m->pending_off);
 		pf_buf_free(&m->pending);
 		if (rc < 0)
 			return rc == -ENOMEM ? rc : write_failed(m, rc, msg, msg_size);
@@ -784,8 +785,13 @@ static int perf_lost_counter(const struct pf_event *ev, const struct perf_event_
 	       (ev->attr.sample_type & PERF_SAMPLE_TIME) && pf_record_time(ev, r) == 0;
 }
 
-/* The totals of whole kernel records (file order) and the writer. */
-static int put_records(struct imp *m, const uint8_t *data, size_t size)
+/* The totals of whole kernel records (file order) and the writer. A SAMPLE
+ * whose fields run past its size (its framing intact, its content not) is
+ * left out and is damage, as perf report refuses such a file: a reader
+ * would drop it anyway. `off` is the input offset of data[0] (its records'
+ * offsets are told from it; inside COMPRESSED records, that of the
+ * decompressed stream's run). */
+static int put_records(struct imp *m, const uint8_t *data, size_t size, uint64_t off)
 {
 	const uint8_t *h = data;
 	if (m->swap) {
@@ -804,12 +810,26 @@ static int put_records(struct imp *m, const uint8_t *data, size_t size)
 	while (pf_rec_iter_next(&it, &r) > 0) {
 		const struct pf_event *ev = pf_events_find(m->hev, r);
 		size_t at = it.offset - r->size;
-		if (perf_lost_counter(ev, r)) {
-			uint64_t v = 0;
-			if (r->size >= 16)
-				memcpy(&v, (const uint8_t *)r + 8, 8);
-			m->counter_lost += v;
-			st->lost_counters++;
+		int bad = 0;
+		if (r->type == PERF_RECORD_SAMPLE && ev) {
+			struct pf_sample smp;
+			if (pf_sample_decode(ev, r, &smp) < 0) {
+				bad = 1;
+				st->bad_samples++;
+				damage(m, off + at,
+				       "a SAMPLE record of %u bytes whose fields run past it (its event's sample_type "
+				       "asks for more): left out, damaged",
+				       (unsigned)r->size);
+			}
+		}
+		if (bad || perf_lost_counter(ev, r)) {
+			if (!bad) {
+				uint64_t v = 0;
+				if (r->size >= 16)
+					memcpy(&v, (const uint8_t *)r + 8, 8);
+				m->counter_lost += v;
+				st->lost_counters++;
+			}
 			if (!left_out) {
 				m->kept.len = 0;
 				left_out = 1;
@@ -1157,11 +1177,13 @@ int pf_import(pf_perfdata *pd, int out_fd, const struct pf_import_opts *o, struc
 					if ((rc = start(&m, msg, msg_size)) < 0)
 						break;
 				} else {
+					if (!m.pending.len)
+						m.pending_off = it.offset;
 					rc = pf_buf_put(&m.pending, it.data, it.size);
 					break;
 				}
 			}
-			rc = put_records(&m, it.data, it.size);
+			rc = put_records(&m, it.data, it.size, it.offset);
 			if (rc < 0 && rc != -ENOMEM)
 				rc = write_failed(&m, rc, msg, msg_size);
 			break;

@@ -79,6 +79,8 @@ struct pf_perfdata {
 	size_t zin_left;
 	uint64_t zrec_off;      /* offset of the COMPRESSED record being decompressed */
 	uint64_t n_compressed;
+	uint64_t z_in, z_out;   /* compressed bytes read so far, and what they inflated to */
+	uint64_t z_ratio, z_max; /* the bound (pf_perfdata_opts max_inflate_*) */
 	/* errors */
 	int err_rc;
 	uint64_t bad_off;
@@ -474,6 +476,25 @@ static int z_next(pf_perfdata *pd, struct pf_pd_item *it)
 		if (ZSTD_isError(r))
 			return fail(pd, -EBADMSG, pd->zrec_off, "compressed data: zstd: %s: damaged",
 				    ZSTD_getErrorName(r));
+		/* a few KiB may inflate to GiBs (a decompression bomb, or
+		 * damage): bound what they may give, by a ratio and in all */
+		pd->z_out += ob.pos - pd->ze;
+		uint64_t by_ratio = pd->z_ratio == UINT64_MAX || pd->z_in > UINT64_MAX / pd->z_ratio
+					    ? UINT64_MAX
+					    : pd->z_in * pd->z_ratio;
+		if (by_ratio < PF_PD_INFLATE_FLOOR)
+			by_ratio = PF_PD_INFLATE_FLOOR;
+		if (pd->z_out > pd->z_max)
+			return fail(pd, -EFBIG, pd->zrec_off,
+				    "compressed data inflates past %llu bytes, the bound in all: stopped "
+				    "(pfimport --max-inflate=RATIO,BYTES raises it)",
+				    (unsigned long long)pd->z_max);
+		if (pd->z_out > by_ratio)
+			return fail(pd, -EFBIG, pd->zrec_off,
+				    "compressed data inflates past %llu bytes (%llu times the %llu compressed bytes "
+				    "read, at least %llu): stopped (pfimport --max-inflate=RATIO raises the bound)",
+				    (unsigned long long)by_ratio, (unsigned long long)pd->z_ratio,
+				    (unsigned long long)pd->z_in, (unsigned long long)PF_PD_INFLATE_FLOOR);
 		if (ib.pos == 0 && ob.pos == pd->ze)
 			return fail(pd, -EBADMSG, pd->zrec_off, "compressed data: zstd made no progress: damaged");
 		pd->zin += ib.pos;
@@ -593,6 +614,7 @@ static int stream_next(pf_perfdata *pd, struct pf_pd_item *it)
 			}
 			pd->zin = z;
 			pd->zin_left = zn;
+			pd->z_in += zn;
 			pd->zrec_off = off;
 			pd->n_compressed++;
 			pd->start += sz;
@@ -987,6 +1009,8 @@ static pf_perfdata *pd_new(int fd, const char *name, const struct pf_perfdata_op
 		memcpy(&pd->o, o, n);
 		pd->o.sz = sizeof(pd->o);
 	}
+	pd->z_ratio = pd->o.max_inflate_ratio ? pd->o.max_inflate_ratio : PF_PD_INFLATE_RATIO;
+	pd->z_max = pd->o.max_inflate_bytes ? pd->o.max_inflate_bytes : PF_PD_INFLATE_MAX;
 	return pd;
 }
 

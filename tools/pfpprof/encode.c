@@ -23,6 +23,7 @@
 #include "pprof.h"
 #include "cli.h"
 #include "profile.pb-c.h"
+#include "text.h"
 
 #define NONE PF_PROF_NONE
 
@@ -48,10 +49,27 @@ struct enc {
 	int err;
 };
 
-/* Index of `s` in the string table (interned). */
+/* Index of `s` in the string table (interned). A proto3 `string` must be
+ * UTF-8 (protobuf's language guide, "Scalar Value Types"; Go's decoder
+ * refuses a profile that breaks it): a name in another encoding (a Latin-1
+ * file name, a thread named with raw bytes) gets U+FFFD for each byte of
+ * no well-formed sequence. */
 static int64_t S(struct enc *e, const char *s)
 {
-	int64_t id = pf_prof_str(e->strs, s, strlen(s));
+	size_t n = strlen(s);
+	int64_t id;
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, l;
+	while (i < n && (l = pf_utf8_len(p + i, n - i)) != 0)
+		i += l;
+	if (i == n) {
+		id = pf_prof_str(e->strs, s, n);
+	} else {
+		size_t fl;
+		char *fixed = pf_utf8_fix(s, n, &fl);
+		id = fixed ? pf_prof_str(e->strs, fixed, fl) : -ENOMEM;
+		free(fixed);
+	}
 	if (id < 0)
 		e->err = -ENOMEM;
 	return id < 0 ? 0 : id;

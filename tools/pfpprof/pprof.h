@@ -71,6 +71,7 @@ struct pp_input {
 	uint64_t anchor_mono_ns, anchor_real_ns;
 	int resolved;            /* 1 symbolized, -1 raw, 0 not known yet */
 	uint64_t bad_refs;       /* samples that named undefined tables */
+	uint64_t used;             /* samples read from intact SAMPLES sections and exported */
 	int damaged;             /* errors were reported */
 };
 

@@ -164,6 +164,7 @@ static int read_samples(struct pp_input *in, const struct pf_section *sec)
 		if (!in->have_time || s.time > in->last_time)
 			in->last_time = s.time;
 		in->have_time = 1;
+		in->used++;
 		G->samples++;
 		G->period_sum += s.period;
 		struct pp_agg key = { s.stack, s.comm, s.pid, s.tid, (uint16_t)g, 0, 0, 0 };
@@ -382,6 +383,14 @@ int pp_read(struct pp_input *in, const char *name)
 			return -1;
 		}
 	}
+	/* how much of an input that was not whole was used, once (format/
+	 * pfile.md 5.4) */
+	char note[600];
+	if (in->resolved > 0 &&
+	    pf_input_note(strcmp(name, "-") ? name : "<stdin>", pf_reader_complete(r),
+			  in->damaged || pf_reader_errors(r) || in->bad_refs, in->used, pf_reader_samples_claimed(r),
+			  note, sizeof note) > 0)
+		fprintf(stderr, "pfpprof: %s\n", note);
 	pf_reader_close(r);
 	if (in->resolved <= 0) {
 		fprintf(stderr, "pfpprof: %s: holds no resolved profile (no section of pfsym's): run pfsym first\n",
