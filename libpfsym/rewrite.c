@@ -321,6 +321,15 @@ static int pass_section(pf_sym *s, struct pass *ps, struct ahead_sec *x)
 	if (sec.type == PF_SEC_END) {
 		if ((rc = drain_queue(ps)) < 0 || (rc = pf_prof_builder_finish(ps->b)) < 0 || (rc = flush_chunk(ps)) < 0)
 			return rc;
+		/* the build-ids read from files proven by inode: recorded, with
+		 * their proof, for the readers of the output */
+		struct pf_buf pb = { 0 };
+		rc = pfsi_sym_proven_buildids(s->sym, &pb);
+		if (rc > 0 && ps->w)
+			rc = pf_writer_section(ps->w, PF_SEC_BUILDID, 0, pb.data, pb.len);
+		pf_buf_free(&pb);
+		if (rc < 0)
+			return rc;
 		struct pfsi_sym_counts sc;
 		pfsi_sym_counts(s->sym, &sc);
 		if ((rc = write_syminfo_end(ps, &sc, s->kern)) < 0)
@@ -360,6 +369,8 @@ static int pass_section(pf_sym *s, struct pass *ps, struct ahead_sec *x)
 	if (sec.type == PF_SEC_META) {
 		pfsi_unw_meta(ps->unw, sec.data, sec.size);
 		pfsi_kern_meta(s->kern, sec.data, sec.size);
+		if ((rc = pfsi_sym_meta(s->sym, sec.data, sec.size)) < 0)
+			return rc;
 		char v[8];
 		if (pf_kv_get(sec.data, sec.size, "ksyms", v, sizeof(v)) > 0 && strcmp(v, "1") == 0 &&
 		    !pfsi_kern_has_file(s->kern))

@@ -390,7 +390,9 @@ struct pf_import_stats {
 	                              counter (PERF_FORMAT_LOST), which count the
 	                              samples that the LOST records count already */
 	uint32_t events;           /* EVENT sections written */
-	uint32_t build_ids;        /* BUILDID entries written */
+	uint32_t build_ids;        /* BUILDID entries written from perf's build-id table */
+	uint32_t inode_proofs;     /* BUILDID entries (flag INODE) of files proven by inode */
+	uint32_t inode_unproven;   /* files without a build-id that no proof vouches for */
 	uint64_t mmap_build_ids;   /* MMAP2 records that carry a build-id
 	                              (perf record --buildid-mmap) */
 	uint32_t dso_images;       /* DSO_IMAGE sections written (vDSO images from

@@ -245,13 +245,13 @@ int main(int argc, char **argv)
 		if (st.dso_images)
 			fprintf(stderr, PROG ": %u vDSO image%s from perf's build-id cache %s\n", st.dso_images,
 				st.dso_images > 1 ? "s" : "", bid_dir);
-		if (!st.build_ids && !st.mmap_build_ids &&
-		    st.records_by_type[PERF_RECORD_MMAP] + st.records_by_type[PERF_RECORD_MMAP2])
+		if (!st.build_ids && !st.mmap_build_ids && st.inode_unproven)
 			fprintf(stderr,
 				PROG ": %s: no build-ids (perf record writes none in pipe mode or with -z; "
-				"--buildid-mmap puts them in the MMAP2 records): pfsym uses the binaries only "
-				"with --force\n",
-				iname);
+				"--buildid-mmap puts them in the MMAP2 records), and %u file%s not proven by inode: "
+				"pfsym uses %s only with --force\n",
+				iname, st.inode_unproven, st.inode_unproven > 1 ? "s" : "",
+				st.inode_unproven > 1 ? "them" : "it");
 		if (verbose)
 			print_dropped(&st);
 	}

@@ -14,7 +14,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buildid.h"
 #include "grow.h"
+#include "proof.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #define PENDING_MAX (16u << 20) /* records held back until the events are known */
 #define BUILDID_FLUSH (1u << 20)
@@ -78,6 +86,26 @@ struct imp {
 	int n_images;
 	/* records before the start */
 	struct pf_buf pending;
+	/* what start() learnt from the records before it: the kernel's _text
+	 * (the pgoff of perf's kernel MMAP "[kernel.kallsyms]_text"), the
+	 * earliest record time (perf clock), and whether this is the machine
+	 * and boot that recorded (then start_real_ns, ns since the epoch) */
+	uint64_t ktext, t_first;
+	int same_boot;
+	char boot_why[300];
+	uint64_t real_minus_mono;   /* CLOCK_REALTIME - CLOCK_MONOTONIC now (same boot) */
+	char **pbid;                /* paths of perf's build-id table */
+	uint32_t n_pbid;
+	size_t cap_pbid;
+	struct cand {
+		char *path;
+		uint32_t maj, min;
+		uint64_t ino, t;    /* t: its first MMAP2's time, 0 if none */
+		enum { CAND_WAIT, CAND_CONFLICT, CAND_DONE } state;
+	} *cand;                    /* files without a build-id, to prove by inode */
+	uint32_t n_cand;
+	size_t cap_cand;
+	struct pf_buf ibid;         /* BUILDID entries (flag INODE) to write */
 	struct pf_buf scratch;
 	struct pf_buf known;    /* a run of records without those of unknown types */
 	uint8_t told_kernel[64]; /* unknown kernel record types told */
@@ -442,6 +470,17 @@ static int add_build_id(struct imp *m, const struct pf_pd_build_id *b, uint64_t 
 	if (pf_buildid_encode(&m->bid, &e) < 0)
 		return -ENOMEM;
 	m->n_bid++;
+	if (m->n_pbid == m->cap_pbid) {
+		size_t nc = m->cap_pbid ? m->cap_pbid * 2 : 16;
+		char **v = realloc(m->pbid, nc * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		m->pbid = v;
+		m->cap_pbid = nc;
+	}
+	if (!(m->pbid[m->n_pbid] = strndup(b->filename, b->filename_len)))
+		return -ENOMEM;
+	m->n_pbid++;
 	if (m->o.buildid_dir && pf_import_is_vdso(b->filename, b->filename_len))
 		return add_vdso(m, b);
 	return 0;
@@ -592,6 +631,8 @@ static int build_meta(struct imp *m, struct pf_buf *b, uint16_t em)
 		rc |= pf_kv_add(b, "callchain_mode", dwarf ? "dwarf" : "fp");
 	if (chain && max_stack)
 		rc |= pf_kv_add_u64(b, "perf_event_max_stack", max_stack);
+	if (m->ktext)
+		rc |= pf_kv_add_u64(b, "kernel_text", m->ktext);
 	return rc ? -ENOMEM : 0;
 }
 
@@ -638,7 +679,195 @@ static int flush_build_ids(struct imp *m)
 
 static int put_records(struct imp *m, const uint8_t *data, size_t size);
 
+/* The kernel's _text and the earliest record time in a run of records
+ * (file order and byte order), before the start: evs are the events in
+ * host order. */
+static int scan_early(struct imp *m, struct pf_events *evs, const uint8_t *data, size_t size)
+{
+	if (!size)
+		return 0;
+	const uint8_t *h = data;
+	struct pf_buf tmp = { 0 };
+	if (m->swap) {
+		if (pf_buf_put(&tmp, data, size) < 0)
+			return -ENOMEM;
+		(void)pf_records_swap(evs, tmp.data, size);
+		h = tmp.data;
+	}
+	struct pf_rec_iter it;
+	const struct perf_event_header *r;
+	pf_rec_iter_init(&it, h, size);
+	while (pf_rec_iter_next(&it, &r) > 0) {
+		const struct pf_event *ev = pf_events_find(evs, r);
+		uint64_t t = ev ? pf_record_time(ev, r) : 0;
+		if (t && (!m->t_first || t < m->t_first))
+			m->t_first = t;
+		if ((r->type == PERF_RECORD_MMAP || r->type == PERF_RECORD_MMAP2) && !m->ktext) {
+			struct pf_mmap mm;
+			if (pf_mmap_decode(ev, r, &mm) == 0 && mm.pid == UINT32_MAX && mm.filename_len >= 17 &&
+			    memcmp(mm.filename, "[kernel.kallsyms]", 17) == 0 && mm.pgoff)
+				m->ktext = mm.pgoff; /* perf: the address of its reference symbol, _text */
+		}
+	}
+	pf_buf_free(&tmp);
+	return 0;
+}
+
+/* Whether this is the recording's machine and boot (proof.h), and then
+ * the start in ns since the epoch: perf's clock is the kernel's local
+ * clock, which counts as CLOCK_MONOTONIC does within one boot. */
+static void find_boot(struct imp *m)
+{
+	m->same_boot = pf_proof_same_boot(m->feat_str[PF_PD_FEAT_HOSTNAME], m->feat_str[PF_PD_FEAT_OSRELEASE], m->ktext,
+					  m->boot_why, sizeof(m->boot_why));
+	if (!m->same_boot)
+		return;
+	struct timespec mo, re;
+	if (clock_gettime(CLOCK_MONOTONIC, &mo) < 0 || clock_gettime(CLOCK_REALTIME, &re) < 0) {
+		m->same_boot = 0;
+		snprintf(m->boot_why, sizeof(m->boot_why), "the clocks cannot be read");
+		return;
+	}
+	uint64_t mono = (uint64_t)mo.tv_sec * 1000000000u + (uint64_t)mo.tv_nsec;
+	uint64_t real = (uint64_t)re.tv_sec * 1000000000u + (uint64_t)re.tv_nsec;
+	m->real_minus_mono = real - mono;
+}
+
+/* ---- the inode proof of files recorded without a build-id (proof.h) ---- */
+
+/* Whether perf's build-id table named `path` (len bytes). */
+static int perf_has_bid(const struct imp *m, const char *path, size_t len)
+{
+	for (uint32_t i = 0; i < m->n_pbid; i++)
+		if (strlen(m->pbid[i]) == len && memcmp(m->pbid[i], path, len) == 0)
+			return 1;
+	return 0;
+}
+
+static struct cand *cand_find(struct imp *m, const char *path, size_t len)
+{
+	for (uint32_t i = 0; i < m->n_cand; i++)
+		if (strlen(m->cand[i].path) == len && memcmp(m->cand[i].path, path, len) == 0)
+			return &m->cand[i];
+	return NULL;
+}
+
+/* Notes an executable MMAP2 without a build-id (host order) as a file to
+ * prove. @return 0 or -ENOMEM. */
+static int cand_note(struct imp *m, const struct pf_mmap *mm, uint64_t t)
+{
+	size_t n = mm->filename_len;
+	if (!n || mm->filename[0] != '/' || (n > 10 && memcmp(mm->filename + n - 10, " (deleted)", 10) == 0) ||
+	    strncmp(mm->filename, "//anon", 6) == 0 || strncmp(mm->filename, "/memfd:", 7) == 0 ||
+	    perf_has_bid(m, mm->filename, n))
+		return 0;
+	struct cand *c = cand_find(m, mm->filename, n);
+	if (c) {
+		if (c->state == CAND_WAIT && (c->maj != mm->maj || c->min != mm->min || c->ino != mm->ino))
+			c->state = CAND_CONFLICT;
+		return 0;
+	}
+	if (m->n_cand == m->cap_cand) {
+		size_t nc = m->cap_cand ? m->cap_cand * 2 : 16;
+		struct cand *v = realloc(m->cand, nc * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		m->cand = v;
+		m->cap_cand = nc;
+	}
+	c = &m->cand[m->n_cand];
+	memset(c, 0, sizeof(*c));
+	if (!(c->path = strndup(mm->filename, n)))
+		return -ENOMEM;
+	c->maj = mm->maj;
+	c->min = mm->min;
+	c->ino = mm->ino;
+	c->t = t;
+	m->n_cand++;
+	return 0;
+}
+
+/* Proves the files noted whose time is known (their MMAP2's, else the
+ * earliest record time seen: a mapping perf synthesized when it started),
+ * adding a BUILDID entry (flag INODE) for each proven one. */
+static int cand_prove(struct imp *m)
+{
+	for (uint32_t i = 0; i < m->n_cand; i++) {
+		struct cand *c = &m->cand[i];
+		uint64_t t = c->t ? c->t : m->tmin;
+		if (c->state == CAND_DONE || !t)
+			continue;
+		if (c->state == CAND_CONFLICT) {
+			c->state = CAND_DONE;
+			m->st->inode_unproven++;
+			say(m, "%s: proof: none: its mappings name different files (device, inode): its frames stay "
+			    "unnamed", c->path);
+			continue;
+		}
+		c->state = CAND_DONE;
+		char why[400] = "";
+		uint8_t bid[64];
+		int n = 0, ok = 0;
+		if (!m->same_boot) {
+			snprintf(why, sizeof(why), "not this machine and boot: %s", m->boot_why);
+		} else {
+			int fd = open(c->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+			if (fd < 0) {
+				snprintf(why, sizeof(why), "%s", strerror(errno));
+			} else {
+				ok = pf_proof_file(fd, c->maj, c->min, c->ino, t + m->real_minus_mono, why, sizeof(why));
+				if (ok) {
+					struct stat st;
+					ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+					n = ok ? pf_build_id_fd(fd, bid) : 0;
+					if (!ok)
+						snprintf(why, sizeof(why), "not a regular file");
+					else if (n <= 0)
+						snprintf(why, sizeof(why), "the file has no build-id to record");
+					ok = ok && n > 0;
+				}
+				close(fd);
+			}
+		}
+		if (!ok) {
+			m->st->inode_unproven++;
+			say(m, "%s: proof: none (no build-id recorded; inode proof: %s): its frames stay unnamed "
+			    "(pfsym --force uses it)", c->path, why);
+			continue;
+		}
+		struct pf_buildid e;
+		memset(&e, 0, sizeof(e));
+		memcpy(e.build_id, bid, (size_t)n);
+		e.build_id_size = (uint8_t)n;
+		e.flags = PF_BUILDID_INODE;
+		e.path = c->path;
+		e.path_len = strlen(c->path);
+		if (pf_buildid_encode(&m->ibid, &e) < 0)
+			return -ENOMEM;
+		m->st->inode_proofs++;
+		char hex[129];
+		for (int k = 0; k < n; k++)
+			snprintf(hex + 2 * k, 3, "%02x", bid[k]);
+		say(m, "%s: proof: inode (device %x:%x, inode %llu, unchanged since before it was mapped, in the "
+		    "recording's boot): build-id %s recorded", c->path, c->maj, c->min, (unsigned long long)c->ino, hex);
+	}
+	if (!m->ibid.len)
+		return 0;
+	int rc = pf_writer_section(m->w, PF_SEC_BUILDID, 0, m->ibid.data, m->ibid.len);
+	m->ibid.len = 0;
+	return rc;
+}
+
+static int start_with(struct imp *m, const uint8_t *first, size_t first_size, char *msg, size_t msg_size);
+
 static int start(struct imp *m, char *msg, size_t msg_size)
+{
+	return start_with(m, NULL, 0, msg, msg_size);
+}
+
+/* The start; first: the run of records that made it (it follows the
+ * pending ones), or NULL. */
+static int start_with(struct imp *m, const uint8_t *first, size_t first_size, char *msg, size_t msg_size)
 {
 	if (m->started)
 		return 0;
@@ -659,6 +888,12 @@ static int start(struct imp *m, char *msg, size_t msg_size)
 		pf_events_delete(tmp);
 		return rc;
 	}
+	if ((rc = scan_early(m, tmp, m->pending.data, m->pending.len)) < 0 ||
+	    (rc = scan_early(m, tmp, first, first_size)) < 0) {
+		pf_events_delete(tmp);
+		return rc;
+	}
+	find_boot(m);
 	struct pf_events *saved = m->hev;
 	m->hev = tmp;
 	int dwarf = 0;
@@ -778,8 +1013,14 @@ static int put_records(struct imp *m, const uint8_t *data, size_t size)
 			m->throttles++;
 			break;
 		case PERF_RECORD_MMAP2:
-			if (r->misc & PERF_RECORD_MISC_MMAP_BUILD_ID)
+			if (r->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
 				st->mmap_build_ids++;
+			} else {
+				struct pf_mmap mm;
+				if (pf_mmap_decode(ev, r, &mm) == 0 && mm.pid != UINT32_MAX && (mm.prot & PROT_EXEC) &&
+				    cand_note(m, &mm, ev ? pf_record_time(ev, r) : 0) < 0)
+					return -ENOMEM;
+			}
 			break;
 		}
 		uint64_t t = ev ? pf_record_time(ev, r) : 0;
@@ -790,6 +1031,12 @@ static int put_records(struct imp *m, const uint8_t *data, size_t size)
 				m->tmax = t;
 		}
 	}
+	/* the build-ids of files proven by inode go before the records
+	 * that map them: a reader binds a mapping to its file at its first
+	 * sample */
+	int prc = cand_prove(m);
+	if (prc < 0)
+		return prc;
 	if (!left_out)
 		return pf_writer_records(m->w, data, size);
 	if (pf_buf_put(&m->kept, data + kept_to, size - kept_to) < 0)
@@ -974,6 +1221,13 @@ static void imp_free(struct imp *m)
 	pf_buf_free(&m->scratch);
 	pf_buf_free(&m->known);
 	pf_buf_free(&m->kept);
+	for (uint32_t i = 0; i < m->n_pbid; i++)
+		free(m->pbid[i]);
+	free(m->pbid);
+	for (uint32_t i = 0; i < m->n_cand; i++)
+		free(m->cand[i].path);
+	free(m->cand);
+	pf_buf_free(&m->ibid);
 }
 
 static int finish(struct imp *m, int in_rc, char *msg, size_t msg_size)
@@ -1088,7 +1342,7 @@ int pf_import(pf_perfdata *pd, int out_fd, const struct pf_import_opts *o, struc
 				break;
 			if (!m.started) {
 				if (has_sample(&m, it.data, it.size) || m.pending.len + it.size > PENDING_MAX) {
-					if ((rc = start(&m, msg, msg_size)) < 0)
+					if ((rc = start_with(&m, it.data, it.size, msg, msg_size)) < 0)
 						break;
 				} else {
 					rc = pf_buf_put(&m.pending, it.data, it.size);
