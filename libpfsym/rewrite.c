@@ -372,8 +372,8 @@ static int pass_section(pf_sym *s, struct pass *ps, struct ahead_sec *x)
 		if ((rc = pfsi_sym_meta(s->sym, sec.data, sec.size)) < 0)
 			return rc;
 		char v[8];
-		if (pf_kv_get(sec.data, sec.size, "ksyms", v, sizeof(v)) > 0 && strcmp(v, "1") == 0 &&
-		    !pfsi_kern_has_file(s->kern))
+		/* also with --kallsyms FILE: its layout is checked against KSYMS */
+		if (pf_kv_get(sec.data, sec.size, "ksyms", v, sizeof(v)) > 0 && strcmp(v, "1") == 0)
 			ps->ksyms_wait = 1;
 	}
 	if (sec.type == PF_SEC_KSYMS && x->ks_decoded) { /* decoded by the read-ahead thread */
@@ -651,6 +651,7 @@ int pf_sym_new(pf_sym **out, const struct pf_sym_opts *o, char *errmsg, size_t e
 	}
 	if (warning && po.message)
 		po.message(po.message_arg, warning);
+	pfsi_kern_set_force(s->kern, po.force);
 	s->o.no_inline = po.no_inline;
 	s->o.debuginfod = po.debuginfod;
 	const char *bad_dir = NULL;

@@ -373,8 +373,11 @@ struct pf_import_opts {
 	 * [vdso] image of a BUILD_ID entry is read from (pf_import_vdso());
 	 * NULL: not looked up, the vDSO's frames stay unnamed */
 	const char *buildid_dir;
+	/* no KSYMS section, even when the running kernel is the recorded one
+	 * (pfimport --no-kallsyms) */
+	int no_kallsyms;
 };
-#define PF_IMPORT_OPTS_INIT { sizeof(struct pf_import_opts), 0, PF_TRANSFORM_COLUMNS, 0, NULL, NULL, NULL, NULL, NULL }
+#define PF_IMPORT_OPTS_INIT { sizeof(struct pf_import_opts), 0, PF_TRANSFORM_COLUMNS, 0, NULL, NULL, NULL, NULL, NULL, 0 }
 
 /* What pf_import() did. */
 struct pf_import_stats {

@@ -38,6 +38,8 @@ static void usage(FILE *f)
 	      "      --buildid-dir=DIR perf's build-id cache, where the [vdso] image is\n"
 	      "                        read from (default: $PERF_BUILDID_DIR, else ~/.debug)\n"
 	      "      --no-vdso         do not look for the [vdso] image\n"
+	      "      --no-kallsyms     no snapshot of /proc/kallsyms, even when the running\n"
+	      "                        kernel is the recorded one\n"
 	      "  -q, --quiet           no notices and no summary\n"
 	      "  -v, --verbose         also count perf's own records that were not imported\n"
 	      "  -h, --help            show this help and exit\n"
@@ -128,11 +130,12 @@ static const char *default_buildid_dir(char *buf, size_t size)
 
 int main(int argc, char **argv)
 {
-	enum { O_NOTX = 256, O_BIDDIR, O_NOVDSO };
+	enum { O_NOTX = 256, O_BIDDIR, O_NOVDSO, O_NOKSYMS };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "buildid-dir", required_argument, NULL, O_BIDDIR },
 		{ "no-vdso", no_argument, NULL, O_NOVDSO },
+		{ "no-kallsyms", no_argument, NULL, O_NOKSYMS },
 		{ "compress", required_argument, NULL, 'z' },
 		{ "no-transform", no_argument, NULL, O_NOTX },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -142,7 +145,7 @@ int main(int argc, char **argv)
 	const char *in = "perf.data", *out = "-";
 	char home_debug[4096];
 	const char *bid_dir = default_buildid_dir(home_debug, sizeof home_debug);
-	int level = DEFAULT_LEVEL, no_tx = 0, verbose = 0, c;
+	int level = DEFAULT_LEVEL, no_tx = 0, verbose = 0, no_ksyms = 0, c;
 	struct ctx cx = { 0 };
 	pf_out_ignore_sigpipe();
 	while ((c = getopt_long(argc, argv, "o:z:qvhV", longopts, NULL)) != -1) {
@@ -170,6 +173,9 @@ int main(int argc, char **argv)
 			break;
 		case O_NOVDSO:
 			bid_dir = NULL;
+			break;
+		case O_NOKSYMS:
+			no_ksyms = 1;
 			break;
 		case 'q':
 			cx.quiet = 1;
@@ -221,6 +227,7 @@ int main(int argc, char **argv)
 	io.notice = on_notice;
 	io.notice_arg = &cx;
 	io.buildid_dir = bid_dir;
+	io.no_kallsyms = no_ksyms;
 	struct pf_import_stats st;
 	char msg[600];
 	rc = pf_import(pd, fd, &io, &st, msg, sizeof msg);

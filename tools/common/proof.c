@@ -4,12 +4,14 @@
 #include "proof.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 int pf_proof_running_text(uint64_t *text)
 {
@@ -34,6 +36,69 @@ int pf_proof_running_text(uint64_t *text)
 	}
 	fclose(f);
 	return found;
+}
+
+int pf_proof_running_syms(const char *const *names, uint64_t *addrs, int n)
+{
+	for (int i = 0; i < n; i++)
+		addrs[i] = 0;
+	FILE *f = fopen("/proc/kallsyms", "re");
+	if (!f)
+		return 0;
+	char line[640];
+	int found = 0;
+	while (found < n && fgets(line, sizeof(line), f)) {
+		unsigned long long a;
+		char type, name[256];
+		if (strchr(line, '['))
+			break;
+		if (sscanf(line, "%llx %c %255s", &a, &type, name) != 3)
+			continue;
+		for (int i = 0; i < n; i++)
+			if (!addrs[i] && a && strcmp(name, names[i]) == 0) {
+				addrs[i] = a;
+				found++;
+			}
+	}
+	fclose(f);
+	return found;
+}
+
+size_t pf_proof_note_build_id(const char *path, uint8_t bid[64])
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	uint8_t b[1 << 16];
+	size_t len = 0;
+	for (;;) {
+		ssize_t r = read(fd, b + len, sizeof(b) - len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+		if (len == sizeof(b))
+			break;
+	}
+	close(fd);
+	size_t p = 0;
+	while (len - p >= 12) {
+		uint32_t nsz, dsz, type;
+		memcpy(&nsz, b + p, 4);
+		memcpy(&dsz, b + p + 4, 4);
+		memcpy(&type, b + p + 8, 4);
+		size_t nal = ((size_t)nsz + 3) & ~(size_t)3, dal = ((size_t)dsz + 3) & ~(size_t)3;
+		if (nal > len - p - 12 || dal > len - p - 12 - nal)
+			break;
+		const uint8_t *name = b + p + 12, *desc = name + nal;
+		if (type == 3 && nsz == 4 && memcmp(name, "GNU", 4) == 0 && dsz && dsz <= 64) {
+			memcpy(bid, desc, dsz);
+			return dsz;
+		}
+		p += 12 + nal + dal;
+	}
+	return 0;
 }
 
 int pf_proof_same_boot(const char *hostname, const char *release, uint64_t text, char *why, size_t why_size)

@@ -23,6 +23,16 @@
  * @return 1 with *text set, 0 when not shown (hidden addresses, no file). */
 int pf_proof_running_text(uint64_t *text);
 
+/* The addresses of the core kernel symbols names[0..n) in /proc/kallsyms
+ * (read up to the first module symbol). @return how many were found
+ * (addrs[i] 0 for one not found). */
+int pf_proof_running_syms(const char *const *names, uint64_t *addrs, int n);
+
+/* The GNU build-id note (type 3, name "GNU") among the ELF notes of a file
+ * of the kernel's (/sys/kernel/notes, /sys/module/NAME/notes/...), native
+ * byte order. @return its size (1..64, copied to bid), or 0 when none. */
+size_t pf_proof_note_build_id(const char *path, uint8_t bid[64]);
+
 /* Whether this machine and boot recorded the file whose META gave
  * `hostname`, `release` (NULL: absent) and kernel `_text` (0: absent).
  * @return 1 yes; 0 no, with `why` (why_size bytes) saying which part

@@ -16,6 +16,7 @@
 
 #include "buildid.h"
 #include "grow.h"
+#include "ksnap.h"
 #include "proof.h"
 
 #include <fcntl.h>
@@ -106,6 +107,10 @@ struct imp {
 	uint32_t n_cand;
 	size_t cap_cand;
 	struct pf_buf ibid;         /* BUILDID entries (flag INODE) to write */
+	uint8_t kbid[64];           /* the kernel's build-id in perf's table, or the
+				       running kernel's when proven the same boot */
+	uint8_t kbid_size;
+	struct pf_buf ksyms;        /* the KSYMS payload to write, or empty */
 	struct pf_buf scratch;
 	struct pf_buf known;    /* a run of records without those of unknown types */
 	uint8_t told_kernel[64]; /* unknown kernel record types told */
@@ -470,6 +475,11 @@ static int add_build_id(struct imp *m, const struct pf_pd_build_id *b, uint64_t 
 	if (pf_buildid_encode(&m->bid, &e) < 0)
 		return -ENOMEM;
 	m->n_bid++;
+	if (b->filename_len == 17 && memcmp(b->filename, "[kernel.kallsyms]", 17) == 0 && !m->kbid_size &&
+	    b->build_id_size && b->build_id_size <= sizeof(m->kbid)) {
+		memcpy(m->kbid, b->build_id, b->build_id_size);
+		m->kbid_size = b->build_id_size;
+	}
 	if (m->n_pbid == m->cap_pbid) {
 		size_t nc = m->cap_pbid ? m->cap_pbid * 2 : 16;
 		char **v = realloc(m->pbid, nc * sizeof(*v));
@@ -633,6 +643,14 @@ static int build_meta(struct imp *m, struct pf_buf *b, uint16_t em)
 		rc |= pf_kv_add_u64(b, "perf_event_max_stack", max_stack);
 	if (m->ktext)
 		rc |= pf_kv_add_u64(b, "kernel_text", m->ktext);
+	if (m->kbid_size) {
+		char hex[129];
+		for (size_t i = 0; i < m->kbid_size; i++)
+			snprintf(hex + 2 * i, 3, "%02x", m->kbid[i]);
+		rc |= pf_kv_add(b, "kernel_build_id", hex);
+	}
+	if (m->ksyms.len)
+		rc |= pf_kv_add(b, "ksyms", "1");
 	return rc ? -ENOMEM : 0;
 }
 
@@ -731,6 +749,75 @@ static void find_boot(struct imp *m)
 	uint64_t mono = (uint64_t)mo.tv_sec * 1000000000u + (uint64_t)mo.tv_nsec;
 	uint64_t real = (uint64_t)re.tv_sec * 1000000000u + (uint64_t)re.tv_nsec;
 	m->real_minus_mono = real - mono;
+}
+
+/* The KSYMS section of an import: this machine's kernel symbols, when the
+ * running kernel is the one recorded: perf's table gives its build-id and
+ * it is the running kernel's (then, after a reboot, the symbols are shifted
+ * by the recorded _text minus the running one), or none was recorded and
+ * this is the recording's boot. kernel: whether some event samples the
+ * kernel. @return 0 or -ENOMEM. */
+static int kernel_snapshot(struct imp *m, int kernel)
+{
+	if (!kernel || m->o.no_kallsyms)
+		return 0;
+	uint8_t run[64];
+	size_t rn = pf_proof_note_build_id("/sys/kernel/notes", run);
+	uint64_t now = 0, shift = 0;
+	(void)pf_proof_running_text(&now);
+	const char *how;
+	char hex[129] = "";
+	for (size_t i = 0; i < rn; i++)
+		snprintf(hex + 2 * i, 3, "%02x", run[i]);
+	if (m->kbid_size) {
+		if (!rn || rn != m->kbid_size || memcmp(run, m->kbid, rn) != 0) {
+			say(m, "kernel symbols: not stored: the recorded kernel (build-id in perf's table) is not the running "
+			    "one (%s); pfsym --kallsyms FILE or --vmlinux FILE of the recorded kernel names its frames",
+			    rn ? hex : "build-id unknown");
+			return 0;
+		}
+		if (!m->ktext || !now) {
+			say(m, "kernel symbols: not stored: the recorded kernel is the running one (build-id %s) but %s has "
+			    "no _text to place its symbols", hex, !m->ktext ? "the recording" : "/proc/kallsyms");
+			return 0;
+		}
+		shift = m->ktext - now;
+		how = "build-id";
+	} else if (m->same_boot) {
+		how = "boot";
+		if (rn) {
+			memcpy(m->kbid, run, rn);
+			m->kbid_size = (uint8_t)rn;
+		}
+	} else {
+		say(m, "kernel symbols: not stored: no kernel build-id recorded and %s", m->boot_why);
+		return 0;
+	}
+	struct pf_ksyms k = { 0 };
+	char err[256];
+	int rc = pf_ksnap_read(&k, shift, err, sizeof(err));
+	if (rc == -ENOMEM) {
+		pf_ksyms_free(&k);
+		return rc;
+	}
+	if (rc < 0 || k.hidden || !k.n_syms) {
+		say(m, "kernel symbols: not stored: /proc/kallsyms: %s", rc == -EBADMSG ? err : rc < 0 ? strerror(-rc)
+			: "every address is 0 (kernel.kptr_restrict)");
+		pf_ksyms_free(&k);
+		return 0;
+	}
+	rc = pf_ksyms_encode(&k, &m->ksyms);
+	if (rc == 0) {
+		if (!strcmp(how, "boot"))
+			say(m, "kernel symbols: /proc/kallsyms stored (%u text symbols, %u modules): proof: this is the "
+			    "recording's machine and boot", k.n_syms, k.n_mods);
+		else
+			say(m, "kernel symbols: /proc/kallsyms stored (%u text symbols, %u modules): proof: build-id %s, the "
+			    "recorded kernel's%s", k.n_syms, k.n_mods, hex, shift ? "; rebooted since: shifted by the recorded "
+			    "_text minus the running one, modules left out" : "");
+	}
+	pf_ksyms_free(&k);
+	return rc;
 }
 
 /* ---- the inode proof of files recorded without a build-id (proof.h) ---- */
@@ -894,6 +981,13 @@ static int start_with(struct imp *m, const uint8_t *first, size_t first_size, ch
 		return rc;
 	}
 	find_boot(m);
+	int kernel = 0;
+	for (uint32_t i = 0; i < pf_events_count(tmp); i++)
+		kernel |= !pf_events_get(tmp, i)->attr.exclude_kernel;
+	if ((rc = kernel_snapshot(m, kernel)) < 0) {
+		pf_events_delete(tmp);
+		return rc;
+	}
 	struct pf_events *saved = m->hev;
 	m->hev = tmp;
 	int dwarf = 0;
@@ -929,6 +1023,12 @@ static int start_with(struct imp *m, const uint8_t *first, size_t first_size, ch
 	for (uint32_t i = 0; i < m->n_ev; i++)
 		if ((rc = write_event(m, i)) < 0)
 			return rc == -ENOMEM ? rc : write_failed(m, rc, msg, msg_size);
+	if (m->ksyms.len) {
+		rc = pf_writer_section(m->w, PF_SEC_KSYMS, 0, m->ksyms.data, m->ksyms.len);
+		pf_buf_free(&m->ksyms);
+		if (rc < 0)
+			return rc == -ENOMEM ? rc : write_failed(m, rc, msg, msg_size);
+	}
 	if ((rc = flush_build_ids(m)) < 0)
 		return rc == -ENOMEM ? rc : write_failed(m, rc, msg, msg_size);
 	if (m->pending.len) {
@@ -1228,6 +1328,7 @@ static void imp_free(struct imp *m)
 		free(m->cand[i].path);
 	free(m->cand);
 	pf_buf_free(&m->ibid);
+	pf_buf_free(&m->ksyms);
 }
 
 static int finish(struct imp *m, int in_rc, char *msg, size_t msg_size)
