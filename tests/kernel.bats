@@ -241,8 +241,8 @@ PY
 	run grep -c ' -$' boot2.frames
 	assert_output 0
 	diff same.frames boot2.frames
-	run -0 pfdump -H boot2.sym.pf
-	assert_line "  kernel_kallsyms = shifted"
+	run -0 "$PFTOOLS_BUILD/tests/pftest-writer" syminfo boot2.sym.pf
+	assert_line "kernel_kallsyms=shifted"
 	# with the recording's KSYMS the layout is checked against it
 	run -0 pfsym --kallsyms boot2.txt k.pf -o k2.sym.pf
 	assert_line --partial "its layout that of the recording's kallsyms snapshot"

@@ -14,7 +14,17 @@ SETHOST="$PFTOOLS_SRC/tests/fixtures/perfdata-sethost.py"
 
 setup_file() {
 	cd "$BATS_FILE_TMPDIR"
-	build_workload proof_libc work -O1 -fno-omit-frame-pointer -pthread
+	# The C library and the dynamic loader the workload runs are copies of
+	# its own: a shared library's change time moves whenever a perf record
+	# elsewhere on the machine links it into a new build-id cache, and a
+	# proof by inode would rightly fail then.
+	mkdir -p lib
+	cp "$(readlink -f "$(gcc -print-file-name=libc.so.6)")" lib/libc.so.6
+	local interp
+	interp=$(readelf -lW /bin/sh | sed -n 's/.*Requesting program interpreter: \(.*\)]$/\1/p')
+	cp "$(readlink -f "$interp")" "lib/${interp##*/}"
+	build_workload proof_libc work -O1 -fno-omit-frame-pointer -pthread -Wl,-rpath="$PWD/lib" \
+		-Wl,--dynamic-linker="$PWD/lib/${interp##*/}"
 	perf_missing
 	[ -z "$PERF_MISSING" ] || return 0
 	# -N: no build-id cache, whose hard links would move the change time
@@ -53,7 +63,8 @@ named_as_perf() {
 @test "perf record -g -z: no build-ids, every file proven by inode; every user and kernel frame perf script names is named" {
 	run -0 cat z.import
 	assert_line --regexp "^pfimport: z.data: $BATS_FILE_TMPDIR/work: proof: inode \(device [0-9a-f]+:[0-9a-f]+, inode [0-9]+, unchanged since before it was mapped, in the recording's boot\): build-id [0-9a-f]+ recorded$"
-	assert_line --regexp "^pfimport: z.data: /.*/libc.so.6: proof: inode \("
+	assert_line --regexp "^pfimport: z.data: $BATS_FILE_TMPDIR/lib/libc.so.6: proof: inode \("
+	assert_line --regexp "^pfimport: z.data: $BATS_FILE_TMPDIR/lib/ld-[^/]*: proof: inode \("
 	assert_line --partial "pfimport: z.data: kernel symbols: /proc/kallsyms stored"
 	refute_output --partial "no build-ids"
 	run -0 --separate-stderr pfsym z.pf -o z.sym.pf
@@ -136,6 +147,23 @@ named_as_perf() {
 	[[ "$stderr" =~ "work: no build-id recorded to check a file against and no inode proof (not this machine and boot: recorded on host '$other', this is '$(uname -n)')" ]]
 	run -0 pffold x.sym.pf
 	refute_output --regexp ";(main|work)( |;)"
+}
+
+@test "pfsym proves a file by inode itself (a recording with a start time, no proof made at import) and records the build-id with its proof" {
+	# perf -k mono writes CLOCK_DATA: META gets clock_anchor_realtime_ns,
+	# the start pfsym checks change times against
+	perf record -q -N -k mono -e cpu-clock -F 2000 -g -z -o k.data -- ./work 200000 >/dev/null 2>&1
+	pfimport -q k.data -o k.pf
+	"$PFTOOLS_BUILD/tests/pftest-writer" strip-inode k.pf ks.pf
+	run -0 pfdump --build-ids ks.pf
+	refute_output --partial "proof=inode"
+	run -0 --separate-stderr pfsym ks.pf -o ks.sym.pf
+	[[ "$stderr" =~ "$BATS_FILE_TMPDIR/work: proof: inode (device "[0-9a-f]+:[0-9a-f]+", inode "[0-9]+", unchanged since before the recording, in its boot), build-id "[0-9a-f]+ ]]
+	run -0 pffold ks.sym.pf
+	assert_output --regexp ";main;work( |;)"
+	# the build-id, recorded in pfsym's output with its proof
+	run -0 pfdump --build-ids ks.sym.pf
+	assert_line --regexp "^[0-9a-f]+ $BATS_FILE_TMPDIR/work	proof=inode$"
 }
 
 @test "pfimport --no-kallsyms stores no kernel symbols" {

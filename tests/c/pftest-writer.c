@@ -78,13 +78,14 @@ long long sec_off = -1;
 int transform; /* 1, or 2 with --next */
 uint64_t flush_bytes;
 const char *ksyms_damage; /* ksyms-damage HOW, for mode_recode */
+int strip_inode;          /* strip-inode: mode_recode drops BUILDID entries flagged INODE */
 
 static void usage(void)
 {
 	fprintf(stderr, "Usage: pftest-writer [--big-endian] [--no-end] [--level N] [--frame BYTES] [--filler N]\n"
 			"                     [--transform] [--next] [--flush BYTES]\n"
 			"                     all|many N|badrec-zero|badrec-huge|verify|layout|flip|setu32|\n"
-			"                     recode|rawcmp|tx-hostile|tx-fuzz|events-grow|marker-word|deep|syminfo ...\n");
+			"                     recode|strip-inode|rawcmp|tx-hostile|tx-fuzz|events-grow|marker-word|deep|syminfo ...\n");
 	exit(2);
 }
 
@@ -137,6 +138,10 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "ksyms-damage") && left == 3) {
 		ksyms_damage = argv[i];
 		return mode_recode(argv[i + 1], argv[i + 2]);
+	}
+	if (!strcmp(mode, "strip-inode") && left == 2) {
+		strip_inode = 1;
+		return mode_recode(argv[i], argv[i + 1]);
 	}
 	if (!strcmp(mode, "rawcmp") && left == 2)
 		return mode_rawcmp(argv[i], argv[i + 1]);

@@ -31,6 +31,7 @@ extern long long sec_off;
 extern int transform; /* 1, or 2 with --next */
 extern uint64_t flush_bytes;
 extern const char *ksyms_damage; /* ksyms-damage HOW, for mode_recode */
+extern int strip_inode;          /* strip-inode: mode_recode drops BUILDID entries flagged INODE */
 
 /* emit.c: records in the byte order be */
 struct em {
