@@ -484,10 +484,9 @@ int pfsi_sym_meta(struct symbolizer *s, const uint8_t *data, size_t size)
 		return -ENOMEM;
 	if (pf_kv_get(data, size, "kernel_text", v, sizeof(v)) > 0)
 		s->meta_text = strtoull(v, NULL, 10);
-	/* the start: pfrec's anchor is read as it starts; pfimport writes
-	 * start_realtime_ns when it runs in the recording's boot */
-	if (pf_kv_get(data, size, "clock_anchor_realtime_ns", v, sizeof(v)) > 0 ||
-	    pf_kv_get(data, size, "start_realtime_ns", v, sizeof(v)) > 0)
+	/* the start: pfrec reads its anchor as it starts (an import has it
+	 * from perf's CLOCK_DATA, perf record -k mono) */
+	if (pf_kv_get(data, size, "clock_anchor_realtime_ns", v, sizeof(v)) > 0)
 		s->start_ns = strtoull(v, NULL, 10);
 	return 0;
 }

@@ -88,13 +88,14 @@ struct imp {
 	/* records before the start */
 	struct pf_buf pending;
 	/* what start() learnt from the records before it: the kernel's _text
-	 * (the pgoff of perf's kernel MMAP "[kernel.kallsyms]_text"), the
-	 * earliest record time (perf clock), and whether this is the machine
-	 * and boot that recorded (then start_real_ns, ns since the epoch) */
-	uint64_t ktext, t_first;
+	 * (the pgoff of perf's kernel MMAP "[kernel.kallsyms]_text"), and
+	 * whether this is the machine and boot that recorded (boot_why: why
+	 * not) */
+	uint64_t ktext;
 	int same_boot;
 	char boot_why[300];
-	uint64_t real_minus_mono;   /* CLOCK_REALTIME - CLOCK_MONOTONIC now (same boot) */
+	uint64_t real_minus_mono;   /* CLOCK_REALTIME - the records' clock now (same boot),
+				       mod 2^64 */
 	char **pbid;                /* paths of perf's build-id table */
 	uint32_t n_pbid;
 	size_t cap_pbid;
@@ -697,9 +698,8 @@ static int flush_build_ids(struct imp *m)
 
 static int put_records(struct imp *m, const uint8_t *data, size_t size);
 
-/* The kernel's _text and the earliest record time in a run of records
- * (file order and byte order), before the start: evs are the events in
- * host order. */
+/* The kernel's _text in a run of records (file order and byte order),
+ * before the start: evs are the events in host order. */
 static int scan_early(struct imp *m, struct pf_events *evs, const uint8_t *data, size_t size)
 {
 	if (!size)
@@ -717,9 +717,6 @@ static int scan_early(struct imp *m, struct pf_events *evs, const uint8_t *data,
 	pf_rec_iter_init(&it, h, size);
 	while (pf_rec_iter_next(&it, &r) > 0) {
 		const struct pf_event *ev = pf_events_find(evs, r);
-		uint64_t t = ev ? pf_record_time(ev, r) : 0;
-		if (t && (!m->t_first || t < m->t_first))
-			m->t_first = t;
 		if ((r->type == PERF_RECORD_MMAP || r->type == PERF_RECORD_MMAP2) && !m->ktext) {
 			struct pf_mmap mm;
 			if (pf_mmap_decode(ev, r, &mm) == 0 && mm.pid == UINT32_MAX && mm.filename_len >= 17 &&
@@ -732,16 +729,27 @@ static int scan_early(struct imp *m, struct pf_events *evs, const uint8_t *data,
 }
 
 /* Whether this is the recording's machine and boot (proof.h), and then
- * the start in ns since the epoch: perf's clock is the kernel's local
- * clock, which counts as CLOCK_MONOTONIC does within one boot. */
-static void find_boot(struct imp *m)
+ * the offset from perf's clock to the wall clock: perf's clock is the
+ * kernel's local clock, which counts as CLOCK_MONOTONIC does within one
+ * boot. */
+static void find_boot(struct imp *m, struct pf_events *evs)
 {
+	/* the clock of the record times: the events' clockid when they set
+	 * one (perf record -k), else perf's, counted as CLOCK_MONOTONIC */
+	clockid_t clk = CLOCK_MONOTONIC;
+	for (uint32_t i = 0; i < pf_events_count(evs); i++) {
+		const struct perf_event_attr *a = &pf_events_get(evs, i)->attr;
+		if (a->use_clockid) {
+			clk = (clockid_t)a->clockid;
+			break;
+		}
+	}
 	m->same_boot = pf_proof_same_boot(m->feat_str[PF_PD_FEAT_HOSTNAME], m->feat_str[PF_PD_FEAT_OSRELEASE], m->ktext,
 					  m->boot_why, sizeof(m->boot_why));
 	if (!m->same_boot)
 		return;
 	struct timespec mo, re;
-	if (clock_gettime(CLOCK_MONOTONIC, &mo) < 0 || clock_gettime(CLOCK_REALTIME, &re) < 0) {
+	if (clock_gettime(clk, &mo) < 0 || clock_gettime(CLOCK_REALTIME, &re) < 0) {
 		m->same_boot = 0;
 		snprintf(m->boot_why, sizeof(m->boot_why), "the clocks cannot be read");
 		return;
@@ -980,7 +988,7 @@ static int start_with(struct imp *m, const uint8_t *first, size_t first_size, ch
 		pf_events_delete(tmp);
 		return rc;
 	}
-	find_boot(m);
+	find_boot(m, tmp);
 	int kernel = 0;
 	for (uint32_t i = 0; i < pf_events_count(tmp); i++)
 		kernel |= !pf_events_get(tmp, i)->attr.exclude_kernel;
