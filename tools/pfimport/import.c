@@ -104,6 +104,8 @@ struct imp {
 		uint32_t maj, min;
 		uint64_t ino, t;    /* t: its first MMAP2's time, 0 if none */
 		enum { CAND_WAIT, CAND_CONFLICT, CAND_DONE } state;
+		char *why;          /* not proven: why (said at the end, unless
+				       perf's table names the file by then) */
 	} *cand;                    /* files without a build-id, to prove by inode */
 	uint32_t n_cand;
 	size_t cap_cand;
@@ -894,9 +896,8 @@ static int cand_prove(struct imp *m)
 			continue;
 		if (c->state == CAND_CONFLICT) {
 			c->state = CAND_DONE;
-			m->st->inode_unproven++;
-			say(m, "%s: proof: none: its mappings name different files (device, inode): its frames stay "
-			    "unnamed", c->path);
+			if (!(c->why = strdup("its mappings name different files (device, inode)")))
+				return -ENOMEM;
 			continue;
 		}
 		c->state = CAND_DONE;
@@ -925,9 +926,8 @@ static int cand_prove(struct imp *m)
 			}
 		}
 		if (!ok) {
-			m->st->inode_unproven++;
-			say(m, "%s: proof: none (no build-id recorded; inode proof: %s): its frames stay unnamed "
-			    "(pfsym --force uses it)", c->path, why);
+			if (!(c->why = strdup(why)))
+				return -ENOMEM;
 			continue;
 		}
 		struct pf_buildid e;
@@ -951,6 +951,20 @@ static int cand_prove(struct imp *m)
 	int rc = pf_writer_section(m->w, PF_SEC_BUILDID, 0, m->ibid.data, m->ibid.len);
 	m->ibid.len = 0;
 	return rc;
+}
+
+/* At the end: the files no proof vouches for, and why (a stream may name
+ * a file's build-id after its records: then it is not one of them). */
+static void cand_report(struct imp *m)
+{
+	for (uint32_t i = 0; i < m->n_cand; i++) {
+		const struct cand *c = &m->cand[i];
+		if (!c->why || perf_has_bid(m, c->path, strlen(c->path)))
+			continue;
+		m->st->inode_unproven++;
+		say(m, "%s: proof: none (no build-id recorded; inode proof: %s): its frames stay unnamed (pfsym --force "
+		    "uses it)", c->path, c->why);
+	}
 }
 
 static int start_with(struct imp *m, const uint8_t *first, size_t first_size, char *msg, size_t msg_size);
@@ -1332,8 +1346,10 @@ static void imp_free(struct imp *m)
 	for (uint32_t i = 0; i < m->n_pbid; i++)
 		free(m->pbid[i]);
 	free(m->pbid);
-	for (uint32_t i = 0; i < m->n_cand; i++)
+	for (uint32_t i = 0; i < m->n_cand; i++) {
 		free(m->cand[i].path);
+		free(m->cand[i].why);
+	}
 	free(m->cand);
 	pf_buf_free(&m->ibid);
 	pf_buf_free(&m->ksyms);
@@ -1347,6 +1363,8 @@ static int finish(struct imp *m, int in_rc, char *msg, size_t msg_size)
 	if (rc == 0 && m->counter_lost > m->records_lost)
 		say(m, "perf's lost-sample counters count %llu lost samples, its LOST records %llu: the difference "
 		    "is not in the import", (unsigned long long)m->counter_lost, (unsigned long long)m->records_lost);
+	if (rc == 0)
+		cand_report(m);
 	if (rc == 0 && m->guest_bids)
 		say(m, "%llu build-ids of guest machines: not imported", (unsigned long long)m->guest_bids);
 	int damaged = in_rc < 0 || m->dmg.rc;
