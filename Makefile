@@ -126,7 +126,7 @@ LIB_SO      := $(O)/lib/libpfile.so
 # functions that cross its files are named pfsi_. It carries its own copy of
 # the build-id reader of tools/common/buildid.c (not installed).
 SYMLIB_SRC  := $(wildcard libpfsym/*.c)
-SYMLIB_OBJ  := $(SYMLIB_SRC:%.c=$(O)/obj/%.o) $(O)/obj/tools/common/buildid.o
+SYMLIB_OBJ  := $(SYMLIB_SRC:%.c=$(O)/obj/%.o) $(O)/obj/tools/common/buildid.o $(O)/obj/tools/common/proof.o
 SYMLIB_A    := $(O)/lib/libpfsym.a
 SYMLIB_SO   := $(O)/lib/libpfsym.so
 SYMLIB_LIBS := $(SYM_LIBS) $(CORE_LIBS) -liberty -lz
@@ -262,11 +262,11 @@ $(FUZZ_O)/fuzz_perfdata: tests/fuzz/fuzz_perfdata.c tests/fuzz/fuzz.h tools/perf
 	    $(FUZZ_LIB_OBJ) $(CORE_LIBS)
 
 # pfsym's line index files (libpfsym/lnidx.c), with libpfsym around it
-FUZZ_SYM_OBJ := $(SYMLIB_SRC:%.c=$(FUZZ_O)/obj/%.o) $(FUZZ_O)/obj/tools/common/buildid.o
+FUZZ_SYM_OBJ := $(SYMLIB_SRC:%.c=$(FUZZ_O)/obj/%.o) $(FUZZ_O)/obj/tools/common/buildid.o $(FUZZ_O)/obj/tools/common/proof.o
 $(FUZZ_O)/fuzz_lnidx: tests/fuzz/fuzz_lnidx.c tests/fuzz/fuzz.h $(FUZZ_SYM_OBJ) $(FUZZ_LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(SYM_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_SYM_OBJ) \
-	    $(filter-out $(FUZZ_O)/obj/tools/common/buildid.o,$(FUZZ_LIB_OBJ)) $(SYMLIB_LIBS) -lm -ldl -lpthread
+	    $(filter-out $(FUZZ_O)/obj/tools/common/buildid.o $(FUZZ_O)/obj/tools/common/proof.o,$(FUZZ_LIB_OBJ)) $(SYMLIB_LIBS) -lm -ldl -lpthread
 
 # pfsym's reader of compressed DWARF sections (libpfsym/dwsec.c)
 $(FUZZ_O)/fuzz_dwsec: tests/fuzz/fuzz_dwsec.c tests/fuzz/fuzz.h $(FUZZ_SYM_OBJ) $(FUZZ_LIB_OBJ)

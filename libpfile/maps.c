@@ -215,6 +215,8 @@ int64_t pf_maps_dso_intern(struct pf_maps *m, const char *path, size_t len,
 	if (bid_size)
 		memcpy(d->build_id, bid, bid_size);
 	d->id = m->n_dsos;
+	if (noted && bid == noted->id && (noted->flags & PF_BUILDID_INODE))
+		d->proof = PF_DSO_PROOF_INODE;
 	dso_classify(d, noted);
 	uint32_t k = (uint32_t)hv & (m->dso_hash_cap - 1);
 	while (m->dso_hash[k])
@@ -254,6 +256,8 @@ int pf_maps_note_buildid(struct pf_maps *m, const struct pf_buildid *e)
 		if (!d->build_id_size && b->size) {
 			d->build_id_size = b->size;
 			memcpy(d->build_id, b->id, b->size);
+			if (b->flags & PF_BUILDID_INODE)
+				d->proof = PF_DSO_PROOF_INODE;
 			changed = 1;
 		}
 	}
@@ -525,8 +529,36 @@ static const char *skip_field(const char *p, const char *end)
 	return p;
 }
 
+/* A DEV field "MAJ:MIN" (hex). @return 0, or -1 if it does not parse. */
+static int parse_dev(const char *s, const char *eol, uint32_t *maj, uint32_t *min)
+{
+	uint64_t a, b;
+	if (parse_hex(&s, eol, &a) || s >= eol || *s != ':')
+		return -1;
+	s++;
+	if (parse_hex(&s, eol, &b) || a > UINT32_MAX || b > UINT32_MAX)
+		return -1;
+	*maj = (uint32_t)a;
+	*min = (uint32_t)b;
+	return 0;
+}
+
+/* pf_proc_maps_next() that also gives the DEV field (*has_dev 0 when it
+ * does not parse). */
+static int proc_maps_next_dev(const char *text, size_t len, size_t *pos, struct pf_proc_map *m, uint32_t *maj,
+			      uint32_t *min, int *has_dev);
+
 int pf_proc_maps_next(const char *text, size_t len, size_t *pos, struct pf_proc_map *m)
 {
+	uint32_t a, b;
+	int h;
+	return proc_maps_next_dev(text, len, pos, m, &a, &b, &h);
+}
+
+static int proc_maps_next_dev(const char *text, size_t len, size_t *pos, struct pf_proc_map *m, uint32_t *maj,
+			      uint32_t *min, int *has_dev)
+{
+	*has_dev = 0;
 	const char *end = text + len;
 	if (*pos >= len)
 		return 0;
@@ -550,6 +582,7 @@ int pf_proc_maps_next(const char *text, size_t len, size_t *pos, struct pf_proc_
 	if (parse_hex(&s, eol, &m->pgoff))
 		return -1;
 	s = skip_field(s, eol); /* offset */
+	*has_dev = parse_dev(s, eol, maj, min) == 0;
 	s = skip_field(s, eol); /* dev */
 	while (s < eol && *s >= '0' && *s <= '9')
 		m->inode = m->inode * 10 + (uint64_t)(*s++ - '0');
@@ -614,20 +647,41 @@ int pf_proc_map_anon_label(struct pf_proc_map *pm, const struct pf_proc_map *pre
 	return 1;
 }
 
+/* Notes the file a mapping of DSO `id` names (device, inode): known while
+ * every mapping names the same one. */
+static void dso_note_ino(struct pf_maps *m, uint32_t id, uint32_t maj, uint32_t min, uint64_t ino)
+{
+	struct pf_dso *d = &m->dsos[id];
+	if (!ino || d->ino_state == PF_DSO_INO_CONFLICT)
+		return;
+	if (d->ino_state == PF_DSO_INO_NONE) {
+		d->ino_state = PF_DSO_INO_KNOWN;
+		d->dev_maj = maj;
+		d->dev_min = min;
+		d->ino = ino;
+	} else if (d->dev_maj != maj || d->dev_min != min || d->ino != ino) {
+		d->ino_state = PF_DSO_INO_CONFLICT;
+	}
+}
+
 int pf_maps_add_proc_maps(struct pf_maps *m, uint32_t pid, uint64_t time_ns,
 			  const char *text, size_t len)
 {
+	uint32_t maj = 0, min = 0;
+	int has_dev = 0;
 	struct pf_proc_map pm, prev;
 	memset(&prev, 0, sizeof(prev));
 	size_t pos = 0;
 	int rc, added = 0, have_prev = 0;
-	while ((rc = pf_proc_maps_next(text, len, &pos, &pm)) != 0) {
+	while ((rc = proc_maps_next_dev(text, len, &pos, &pm, &maj, &min, &has_dev)) != 0) {
 		if (rc < 0)
 			continue;
 		struct pf_proc_map line = pm;
+		int own = 1; /* the line's own file (not remapped text, not a label) */
 		char label[320]; /* "[anon:" NAME "]", NAME at most 255 bytes */
 		if (pm.perms[2] == 'x' && !pf_proc_map_remapped(&pm, have_prev ? &prev : NULL, text, len, pos))
 			pf_proc_map_anon_label(&pm, have_prev ? &prev : NULL, text, len, pos, label, sizeof(label));
+		own = pm.path == line.path;
 		prev = line;
 		have_prev = 1;
 		/* executable, file-backed or pseudo ("[vdso]", "[anon:NAME]"), not empty */
@@ -636,6 +690,8 @@ int pf_maps_add_proc_maps(struct pf_maps *m, uint32_t pid, uint64_t time_ns,
 		int64_t dso = pf_maps_dso_intern(m, pm.path, pm.path_len, NULL, 0);
 		if (dso < 0)
 			return (int)dso;
+		if (own && has_dev && pm.path[0] == '/')
+			dso_note_ino(m, (uint32_t)dso, maj, min, pm.inode);
 		struct pf_map mp = { pm.start, pm.end, pm.pgoff, time_ns, PF_TIME_INF, (uint32_t)dso, PF_MAP_SNAPSHOT };
 		if ((rc = add_map(m, pid, &mp, 0)) < 0)
 			return rc;
@@ -661,6 +717,8 @@ int pf_maps_record(struct pf_maps *m, const struct pf_event *ev, const struct pe
 						 mm.has_build_id ? mm.build_id : NULL, mm.has_build_id ? bid_size : 0);
 		if (dso < 0)
 			return (int)dso;
+		if (rec->type == PERF_RECORD_MMAP2 && !mm.has_build_id && mm.filename_len && mm.filename[0] == '/')
+			dso_note_ino(m, (uint32_t)dso, mm.maj, mm.min, mm.ino);
 		return pf_maps_mmap(m, mm.pid, mm.addr, mm.len, mm.pgoff, (uint32_t)dso,
 				    pf_record_time(ev, rec));
 	}

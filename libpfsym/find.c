@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "buildid.h"
+#include "proof.h"
 #include "internal/pfsym.h"
 
 int pfsi_sym_new(const struct pfsym_opts *o, struct symbolizer **out, const char **bad_dir)
@@ -117,6 +118,7 @@ static void binfo_free(struct binfo *b)
 	free(b->path);
 	free(b->found);
 	free(b->symfile);
+	free(b->inode_why);
 	pf_buf_free(&b->tried);
 	pf_buf_free(&b->skipped);
 	free(b->syms);
@@ -145,6 +147,8 @@ void pfsi_sym_free(struct symbolizer *s)
 	pfsi_root_fini(&s->sysroot);
 	pfsi_root_fini(&s->host);
 	pfsi_debuginfod_free(s);
+	free(s->meta_host);
+	free(s->meta_release);
 	free(s);
 }
 
@@ -312,6 +316,8 @@ static int try_file(struct symbolizer *s, struct binfo *b, const struct cand *c,
 	char bad[200] = "";
 	if (b->as_is) {
 		/* --resolve: the file the user named */
+	} else if (!b->bid_size && b->inode_ok && !c->debug && c->r == &s->host && !c->host) {
+		/* the file proven by inode (it has no build-id of its own) */
 	} else if (!b->bid_size) {
 		snprintf(bad, sizeof(bad), "no build-id recorded to check it against");
 		x->unverified = 1;
@@ -413,6 +419,98 @@ static void own_id_debug(struct symbolizer *s, struct binfo *b)
 	b->bid_size = recorded_n;
 }
 
+/* The inode proof of b (recorded without a build-id) at `path` on this
+ * machine: proof.h. Proven: b's build-id is the file's (bid_proven), and
+ * inode_ok set; else inode_why says why not. */
+static void inode_proof(struct symbolizer *s, struct binfo *b, const char *path)
+{
+	char why[400];
+	if (!b->ino_known) {
+		b->inode_why = strdup("no device and inode recorded for it");
+		return;
+	}
+	if (s->o.symfs && !s->o.host_fallback) {
+		b->inode_why = strdup("--symfs: the inode proof is for this machine's files");
+		return;
+	}
+	if (!s->boot_state) {
+		s->boot_state = pf_proof_same_boot(s->meta_host, s->meta_release, s->meta_text, s->boot_why,
+						   sizeof(s->boot_why)) ? 1 : -1;
+	}
+	if (s->boot_state < 0) {
+		snprintf(why, sizeof(why), "not this machine and boot: %s", s->boot_why);
+		b->inode_why = strdup(why);
+		return;
+	}
+	if (s->host.fd < 0 && pfsi_root_init(&s->host, "/") < 0) {
+		b->inode_why = strdup("cannot open /");
+		return;
+	}
+	char real[PATH_MAX + 400];
+	const char *w;
+	int fd = pfsi_root_open(&s->host, path, real, sizeof(real), &w);
+	if (fd < 0) {
+		snprintf(why, sizeof(why), "%.300s: %s", path, w);
+		b->inode_why = strdup(why);
+		return;
+	}
+	if (!pf_proof_file(fd, b->dev_maj, b->dev_min, b->ino, s->start_ns, why, sizeof(why))) {
+		close(fd);
+		b->inode_why = strdup(why);
+		return;
+	}
+	uint8_t bid[64];
+	int n = pf_build_id_fd(fd, bid);
+	close(fd);
+	if (n > 0 && (size_t)n <= sizeof(b->bid)) {
+		memcpy(b->bid, bid, (size_t)n);
+		b->bid_size = (uint8_t)n;
+		b->bid_proven = 1;
+	}
+	b->inode_ok = 1;
+}
+
+int pfsi_sym_meta(struct symbolizer *s, const uint8_t *data, size_t size)
+{
+	char v[512];
+	free(s->meta_host);
+	free(s->meta_release);
+	s->meta_host = s->meta_release = NULL;
+	s->meta_text = s->start_ns = 0;
+	s->boot_state = 0;
+	if (pf_kv_get(data, size, "hostname", v, sizeof(v)) > 0 && !(s->meta_host = strdup(v)))
+		return -ENOMEM;
+	if (pf_kv_get(data, size, "kernel_release", v, sizeof(v)) > 0 && !(s->meta_release = strdup(v)))
+		return -ENOMEM;
+	if (pf_kv_get(data, size, "kernel_text", v, sizeof(v)) > 0)
+		s->meta_text = strtoull(v, NULL, 10);
+	/* the start: pfrec reads its anchor as it starts (an import has it
+	 * from perf's CLOCK_DATA, perf record -k mono) */
+	if (pf_kv_get(data, size, "clock_anchor_realtime_ns", v, sizeof(v)) > 0)
+		s->start_ns = strtoull(v, NULL, 10);
+	return 0;
+}
+
+int pfsi_sym_proven_buildids(const struct symbolizer *s, struct pf_buf *out)
+{
+	int n = 0;
+	for (const struct binfo *b = s->list; b; b = b->next) {
+		if (!b->bid_proven || b->state != ST_OK || !b->asked)
+			continue;
+		struct pf_buildid e;
+		memset(&e, 0, sizeof(e));
+		memcpy(e.build_id, b->bid, b->bid_size);
+		e.build_id_size = b->bid_size;
+		e.flags = PF_BUILDID_INODE;
+		e.path = b->path;
+		e.path_len = strlen(b->path);
+		if (pf_buildid_encode(out, &e) < 0)
+			return -ENOMEM;
+		n++;
+	}
+	return n;
+}
+
 void pfsi_find_files(struct symbolizer *s, struct binfo *b)
 {
 	char path[PATH_MAX + 16];
@@ -424,6 +522,8 @@ void pfsi_find_files(struct symbolizer *s, struct binfo *b)
 		return;
 	}
 	lookup_path(b, path, sizeof(path));
+	if (!b->as_is && !b->deleted && !b->bid_size && b->kind == PF_DSO_FILE)
+		inode_proof(s, b, path);
 	if (b->as_is) {
 		/* --resolve: the file named on this machine */
 		struct cand c = { &s->host, path, 0, 0 };
@@ -501,6 +601,14 @@ struct binfo *pfsi_binfo_new(struct symbolizer *s, const struct pf_dso *dso, int
 	memcpy(b->bid, dso->build_id, dso->build_id_size);
 	b->deleted = (uint8_t)deleted;
 	b->as_is = (uint8_t)as_is;
+	b->proof = dso->proof;
+	b->inode_ok = dso->build_id_size && dso->proof == PF_DSO_PROOF_INODE;
+	if (dso->ino_state == PF_DSO_INO_KNOWN) {
+		b->ino_known = 1;
+		b->dev_maj = dso->dev_maj;
+		b->dev_min = dso->dev_min;
+		b->ino = dso->ino;
+	}
 	b->next = s->list;
 	s->list = b;
 	return b;
@@ -519,8 +627,11 @@ struct binfo *pfsi_binfo_get(struct symbolizer *s, struct pf_dso *dso)
 			continue;
 		if (dso->build_id_size ? (b->bid_size == dso->build_id_size &&
 					  memcmp(b->bid, dso->build_id, b->bid_size) == 0)
-				       : (!b->bid_size && !b->as_is && b->deleted == deleted &&
-					  strcmp(b->path, dso->path) == 0)) {
+				       : ((!b->bid_size || b->bid_proven) && !b->as_is && b->deleted == deleted &&
+					  strcmp(b->path, dso->path) == 0 &&
+					  (dso->ino_state != PF_DSO_INO_KNOWN ||
+					   (b->ino_known && b->ino == dso->ino && b->dev_maj == dso->dev_maj &&
+					    b->dev_min == dso->dev_min)))) {
 			dso->user = b;
 			return b;
 		}
@@ -612,6 +723,23 @@ int pfsi_sym_report(struct symbolizer *s, FILE *out, const char *prog)
 		char bidhex[140] = "none";
 		if (b->bid_size)
 			pfsi_hex(b->bid, b->bid_size, bidhex);
+		if (b->state == ST_OK && !b->as_is && b->found && b->found[0] == '/') {
+			/* how the file used was proven to be the one recorded */
+			if (b->forced)
+				fprintf(out, "%s: %s: proof: none, used by --force (%s)\n", prog, b->path, b->found);
+			else if (b->bid_proven || (b->inode_ok && !b->bid_size))
+				fprintf(out,
+					"%s: %s: proof: inode (device %x:%x, inode %llu, unchanged since before the "
+					"recording, in its boot), build-id %s\n",
+					prog, b->path, b->dev_maj, b->dev_min, (unsigned long long)b->ino,
+					b->bid_size ? bidhex : "none");
+			else if (b->inode_ok)
+				fprintf(out, "%s: %s: proof: inode (checked when imported: BUILDID flag INODE), build-id %s\n",
+					prog, b->path, bidhex);
+			else
+				fprintf(out, "%s: %s: proof: build-id %s (recorded)\n", prog, b->path, bidhex);
+			lines++;
+		}
 		if (b->skipped.len) {
 			fprintf(out, "%s: %s: debug files skipped: %s\n", prog, b->path, (char *)b->skipped.data);
 			lines++;
@@ -629,12 +757,16 @@ int pfsi_sym_report(struct symbolizer *s, FILE *out, const char *prog)
 		}
 		if (b->state != ST_MISSING && b->state != ST_MISMATCH && b->state != ST_UNVERIFIED && !b->forced)
 			continue;
+		char unv[600];
+		snprintf(unv, sizeof(unv),
+			 "no build-id recorded to check a file against%s%s%s, frames left unresolved (--force uses it)",
+			 b->inode_why ? " and no inode proof (" : "", b->inode_why ? b->inode_why : "",
+			 b->inode_why ? ")" : "");
 		const char *what =
 			b->forced ? (b->bid_size ? "used despite a build-id mismatch (--force)"
 						 : "used without a build-id check: none recorded (--force)")
 			: b->state == ST_MISMATCH ? "build-id mismatch, frames left unresolved"
-			: b->state == ST_UNVERIFIED
-				? "no build-id recorded to check a file against, frames left unresolved (--force uses it)"
+			: b->state == ST_UNVERIFIED ? unv
 				: "not found";
 		char name[PATH_MAX];
 		lookup_path(b, name, sizeof(name)); /* without " (deleted)" */

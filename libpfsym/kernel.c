@@ -20,6 +20,7 @@
 
 #include "internal/kernel.h"
 #include "internal/pfsym.h"
+#include "proof.h"
 
 /* A kallsyms file larger than this is not one (/proc/kallsyms: ~6 MB). */
 #define KALLSYMS_MAX_BYTES (256u << 20)
@@ -39,6 +40,17 @@ struct kern {
 	size_t n_dyn, cap_dyn;
 	struct pf_ksyms file;  /* --kallsyms FILE */
 	int have_file;
+	char *file_path;
+	int file_force;        /* --force: use the file whatever its layout */
+	/* per pass: whether the file fits the recording, decided at the first
+	 * kernel address (file_decide()) */
+	enum { KF_UNDECIDED, KF_SAME, KF_SHIFTED, KF_FORCED, KF_NO_FILE_TEXT, KF_NO_REC_TEXT, KF_LAYOUT,
+	       KF_NO_LAYOUT } file_state;
+	const char *layout_ref; /* what the layout was checked against */
+	uint64_t file_shift;   /* the file's _text - the recorded one (mod 2^64) */
+	uint64_t file_text, rec_text;
+	char layout_why[200];
+	uint64_t mod_unshifted; /* addresses in module symbols of a shifted file: not named */
 	struct pf_ksyms rec;   /* the recording's KSYMS section */
 	int have_rec;
 	uint64_t addrs, named; /* unique kernel addresses met, named */
@@ -148,10 +160,19 @@ int pfsi_kern_new(struct kern **out, const char *kallsyms, const char **warning,
 			*warning = k->warning;
 		} else {
 			k->have_file = 1;
+			if (!(k->file_path = strdup(kallsyms))) {
+				pfsi_kern_free(k);
+				return -ENOMEM;
+			}
 		}
 	}
 	*out = k;
 	return 0;
+}
+
+void pfsi_kern_set_force(struct kern *k, int force)
+{
+	k->file_force = force;
 }
 
 void pfsi_kern_free(struct kern *k)
@@ -160,6 +181,7 @@ void pfsi_kern_free(struct kern *k)
 		return;
 	pfsi_vml_free(k->vml);
 	free(k->vml_path);
+	free(k->file_path);
 	pf_ksyms_free(&k->file);
 	pf_ksyms_free(&k->rec);
 	dyn_free(k);
@@ -214,6 +236,9 @@ void pfsi_kern_pass_begin(struct kern *k)
 	k->have_meta_text = 0;
 	k->vml_state = VML_UNDECIDED;
 	k->vml_shift = k->vml_named = 0;
+	k->file_state = KF_UNDECIDED;
+	k->file_shift = k->file_text = k->rec_text = k->mod_unshifted = 0;
+	k->layout_why[0] = 0;
 }
 
 void pfsi_kern_take(struct kern *k, struct pf_ksyms *t)
@@ -225,9 +250,14 @@ void pfsi_kern_take(struct kern *k, struct pf_ksyms *t)
 	k->have_rec = 1;
 }
 
+static int file_usable(const struct kern *k)
+{
+	return k->have_file && (k->file_state == KF_SAME || k->file_state == KF_SHIFTED || k->file_state == KF_FORCED);
+}
+
 static const struct pf_ksyms *table(const struct kern *k)
 {
-	return k->have_file ? &k->file : k->have_rec ? &k->rec : NULL;
+	return file_usable(k) ? &k->file : k->have_rec ? &k->rec : NULL;
 }
 
 /* ---- --vmlinux FILE -------------------------------------------------------- */
@@ -299,6 +329,69 @@ static int ksyms_addr(const struct pf_ksyms *t, const char *name, uint64_t *addr
 	return 0;
 }
 
+/* Whether the --kallsyms file fits the recording, at the first kernel
+ * address of a pass: its _text against the recorded one (the recording's
+ * KSYMS, else META kernel_text): equal, the file is used as is; another
+ * (another boot: KASLR), its addresses are shifted by the difference, as
+ * perf shifts a kallsyms by its reference symbol; and where the recording
+ * holds a KSYMS table, the layout (_stext, _etext, _sinittext from _text)
+ * must be the same, else the file is of another kernel build. A file or a
+ * recording without _text cannot be matched. Refused files are used only
+ * with --force (KF_FORCED, no shift). */
+static void file_decide(struct kern *k)
+{
+	if (!k->have_file || k->file_state != KF_UNDECIDED)
+		return;
+	int ft = ksyms_addr(&k->file, "_text", &k->file_text);
+	int rt = (k->have_rec && ksyms_addr(&k->rec, "_text", &k->rec_text)) ||
+		 (k->have_meta_text && (k->rec_text = k->meta_text));
+	if (!ft)
+		k->file_state = KF_NO_FILE_TEXT;
+	else if (!rt)
+		k->file_state = KF_NO_REC_TEXT;
+	else
+		k->file_state = k->file_text == k->rec_text ? KF_SAME : KF_SHIFTED;
+	/* the layout of the recorded kernel: the recording's KSYMS, else this
+	 * machine's running kernel when its build-id is the recorded one */
+	static const char *const anchors[] = { "_text", "_stext", "_etext", "_sinittext" };
+	enum { NA = sizeof(anchors) / sizeof(anchors[0]) };
+	uint64_t ref[NA] = { 0 };
+	int have_ref = 0;
+	if (k->have_rec) {
+		for (int i = 0; i < NA; i++)
+			have_ref += ksyms_addr(&k->rec, anchors[i], &ref[i]);
+		k->layout_ref = "the recording's kallsyms snapshot";
+	} else if (k->meta_bid_size) {
+		uint8_t run[64];
+		size_t rn = pf_proof_note_build_id("/sys/kernel/notes", run);
+		if (rn == k->meta_bid_size && memcmp(run, k->meta_bid, rn) == 0) {
+			have_ref = pf_proof_running_syms(anchors, ref, NA);
+			k->layout_ref = "the running kernel, of the recorded build-id";
+		}
+	}
+	if (ft && rt && (!have_ref || !ref[0])) {
+		k->file_state = KF_NO_LAYOUT;
+	} else if (ft && rt) {
+		for (int i = 1; i < NA; i++) {
+			uint64_t fa;
+			if (!ref[i] || !ksyms_addr(&k->file, anchors[i], &fa))
+				continue;
+			if (fa - k->file_text != ref[i] - ref[0]) {
+				snprintf(k->layout_why, sizeof(k->layout_why),
+					 "%s is _text+0x%llx in it, _text+0x%llx in %s", anchors[i],
+					 (unsigned long long)(fa - k->file_text), (unsigned long long)(ref[i] - ref[0]),
+					 k->layout_ref);
+				k->file_state = KF_LAYOUT;
+				break;
+			}
+		}
+	}
+	if (k->file_state == KF_SHIFTED)
+		k->file_shift = k->file_text - k->rec_text;
+	else if (k->file_state != KF_SAME && k->file_force)
+		k->file_state = KF_FORCED;
+}
+
 /* The recorded kernel's build-id: KSYMS (or the --kallsyms file has none),
  * else META kernel_build_id. */
 static const uint8_t *recorded_bid(const struct kern *k, size_t *size)
@@ -333,8 +426,9 @@ static void vml_decide(struct kern *k)
 		if (!pfsi_vml_text(k->vml, st, &lt))
 			continue;
 		const char *name = st ? "_stext" : "_text";
-		if ((k->have_file && ksyms_addr(&k->file, name, &rt)) || (k->have_rec && ksyms_addr(&k->rec, name, &rt)) ||
-		    (!st && k->have_meta_text && (rt = k->meta_text))) {
+		file_decide(k);
+		if ((k->have_rec && ksyms_addr(&k->rec, name, &rt)) || (!st && k->have_meta_text && (rt = k->meta_text)) ||
+		    (file_usable(k) && ksyms_addr(&k->file, name, &rt) && (rt -= k->file_shift, 1))) {
 			k->vml_shift = rt - lt;
 			return;
 		}
@@ -397,6 +491,12 @@ static int pfx_end(const struct pf_ksyms *t, uint32_t i, uint64_t a, struct pf_k
  * table: @return 1 named, 0 not, or -ENOMEM. */
 static int name_addr(struct kern *k, struct pf_prof *p, struct pf_prof_frame *f)
 {
+	/* with --kallsyms FILE, its layout is checked against the recording's
+	 * KSYMS: while that section is still to come, nothing is named (the
+	 * frames are named when it comes, ksyms_release() in rewrite.c) */
+	if (k->waiting && k->have_file && k->file_state == KF_UNDECIDED)
+		return 0;
+	file_decide(k);
 	const struct pf_ksyms *t = table(k);
 	uint64_t a = f->file_off;
 	for (size_t i = k->n_dyn; i-- > 0;) { /* the latest registered first */
@@ -413,12 +513,20 @@ static int name_addr(struct kern *k, struct pf_prof *p, struct pf_prof_frame *f)
 	}
 	if (!t)
 		return 0;
-	int64_t i = pf_ksyms_find(t, a);
+	int shifted = t == &k->file && k->file_state == KF_SHIFTED;
+	int64_t i = pf_ksyms_find(t, shifted ? a + k->file_shift : a);
 	if (i < 0)
 		return 0;
 	struct pf_ksym sy, *s = &sy;
 	if (pf_ksyms_sym(t, (uint32_t)i, s) < 0)
 		return 0;
+	if (shifted && s->module) {
+		/* modules are placed apart from the core kernel's KASLR slide */
+		k->mod_unshifted++;
+		return 0;
+	}
+	if (shifted)
+		a += k->file_shift; /* sym_off below: from the file's symbol */
 	const char *name = s->name;
 	int64_t off = (int64_t)(a - s->addr);
 	struct pf_ksym nx;
@@ -506,7 +614,12 @@ static const char *vml_state_name(const struct kern *k)
 
 int pfsi_kern_syminfo(const struct kern *k, struct pf_buf *b)
 {
-	int rc = pf_kv_add(b, "kernel_symbols", k->have_file ? "kallsyms" : k->have_rec ? "recording" : "none");
+	int rc = pf_kv_add(b, "kernel_symbols", file_usable(k) ? "kallsyms" : k->have_rec ? "recording" : "none");
+	if (k->have_file && k->file_state != KF_UNDECIDED) {
+		static const char *const st[] = { "", "same", "shifted", "forced", "no_text", "no_recorded_text", "layout",
+						  "no_layout" };
+		rc |= pf_kv_add(b, "kernel_kallsyms", st[k->file_state]);
+	}
 	rc |= pf_kv_add_u64(b, "kernel_addresses", k->addrs);
 	rc |= pf_kv_add_u64(b, "kernel_addresses_named", k->named);
 	if (k->vml && k->vml_state != VML_UNDECIDED) { /* kernel addresses met */
@@ -553,15 +666,64 @@ static void vml_report(const struct kern *k, FILE *out, const char *prog)
 	}
 }
 
+/* The line about the --kallsyms file: how it was matched to the recording
+ * (proof), or why it is not used. */
+static void file_report(const struct kern *k, FILE *out, const char *prog)
+{
+	if (!k->have_file || k->file_state == KF_UNDECIDED)
+		return;
+	const char *p = k->file_path;
+	const char *rest = k->have_rec ? "the recording's kallsyms snapshot names kernel frames"
+				       : "kernel frames stay [kernel]";
+	switch (k->file_state) {
+	case KF_SAME:
+		fprintf(out, "%s: %s: proof: its _text 0x%llx is the recorded kernel's, its layout that of %s\n", prog, p,
+			(unsigned long long)k->file_text, k->layout_ref);
+		break;
+	case KF_SHIFTED:
+		fprintf(out, "%s: %s: proof: _text 0x%llx, the recorded kernel's 0x%llx (another boot): its core kernel "
+			"symbols shifted by -0x%llx, its layout that of %s\n", prog, p, (unsigned long long)k->file_text,
+			(unsigned long long)k->rec_text, (unsigned long long)k->file_shift, k->layout_ref);
+		if (k->mod_unshifted)
+			fprintf(out, "%s: %s: %llu kernel addresses in modules left unnamed: modules are placed apart from "
+				"the kernel's KASLR shift\n", prog, p, (unsigned long long)k->mod_unshifted);
+		break;
+	case KF_FORCED:
+		fprintf(out, "%s: %s: proof: none, used by --force as it is (no shift)\n", prog, p);
+		break;
+	case KF_NO_FILE_TEXT:
+		fprintf(out, "%s: %s: not used: it has no _text to match it with the recorded kernel; %s (--force uses "
+			"it)\n", prog, p, rest);
+		break;
+	case KF_NO_REC_TEXT:
+		fprintf(out, "%s: %s: not used: the recording has no kernel _text (no KSYMS section, no META "
+			"kernel_text) to match it with; %s (--force uses it)\n", prog, p, rest);
+		break;
+	case KF_NO_LAYOUT:
+		fprintf(out, "%s: %s: not used: nothing holds the recorded kernel's layout to match it with (no KSYMS "
+			"section; this machine runs another kernel build than the recorded one, or the recording names "
+			"none); %s (--force uses it)\n", prog, p, rest);
+		break;
+	case KF_LAYOUT:
+		fprintf(out, "%s: %s: not used: another kernel's layout (%s); %s (--force uses it)\n", prog, p,
+			k->layout_why, rest);
+		break;
+	default:
+		break;
+	}
+}
+
 void pfsi_kern_report(const struct kern *k, FILE *out, const char *prog)
 {
 	if (!k->addrs)
 		return;
 	if (k->vml)
 		vml_report(k, out, prog);
-	const char *src = k->have_file ? "the --kallsyms file" : k->have_rec ? "the recording's kallsyms snapshot" : NULL;
+	file_report(k, out, prog);
+	int uf = file_usable(k);
+	const char *src = uf ? "the --kallsyms file" : k->have_rec ? "the recording's kallsyms snapshot" : NULL;
 	if (k->vml_named)
-		src = k->have_file ? "the --vmlinux image and the --kallsyms file"
+		src = uf ? "the --vmlinux image and the --kallsyms file"
 		      : k->have_rec ? "the --vmlinux image and the recording's kallsyms snapshot" : "the --vmlinux image";
 	const char *dyn = k->n_dyn ? (src ? " and KSYMBOL records" : "KSYMBOL records (BPF)") : "";
 	if (src || k->named)

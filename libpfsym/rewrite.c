@@ -272,7 +272,7 @@ static int ksyms_release(pf_sym *s, struct pass *ps, struct pf_ksyms *t)
 	pfsi_kern_wait(s->kern, 0);
 	ps->ksyms_wait = 0;
 	struct pf_prof *p = &ps->prof;
-	if (t && !pfsi_kern_has_file(s->kern)) {
+	if (t || pfsi_kern_has_file(s->kern)) {
 		for (uint32_t id = p->enc_frames; id < p->n_frames; id++) {
 			struct pf_prof_frame f = p->frames[id];
 			if (!(f.flags & PF_FRAME_KERNEL) || (f.flags & (PF_FRAME_TRUNCATED | PF_FRAME_INLINE)) ||
@@ -377,6 +377,15 @@ static int pass_section(pf_sym *s, struct pass *ps, struct ahead_sec *x)
 		if ((rc = pf_prof_builder_finish(ps->b)) < 0 || (rc = ksyms_missing(s, ps)) < 0 ||
 		    (rc = flush_chunk(ps)) < 0)
 			return rc;
+		/* the build-ids read from files proven by inode: recorded, with
+		 * their proof, for the readers of the output */
+		struct pf_buf pb = { 0 };
+		rc = pfsi_sym_proven_buildids(s->sym, &pb);
+		if (rc > 0 && ps->w)
+			rc = pf_writer_section(ps->w, PF_SEC_BUILDID, 0, pb.data, pb.len);
+		pf_buf_free(&pb);
+		if (rc < 0)
+			return rc;
 		struct pfsi_sym_counts sc;
 		pfsi_sym_counts(s->sym, &sc);
 		if ((rc = write_syminfo_end(ps, &sc, s->kern)) < 0)
@@ -416,9 +425,12 @@ static int pass_section(pf_sym *s, struct pass *ps, struct ahead_sec *x)
 	if (sec.type == PF_SEC_META) {
 		pfsi_unw_meta(ps->unw, sec.data, sec.size);
 		pfsi_kern_meta(s->kern, sec.data, sec.size);
+		if ((rc = pfsi_sym_meta(s->sym, sec.data, sec.size)) < 0)
+			return rc;
 		char v[8];
+		/* also with --kallsyms FILE: its layout is checked against KSYMS */
 		if (pf_kv_get(sec.data, sec.size, "ksyms", v, sizeof(v)) > 0 && strcmp(v, "1") == 0 &&
-		    !pfsi_kern_has_file(s->kern) && !ps->ksyms_seen) {
+		    !ps->ksyms_seen) {
 			ps->ksyms_wait = 1;
 			pfsi_kern_wait(s->kern, 1);
 		}
@@ -731,6 +743,7 @@ int pf_sym_new(pf_sym **out, const struct pf_sym_opts *o, char *errmsg, size_t e
 	}
 	if (warning && po.message)
 		po.message(po.message_arg, warning);
+	pfsi_kern_set_force(s->kern, po.force);
 	s->o.no_inline = po.no_inline;
 	s->o.debuginfod = po.debuginfod;
 	const char *bad_dir = NULL;

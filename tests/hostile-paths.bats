@@ -151,7 +151,11 @@ main_stacks() {
 	assert_output --partial "tried: $S/dirlink/d/p_dir -> $S$PWD/outside/p_dir (missing)"
 	assert_output --regexp "tried: $S/loop/p_loop( -> [^ ]*)? \(too many symbolic links\)"
 	assert_output --partial "tried: $S/dots/../../../../..$PWD/outside/p_dots -> $S$PWD/outside/p_dots (missing)"
-	refute_output --partial "/lib/p_good:"
+	# the good one: only its proof line
+	run -0 grep -c "/lib/p_good:" <<<"$output"
+	assert_output 1
+	run -0 pfsym --symfs "$S" sr1.pf -o "$out"
+	assert_line --regexp "^pfsym: /lib/p_good: proof: build-id [0-9a-f]+ \(recorded\)$"
 	# only the file inside the sysroot gave names
 	run -0 pffold --no-comm "$out"
 	for n in p_abs p_rel p_dir p_loop p_dots; do
@@ -318,7 +322,7 @@ main_stacks() {
 	# snapshot gives them); recorded with one that the file lacks
 	gen paths "$PWD/nobid/p" "$PWD/nobid/nb#$BID" nobid.pf
 	run -0 pfsym nobid.pf -o nobid.sym
-	assert_output --partial "nobid/p: no build-id recorded to check a file against, frames left unresolved (--force uses it)"
+	assert_output --partial "nobid/p: no build-id recorded to check a file against and no inode proof (no device and inode recorded for it), frames left unresolved (--force uses it)"
 	assert_output --partial "$PWD/nobid/p (no build-id recorded to check it against)"
 	assert_output --partial "nobid/nb: build-id mismatch"
 	assert_output --partial "$PWD/nobid/nb (build-id none differs)"

@@ -189,8 +189,14 @@ kernel_self() {
 	# one symbol, do_syscall_64, and the next one: only do_syscall_64 is named
 	awk '$3 == "do_syscall_64" { print; getline; print; exit }' /proc/kallsyms >two.txt
 	[ "$(wc -l <two.txt)" -eq 2 ]
+	# no _text: it cannot be matched with the recorded kernel, refused
+	# unless --force
 	run pfsym --kallsyms two.txt nok.pf -o two.sym.pf
 	assert_success
+	assert_line "pfsym: two.txt: not used: it has no _text to match it with the recorded kernel; kernel frames stay [kernel] (--force uses it)"
+	run pfsym --force --kallsyms two.txt nok.pf -o two.sym.pf
+	assert_success
+	assert_line "pfsym: two.txt: proof: none, used by --force as it is (no shift)"
 	run pffold two.sym.pf
 	assert_output --partial ';do_syscall_64;[kernel]'
 	run -0 pfdump -p two.sym.pf
@@ -198,9 +204,66 @@ kernel_self() {
 	[ "$names" = " name=do_syscall_64" ]
 	# one symbol alone: it has no end, so nothing is named
 	head -1 two.txt >one.txt
-	run pfsym --kallsyms one.txt nok.pf -o one.sym.pf
+	run pfsym --force --kallsyms one.txt nok.pf -o one.sym.pf
 	assert_success
 	assert_output --partial '0 of '
+}
+
+# shift_kallsyms IN OUT DELTA [KEEP]: every nonzero address of IN plus DELTA
+# (hex), but that of symbol KEEP
+shift_kallsyms() {
+	python3 - "$@" <<'PY'
+import sys
+src, dst, delta = sys.argv[1], sys.argv[2], int(sys.argv[3], 16)
+keep = sys.argv[4] if len(sys.argv) > 4 else None
+with open(src) as f, open(dst, "w") as o:
+    for line in f:
+        a, rest = line.split(" ", 1)
+        v = int(a, 16)
+        if v and rest.split()[1] != keep:
+            v = (v + delta) % (1 << 64)
+        o.write("%016x %s" % (v, rest))
+PY
+}
+
+@test "a kallsyms of another boot (every address moved by a KASLR-like slide) is shifted back: every frame named as this boot's kallsyms names it" {
+	shift_kallsyms /proc/kallsyms boot2.txt 20000000
+	run -0 pfsym -q --kallsyms /proc/kallsyms nok.pf -o same.sym.pf
+	# the recording has no KSYMS: its META kernel_text gives the slide, the
+	# running kernel (of the recorded build-id) the layout
+	run -0 pfsym --kallsyms boot2.txt nok.pf -o boot2.sym.pf
+	t=$(awk '$3 == "_text" { print $1; exit }' /proc/kallsyms | sed 's/^0*//')
+	t2=$(awk '$3 == "_text" { print $1; exit }' boot2.txt | sed 's/^0*//')
+	assert_line "pfsym: boot2.txt: proof: _text 0x$t2, the recorded kernel's 0x$t (another boot): its core kernel symbols shifted by -0x20000000, its layout that of the running kernel, of the recorded build-id"
+	kernel_frames same.sym.pf >same.frames
+	kernel_frames boot2.sym.pf >boot2.frames
+	(( $(wc -l <same.frames) > 20 ))
+	run grep -c ' -$' boot2.frames
+	assert_output 0
+	diff same.frames boot2.frames
+	run -0 "$PFTOOLS_BUILD/tests/pftest-writer" syminfo boot2.sym.pf
+	assert_line "kernel_kallsyms=shifted"
+	# with the recording's KSYMS the layout is checked against it
+	run -0 pfsym --kallsyms boot2.txt k.pf -o k2.sym.pf
+	assert_line --partial "its layout that of the recording's kallsyms snapshot"
+	kernel_frames k2.sym.pf >k2.frames
+	run grep -c ' -$' k2.frames
+	assert_output 0
+}
+
+@test "a kallsyms whose layout is not the recorded kernel's is refused (--force uses it); without _text in the recording it cannot be matched" {
+	# _text kept, everything else moved: another build's layout
+	shift_kallsyms /proc/kallsyms layout.txt 1000 _text
+	run -0 pfsym --kallsyms layout.txt k.pf -o lay.sym.pf
+	assert_line "pfsym: layout.txt: not used: another kernel's layout (_stext is _text+0x1000 in it, _text+0x0 in the recording's kallsyms snapshot); the recording's kallsyms snapshot names kernel frames (--force uses it)"
+	# the frames are the snapshot's: the same as without the file
+	kernel_frames lay.sym.pf >lay.frames
+	kernel_frames k.sym.pf >k.frames
+	diff k.frames lay.frames
+	run -0 pfsym --kallsyms layout.txt nok.pf -o lay2.sym.pf
+	assert_line --partial "pfsym: layout.txt: not used: another kernel's layout (_stext is _text+0x1000 in it, _text+0x0 in the running kernel, of the recorded build-id); kernel frames stay [kernel]"
+	run -0 pfsym --force --kallsyms layout.txt nok.pf -o lay3.sym.pf
+	assert_line "pfsym: layout.txt: proof: none, used by --force as it is (no shift)"
 }
 
 @test "a kallsyms file with every address 0 gives one warning and [kernel] frames" {

@@ -195,9 +195,13 @@ not_used() {
 	assert_kframes_expected meta.sym.pf
 }
 
-@test "with --kallsyms FILE the shift comes from FILE's _text (META has the build-id only)" {
+@test "with --kallsyms FILE the shift comes from FILE's _text (META has the build-id only): with --force, as nothing matches FILE with the recording" {
 	run pfsym --kallsyms ks.txt --vmlinux vml notext.pf -o ks.sym.pf
 	assert_success
+	assert_line "pfsym: ks.txt: not used: the recording has no kernel _text (no KSYMS section, no META kernel_text) to match it with; kernel frames stay [kernel] (--force uses it)"
+	run pfsym --force --kallsyms ks.txt --vmlinux vml notext.pf -o ks.sym.pf
+	assert_success
+	assert_line "pfsym: ks.txt: proof: none, used by --force as it is (no shift)"
 	assert_line "pfsym: 3 of 3 unique kernel addresses named from the --vmlinux image and the --kallsyms file"
 	assert_kframes_expected ks.sym.pf
 }

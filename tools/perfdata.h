@@ -386,8 +386,11 @@ struct pf_import_opts {
 	 * [vdso] image of a BUILD_ID entry is read from (pf_import_vdso());
 	 * NULL: not looked up, the vDSO's frames stay unnamed */
 	const char *buildid_dir;
+	/* no KSYMS section, even when the running kernel is the recorded one
+	 * (pfimport --no-kallsyms) */
+	int no_kallsyms;
 };
-#define PF_IMPORT_OPTS_INIT { sizeof(struct pf_import_opts), 0, PF_TRANSFORM_COLUMNS, 0, NULL, NULL, NULL, NULL, NULL }
+#define PF_IMPORT_OPTS_INIT { sizeof(struct pf_import_opts), 0, PF_TRANSFORM_COLUMNS, 0, NULL, NULL, NULL, NULL, NULL, 0 }
 
 /* What pf_import() did. */
 struct pf_import_stats {
@@ -406,7 +409,9 @@ struct pf_import_stats {
 	                              counter (PERF_FORMAT_LOST), which count the
 	                              samples that the LOST records count already */
 	uint32_t events;           /* EVENT sections written */
-	uint32_t build_ids;        /* BUILDID entries written */
+	uint32_t build_ids;        /* BUILDID entries written from perf's build-id table */
+	uint32_t inode_proofs;     /* BUILDID entries (flag INODE) of files proven by inode */
+	uint32_t inode_unproven;   /* files without a build-id that no proof vouches for */
 	uint64_t mmap_build_ids;   /* MMAP2 records that carry a build-id
 	                              (perf record --buildid-mmap) */
 	uint32_t dso_images;       /* DSO_IMAGE sections written (vDSO images from

@@ -159,12 +159,19 @@ static int bid_seen(const uint8_t *id, size_t idn, const char *path, size_t pn)
 
 void pfd_print_buildid(const uint8_t *id, size_t idn, const char *path, size_t pn)
 {
+	pfd_print_buildid_proof(id, idn, path, pn, NULL);
+}
+
+void pfd_print_buildid_proof(const uint8_t *id, size_t idn, const char *path, size_t pn, const char *proof)
+{
 	if (!idn || bid_seen(id, idn, path, pn))
 		return;
 	if (pfd_pr.json) {
 		pfd_obj_begin("buildid");
 		pfd_bytes("build_id", id, idn);
 		pfd_str("path", path, pn);
+		if (proof)
+			pfd_str("proof", proof, strlen(proof));
 		pfd_obj_end();
 		return;
 	}
@@ -172,6 +179,8 @@ void pfd_print_buildid(const uint8_t *id, size_t idn, const char *path, size_t p
 		fprintf(pfd_pr.out, "%02x", id[i]);
 	putc(' ', pfd_pr.out);
 	pfd_text_str(path, pn);
+	if (proof)
+		fprintf(pfd_pr.out, "\tproof=%s", proof);
 	putc('\n', pfd_pr.out);
 }
 

@@ -43,6 +43,8 @@ static void usage(FILE *f)
 	      "                        RATIO times the compressed bytes read (default 200,\n"
 	      "                        never less than 64 MiB) and BYTES in all (default\n"
 	      "                        64 GiB); 0: no bound of that kind\n"
+	      "      --no-kallsyms     no snapshot of /proc/kallsyms, even when the running\n"
+	      "                        kernel is the recorded one\n"
 	      "  -q, --quiet           no notices and no summary\n"
 	      "  -v, --verbose         also count perf's own records that were not imported\n"
 	      "  -h, --help            show this help and exit\n"
@@ -157,12 +159,13 @@ static int parse_inflate(const char *arg, uint64_t *ratio, uint64_t *bytes)
 
 int main(int argc, char **argv)
 {
-	enum { O_NOTX = 256, O_BIDDIR, O_NOVDSO, O_INFLATE };
+	enum { O_NOTX = 256, O_BIDDIR, O_NOVDSO, O_INFLATE, O_NOKSYMS };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "buildid-dir", required_argument, NULL, O_BIDDIR },
 		{ "no-vdso", no_argument, NULL, O_NOVDSO },
 		{ "max-inflate", required_argument, NULL, O_INFLATE },
+		{ "no-kallsyms", no_argument, NULL, O_NOKSYMS },
 		{ "compress", required_argument, NULL, 'z' },
 		{ "no-transform", no_argument, NULL, O_NOTX },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -172,7 +175,7 @@ int main(int argc, char **argv)
 	const char *in = "perf.data", *out = "-";
 	char home_debug[4096];
 	const char *bid_dir = default_buildid_dir(home_debug, sizeof home_debug);
-	int level = DEFAULT_LEVEL, no_tx = 0, verbose = 0, c;
+	int level = DEFAULT_LEVEL, no_tx = 0, verbose = 0, no_ksyms = 0, c;
 	uint64_t inflate_ratio = 0, inflate_bytes = 0; /* 0: the defaults */
 	struct ctx cx = { 0 };
 	pf_out_ignore_sigpipe();
@@ -209,6 +212,9 @@ int main(int argc, char **argv)
 				fprintf(stderr, "Try '" PROG " --help' for more information.\n");
 				return 2;
 			}
+			break;
+		case O_NOKSYMS:
+			no_ksyms = 1;
 			break;
 		case 'q':
 			cx.quiet = 1;
@@ -262,6 +268,7 @@ int main(int argc, char **argv)
 	io.notice = on_notice;
 	io.notice_arg = &cx;
 	io.buildid_dir = bid_dir;
+	io.no_kallsyms = no_ksyms;
 	struct pf_import_stats st;
 	char msg[600];
 	rc = pf_import(pd, fd, &io, &st, msg, sizeof msg);
@@ -290,13 +297,13 @@ int main(int argc, char **argv)
 		if (st.dso_images)
 			fprintf(stderr, PROG ": %u vDSO image%s from perf's build-id cache %s\n", st.dso_images,
 				st.dso_images > 1 ? "s" : "", bid_dir);
-		if (!st.build_ids && !st.mmap_build_ids &&
-		    st.records_by_type[PERF_RECORD_MMAP] + st.records_by_type[PERF_RECORD_MMAP2])
+		if (!st.build_ids && !st.mmap_build_ids && st.inode_unproven)
 			fprintf(stderr,
 				PROG ": %s: no build-ids (perf record writes none in pipe mode or with -z; "
-				"--buildid-mmap puts them in the MMAP2 records): pfsym uses the binaries only "
-				"with --force\n",
-				iname);
+				"--buildid-mmap puts them in the MMAP2 records), and %u file%s not proven by inode: "
+				"pfsym uses %s only with --force\n",
+				iname, st.inode_unproven, st.inode_unproven > 1 ? "s" : "",
+				st.inode_unproven > 1 ? "them" : "it");
 		if (verbose)
 			print_dropped(&st);
 	}

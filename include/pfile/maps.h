@@ -79,7 +79,21 @@ struct pf_dso {
 	uint8_t build_id[64];
 	uint32_t id;             /* index in the table */
 	void *user;              /* free for the caller (e.g. the symbolizer's state) */
+	/* since 0.1 of issue 29 (appended: the table is libpfile's, never
+	 * allocated by a caller) */
+	uint8_t proof;           /* how the build-id is vouched for: PF_DSO_PROOF_* */
+	uint8_t ino_state;       /* PF_DSO_INO_*: whether dev_maj/dev_min/ino are known */
+	uint32_t dev_maj, dev_min; /* device of the file mapped (MMAP2 maj/min, a MAPS line's DEV) */
+	uint64_t ino;            /* its inode (MMAP2 ino, a MAPS line's INODE) */
 };
+
+/* pf_dso.proof */
+#define PF_DSO_PROOF_RECORDED 0 /* recorded with the mapping (MMAP2, BUILDID), or none */
+#define PF_DSO_PROOF_INODE    1 /* a BUILDID entry flagged PF_BUILDID_INODE gave it */
+/* pf_dso.ino_state */
+#define PF_DSO_INO_NONE     0 /* no record gave the file's device and inode */
+#define PF_DSO_INO_KNOWN    1 /* every mapping of the DSO gave the same device and inode */
+#define PF_DSO_INO_CONFLICT 2 /* mappings of this DSO named different files: no inode proof */
 
 #define PF_MAP_SNAPSHOT 0x1u /* from a MAPS snapshot, not from a record */
 

@@ -504,6 +504,12 @@ int pf_maps_decode(const uint8_t *data, size_t size, uint32_t *pid, uint64_t *ti
 #define PF_BUILDID_REPLACED 0x02u /* `path` now names another file than the one
                                      mapped; the build-id (if any) is the mapped
                                      file's own, never the path's */
+#define PF_BUILDID_INODE    0x04u /* the build-id was not recorded with the mapping:
+                                     read later from the file at `path` on the
+                                     recording machine, in the same boot, whose
+                                     device and inode were the mapping's and whose
+                                     change time preceded the recording
+                                     (format/pfile.md 4.5; pfimport, pfsym) */
 struct pf_buildid {
 	uint8_t build_id[64];
 	uint8_t build_id_size;   /* bytes, 0 = none found */

@@ -20,7 +20,12 @@ struct kern;
 int pfsi_kern_new(struct kern **out, const char *kallsyms, const char **warning, char *errmsg, size_t errmsg_size);
 void pfsi_kern_free(struct kern *k);
 
-/* Whether a --kallsyms file is used (the recording's KSYMS is not). */
+/* --force: a --kallsyms file that cannot be matched with the recorded
+ * kernel (no _text, another layout) is used as it is. */
+void pfsi_kern_set_force(struct kern *k, int force);
+
+/* Whether a --kallsyms file was given (it may still be refused when the
+ * first kernel address is met: kernel.c, file_decide()). */
 int pfsi_kern_has_file(const struct kern *k);
 
 /* A new pass: the recording's table and the counters are dropped. */

@@ -141,6 +141,16 @@ int pfsi_sym_lookup_file(struct symbolizer *s, struct pf_prof *p, const char *pa
 int pfsi_sym_lookup_chain(struct symbolizer *s, struct pf_prof *p, const char *path, uint64_t vaddr,
 			  struct pf_prof_frame *f, uint32_t max);
 
+/* The keys of a META payload the inode proof needs: hostname,
+ * kernel_release, kernel_text, clock_anchor_realtime_ns (format/pfile.md
+ * 4.1). @return 0 or -ENOMEM. */
+int pfsi_sym_meta(struct symbolizer *s, const uint8_t *data, size_t size);
+
+/* Appends a BUILDID entry (flag PF_BUILDID_INODE) for every binary whose
+ * build-id this symbolizer read from a file it proved by inode. @return the
+ * number of entries, or -ENOMEM. */
+int pfsi_sym_proven_buildids(const struct symbolizer *s, struct pf_buf *out);
+
 /* Counts of binaries wanted for frames or unwinding. */
 struct pfsi_sym_counts {
 	unsigned found;      /* found and used (verified, or --force) */
@@ -276,6 +286,18 @@ struct binfo {
 	uint8_t as_is;              /* --resolve: the file named, no checks */
 	enum binfo_state state;
 	int forced;                 /* used by --force: build-id differs or unchecked */
+	/* the inode proof (issue 29): a DSO recorded without a build-id whose
+	 * file on this machine, in the recording's boot, has the recorded
+	 * device and inode and has not changed since before the recording */
+	uint8_t ino_known;          /* dev_maj/dev_min/ino recorded (MMAP2, MAPS) */
+	uint8_t proof;              /* PF_DSO_PROOF_INODE: the build-id came from a
+				       BUILDID entry flagged INODE (pfimport) */
+	uint8_t bid_proven;         /* bid was read from the file proven by inode
+				       here (none recorded) */
+	uint8_t inode_ok;           /* proven by inode (here or by the entry) */
+	uint32_t dev_maj, dev_min;
+	uint64_t ino;
+	char *inode_why;            /* why the inode proof failed, or NULL */
 	uint8_t host_main, host_sym; /* that file came from this machine (--host-fallback) */
 	char *found, *symfile;      /* files used */
 	int dbg_searched, fd_dbg;   /* pfsi_sym_dso_debug_fd()'s file, -1 if none */
@@ -339,6 +361,12 @@ struct symbolizer {
 	uint64_t inline_cut;                   /* addresses whose inline chain was cut */
 	uint64_t dw_refused;                   /* compressed DWARF sections refused */
 	char dw_refused_what[400];             /* the first: "FILE: SECTION claims ..." */
+	/* the recording's META, for the inode proof (pfsi_sym_meta()) */
+	char *meta_host, *meta_release;
+	uint64_t meta_text;     /* kernel _text, 0 if absent */
+	uint64_t start_ns;      /* clock_anchor_realtime_ns: the start, ns since the epoch; 0 unknown */
+	int boot_state;         /* 0 not checked yet, 1 this machine and boot, -1 not */
+	char boot_why[300];     /* why not */
 	/* debuginfod.c */
 	int dbgd_state;        /* 0 not tried, 1 client ready, -1 none */
 	void *dbgd_client;

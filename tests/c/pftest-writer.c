@@ -84,13 +84,14 @@ int transform; /* 1, or 2 with --next */
 uint64_t flush_bytes;
 const char *ksyms_damage; /* ksyms-damage HOW, for mode_recode */
 int ksyms_late;           /* ksyms-late 1, ksyms-drop 2, for mode_recode */
+int strip_inode;          /* strip-inode: mode_recode drops BUILDID entries flagged INODE */
 
 static void usage(void)
 {
 	fprintf(stderr, "Usage: pftest-writer [--big-endian] [--no-end] [--level N] [--frame BYTES] [--filler N]\n"
 			"                     [--transform] [--next] [--flush BYTES]\n"
 			"                     all|many N|badrec-zero|badrec-huge|verify|layout|flip|setu32|\n"
-			"                     recode|ksyms-late|ksyms-drop|rawcmp|tx-hostile|tx-fuzz|events-grow|marker-word|deep|syminfo ...\n");
+			"                     recode|ksyms-late|ksyms-drop|strip-inode|rawcmp|tx-hostile|tx-fuzz|events-grow|marker-word|deep|syminfo ...\n");
 	exit(2);
 }
 
@@ -150,6 +151,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "ksyms-drop") && left == 2) {
 		ksyms_late = 2;
+		return mode_recode(argv[i], argv[i + 1]);
+	}
+	if (!strcmp(mode, "strip-inode") && left == 2) {
+		strip_inode = 1;
 		return mode_recode(argv[i], argv[i + 1]);
 	}
 	if (!strcmp(mode, "rawcmp") && left == 2)

@@ -108,7 +108,8 @@ void pfd_buildid_sec(const struct pf_section *sec, int list, int show)
 	int rc;
 	while ((rc = pf_buildid_next(sec->data, sec->size, &pos, &e)) > 0) {
 		if (list) {
-			pfd_print_buildid(e.build_id, e.build_id_size, e.path, e.path_len);
+			pfd_print_buildid_proof(e.build_id, e.build_id_size, e.path, e.path_len,
+						(e.flags & PF_BUILDID_INODE) ? "inode" : NULL);
 			continue;
 		}
 		if (!show)
@@ -119,8 +120,8 @@ void pfd_buildid_sec(const struct pf_section *sec, int list, int show)
 		pfd_u64("file_size", e.file_size);
 		pfd_u64("mtime_ns", e.mtime_ns);
 		if (e.flags) {
-			static const char *const bid_flags[] = { "deleted", "replaced" };
-			pfd_bits("flags", e.flags, bid_flags, 2);
+			static const char *const bid_flags[] = { "deleted", "replaced", "inode" };
+			pfd_bits("flags", e.flags, bid_flags, 3);
 		}
 		pfd_obj_end();
 	}

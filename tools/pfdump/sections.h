@@ -34,6 +34,10 @@ void pfd_print_end_runs(const uint8_t *data, size_t size);
 void pfd_comm_note(uint32_t tid, uint64_t time_ns, const char *comm, size_t len);
 /* "BUILDID PATH", once per pair (--build-ids) */
 void pfd_print_buildid(const uint8_t *id, size_t idn, const char *path, size_t pn);
+/* The same, with how the build-id was proven when it was not recorded with
+ * the mapping ("inode": BUILDID flag INODE), NULL otherwise: a tab and
+ * "proof=PROOF" after the path (JSON: "proof"). */
+void pfd_print_buildid_proof(const uint8_t *id, size_t idn, const char *path, size_t pn, const char *proof);
 /* The EVENT description's keys on an "event" line. */
 void pfd_print_desc(uint32_t index);
 

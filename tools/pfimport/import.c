@@ -14,7 +14,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buildid.h"
 #include "grow.h"
+#include "ksnap.h"
+#include "proof.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #define PENDING_MAX (16u << 20) /* records held back until the events are known */
 #define BUILDID_FLUSH (1u << 20)
@@ -79,6 +88,33 @@ struct imp {
 	/* records before the start */
 	struct pf_buf pending;
 	uint64_t pending_off;      /* input offset of pending's first record */
+	/* what start() learnt from the records before it: the kernel's _text
+	 * (the pgoff of perf's kernel MMAP "[kernel.kallsyms]_text"), and
+	 * whether this is the machine and boot that recorded (boot_why: why
+	 * not) */
+	uint64_t ktext;
+	int same_boot;
+	char boot_why[300];
+	uint64_t real_minus_mono;   /* CLOCK_REALTIME - the records' clock now (same boot),
+				       mod 2^64 */
+	char **pbid;                /* paths of perf's build-id table */
+	uint32_t n_pbid;
+	size_t cap_pbid;
+	struct cand {
+		char *path;
+		uint32_t maj, min;
+		uint64_t ino, t;    /* t: its first MMAP2's time, 0 if none */
+		enum { CAND_WAIT, CAND_CONFLICT, CAND_DONE } state;
+		char *why;          /* not proven: why (said at the end, unless
+				       perf's table names the file by then) */
+	} *cand;                    /* files without a build-id, to prove by inode */
+	uint32_t n_cand;
+	size_t cap_cand;
+	struct pf_buf ibid;         /* BUILDID entries (flag INODE) to write */
+	uint8_t kbid[64];           /* the kernel's build-id in perf's table, or the
+				       running kernel's when proven the same boot */
+	uint8_t kbid_size;
+	struct pf_buf ksyms;        /* the KSYMS payload to write, or empty */
 	struct pf_buf scratch;
 	struct pf_buf known;    /* a run of records without those of unknown types */
 	uint8_t told_kernel[64]; /* unknown kernel record types told */
@@ -509,6 +545,22 @@ static int add_build_id(struct imp *m, const struct pf_pd_build_id *b, uint64_t 
 	if (pf_buildid_encode(&m->bid, &e) < 0)
 		return -ENOMEM;
 	m->n_bid++;
+	if (b->filename_len == 17 && memcmp(b->filename, "[kernel.kallsyms]", 17) == 0 && !m->kbid_size &&
+	    b->build_id_size && b->build_id_size <= sizeof(m->kbid)) {
+		memcpy(m->kbid, b->build_id, b->build_id_size);
+		m->kbid_size = b->build_id_size;
+	}
+	if (m->n_pbid == m->cap_pbid) {
+		size_t nc = m->cap_pbid ? m->cap_pbid * 2 : 16;
+		char **v = realloc(m->pbid, nc * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		m->pbid = v;
+		m->cap_pbid = nc;
+	}
+	if (!(m->pbid[m->n_pbid] = strndup(b->filename, b->filename_len)))
+		return -ENOMEM;
+	m->n_pbid++;
 	if (m->o.buildid_dir && pf_import_is_vdso(b->filename, b->filename_len))
 		return add_vdso(m, b);
 	return 0;
@@ -659,6 +711,16 @@ static int build_meta(struct imp *m, struct pf_buf *b, uint16_t em)
 		rc |= pf_kv_add(b, "callchain_mode", dwarf ? "dwarf" : "fp");
 	if (chain && max_stack)
 		rc |= pf_kv_add_u64(b, "perf_event_max_stack", max_stack);
+	if (m->ktext)
+		rc |= pf_kv_add_u64(b, "kernel_text", m->ktext);
+	if (m->kbid_size) {
+		char hex[129];
+		for (size_t i = 0; i < m->kbid_size; i++)
+			snprintf(hex + 2 * i, 3, "%02x", m->kbid[i]);
+		rc |= pf_kv_add(b, "kernel_build_id", hex);
+	}
+	if (m->ksyms.len)
+		rc |= pf_kv_add(b, "ksyms", "1");
 	return rc ? -ENOMEM : 0;
 }
 
@@ -705,7 +767,283 @@ static int flush_build_ids(struct imp *m)
 
 static int put_records(struct imp *m, const uint8_t *data, size_t size, uint64_t off);
 
+/* The kernel's _text in a run of records (file order and byte order),
+ * before the start: evs are the events in host order. */
+static int scan_early(struct imp *m, struct pf_events *evs, const uint8_t *data, size_t size)
+{
+	if (!size)
+		return 0;
+	const uint8_t *h = data;
+	struct pf_buf tmp = { 0 };
+	if (m->swap) {
+		if (pf_buf_put(&tmp, data, size) < 0)
+			return -ENOMEM;
+		(void)pf_records_swap(evs, tmp.data, size);
+		h = tmp.data;
+	}
+	struct pf_rec_iter it;
+	const struct perf_event_header *r;
+	pf_rec_iter_init(&it, h, size);
+	while (pf_rec_iter_next(&it, &r) > 0) {
+		const struct pf_event *ev = pf_events_find(evs, r);
+		if ((r->type == PERF_RECORD_MMAP || r->type == PERF_RECORD_MMAP2) && !m->ktext) {
+			struct pf_mmap mm;
+			if (pf_mmap_decode(ev, r, &mm) == 0 && mm.pid == UINT32_MAX && mm.filename_len >= 17 &&
+			    memcmp(mm.filename, "[kernel.kallsyms]", 17) == 0 && mm.pgoff)
+				m->ktext = mm.pgoff; /* perf: the address of its reference symbol, _text */
+		}
+	}
+	pf_buf_free(&tmp);
+	return 0;
+}
+
+/* Whether this is the recording's machine and boot (proof.h), and then
+ * the offset from perf's clock to the wall clock: perf's clock is the
+ * kernel's local clock, which counts as CLOCK_MONOTONIC does within one
+ * boot. */
+static void find_boot(struct imp *m, struct pf_events *evs)
+{
+	/* the clock of the record times: the events' clockid when they set
+	 * one (perf record -k), else perf's, counted as CLOCK_MONOTONIC */
+	clockid_t clk = CLOCK_MONOTONIC;
+	for (uint32_t i = 0; i < pf_events_count(evs); i++) {
+		const struct perf_event_attr *a = &pf_events_get(evs, i)->attr;
+		if (a->use_clockid) {
+			clk = (clockid_t)a->clockid;
+			break;
+		}
+	}
+	m->same_boot = pf_proof_same_boot(m->feat_str[PF_PD_FEAT_HOSTNAME], m->feat_str[PF_PD_FEAT_OSRELEASE], m->ktext,
+					  m->boot_why, sizeof(m->boot_why));
+	if (!m->same_boot)
+		return;
+	struct timespec mo, re;
+	if (clock_gettime(clk, &mo) < 0 || clock_gettime(CLOCK_REALTIME, &re) < 0) {
+		m->same_boot = 0;
+		snprintf(m->boot_why, sizeof(m->boot_why), "the clocks cannot be read");
+		return;
+	}
+	uint64_t mono = (uint64_t)mo.tv_sec * 1000000000u + (uint64_t)mo.tv_nsec;
+	uint64_t real = (uint64_t)re.tv_sec * 1000000000u + (uint64_t)re.tv_nsec;
+	m->real_minus_mono = real - mono;
+}
+
+/* The KSYMS section of an import: this machine's kernel symbols, when the
+ * running kernel is the one recorded: perf's table gives its build-id and
+ * it is the running kernel's (then, after a reboot, the symbols are shifted
+ * by the recorded _text minus the running one), or none was recorded and
+ * this is the recording's boot. kernel: whether some event samples the
+ * kernel. @return 0 or -ENOMEM. */
+static int kernel_snapshot(struct imp *m, int kernel)
+{
+	if (!kernel || m->o.no_kallsyms)
+		return 0;
+	uint8_t run[64];
+	size_t rn = pf_proof_note_build_id("/sys/kernel/notes", run);
+	uint64_t now = 0, shift = 0;
+	(void)pf_proof_running_text(&now);
+	const char *how;
+	char hex[129] = "";
+	for (size_t i = 0; i < rn; i++)
+		snprintf(hex + 2 * i, 3, "%02x", run[i]);
+	if (m->kbid_size) {
+		if (!rn || rn != m->kbid_size || memcmp(run, m->kbid, rn) != 0) {
+			say(m, "kernel symbols: not stored: the recorded kernel (build-id in perf's table) is not the running "
+			    "one (%s); pfsym --kallsyms FILE or --vmlinux FILE of the recorded kernel names its frames",
+			    rn ? hex : "build-id unknown");
+			return 0;
+		}
+		if (!m->ktext || !now) {
+			say(m, "kernel symbols: not stored: the recorded kernel is the running one (build-id %s) but %s has "
+			    "no _text to place its symbols", hex, !m->ktext ? "the recording" : "/proc/kallsyms");
+			return 0;
+		}
+		shift = m->ktext - now;
+		how = "build-id";
+	} else if (m->same_boot) {
+		how = "boot";
+		if (rn) {
+			memcpy(m->kbid, run, rn);
+			m->kbid_size = (uint8_t)rn;
+		}
+	} else {
+		say(m, "kernel symbols: not stored: no kernel build-id recorded and %s", m->boot_why);
+		return 0;
+	}
+	struct pf_ksyms k = { 0 };
+	char err[256];
+	int rc = pf_ksnap_read(&k, shift, err, sizeof(err));
+	if (rc == -ENOMEM) {
+		pf_ksyms_free(&k);
+		return rc;
+	}
+	if (rc < 0 || k.hidden || !k.n_syms) {
+		say(m, "kernel symbols: not stored: /proc/kallsyms: %s", rc == -EBADMSG ? err : rc < 0 ? strerror(-rc)
+			: "every address is 0 (kernel.kptr_restrict)");
+		pf_ksyms_free(&k);
+		return 0;
+	}
+	rc = pf_ksyms_encode(&k, &m->ksyms);
+	if (rc == 0) {
+		if (!strcmp(how, "boot"))
+			say(m, "kernel symbols: /proc/kallsyms stored (%u text symbols, %u modules): proof: this is the "
+			    "recording's machine and boot", k.n_syms, k.n_mods);
+		else
+			say(m, "kernel symbols: /proc/kallsyms stored (%u text symbols, %u modules): proof: build-id %s, the "
+			    "recorded kernel's%s", k.n_syms, k.n_mods, hex, shift ? "; rebooted since: shifted by the recorded "
+			    "_text minus the running one, modules left out" : "");
+	}
+	pf_ksyms_free(&k);
+	return rc;
+}
+
+/* ---- the inode proof of files recorded without a build-id (proof.h) ---- */
+
+/* Whether perf's build-id table named `path` (len bytes). */
+static int perf_has_bid(const struct imp *m, const char *path, size_t len)
+{
+	for (uint32_t i = 0; i < m->n_pbid; i++)
+		if (strlen(m->pbid[i]) == len && memcmp(m->pbid[i], path, len) == 0)
+			return 1;
+	return 0;
+}
+
+static struct cand *cand_find(struct imp *m, const char *path, size_t len)
+{
+	for (uint32_t i = 0; i < m->n_cand; i++)
+		if (strlen(m->cand[i].path) == len && memcmp(m->cand[i].path, path, len) == 0)
+			return &m->cand[i];
+	return NULL;
+}
+
+/* Notes an executable MMAP2 without a build-id (host order) as a file to
+ * prove. @return 0 or -ENOMEM. */
+static int cand_note(struct imp *m, const struct pf_mmap *mm, uint64_t t)
+{
+	size_t n = mm->filename_len;
+	if (!n || mm->filename[0] != '/' || (n > 10 && memcmp(mm->filename + n - 10, " (deleted)", 10) == 0) ||
+	    strncmp(mm->filename, "//anon", 6) == 0 || strncmp(mm->filename, "/memfd:", 7) == 0 ||
+	    perf_has_bid(m, mm->filename, n))
+		return 0;
+	struct cand *c = cand_find(m, mm->filename, n);
+	if (c) {
+		if (c->state == CAND_WAIT && (c->maj != mm->maj || c->min != mm->min || c->ino != mm->ino))
+			c->state = CAND_CONFLICT;
+		return 0;
+	}
+	if (m->n_cand == m->cap_cand) {
+		size_t nc = m->cap_cand ? m->cap_cand * 2 : 16;
+		struct cand *v = realloc(m->cand, nc * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		m->cand = v;
+		m->cap_cand = nc;
+	}
+	c = &m->cand[m->n_cand];
+	memset(c, 0, sizeof(*c));
+	if (!(c->path = strndup(mm->filename, n)))
+		return -ENOMEM;
+	c->maj = mm->maj;
+	c->min = mm->min;
+	c->ino = mm->ino;
+	c->t = t;
+	m->n_cand++;
+	return 0;
+}
+
+/* Proves the files noted whose time is known (their MMAP2's, else the
+ * earliest record time seen: a mapping perf synthesized when it started),
+ * adding a BUILDID entry (flag INODE) for each proven one. */
+static int cand_prove(struct imp *m)
+{
+	for (uint32_t i = 0; i < m->n_cand; i++) {
+		struct cand *c = &m->cand[i];
+		uint64_t t = c->t ? c->t : m->tmin;
+		if (c->state == CAND_DONE || !t)
+			continue;
+		if (c->state == CAND_CONFLICT) {
+			c->state = CAND_DONE;
+			if (!(c->why = strdup("its mappings name different files (device, inode)")))
+				return -ENOMEM;
+			continue;
+		}
+		c->state = CAND_DONE;
+		char why[400] = "";
+		uint8_t bid[64];
+		int n = 0, ok = 0;
+		if (!m->same_boot) {
+			snprintf(why, sizeof(why), "not this machine and boot: %s", m->boot_why);
+		} else {
+			int fd = open(c->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+			if (fd < 0) {
+				snprintf(why, sizeof(why), "%s", strerror(errno));
+			} else {
+				ok = pf_proof_file(fd, c->maj, c->min, c->ino, t + m->real_minus_mono, why, sizeof(why));
+				if (ok) {
+					struct stat st;
+					ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+					n = ok ? pf_build_id_fd(fd, bid) : 0;
+					if (!ok)
+						snprintf(why, sizeof(why), "not a regular file");
+					else if (n <= 0)
+						snprintf(why, sizeof(why), "the file has no build-id to record");
+					ok = ok && n > 0;
+				}
+				close(fd);
+			}
+		}
+		if (!ok) {
+			if (!(c->why = strdup(why)))
+				return -ENOMEM;
+			continue;
+		}
+		struct pf_buildid e;
+		memset(&e, 0, sizeof(e));
+		memcpy(e.build_id, bid, (size_t)n);
+		e.build_id_size = (uint8_t)n;
+		e.flags = PF_BUILDID_INODE;
+		e.path = c->path;
+		e.path_len = strlen(c->path);
+		if (pf_buildid_encode(&m->ibid, &e) < 0)
+			return -ENOMEM;
+		m->st->inode_proofs++;
+		char hex[129];
+		for (int k = 0; k < n; k++)
+			snprintf(hex + 2 * k, 3, "%02x", bid[k]);
+		say(m, "%s: proof: inode (device %x:%x, inode %llu, unchanged since before it was mapped, in the "
+		    "recording's boot): build-id %s recorded", c->path, c->maj, c->min, (unsigned long long)c->ino, hex);
+	}
+	if (!m->ibid.len)
+		return 0;
+	int rc = pf_writer_section(m->w, PF_SEC_BUILDID, 0, m->ibid.data, m->ibid.len);
+	m->ibid.len = 0;
+	return rc;
+}
+
+/* At the end: the files no proof vouches for, and why (a stream may name
+ * a file's build-id after its records: then it is not one of them). */
+static void cand_report(struct imp *m)
+{
+	for (uint32_t i = 0; i < m->n_cand; i++) {
+		const struct cand *c = &m->cand[i];
+		if (!c->why || perf_has_bid(m, c->path, strlen(c->path)))
+			continue;
+		m->st->inode_unproven++;
+		say(m, "%s: proof: none (no build-id recorded; inode proof: %s): its frames stay unnamed (pfsym --force "
+		    "uses it)", c->path, c->why);
+	}
+}
+
+static int start_with(struct imp *m, const uint8_t *first, size_t first_size, char *msg, size_t msg_size);
+
 static int start(struct imp *m, char *msg, size_t msg_size)
+{
+	return start_with(m, NULL, 0, msg, msg_size);
+}
+
+/* The start; first: the run of records that made it (it follows the
+ * pending ones), or NULL. */
+static int start_with(struct imp *m, const uint8_t *first, size_t first_size, char *msg, size_t msg_size)
 {
 	if (m->started)
 		return 0;
@@ -723,6 +1061,19 @@ static int start(struct imp *m, char *msg, size_t msg_size)
 	if ((rc = pf_events_new(&tmp)) < 0)
 		return rc;
 	if ((rc = host_events(m, tmp)) < 0) {
+		pf_events_delete(tmp);
+		return rc;
+	}
+	if ((rc = scan_early(m, tmp, m->pending.data, m->pending.len)) < 0 ||
+	    (rc = scan_early(m, tmp, first, first_size)) < 0) {
+		pf_events_delete(tmp);
+		return rc;
+	}
+	find_boot(m, tmp);
+	int kernel = 0;
+	for (uint32_t i = 0; i < pf_events_count(tmp); i++)
+		kernel |= !pf_events_get(tmp, i)->attr.exclude_kernel;
+	if ((rc = kernel_snapshot(m, kernel)) < 0) {
 		pf_events_delete(tmp);
 		return rc;
 	}
@@ -761,6 +1112,12 @@ static int start(struct imp *m, char *msg, size_t msg_size)
 	for (uint32_t i = 0; i < m->n_ev; i++)
 		if ((rc = write_event(m, i)) < 0)
 			return rc == -ENOMEM ? rc : write_failed(m, rc, msg, msg_size);
+	if (m->ksyms.len) {
+		rc = pf_writer_section(m->w, PF_SEC_KSYMS, 0, m->ksyms.data, m->ksyms.len);
+		pf_buf_free(&m->ksyms);
+		if (rc < 0)
+			return rc == -ENOMEM ? rc : write_failed(m, rc, msg, msg_size);
+	}
 	if ((rc = flush_build_ids(m)) < 0)
 		return rc == -ENOMEM ? rc : write_failed(m, rc, msg, msg_size);
 	if (m->pending.len) {
@@ -864,8 +1221,14 @@ static int put_records(struct imp *m, const uint8_t *data, size_t size, uint64_t
 			m->throttles++;
 			break;
 		case PERF_RECORD_MMAP2:
-			if (r->misc & PERF_RECORD_MISC_MMAP_BUILD_ID)
+			if (r->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
 				st->mmap_build_ids++;
+			} else {
+				struct pf_mmap mm;
+				if (pf_mmap_decode(ev, r, &mm) == 0 && mm.pid != UINT32_MAX && (mm.prot & PROT_EXEC) &&
+				    cand_note(m, &mm, ev ? pf_record_time(ev, r) : 0) < 0)
+					return -ENOMEM;
+			}
 			break;
 		}
 		uint64_t t = ev ? pf_record_time(ev, r) : 0;
@@ -876,6 +1239,12 @@ static int put_records(struct imp *m, const uint8_t *data, size_t size, uint64_t
 				m->tmax = t;
 		}
 	}
+	/* the build-ids of files proven by inode go before the records
+	 * that map them: a reader binds a mapping to its file at its first
+	 * sample */
+	int prc = cand_prove(m);
+	if (prc < 0)
+		return prc;
 	if (!left_out)
 		return pf_writer_records(m->w, data, size);
 	if (pf_buf_put(&m->kept, data + kept_to, size - kept_to) < 0)
@@ -1060,6 +1429,16 @@ static void imp_free(struct imp *m)
 	pf_buf_free(&m->scratch);
 	pf_buf_free(&m->known);
 	pf_buf_free(&m->kept);
+	for (uint32_t i = 0; i < m->n_pbid; i++)
+		free(m->pbid[i]);
+	free(m->pbid);
+	for (uint32_t i = 0; i < m->n_cand; i++) {
+		free(m->cand[i].path);
+		free(m->cand[i].why);
+	}
+	free(m->cand);
+	pf_buf_free(&m->ibid);
+	pf_buf_free(&m->ksyms);
 }
 
 static int finish(struct imp *m, int in_rc, char *msg, size_t msg_size)
@@ -1070,6 +1449,8 @@ static int finish(struct imp *m, int in_rc, char *msg, size_t msg_size)
 	if (rc == 0 && m->counter_lost > m->records_lost)
 		say(m, "perf's lost-sample counters count %llu lost samples, its LOST records %llu: the difference "
 		    "is not in the import", (unsigned long long)m->counter_lost, (unsigned long long)m->records_lost);
+	if (rc == 0)
+		cand_report(m);
 	if (rc == 0 && m->guest_bids)
 		say(m, "%llu build-ids of guest machines: not imported", (unsigned long long)m->guest_bids);
 	int damaged = in_rc < 0 || m->dmg.rc;
@@ -1174,7 +1555,7 @@ int pf_import(pf_perfdata *pd, int out_fd, const struct pf_import_opts *o, struc
 				break;
 			if (!m.started) {
 				if (has_sample(&m, it.data, it.size) || m.pending.len + it.size > PENDING_MAX) {
-					if ((rc = start(&m, msg, msg_size)) < 0)
+					if ((rc = start_with(&m, it.data, it.size, msg, msg_size)) < 0)
 						break;
 				} else {
 					if (!m.pending.len)

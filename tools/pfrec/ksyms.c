@@ -6,109 +6,9 @@
  */
 #include "pfrec/rec.h"
 #include "ksyms.h"
+#include "ksnap.h"
+#include "proof.h"
 #include <zstd.h>
-
-/* /proc/kallsyms is ~6 MB with ~120k text symbols on a distribution kernel */
-#define KALLSYMS_MAX (256u << 20)
-
-/* Reads a file of the kernel's (its size is not known before) into *b.
- * @return 0 or -errno. */
-static int slurp(const char *path, struct pf_buf *b, size_t max)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	for (;;) {
-		if (b->cap - b->len < 65536) {
-			size_t cap = b->cap ? b->cap * 2 : 1 << 20;
-			uint8_t *n = realloc(b->data, cap);
-			if (!n) {
-				close(fd);
-				return -ENOMEM;
-			}
-			b->data = n;
-			b->cap = cap;
-		}
-		ssize_t r = read(fd, b->data + b->len, b->cap - b->len);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int e = -errno;
-			close(fd);
-			return e;
-		}
-		if (!r)
-			break;
-		b->len += (size_t)r;
-		if (b->len > max) {
-			close(fd);
-			return -EFBIG;
-		}
-	}
-	close(fd);
-	return 0;
-}
-
-/* The GNU build-id note (type 3, name "GNU") among the ELF notes of `path`
- * (native byte order, 4-byte aligned). @return its size (copied to bid, at
- * most 64), or 0 when there is none. */
-static size_t note_build_id(const char *path, uint8_t bid[64])
-{
-	struct pf_buf b = { 0 };
-	size_t got = 0;
-	if (slurp(path, &b, 1 << 20) == 0) {
-		size_t p = 0;
-		while (b.len - p >= 12) {
-			uint32_t nsz, dsz, type;
-			memcpy(&nsz, b.data + p, 4);
-			memcpy(&dsz, b.data + p + 4, 4);
-			memcpy(&type, b.data + p + 8, 4);
-			size_t nal = ((size_t)nsz + 3) & ~(size_t)3, dal = ((size_t)dsz + 3) & ~(size_t)3;
-			if (nal > b.len - p - 12 || dal > b.len - p - 12 - nal)
-				break;
-			const uint8_t *name = b.data + p + 12, *desc = name + nal;
-			if (type == 3 && nsz == 4 && memcmp(name, "GNU", 4) == 0 && dsz && dsz <= 64) {
-				memcpy(bid, desc, dsz);
-				got = dsz;
-				break;
-			}
-			p += 12 + nal + dal;
-		}
-	}
-	pf_buf_free(&b);
-	return got;
-}
-
-/* /proc/modules: "NAME SIZE REFS DEPS STATE ADDRESS [TAINT]" per line. */
-static int add_modules(struct pf_ksyms *k)
-{
-	struct pf_buf b = { 0 };
-	int rc = slurp("/proc/modules", &b, 16u << 20);
-	if (rc < 0) {
-		pf_buf_free(&b);
-		return rc == -ENOENT ? 0 : rc; /* a kernel without modules */
-	}
-	if (pf_buf_put(&b, "", 1) < 0) {
-		pf_buf_free(&b);
-		return -ENOMEM;
-	}
-	char *save = NULL;
-	for (char *l = strtok_r((char *)b.data, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-		char name[64], state[32];
-		unsigned long long size, addr;
-		if (sscanf(l, "%63s %llu %*s %*s %31s %llx", name, &size, state, &addr) != 4)
-			continue;
-		char path[128];
-		uint8_t bid[64];
-		snprintf(path, sizeof(path), "/sys/module/%s/notes/.note.gnu.build-id", name);
-		size_t bsz = note_build_id(path, bid);
-		if ((rc = pf_ksyms_set_module(k, name, addr, size, bsz ? bid : NULL, bsz)) < 0 && rc != -EINVAL)
-			break;
-		rc = 0;
-	}
-	pf_buf_free(&b);
-	return rc;
-}
 
 /* The snapshot is read before the recording starts: before the command
  * is released from its exec, or the events of -p and -a are enabled. The
@@ -134,20 +34,17 @@ struct ksyms_job {
 static void *ksyms_main(void *arg)
 {
 	struct ksyms_job *j = arg;
-	struct pf_buf text = { 0 };
 	struct pf_ksyms k = { 0 };
 	char err[256];
-	int rc = slurp("/proc/kallsyms", &text, KALLSYMS_MAX);
+	int rc = pf_ksnap_read(&k, 0, err, sizeof(err));
+	if (rc == -EBADMSG) {
+		snprintf(j->warn, sizeof(j->warn), "warning: /proc/kallsyms: %s: kernel symbols not stored", err);
+		goto out;
+	}
 	if (rc < 0) {
 		snprintf(j->warn, sizeof(j->warn), "/proc/kallsyms: %s: kernel frames will show as [kernel] "
 			 "(pfsym --kallsyms FILE names them)", strerror(-rc));
 		j->warn_is_notice = 1;
-		goto out;
-	}
-	rc = pf_ksyms_parse(&k, (const char *)text.data, text.len, err, sizeof(err));
-	if (rc < 0) {
-		snprintf(j->warn, sizeof(j->warn), "warning: /proc/kallsyms: %s: kernel symbols not stored",
-			 rc == -EBADMSG ? err : strerror(-rc));
 		goto out;
 	}
 	if (k.hidden || !k.n_syms) {
@@ -157,8 +54,6 @@ static void *ksyms_main(void *arg)
 			 "frames will show as [kernel]");
 		goto out;
 	}
-	k.build_id_size = (uint8_t)note_build_id("/sys/kernel/notes", k.build_id);
-	(void)add_modules(&k);
 	if (pf_ksyms_encode(&k, &j->payload) < 0) {
 		pf_buf_free(&j->payload);
 		snprintf(j->warn, sizeof(j->warn), "warning: kernel symbols not stored: out of memory");
@@ -181,7 +76,6 @@ static void *ksyms_main(void *arg)
 		}
 	}
 out:
-	pf_buf_free(&text);
 	pf_ksyms_free(&k);
 	return NULL;
 }
@@ -215,7 +109,7 @@ int ksyms_meta(struct rec *R, struct pf_buf *b)
 	if (!kernel || R->o.count_only)
 		return 0;
 	uint8_t bid[64];
-	size_t n = note_build_id("/sys/kernel/notes", bid);
+	size_t n = pf_proof_note_build_id("/sys/kernel/notes", bid);
 	int rc = 0;
 	if (n) {
 		char hex[129];

@@ -129,6 +129,16 @@ int mode_recode(const char *in, const char *out)
 					if (!s.data[j])
 						s.data[j] = 'x';
 			rc = pf_writer_section(w, s.type, s.flags, s.data, n);
+		} else if (s.type == PF_SEC_BUILDID && strip_inode) {
+			/* as if no inode proof had been made (issue 29) */
+			struct pf_buf b = { 0 };
+			struct pf_buildid e;
+			size_t pos = 0;
+			while (pf_buildid_next(s.data, s.size, &pos, &e) > 0)
+				if (!(e.flags & PF_BUILDID_INODE))
+					pf_buildid_encode(&b, &e);
+			rc = b.len ? pf_writer_section(w, s.type, s.flags, b.data, b.len) : 0;
+			pf_buf_free(&b);
 		} else
 			rc = pf_writer_section(w, s.type, s.flags, s.data, s.size);
 		if (rc < 0)

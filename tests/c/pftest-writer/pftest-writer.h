@@ -32,6 +32,7 @@ extern int transform; /* 1, or 2 with --next */
 extern uint64_t flush_bytes;
 extern const char *ksyms_damage; /* ksyms-damage HOW, for mode_recode */
 extern int ksyms_late;           /* mode_recode: 1 KSYMS moved before END (ksyms-late), 2 dropped (ksyms-drop) */
+extern int strip_inode;          /* strip-inode: mode_recode drops BUILDID entries flagged INODE */
 
 /* emit.c: records in the byte order be */
 struct em {
