@@ -268,6 +268,12 @@ $(FUZZ_O)/fuzz_lnidx: tests/fuzz/fuzz_lnidx.c tests/fuzz/fuzz.h $(FUZZ_SYM_OBJ) 
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(SYM_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_SYM_OBJ) \
 	    $(filter-out $(FUZZ_O)/obj/tools/common/buildid.o,$(FUZZ_LIB_OBJ)) $(SYMLIB_LIBS) -lm -ldl -lpthread
 
+# pfsym's JIT maps (libpfsym/perfmap.c: PERFMAP text and its index)
+$(FUZZ_O)/fuzz_perfmap: tests/fuzz/fuzz_perfmap.c tests/fuzz/fuzz.h $(FUZZ_SYM_OBJ) $(FUZZ_LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(SYM_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_SYM_OBJ) \
+	    $(filter-out $(FUZZ_O)/obj/tools/common/buildid.o,$(FUZZ_LIB_OBJ)) $(SYMLIB_LIBS) -lm -ldl -lpthread
+
 # pfdump's EVENT descriptions and tracepoint format files
 $(FUZZ_O)/fuzz_tpformat: tests/fuzz/fuzz_tpformat.c tests/fuzz/fuzz.h tools/pfdump/tracepoint.c tools/pfdump/tracepoint.h
 	@mkdir -p $(dir $@)

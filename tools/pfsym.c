@@ -61,6 +61,11 @@ static void usage(FILE *f)
 	      "                        from the debuginfod server(s) URL (space-separated;\n"
 	      "                        sets DEBUGINFOD_URLS, which is used when set)\n"
 	      "      --no-debuginfod   never ask debuginfod servers, even with DEBUGINFOD_URLS\n"
+	      "      --max-jit-symbols=N  use at most N lines of the recorded JIT maps\n"
+	      "                        (/tmp/perf-PID.map) in all (default 2000000; 0: no\n"
+	      "                        limit); lines past it are not used, and said so\n"
+	      "      --max-jit-map-mb=MIB  keep at most MIB MiB of JIT map text (default\n"
+	      "                        256; 0: no limit); sections past it are not used\n"
 	      "  -q, --quiet           no summary on standard error\n"
 	      "      --resolve=BINARY  a debugging aid: print the name pfsym gives each ELF\n"
 	      "                        virtual address ADDR (hex) of BINARY ('ADDR NAME',\n"
@@ -156,7 +161,7 @@ static int open_output(const char *in, const char *out)
 		}
 		return 1;
 	}
-	int ofd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int ofd = pf_out_create_recording(out);
 	if (ofd < 0)
 		fprintf(stderr, PROG ": %s: %s\n", out, strerror(errno));
 	return ofd;
@@ -244,6 +249,8 @@ int main(int argc, char **argv)
 		{ "no-debuginfod", no_argument, NULL, 'N' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "resolve", required_argument, NULL, 'R' },
+		{ "max-jit-symbols", required_argument, NULL, 'J' },
+		{ "max-jit-map-mb", required_argument, NULL, 'j' },
 		PF_CLI_STD_LONGOPTS,
 	};
 	/* large section buffers come and go: keep them in the heap instead of
@@ -324,6 +331,20 @@ int main(int argc, char **argv)
 		case 'R':
 			resolve = optarg;
 			break;
+		case 'J':
+		case 'j': {
+			const char *name = c == 'J' ? "--max-jit-symbols" : "--max-jit-map-mb";
+			char *e;
+			errno = 0;
+			unsigned long long v = strtoull(optarg, &e, 10);
+			if (errno || e == optarg || *e || optarg[0] == '-' || (c == 'j' && v > (UINT64_MAX >> 20)))
+				return pf_cli_usage(PROG, "%s: expected a number (0: no limit), not '%s'", name, optarg);
+			if (c == 'J')
+				so.max_jit_symbols = v ? v : UINT64_MAX;
+			else
+				so.max_jit_map_bytes = v ? v << 20 : UINT64_MAX;
+			break;
+		}
 		default:
 			return pf_cli_std_opt(PROG, c, usage);
 		}

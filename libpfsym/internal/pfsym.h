@@ -26,6 +26,8 @@ struct pfsym_opts {
 	int no_inline;             /* no inline frames, no source lines (lines.c) */
 	int debuginfod;            /* -1 never; 0 when DEBUGINFOD_URLS is set; 1 asked for */
 	const char *dwarf_cache;   /* folder of inflated DWARF sections (dwsec.c), or NULL */
+	uint64_t max_jit_symbols;  /* perfmap.c's bounds (0: its defaults) */
+	uint64_t max_jit_map_bytes;
 };
 
 /* ---- root.c: files opened under a root, never outside it ---- */
@@ -365,12 +367,23 @@ void pfsi_load_segments(struct binfo *b, Elf *e);
 
 struct pfsi_jit;
 
-/* An empty set of JIT maps. @return NULL when out of memory. */
-struct pfsi_jit *pfsi_jit_new(void);
+/* The bounds when pf_sym_opts leaves them 0: symbols over all processes
+ * (an entry and its index take about 90 bytes), and bytes of map text. */
+#define PFSI_JIT_MAX_SYMS 2000000u
+#define PFSI_JIT_MAX_BYTES (256ull << 20)
+#define PFSI_JIT_CAPPED_SYMS 1u
+#define PFSI_JIT_CAPPED_BYTES 2u
+
+/* An empty set of JIT maps that keeps at most max_syms entries and
+ * max_bytes bytes of text (0: the defaults above; UINT64_MAX: no bound).
+ * @return NULL when out of memory. */
+struct pfsi_jit *pfsi_jit_new(uint64_t max_syms, uint64_t max_bytes);
 void pfsi_jit_free(struct pfsi_jit *j);
 /* Adds a PERFMAP payload (format/pfile.md 4.12); samples_so_far: samples
  * already resolved (counted as late when not prescanned). Malformed lines
- * are skipped. @return 0, -EBADMSG (shorter than its header), -ENOMEM. */
+ * are skipped. @return 0; 1 when a bound left lines or the whole section
+ * out (pfsi_jit_cap_message() says which); -EBADMSG (shorter than its
+ * header); -ENOMEM. */
 int pfsi_jit_add(struct pfsi_jit *j, const uint8_t *data, size_t size, uint64_t samples_so_far);
 /* Reads the PERFMAP sections of the recording at `path` before the pass
  * (they are written when the recording stops, after the samples): nothing
@@ -378,6 +391,9 @@ int pfsi_jit_add(struct pfsi_jit *j, const uint8_t *data, size_t size, uint64_t 
 int pfsi_jit_prescan(struct pfsi_jit *j, const char *path);
 /* Whether pfsi_jit_prescan() read the file (then the pass skips the sections). */
 int pfsi_jit_prescanned(const struct pfsi_jit *j);
+/* A bound reached and not told yet: writes the one-line message (naming the
+ * bound and pfsym's option that raises it) to buf. @return 1, else 0. */
+int pfsi_jit_cap_message(struct pfsi_jit *j, char *buf, size_t size);
 /* pf_prof_resolve_anon_fn: ctx is the struct pfsi_jit. */
 int pfsi_jit_resolve(void *ctx, struct pf_prof *p, uint32_t pid, uint64_t addr, struct pf_dso *dso,
 		     struct pf_prof_frame *f);
