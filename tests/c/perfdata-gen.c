@@ -25,6 +25,9 @@
  *   --data-size-zero    file mode as perf record leaves it when killed: data
  *                       size 0 in the header, no features
  *   --samples N         samples (default 6)
+ *   --vdso              also a BUILD_ID entry for [vdso] (20 bytes 30..43),
+ *                       whose image pfimport looks for in perf's build-id
+ *                       cache (tests/untrusted-files.bats)
  * perfdata-gen --records-of IN.pf OUT writes the kernel records of a .pf file
  * (its RECORDS sections as libpfile's reader restores them, in host byte
  * order) back to back to OUT and prints their count: what the tests compare
@@ -57,6 +60,7 @@
 #include "testutil.h"
 
 static int be;
+static int with_vdso; /* --vdso */
 
 static void u8(struct pf_buf *b, uint8_t v)
 {
@@ -283,6 +287,8 @@ static void features(struct feat *f, int *n, int unknown)
 	build_id(&f[k].b, PERF_RECORD_MISC_USER, 0, 1, "/usr/bin/prog");
 	build_id(&f[k].b, PERF_RECORD_MISC_KERNEL, -1, 0xa0, "[kernel.kallsyms]");
 	build_id(&f[k].b, PERF_RECORD_MISC_GUEST_USER, 0, 0x50, "/guest/bin/x");
+	if (with_vdso)
+		build_id(&f[k].b, PERF_RECORD_MISC_USER, 0, 0x30, "[vdso]");
 	k++;
 	f[k].id = 3;
 	hstring(&f[k++].b, "gen-host");
@@ -425,7 +431,7 @@ static int parse_args(struct opts *o, int argc, char **argv)
 		{ "--compress", &o->comp, 1 },	       { "--compress2", &o->comp, 2 },
 		{ "--unknown-feature", &o->unk_feat, 1 }, { "--unknown-record", &o->unk_rec, 1 },
 		{ "--aux", &o->aux, 1 },	       { "--odd-record", &o->odd, 1 },
-		{ "--data-size-zero", &o->dsz0, 1 },
+		{ "--data-size-zero", &o->dsz0, 1 }, { "--vdso", &with_vdso, 1 },
 	};
 	for (int i = 1; i < argc; i++) {
 		size_t k = 0;
