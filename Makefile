@@ -124,9 +124,10 @@ LIB_SO      := $(O)/lib/libpfile.so
 # a resolved one (libelf, libiberty's demangler; libdw loaded at run time).
 # Its symbols are the pf_sym_ ones (libpfsym/libpfsym.map); internal
 # functions that cross its files are named pfsi_. It carries its own copy of
-# the build-id reader of tools/common/buildid.c (not installed).
+# the build-id reader of tools/common/buildid.c and of the text escaper of
+# tools/common/text.c, which its summary lines go through (not installed).
 SYMLIB_SRC  := $(wildcard libpfsym/*.c)
-SYMLIB_OBJ  := $(SYMLIB_SRC:%.c=$(O)/obj/%.o) $(O)/obj/tools/common/buildid.o
+SYMLIB_OBJ  := $(SYMLIB_SRC:%.c=$(O)/obj/%.o) $(O)/obj/tools/common/buildid.o $(O)/obj/tools/common/text.o
 SYMLIB_A    := $(O)/lib/libpfsym.a
 SYMLIB_SO   := $(O)/lib/libpfsym.so
 SYMLIB_LIBS := $(SYM_LIBS) $(CORE_LIBS) -liberty -lz

@@ -140,7 +140,7 @@ void pfsi_debuginfod_free(struct symbolizer *s) { (void)s; }
 void pfsi_debuginfod_report(const struct symbolizer *s, FILE *out, const char *prog)
 {
 	if (s->dbgd_note[0])
-		fprintf(out, "%s: debuginfod: %s\n", prog, s->dbgd_note);
+		pfsi_report_line(out, "%s: debuginfod: %s", prog, s->dbgd_note);
 	else if (s->dbgd_state > 0)
-		fprintf(out, "%s: debuginfod: %u files from the servers or the cache\n", prog, s->dbgd_fetched);
+		pfsi_report_line(out, "%s: debuginfod: %u files from the servers or the cache", prog, s->dbgd_fetched);
 }

@@ -469,11 +469,11 @@ void pfsi_jit_report(const struct pfsi_jit *j, FILE *out, const char *prog)
 	size_t lines = 0;
 	for (size_t i = 0; i < j->n_procs; i++)
 		lines += j->procs[i].n;
-	fprintf(out, "%s: JIT maps (/tmp/perf-PID.map) of %zu process%s, %zu symbols: %llu addresses named\n", prog,
+	pfsi_report_line(out, "%s: JIT maps (/tmp/perf-PID.map) of %zu process%s, %zu symbols: %llu addresses named", prog,
 		j->n_procs, j->n_procs == 1 ? "" : "es", lines, (unsigned long long)j->named);
 	if (j->late)
-		fprintf(out,
+		pfsi_report_line(out,
 			"%s: the JIT maps came after the samples in a stream: frames resolved before them stay "
-			"unnamed (give pfsym the file instead of a pipe)\n",
+			"unnamed (give pfsym the file instead of a pipe)",
 			prog);
 }

@@ -586,14 +586,14 @@ void pf_sym_report(pf_sym *s, FILE *out, const char *prog)
 			 !st->samples && st->lost ? " (every sample was lost)"
 			 : !st->samples	  ? " (no samples)"
 					  : "");
-	fprintf(out, "%s: %llu samples, %llu lost, %llu unique addresses, %s, %llu kernel frames\n", prog,
+	pfsi_report_line(out, "%s: %llu samples, %llu lost, %llu unique addresses, %s, %llu kernel frames", prog,
 		(unsigned long long)st->samples, (unsigned long long)st->lost, (unsigned long long)st->unique_addrs,
 		res, (unsigned long long)st->frames_kernel);
 	if (st->truncated)
-		fprintf(out,
+		pfsi_report_line(out,
 			"%s: call chains of %llu samples cut by a depth limit "
 			"(kernel.perf_event_max_stack, or the unwinder's 1024 frames): their stacks start "
-			"at [truncated]\n",
+			"at [truncated]",
 			prog, (unsigned long long)st->truncated);
 	pfsi_unw_report(ps->unw, out, prog);
 	pfsi_kern_report(s->kern, out, prog);

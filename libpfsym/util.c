@@ -1,6 +1,7 @@
 /* util.c - small helpers shared by libpfsym's files: array growth, lists of
  * places tried, frame naming. */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #endif
 
 #include "internal/pfsym.h"
+#include "text.h"
 
 #ifdef PF_DW_DLOPEN
 static void *dw_dlopen(const char **lib, const char *fault, const char *without)
@@ -86,4 +88,24 @@ void pfsi_frame_name(struct pf_prof_frame *f, uint32_t name, uint64_t off)
 		f->sym_off = (uint32_t)off;
 		f->flags |= PF_FRAME_HAS_SYMOFF;
 	}
+}
+
+void pfsi_report_line(FILE *out, const char *fmt, ...)
+{
+	char small[512], *line = small;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(small, sizeof(small), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(small) && (line = malloc((size_t)n + 1))) {
+		va_start(ap, fmt);
+		vsnprintf(line, (size_t)n + 1, fmt, ap);
+		va_end(ap);
+	}
+	pf_text_write(out, line ? line : small); /* out of memory: the line cut */
+	fputc('\n', out);
+	if (line != small)
+		free(line);
 }

@@ -19,6 +19,7 @@
 
 #include <pfile/sym.h>
 #include "cli.h"
+#include "text.h"
 
 #define PROG "pfsym"
 
@@ -138,7 +139,11 @@ static int resolve_main(const struct pf_sym_opts *so, const char *bin, char **ad
 static void on_message(void *arg, const char *msg)
 {
 	(void)arg;
-	fprintf(stderr, PROG ": %s\n", msg);
+	/* a message may name a recorded path: its control bytes escaped, so
+	 * that it stays one line */
+	fputs(PROG ": ", stderr);
+	pf_text_write(stderr, msg);
+	fputc('\n', stderr);
 }
 
 /* Opens the output ("-": standard output, never a terminal) after checking

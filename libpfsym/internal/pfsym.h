@@ -319,6 +319,12 @@ int pfsi_grow(void **arr, size_t *cap, size_t elem, size_t first);
 /* Appends "WHAT (WHY)" to the list (", " between entries), keeping it a
  * NUL-terminated string. Out of memory leaves the list short, never broken. */
 void pfsi_note(struct pf_buf *list, const char *what, const char *why);
+/* One line of pf_sym_report()'s summary: printf(fmt, ...) with control
+ * bytes (a newline in a recorded path or a debuglink name, an escape
+ * sequence) written as \xHH by pf_text_write() of tools/common/text.c, so
+ * that no name from a recording can forge a line or reach the terminal,
+ * then a newline. */
+void pfsi_report_line(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Sets f's name (a string id) and, when it fits in 32 bits, its offset from
  * the symbol's start (sym_off, flag PF_FRAME_HAS_SYMOFF). */
 void pfsi_frame_name(struct pf_prof_frame *f, uint32_t name, uint64_t off);
