@@ -252,28 +252,29 @@ struct jit_item {
 	uint32_t ent;
 };
 
-/* The max-heap of the ranges that hold the sweep's position, by seq. */
-static void heap_push(struct jit_item *h, size_t *n, struct jit_item v)
+/* The max-heap of the ranges that hold the sweep's position: indexes into
+ * it[], by seq. */
+static void heap_push(const struct jit_item *it, uint32_t *h, size_t *n, uint32_t v)
 {
 	size_t i = (*n)++;
-	while (i && h[(i - 1) / 2].seq < v.seq) {
+	while (i && it[h[(i - 1) / 2]].seq < it[v].seq) {
 		h[i] = h[(i - 1) / 2];
 		i = (i - 1) / 2;
 	}
 	h[i] = v;
 }
 
-static void heap_pop(struct jit_item *h, size_t *n)
+static void heap_pop(const struct jit_item *it, uint32_t *h, size_t *n)
 {
-	struct jit_item v = h[--*n];
+	uint32_t v = h[--*n];
 	size_t i = 0;
 	for (;;) {
 		size_t c = 2 * i + 1;
 		if (c >= *n)
 			break;
-		if (c + 1 < *n && h[c + 1].seq > h[c].seq)
+		if (c + 1 < *n && it[h[c + 1]].seq > it[h[c]].seq)
 			c++;
-		if (h[c].seq <= v.seq)
+		if (it[h[c]].seq <= it[v].seq)
 			break;
 		h[i] = h[c];
 		i = c;
@@ -292,7 +293,8 @@ static int proc_index(struct jit_proc *p)
 {
 	size_t k = p->n - p->n_indexed, ni = p->n_seg + k;
 	qsort(p->e + p->n_indexed, k, sizeof(*p->e), ent_cmp);
-	struct jit_item *items = malloc(ni * sizeof(*items)), *heap = malloc(ni * sizeof(*heap));
+	struct jit_item *items = malloc(ni * sizeof(*items));
+	uint32_t *heap = malloc(ni * sizeof(*heap));
 	struct jit_seg *out = malloc(2 * ni * sizeof(*out));
 	if (!items || !heap || !out) {
 		free(items);
@@ -316,28 +318,31 @@ static int proc_index(struct jit_proc *p)
 	uint64_t x = m ? items[0].start : 0;
 	while (next < m || nh) {
 		while (next < m && items[next].start <= x)
-			heap_push(heap, &nh, items[next++]);
-		while (nh && heap[0].end <= x)
-			heap_pop(heap, &nh);
+			heap_push(items, heap, &nh, (uint32_t)next++);
+		while (nh && items[heap[0]].end <= x)
+			heap_pop(items, heap, &nh);
 		if (!nh) {
 			if (next == m)
 				break;
 			x = items[next].start;
 			continue;
 		}
-		uint64_t nx = heap[0].end;
+		const struct jit_item *top = &items[heap[0]];
+		uint64_t nx = top->end;
 		if (next < m && items[next].start < nx)
 			nx = items[next].start;
-		if (no && out[no - 1].ent == heap[0].ent && out[no - 1].end == x)
+		if (no && out[no - 1].ent == top->ent && out[no - 1].end == x)
 			out[no - 1].end = nx;
 		else
-			out[no++] = (struct jit_seg){ x, nx, heap[0].ent };
+			out[no++] = (struct jit_seg){ x, nx, top->ent };
 		x = nx;
 	}
 	free(items);
 	free(heap);
 	free(p->seg);
-	p->seg = out;
+	/* room was made for the most there can be (2 per item) */
+	struct jit_seg *fit = realloc(out, (no ? no : 1) * sizeof(*out));
+	p->seg = fit ? fit : out;
 	p->n_seg = no;
 	p->n_indexed = p->n;
 	return 0;

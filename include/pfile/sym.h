@@ -137,7 +137,7 @@ struct pf_sym_opts {
 				        * all processes together) kept: lines past
 				        * it are not used, told once through
 				        * `message` of pf_sym_rewrite_opts; 0: the
-				        * default, 2000000 (about 90 bytes of memory
+				        * default, 2000000 (about 100 bytes of memory
 				        * each); UINT64_MAX: no bound */
 	uint64_t max_jit_map_bytes;    /* the most bytes of JIT map text kept
 				        * (all PERFMAP sections together): a

@@ -374,7 +374,7 @@ void pfsi_load_segments(struct binfo *b, Elf *e);
 struct pfsi_jit;
 
 /* The bounds when pf_sym_opts leaves them 0: symbols over all processes
- * (an entry and its index take about 90 bytes), and bytes of map text. */
+ * (an entry and its index take about 100 bytes), and bytes of map text. */
 #define PFSI_JIT_MAX_SYMS 2000000u
 #define PFSI_JIT_MAX_BYTES (256ull << 20)
 #define PFSI_JIT_CAPPED_SYMS 1u
