@@ -287,7 +287,7 @@ static void heap_pop(const struct jit_item *it, uint32_t *h, size_t *n)
  * old segments (disjoint, and each named by an entry older than every new
  * one) and the new entries, sorted by start, are swept once with a heap of
  * the ranges that hold the position; the one of the largest seq names each
- * piece. O((s + k) log k) for s segments and k new entries; at most
+ * piece. O((s + k) log (s + k)) for s segments and k new entries; at most
  * 2 (s + k) segments come out, adjacent ones of the same entry merged. */
 static int proc_index(struct jit_proc *p)
 {
