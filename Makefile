@@ -124,9 +124,10 @@ LIB_SO      := $(O)/lib/libpfile.so
 # a resolved one (libelf, libiberty's demangler; libdw loaded at run time).
 # Its symbols are the pf_sym_ ones (libpfsym/libpfsym.map); internal
 # functions that cross its files are named pfsi_. It carries its own copy of
-# the build-id reader of tools/common/buildid.c (not installed).
+# the build-id reader of tools/common/buildid.c and of the text escaper of
+# tools/common/text.c, which its summary lines go through (not installed).
 SYMLIB_SRC  := $(wildcard libpfsym/*.c)
-SYMLIB_OBJ  := $(SYMLIB_SRC:%.c=$(O)/obj/%.o) $(O)/obj/tools/common/buildid.o $(O)/obj/tools/common/proof.o
+SYMLIB_OBJ  := $(SYMLIB_SRC:%.c=$(O)/obj/%.o) $(O)/obj/tools/common/buildid.o $(O)/obj/tools/common/proof.o $(O)/obj/tools/common/text.o
 SYMLIB_A    := $(O)/lib/libpfsym.a
 SYMLIB_SO   := $(O)/lib/libpfsym.so
 SYMLIB_LIBS := $(SYM_LIBS) $(CORE_LIBS) -liberty -lz
@@ -273,6 +274,12 @@ $(FUZZ_O)/fuzz_dwsec: tests/fuzz/fuzz_dwsec.c tests/fuzz/fuzz.h $(FUZZ_SYM_OBJ) 
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(SYM_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_SYM_OBJ) \
 	    $(filter-out $(FUZZ_O)/obj/tools/common/buildid.o,$(FUZZ_LIB_OBJ)) $(SYMLIB_LIBS) -lz -lm -ldl -lpthread
+
+# pfsym's JIT maps (libpfsym/perfmap.c: PERFMAP text and its index)
+$(FUZZ_O)/fuzz_perfmap: tests/fuzz/fuzz_perfmap.c tests/fuzz/fuzz.h $(FUZZ_SYM_OBJ) $(FUZZ_LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(SYM_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_SYM_OBJ) \
+	    $(filter-out $(FUZZ_O)/obj/tools/common/buildid.o,$(FUZZ_LIB_OBJ)) $(SYMLIB_LIBS) -lm -ldl -lpthread
 
 # pfdump's EVENT descriptions and tracepoint format files
 $(FUZZ_O)/fuzz_tpformat: tests/fuzz/fuzz_tpformat.c tests/fuzz/fuzz.h tools/pfdump/tracepoint.c tools/pfdump/tracepoint.h

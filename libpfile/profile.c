@@ -129,14 +129,21 @@ static int str_append(struct pf_prof *p, const char *s, size_t len)
 	 * pf_prof_str_get()): copied by its offset, as the blob may move */
 	size_t s_off = p->blob && (uintptr_t)s - (uintptr_t)p->blob < p->blob_len ? (size_t)(s - p->blob)
 										   : SIZE_MAX;
+	uint32_t old_cap = p->cap_str;
 	int rc = grow((void **)&p->str_off, &p->cap_str, p->n_str + 1, sizeof(*p->str_off));
 	if (rc)
 		return rc;
-	uint32_t cap = p->cap_str;
-	uint32_t *nl = realloc(p->str_len, cap * sizeof(*nl));
-	if (!nl)
-		return -ENOMEM;
-	p->str_len = nl;
+	/* str_len follows str_off's capacity: reallocated only when that grew
+	 * (a realloc per string copied the whole array each time where realloc
+	 * does not resize in place, as under ASan: quadratic) */
+	if (p->cap_str != old_cap || !p->str_len) {
+		uint32_t *nl = realloc(p->str_len, p->cap_str * sizeof(*nl));
+		if (!nl) {
+			p->cap_str = old_cap; /* str_off's extra room unused: both agree */
+			return -ENOMEM;
+		}
+		p->str_len = nl;
+	}
 	if (pfi_grow_bytes((void **)&p->blob, &p->blob_cap, p->blob_len + len + 1, 65536) < 0)
 		return -ENOMEM;
 	if (s_off != SIZE_MAX)

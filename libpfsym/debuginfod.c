@@ -194,15 +194,15 @@ void pfsi_debuginfod_free(struct symbolizer *s) { (void)s; }
 void pfsi_debuginfod_report(const struct symbolizer *s, FILE *out, const char *prog)
 {
 	if (s->dbgd_note[0])
-		fprintf(out, "%s: debuginfod: %s\n", prog, s->dbgd_note);
+		pfsi_report_line(out, "%s: debuginfod: %s", prog, s->dbgd_note);
 	else if (s->dbgd_state > 0)
-		fprintf(out, "%s: debuginfod: %u files from the servers or the cache\n", prog, s->dbgd_fetched);
+		pfsi_report_line(out, "%s: debuginfod: %u files from the servers or the cache", prog, s->dbgd_fetched);
 	if (s->dbgd_timed_out || s->dbgd_skipped)
-		fprintf(out,
-			"%s: debuginfod: the time limit of %g s for the run was spent: %u transfers aborted, %u not "
-			"started (--debuginfod-timeout raises it)\n",
-			prog, s->o.dbgd_timeout_s, s->dbgd_timed_out, s->dbgd_skipped);
+		pfsi_report_line(out,
+				 "%s: debuginfod: the time limit of %g s for the run was spent: %u transfers aborted, %u "
+				 "not started (--debuginfod-timeout raises it)",
+				 prog, s->o.dbgd_timeout_s, s->dbgd_timed_out, s->dbgd_skipped);
 	if (s->dbgd_cut)
-		fprintf(out, "%s: debuginfod: %u downloads cut short by the server (the binaries' lines below say which)\n",
-			prog, s->dbgd_cut);
+		pfsi_report_line(out, "%s: debuginfod: %u downloads cut short by the server (the binaries' lines below "
+				 "say which)", prog, s->dbgd_cut);
 }

@@ -715,7 +715,7 @@ int pfsi_sym_report(struct symbolizer *s, FILE *out, const char *prog)
 		const struct binfo *b = v[i];
 		if (b->state == ST_OK && (b->host_main || b->host_sym)) {
 			int two = b->elf_sym && b->elf_sym != b->elf_main;
-			fprintf(out, "%s: %s: from this machine (--host-fallback): %s%s%s%s\n", prog, b->path,
+			pfsi_report_line(out, "%s: %s: from this machine (--host-fallback): %s%s%s%s", prog, b->path,
 				b->host_main ? b->found : "", b->host_main && two && b->host_sym ? ", " : "",
 				two && b->host_sym ? "symbols from " : "", two && b->host_sym ? b->symfile : "");
 			lines++;
@@ -741,16 +741,16 @@ int pfsi_sym_report(struct symbolizer *s, FILE *out, const char *prog)
 			lines++;
 		}
 		if (b->skipped.len) {
-			fprintf(out, "%s: %s: debug files skipped: %s\n", prog, b->path, (char *)b->skipped.data);
+			pfsi_report_line(out, "%s: %s: debug files skipped: %s", prog, b->path, (char *)b->skipped.data);
 			lines++;
 		}
 		if (b->state == ST_OK && !b->forced && !b->elf_sym && b->fd_main >= 0 && b->addrs_named < b->addrs) {
 			/* found, stripped, no debug file: .dynsym at most */
 			char name[PATH_MAX];
 			lookup_path(b, name, sizeof(name));
-			fprintf(out,
+			pfsi_report_line(out,
 				"%s: %s: stripped (no .symtab) and no debug file found: %llu of %llu addresses "
-				"unnamed (build-id %s); tried: %s\n",
+				"unnamed (build-id %s); tried: %s",
 				prog, name, (unsigned long long)(b->addrs - b->addrs_named), (unsigned long long)b->addrs,
 				bidhex, b->tried.data ? (char *)b->tried.data : "nothing");
 			lines++;
@@ -770,7 +770,7 @@ int pfsi_sym_report(struct symbolizer *s, FILE *out, const char *prog)
 				: "not found";
 		char name[PATH_MAX];
 		lookup_path(b, name, sizeof(name)); /* without " (deleted)" */
-		fprintf(out, "%s: %s: %s (build-id %s, %llu addresses); tried: %s\n", prog, name, what, bidhex,
+		pfsi_report_line(out, "%s: %s: %s (build-id %s, %llu addresses); tried: %s", prog, name, what, bidhex,
 			(unsigned long long)b->addrs, b->tried.data ? (char *)b->tried.data : "nothing");
 		lines++;
 	}

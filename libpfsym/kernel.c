@@ -643,23 +643,23 @@ static void vml_report(const struct kern *k, FILE *out, const char *prog)
 	switch (k->vml_state) {
 	case VML_USED:
 	case VML_FORCED:
-		fprintf(out, "%s: %s: %llu unique kernel addresses named from it (build-id %s, KASLR shift 0x%llx)\n",
+		pfsi_report_line(out, "%s: %s: %llu unique kernel addresses named from it (build-id %s, KASLR shift 0x%llx)",
 			prog, k->vml_path, (unsigned long long)k->vml_named, vs, (unsigned long long)k->vml_shift);
 		if (k->vml_state == VML_FORCED)
-			fprintf(out, "%s: %s: used by --force: its build-id %s, the recorded kernel's %s\n", prog,
+			pfsi_report_line(out, "%s: %s: used by --force: its build-id %s, the recorded kernel's %s", prog,
 				k->vml_path, vs, rn ? rh : "unknown (not recorded)");
 		break;
 	case VML_MISMATCH:
-		fprintf(out, "%s: %s: not used: its build-id %s differs from the recorded kernel's %s (--force uses it)\n",
+		pfsi_report_line(out, "%s: %s: not used: its build-id %s differs from the recorded kernel's %s (--force uses it)",
 			prog, k->vml_path, vs, rh);
 		break;
 	case VML_NO_BID:
-		fprintf(out, "%s: %s: not used: the recording has no kernel build-id to check its build-id %s against "
-			"(--force uses it)\n", prog, k->vml_path, vs);
+		pfsi_report_line(out, "%s: %s: not used: the recording has no kernel build-id to check its build-id %s against "
+			"(--force uses it)", prog, k->vml_path, vs);
 		break;
 	case VML_NO_TEXT:
-		fprintf(out, "%s: %s: not used: the recording has no runtime address of _text or _stext (no KSYMS "
-			"section, no META kernel_text): the KASLR shift is unknown\n", prog, k->vml_path);
+		pfsi_report_line(out, "%s: %s: not used: the recording has no runtime address of _text or _stext (no KSYMS "
+			"section, no META kernel_text): the KASLR shift is unknown", prog, k->vml_path);
 		break;
 	default:
 		break;
@@ -727,10 +727,10 @@ void pfsi_kern_report(const struct kern *k, FILE *out, const char *prog)
 		      : k->have_rec ? "the --vmlinux image and the recording's kallsyms snapshot" : "the --vmlinux image";
 	const char *dyn = k->n_dyn ? (src ? " and KSYMBOL records" : "KSYMBOL records (BPF)") : "";
 	if (src || k->named)
-		fprintf(out, "%s: %llu of %llu unique kernel addresses named from %s%s\n", prog,
+		pfsi_report_line(out, "%s: %llu of %llu unique kernel addresses named from %s%s", prog,
 			(unsigned long long)k->named, (unsigned long long)k->addrs, src ? src : "", dyn);
 	if (!src)
-		fprintf(out, "%s: %llu unique kernel addresses left [kernel]: the recording has no kernel symbols "
-			"(pfrec --no-kallsyms, hidden addresses, or an older pfrec; pfsym --kallsyms FILE names them)\n",
+		pfsi_report_line(out, "%s: %llu unique kernel addresses left [kernel]: the recording has no kernel symbols "
+			"(pfrec --no-kallsyms, hidden addresses, or an older pfrec; pfsym --kallsyms FILE names them)",
 			prog, (unsigned long long)(k->addrs - k->named));
 }

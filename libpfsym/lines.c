@@ -219,10 +219,10 @@ void pfsi_lines_report(const struct symbolizer *s, FILE *out, const char *prog)
 {
 	if (!stats_on())
 		return;
-	fprintf(out,
+	pfsi_report_line(out,
 		"%s: lines: %llu addresses, %.3f us each to find the CU (indexed), %.3f us each to make "
 		"the frames; %llu DWARF files opened in %.1f ms; %llu compilation units indexed in %.1f ms; "
-		"line index: %llu used, %.1f ms; DWARF cache: %llu used, %llu written, %llu not written\n",
+		"line index: %llu used, %.1f ms; DWARF cache: %llu used, %llu written, %llu not written",
 		prog, (unsigned long long)s->ln_addrs,
 		s->ln_addrs ? (double)s->ln_lookup_ns / 1e3 / (double)s->ln_addrs : 0.0,
 		s->ln_addrs ? (double)s->ln_chain_ns / 1e3 / (double)s->ln_addrs : 0.0,

@@ -98,6 +98,18 @@ static void pass_free(struct pass *ps)
 }
 
 /* An input fault that does not stop the pass. */
+/* A bound of the JIT maps reached (not damage: the input may be sound):
+ * told once per bound. */
+static void tell_jit_cap(struct pass *ps)
+{
+	char m[512], line[1024];
+	while (pfsi_jit_cap_message(ps->jit, m, sizeof(m)))
+		if (ps->o.message) {
+			snprintf(line, sizeof(line), "%s: %s", ps->o.input_name, m);
+			ps->o.message(ps->o.message_arg, line);
+		}
+}
+
 static void tell(struct pass *ps, const char *fmt, ...)
 {
 	ps->damaged = 1;
@@ -447,9 +459,14 @@ static int pass_section(pf_sym *s, struct pass *ps, struct ahead_sec *x)
 			return rc;
 		ps->ksyms_seen = 1;
 	}
-	if (sec.type == PF_SEC_PERFMAP && sec.data && !pfsi_jit_prescanned(ps->jit) &&
-	    pfsi_jit_add(ps->jit, sec.data, sec.size, pf_prof_builder_stats(ps->b)->samples) == -ENOMEM)
-		return -ENOMEM;
+	if (sec.type == PF_SEC_PERFMAP && sec.data && !pfsi_jit_prescanned(ps->jit)) {
+		rc = pfsi_jit_add(ps->jit, sec.data, sec.size, pf_prof_builder_stats(ps->b)->samples);
+		if (rc == -ENOMEM)
+			return -ENOMEM;
+		if (rc == 1)
+			tell_jit_cap(ps);
+		rc = 0;
+	}
 	if (sec.type == PF_SEC_RECORDS && sec.data) {
 		/* the builder keeps this payload until the next one: hand
 		 * it the slot's buffer instead of a copy; the builder's
@@ -574,8 +591,10 @@ int pf_sym_rewrite(pf_sym *s, pf_reader *r, int out_fd, const struct pf_sym_rewr
 	ps->errmsg_size = errmsg_size;
 	/* JIT maps are written when a recording stops, after its samples:
 	 * from a file, read them first */
-	if (!(ps->jit = pfsi_jit_new(s->sym)) || pfsi_jit_prescan(ps->jit, pf_reader_name(r)) < 0)
+	if (!(ps->jit = pfsi_jit_new(s->sym, s->o.max_jit_symbols, s->o.max_jit_map_bytes)) ||
+	    pfsi_jit_prescan(ps->jit, pf_reader_name(r)) < 0)
 		return set_error(ps, -ENOMEM, "out of memory");
+	tell_jit_cap(ps);
 	/* The read-ahead thread starts now, reading the first sections while
 	 * this thread sets up the rest (a new thread waited up to 0.5 ms for a
 	 * CPU when it was started last). From here on only it touches the
@@ -653,14 +672,14 @@ void pf_sym_report(pf_sym *s, FILE *out, const char *prog)
 			 !st->samples && st->lost ? " (every sample was lost)"
 			 : !st->samples	  ? " (no samples)"
 					  : "");
-	fprintf(out, "%s: %llu samples, %llu lost, %llu unique addresses, %s, %llu kernel frames\n", prog,
+	pfsi_report_line(out, "%s: %llu samples, %llu lost, %llu unique addresses, %s, %llu kernel frames", prog,
 		(unsigned long long)st->samples, (unsigned long long)st->lost, (unsigned long long)st->unique_addrs,
 		res, (unsigned long long)st->frames_kernel);
 	if (st->truncated)
-		fprintf(out,
+		pfsi_report_line(out,
 			"%s: call chains of %llu samples cut by a depth limit "
 			"(kernel.perf_event_max_stack, or the unwinder's 1024 frames): their stacks start "
-			"at [truncated]\n",
+			"at [truncated]",
 			prog, (unsigned long long)st->truncated);
 	pfsi_unw_report(ps->unw, out, prog);
 	pfsi_kern_report(s->kern, out, prog);
@@ -746,6 +765,8 @@ int pf_sym_new(pf_sym **out, const struct pf_sym_opts *o, char *errmsg, size_t e
 	pfsi_kern_set_force(s->kern, po.force);
 	s->o.no_inline = po.no_inline;
 	s->o.debuginfod = po.debuginfod;
+	s->o.max_jit_symbols = po.max_jit_symbols;
+	s->o.max_jit_map_bytes = po.max_jit_map_bytes;
 	const char *bad_dir = NULL;
 	rc = pfsi_sym_new(&s->o, &s->sym, &bad_dir);
 	if (rc < 0) {

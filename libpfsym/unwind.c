@@ -678,7 +678,7 @@ void pfsi_unw_report(const struct unwinder *u, FILE *out, const char *prog)
 	if (!u || !u->samples)
 		return;
 	if (u->verify && u->verify_bad)
-		fprintf(out, "%s: verify: %llu samples by the fast path, %llu differ from libdwfl\n", prog,
+		pfsi_report_line(out, "%s: verify: %llu samples by the fast path, %llu differ from libdwfl", prog,
 			(unsigned long long)u->fast_samples, (unsigned long long)u->verify_bad);
 	fprintf(out, "%s: unwound %llu samples (%llu frames): %llu to the outermost frame", prog,
 		(unsigned long long)u->samples, (unsigned long long)u->frames,
@@ -697,7 +697,7 @@ void pfsi_unw_report(const struct unwinder *u, FILE *out, const char *prog)
 		fprintf(out, "; %llu PAC-signed addresses stripped", (unsigned long long)u->pac_stripped);
 	fputc('\n', out);
 	if (u->stops[STOP_SHORT])
-		fprintf(out, "%s: %llu stacks were cut at the end of the stack copy: record with a larger "
-			     "--call-graph dwarf,BYTES\n",
+		pfsi_report_line(out, "%s: %llu stacks were cut at the end of the stack copy: record with a larger "
+			     "--call-graph dwarf,BYTES",
 			prog, (unsigned long long)u->stops[STOP_SHORT]);
 }

@@ -1,6 +1,7 @@
 /* util.c - small helpers shared by libpfsym's files: array growth, lists of
  * places tried, frame naming. */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #endif
 
 #include "internal/pfsym.h"
+#include "text.h"
 
 #ifdef PF_DW_DLOPEN
 static void *dw_dlopen(const char **lib, const char *fault, const char *without)
@@ -117,18 +119,38 @@ int64_t pfsi_name_str(struct pf_prof *p, const char *name, size_t len, int cut)
 void pfsi_bounds_report(const struct symbolizer *s, FILE *out, const char *prog)
 {
 	if (s->names_cut)
-		fprintf(out,
+		pfsi_report_line(out,
 			"%s: names over %u bytes (functions, source files): %llu, cut there and marked [cut] "
-			"(the first in %s; --max-name raises the bound)\n",
+			"(the first in %s; --max-name raises the bound)",
 			prog, s->o.max_name ? s->o.max_name : PFSI_MAX_NAME_DEFAULT, (unsigned long long)s->names_cut,
 			s->name_cut_file);
 	if (s->inline_cut)
-		fprintf(out, "%s: inline chains of %llu addresses cut to %u frames, the deepest dropped "
-			"(--max-inline raises the bound, up to %u)\n",
+		pfsi_report_line(out, "%s: inline chains of %llu addresses cut to %u frames, the deepest dropped "
+			"(--max-inline raises the bound, up to %u)",
 			prog, (unsigned long long)s->inline_cut,
 			s->o.max_inline ? s->o.max_inline : PFSI_MAX_INLINE_DEFAULT, PFSI_MAX_INLINE_MAX);
 	if (s->dw_refused)
-		fprintf(out, "%s: compressed DWARF sections refused: %llu, no inline frames or source lines from "
-			"them: %s (more than %u times its compressed size, or 4 GiB)\n",
+		pfsi_report_line(out, "%s: compressed DWARF sections refused: %llu, no inline frames or source lines from "
+			"them: %s (more than %u times its compressed size, or 4 GiB)",
 			prog, (unsigned long long)s->dw_refused, s->dw_refused_what, PFSI_DW_MAX_RATIO);
+}
+
+void pfsi_report_line(FILE *out, const char *fmt, ...)
+{
+	char small[512], *line = small;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(small, sizeof(small), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(small) && (line = malloc((size_t)n + 1))) {
+		va_start(ap, fmt);
+		vsnprintf(line, (size_t)n + 1, fmt, ap);
+		va_end(ap);
+	}
+	pf_text_write(out, line ? line : small); /* out of memory: the line cut */
+	fputc('\n', out);
+	if (line != small)
+		free(line);
 }

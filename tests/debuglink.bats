@@ -117,3 +117,19 @@ leaves() {
 	run bash -c "pffold --no-comm r2.sym 2>/dev/null | grep -c leaf_one"
 	assert_output 0
 }
+
+@test "a debuglink name holding a newline: escaped in the summary's line, which stays one line" {
+	mkdir -p nl
+	cp full nl/prog
+	strip --strip-all nl/prog
+	# objcopy names the link after the file it is given, and reads it for
+	# the CRC32; the file is then removed: pfsym looks for it in vain
+	cp store/prog.debug $'nl/dbg\npfsym: forged'
+	objcopy --add-gnu-debuglink=$'nl/dbg\npfsym: forged' nl/prog
+	rm -f $'nl/dbg\npfsym: forged'
+	pfrec -q -g -F 4000 -o nl.pf -- nl/prog
+	run -0 --separate-stderr pfsym nl.pf -o nl.sym
+	[[ "$stderr" != *$'\npfsym: forged'* ]]
+	line=$(grep -F "$PWD/nl/prog: stripped (no .symtab) and no debug file found" <<<"$stderr")
+	[[ "$line" == *"$PWD/nl/dbg\\x0apfsym: forged (missing)"* ]]
+}

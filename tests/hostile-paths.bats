@@ -362,3 +362,15 @@ main_stacks() {
 	assert_output --partial "[app]"
 	refute_output --partial "path_a"
 }
+
+@test "a recorded path holding a newline or an escape sequence: escaped in the summary, which it cannot add lines to" {
+	gen paths $'/nonexistent/evil\npfsym: forged line' $'maps:/nonexistent/m\e[31mred' nl.pf
+	run -0 --separate-stderr pfsym nl.pf -o nl.sym
+	# every line of the summary is one of pfsym's: none starts with the
+	# forged text, and no escape byte reaches the terminal
+	run -1 grep '^pfsym: forged' <<<"$stderr"
+	[[ "$stderr" != *$'\e'* ]]
+	[[ "$stderr" == *'pfsym: /nonexistent/evil\x0apfsym: forged line: not found (build-id none, 1 addresses); tried: /nonexistent/evil\x0apfsym: forged line (missing)'* ]]
+	[[ "$stderr" == *'pfsym: /nonexistent/m\x1b[31mred: not found'* ]]
+	assert_equal "$(grep -c . <<<"$stderr")" 3
+}

@@ -196,3 +196,56 @@ PY
 	total=$(awk '{ s += $NF } END { print s + 0 }' <<<"$output")
 	[ "$n" -gt $((total / 2)) ] || { echo "py::inner in $n of $total samples"; return 1; }
 }
+
+# Forged and oversized maps (issue 30): made by pfsym-gen (tests/c/pfsym-gen.c,
+# mode perfmap: line 0 "cover" spans every other line; sample i is at line
+# I + 1, "jit_I", which overrides it).
+PFSYM_GEN="$PFTOOLS_BUILD/tests/pfsym-gen"
+
+# jit_leaves FILE.sym: "NAME COUNT" of the leaf frames in perf-400.map
+jit_leaves() {
+	pffold --dso "$1" | sed -n 's/^jit;\(.*\) \[perf-400\.map\] \([0-9]*\)$/\1 \2/p' | sort
+}
+
+@test "a map whose first line overlaps all others: every address named by its latest line, within a timeout" {
+	"$PFSYM_GEN" perfmap 1000 1000 small.pf
+	pfsym -q small.pf -o small.sym
+	run jit_leaves small.sym
+	assert_equal "$(grep -c . <<<"$output")" 1000
+	assert_equal "$output" "$(seq 0 999 | sed 's/^/jit_/; s/$/ 1/' | sort)"
+	# 300000 lines x 300000 addresses: the scan back over the lines that
+	# overlap an address took 30-48 s here for 200000 x 200000 and grows as
+	# their product (bench/RESULTS.md); the index takes 1-2 s
+	"$PFSYM_GEN" perfmap 300000 300000 big.pf
+	run -0 timeout 30 pfsym -q big.pf -o big.sym
+	run jit_leaves big.sym
+	assert_equal "$(grep -c . <<<"$output")" 300000
+	assert_equal "$(grep -vc ' 1$' <<<"$output")" 0
+}
+
+@test "the JIT maps' bounds: --max-jit-symbols and --max-jit-map-mb, each told in one line naming it" {
+	"$PFSYM_GEN" perfmap 1000 1000 small.pf
+	# 500 lines kept: "cover" and jit_0 .. jit_498; the rest of the
+	# addresses fall back to "cover"
+	run -0 --separate-stderr pfsym --max-jit-symbols=500 small.pf -o c.sym
+	assert_equal "${stderr_lines[0]}" "pfsym: small.pf: JIT maps (PERFMAP sections) over the bound of 500 symbols (pfsym --max-jit-symbols): the lines past it are not used"
+	assert_equal "${stderr_lines[2]}" "pfsym: JIT maps (/tmp/perf-PID.map) of 1 process, 500 symbols: 1000 addresses named"
+	run jit_leaves c.sym
+	assert_equal "$output" "$( (seq 0 498 | sed 's/^/jit_/; s/$/ 1/'; echo "cover 501") | sort)"
+	# 0: no limit
+	run -0 --separate-stderr pfsym --max-jit-symbols=0 small.pf -o n.sym
+	[[ "$stderr" != *"bound"* ]]
+	# the text: 100000 lines of about 25 bytes are over 1 MiB: not used
+	"$PFSYM_GEN" perfmap 100000 10 mb.pf
+	run -0 --separate-stderr pfsym --max-jit-map-mb=1 mb.pf -o mb.sym
+	assert_equal "${stderr_lines[0]}" "pfsym: mb.pf: JIT maps (PERFMAP sections) over the bound of 1 MiB of text (pfsym --max-jit-map-mb): the sections past it are not used"
+	run jit_leaves mb.sym
+	assert_output ""
+	run -0 pfsym -q --max-jit-map-mb=3 mb.pf -o mb2.sym
+	assert_equal "$(jit_leaves mb2.sym | grep -c .)" 10
+	# usage errors
+	run -2 pfsym --max-jit-symbols=x small.pf -o /dev/null
+	assert_output --partial "pfsym: --max-jit-symbols: expected a number (0: no limit), not 'x'"
+	run -2 pfsym --max-jit-map-mb=-1 small.pf -o /dev/null
+	assert_output --partial "pfsym: --max-jit-map-mb: expected a number (0: no limit), not '-1'"
+}

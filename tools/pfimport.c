@@ -250,7 +250,7 @@ int main(int argc, char **argv)
 	}
 	int fd = 1;
 	if (!to_stdout) {
-		fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		fd = pf_out_create_recording(out);
 		if (fd < 0) {
 			fprintf(stderr, PROG ": %s: %s\n", out, strerror(errno));
 			pf_perfdata_close(pd);

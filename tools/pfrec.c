@@ -133,7 +133,7 @@ static int open_output(struct rec *R)
 			return -1;
 		}
 	}
-	R->outfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	R->outfd = pf_out_create_recording(path);
 	if (R->outfd < 0) {
 		if (errno == EMFILE)
 			errmsg("%s: too many open files: raise the limit with `ulimit -n`", path);
@@ -770,6 +770,7 @@ static void free_rec(struct rec *R)
 	free(R->o.tids);
 	pf_keyset_free(&R->known);
 	pf_keyset_free(&R->perfmaps);
+	free(R->owners);
 	pf_keyset_free(&R->seen_paths);
 	pf_buf_free(&R->pend_bid);
 	for (int i = 0; i < R->npend; i++)

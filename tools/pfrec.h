@@ -48,6 +48,8 @@ void pfrec_ring_unmap(struct pfrec_ring *r);
 /* Reads all of `path` into a malloc'd buffer (NUL-terminated, *len without it),
  * at most `max` bytes. @return 0 or -errno. */
 int pfrec_read_file(const char *path, size_t max, char **out, size_t *len);
+/* The same from an open descriptor, which it closes. */
+int pfrec_read_fd(int fd, size_t max, char **out, size_t *len);
 /* Reads the first line of a small file into buf (newline stripped). @return length or -errno. */
 int pfrec_read_line(const char *path, char *buf, size_t size);
 /* Parses a CPU list "0-3,8,10-11" into a sorted, deduplicated array.

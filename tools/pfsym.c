@@ -69,6 +69,11 @@ static void usage(FILE *f)
 	      "                        default 65536): a longer one is cut, marked [cut]\n"
 	      "      --max-inline=N    keep at most N inline frames per address (1..255,\n"
 	      "                        default 64): the outermost; the deepest are dropped\n"
+	      "      --max-jit-symbols=N  use at most N lines of the recorded JIT maps\n"
+	      "                        (/tmp/perf-PID.map) in all (default 2000000; 0: no\n"
+	      "                        limit); lines past it are not used, and said so\n"
+	      "      --max-jit-map-mb=MIB  keep at most MIB MiB of JIT map text (default\n"
+	      "                        256; 0: no limit); sections past it are not used\n"
 	      "  -q, --quiet           no summary on standard error\n"
 	      "      --resolve=BINARY  print the name pfsym gives each ELF virtual address\n"
 	      "                        ADDR (hex) of BINARY ('ADDR NAME', '?\?' if none),\n"
@@ -204,7 +209,11 @@ static int resolve_main(const struct pf_sym_opts *so, const char *bin, char **ad
 static void on_message(void *arg, const char *msg)
 {
 	(void)arg;
-	fprintf(stderr, PROG ": %s\n", msg);
+	/* a message may name a recorded path: its control bytes escaped, so
+	 * that it stays one line */
+	fputs(PROG ": ", stderr);
+	pf_text_write(stderr, msg);
+	fputc('\n', stderr);
 }
 
 /* Opens the output ("-": standard output, never a terminal) after checking
@@ -227,7 +236,7 @@ static int open_output(const char *in, const char *out)
 		}
 		return 1;
 	}
-	int ofd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int ofd = pf_out_create_recording(out);
 	if (ofd < 0)
 		fprintf(stderr, PROG ": %s: %s\n", out, strerror(errno));
 	return ofd;
@@ -330,6 +339,8 @@ int main(int argc, char **argv)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "resolve", required_argument, NULL, 'R' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "max-jit-symbols", required_argument, NULL, 'Y' },
+		{ "max-jit-map-mb", required_argument, NULL, 'Z' },
 		PF_CLI_STD_LONGOPTS,
 	};
 	/* large section buffers come and go: keep them in the heap instead of
@@ -441,6 +452,20 @@ int main(int argc, char **argv)
 		case 'j':
 			json = 1;
 			break;
+		case 'Y':
+		case 'Z': {
+			const char *name = c == 'Y' ? "--max-jit-symbols" : "--max-jit-map-mb";
+			char *e;
+			errno = 0;
+			unsigned long long v = strtoull(optarg, &e, 10);
+			if (errno || e == optarg || *e || optarg[0] == '-' || (c == 'Z' && v > (UINT64_MAX >> 20)))
+				return pf_cli_usage(PROG, "%s: expected a number (0: no limit), not '%s'", name, optarg);
+			if (c == 'Y')
+				so.max_jit_symbols = v ? v : UINT64_MAX;
+			else
+				so.max_jit_map_bytes = v ? v << 20 : UINT64_MAX;
+			break;
+		}
 		default:
 			return pf_cli_std_opt(PROG, c, usage);
 		}

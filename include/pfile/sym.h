@@ -145,8 +145,21 @@ struct pf_sym_opts {
 				        * running when they are spent is aborted
 				        * (libdebuginfod's progress callback), no
 				        * more are started; 0: 120; < 0: no limit */
+	/* since 0.5 too: bounds on the JIT maps (PERFMAP sections) */
+	uint64_t max_jit_symbols;      /* the most JIT map entries (lines of
+				        * /tmp/perf-PID.map in PERFMAP sections,
+				        * all processes together) kept: lines past
+				        * it are not used, told once through
+				        * `message` of pf_sym_rewrite_opts; 0: the
+				        * default, 2000000 (about 100 bytes of memory
+				        * each); UINT64_MAX: no bound */
+	uint64_t max_jit_map_bytes;    /* the most bytes of JIT map text kept
+				        * (all PERFMAP sections together): a
+				        * section past it is not used, told once;
+				        * 0: the default, 256 MiB; UINT64_MAX: no
+				        * bound */
 };
-#define PF_SYM_OPTS_INIT { sizeof(struct pf_sym_opts), NULL, NULL, 0, 0, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL, 0, 0, 0 }
+#define PF_SYM_OPTS_INIT { sizeof(struct pf_sym_opts), NULL, NULL, 0, 0, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL, 0, 0, 0, 0, 0 }
 
 /* A new symbolizer for options `o` (NULL: the defaults). The strings of `o`
  * are copied. max_name or max_inline out of their range: -EINVAL (errmsg

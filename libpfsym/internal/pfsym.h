@@ -29,6 +29,8 @@ struct pfsym_opts {
 	uint32_t max_name;         /* bytes of a function name kept (symtab.c, lines.c) */
 	uint32_t max_inline;       /* inline frames kept per address (lines.c), 1..255 */
 	double dbgd_timeout_s;     /* debuginfod: seconds for the whole run, 0 none */
+	uint64_t max_jit_symbols;  /* perfmap.c's bounds (0: its defaults) */
+	uint64_t max_jit_map_bytes;
 };
 /* pfsym --max-name's default and bounds (bytes), --max-inline's (frames). */
 #define PFSI_MAX_NAME_DEFAULT 65536u
@@ -394,6 +396,12 @@ int pfsi_grow(void **arr, size_t *cap, size_t elem, size_t first);
 /* Appends "WHAT (WHY)" to the list (", " between entries), keeping it a
  * NUL-terminated string. Out of memory leaves the list short, never broken. */
 void pfsi_note(struct pf_buf *list, const char *what, const char *why);
+/* One line of pf_sym_report()'s summary: printf(fmt, ...) with control
+ * bytes (a newline in a recorded path or a debuglink name, an escape
+ * sequence) written as \xHH by pf_text_write() of tools/common/text.c, so
+ * that no name from a recording can forge a line or reach the terminal,
+ * then a newline. */
+void pfsi_report_line(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Sets f's name (a string id) and, when it fits in 32 bits, its offset from
  * the symbol's start (sym_off, flag PF_FRAME_HAS_SYMOFF). */
 void pfsi_frame_name(struct pf_prof_frame *f, uint32_t name, uint64_t off);
@@ -442,13 +450,24 @@ void pfsi_load_segments(struct binfo *b, Elf *e);
 
 struct pfsi_jit;
 
-/* An empty set of JIT maps; names are bounded by sym's --max-name (and
- * counted there). @return NULL when out of memory. */
-struct pfsi_jit *pfsi_jit_new(struct symbolizer *sym);
+/* The bounds when pf_sym_opts leaves them 0: symbols over all processes
+ * (an entry and its index take about 100 bytes), and bytes of map text. */
+#define PFSI_JIT_MAX_SYMS 2000000u
+#define PFSI_JIT_MAX_BYTES (256ull << 20)
+#define PFSI_JIT_CAPPED_SYMS 1u
+#define PFSI_JIT_CAPPED_BYTES 2u
+
+/* An empty set of JIT maps that keeps at most max_syms entries and
+ * max_bytes bytes of text (0: the defaults above; UINT64_MAX: no bound);
+ * names are bounded by sym's --max-name (and counted there).
+ * @return NULL when out of memory. */
+struct pfsi_jit *pfsi_jit_new(struct symbolizer *sym, uint64_t max_syms, uint64_t max_bytes);
 void pfsi_jit_free(struct pfsi_jit *j);
 /* Adds a PERFMAP payload (format/pfile.md 4.12); samples_so_far: samples
  * already resolved (counted as late when not prescanned). Malformed lines
- * are skipped. @return 0, -EBADMSG (shorter than its header), -ENOMEM. */
+ * are skipped. @return 0; 1 when a bound left lines or the whole section
+ * out (pfsi_jit_cap_message() says which); -EBADMSG (shorter than its
+ * header); -ENOMEM. */
 int pfsi_jit_add(struct pfsi_jit *j, const uint8_t *data, size_t size, uint64_t samples_so_far);
 /* Reads the PERFMAP sections of the recording at `path` before the pass
  * (they are written when the recording stops, after the samples): nothing
@@ -456,6 +475,9 @@ int pfsi_jit_add(struct pfsi_jit *j, const uint8_t *data, size_t size, uint64_t 
 int pfsi_jit_prescan(struct pfsi_jit *j, const char *path);
 /* Whether pfsi_jit_prescan() read the file (then the pass skips the sections). */
 int pfsi_jit_prescanned(const struct pfsi_jit *j);
+/* A bound reached and not told yet: writes the one-line message (naming the
+ * bound and pfsym's option that raises it) to buf. @return 1, else 0. */
+int pfsi_jit_cap_message(struct pfsi_jit *j, char *buf, size_t size);
 /* pf_prof_resolve_anon_fn: ctx is the struct pfsi_jit. */
 int pfsi_jit_resolve(void *ctx, struct pf_prof *p, uint32_t pid, uint64_t addr, struct pf_dso *dso,
 		     struct pf_prof_frame *f);

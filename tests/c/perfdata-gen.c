@@ -51,6 +51,9 @@
  *   --short-sample K    sample K (from 0) claims a call chain of 40 entries
  *                       in a record that holds 4: its fields run past its
  *                       size (the record's framing stays intact)
+ *   --vdso              also a BUILD_ID entry for [vdso] (20 bytes 30..43),
+ *                       whose image pfimport looks for in perf's build-id
+ *                       cache (tests/untrusted-files.bats)
  * perfdata-gen --records-of IN.pf OUT writes the kernel records of a .pf file
  * (its RECORDS sections as libpfile's reader restores them, in host byte
  * order) back to back to OUT and prints their count: what the tests compare
@@ -86,6 +89,7 @@ static int be, bare_attrs, no_comm, kernel_chain, overlap;
 static const char *arch_name;
 static int short_sample = -1; /* --short-sample */
 static unsigned bomb_mib;     /* --bomb */
+static int with_vdso; /* --vdso */
 
 static void u8(struct pf_buf *b, uint8_t v)
 {
@@ -359,6 +363,8 @@ static void features(struct feat *f, int *n, int unknown, int empty_cpudesc)
 	build_id(&f[k].b, PERF_RECORD_MISC_USER, 0, 1, "/usr/bin/prog");
 	build_id(&f[k].b, PERF_RECORD_MISC_KERNEL, -1, 0xa0, "[kernel.kallsyms]");
 	build_id(&f[k].b, PERF_RECORD_MISC_GUEST_USER, 0, 0x50, "/guest/bin/x");
+	if (with_vdso)
+		build_id(&f[k].b, PERF_RECORD_MISC_USER, 0, 0x30, "[vdso]");
 	k++;
 	f[k].id = 3;
 	hstring(&f[k++].b, "gen-host");
@@ -548,6 +554,7 @@ static int parse_args(struct opts *o, int argc, char **argv)
 		{ "--no-comm", &no_comm, 1 }, { "--kernel-chain", &kernel_chain, 1 },
 		{ "--overlap", &overlap, 1 },
 		{ "--empty-cpudesc", &o->empty_cpudesc, 1 },
+		{ "--vdso", &with_vdso, 1 },
 	};
 	for (int i = 1; i < argc; i++) {
 		size_t k = 0;

@@ -68,6 +68,15 @@
  *                  samples again and again), then the CHAINs' samples once
  *                  more; ksyms=- says META ksyms 1 and writes no KSYMS
  *                  (tests/kernel.bats).
+ *   perfmap N A OUT  a JIT process "jit" (pid 400) whose //anon mapping at
+ *                  0x7f0000000000 holds A samples at 0x7f0000000000 + 16 I + 5
+ *                  for I = (i N / A) mod N, i < A (spread over the N
+ *                  entries; each its own), and one PERFMAP section of N + 1
+ *                  lines: "7f0000000000 SIZE cover" over all of them, then
+ *                  "START 10 jit_I" for I < N at 0x7f0000000000 + 16 I. Each
+ *                  address is named jit_I by the latest line that holds it;
+ *                  the first line overlaps every other one (the shape that
+ *                  made the lookup walk the whole map; bench/RESULTS.md).
  * OUT may be "-" for standard output.
  */
 #include <fcntl.h>
@@ -724,10 +733,45 @@ static void gen_views(pf_writer *w)
 	pf_prof_free(&p);
 }
 
+static void gen_perfmap(pf_writer *w, uint64_t n, uint64_t a)
+{
+	const uint64_t base = 0x7f0000000000ull;
+	event(w, "cpu-clock", PERF_COUNT_SW_CPU_CLOCK, 1);
+	uint64_t t = 1000000000ull;
+	comm(400, 400, "jit", 1, t);
+	mmap2(400, base, 16 * (n ? n : 1) + 0x1000, 0, "//anon", t + 1);
+	for (uint64_t i = 0; i < a; i++) {
+		uint64_t ip = base + 16 * (n ? (a <= n ? i * n / a : i % n) : 0) + 5;
+		sample(1, 400, 400, t + 1000 * (i + 1), &ip, 1);
+		if (rb.len > (4u << 20)) {
+			if (pf_writer_records(w, rb.data, rb.len) < 0)
+				tu_die("records");
+			rb.len = 0;
+		}
+	}
+	if (rb.len && pf_writer_records(w, rb.data, rb.len) < 0)
+		tu_die("records");
+	struct pf_buf text = { 0 }, b = { 0 };
+	char line[96];
+	int l = snprintf(line, sizeof(line), "%llx %llx cover\n", (unsigned long long)base,
+			 (unsigned long long)(16 * (n ? n : 1)));
+	pf_buf_put(&text, line, (size_t)l);
+	for (uint64_t i = 0; i < n; i++) {
+		l = snprintf(line, sizeof(line), "%llx 10 jit_%llu\n", (unsigned long long)(base + 16 * i),
+			     (unsigned long long)i);
+		pf_buf_put(&text, line, (size_t)l);
+	}
+	if (pf_maps_encode(&b, 400, t + 1000 * (a + 1), (const char *)text.data, text.len) < 0 ||
+	    pf_writer_section(w, PF_SEC_PERFMAP, 0, b.data, b.len) < 0)
+		tu_die("perfmap");
+	pf_buf_free(&text);
+	pf_buf_free(&b);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3)
-		tu_die("usage: pfsym-gen raw OUT | raw-many N OUT | raw-lost OUT | idle OUT | unordered OUT | group OUT | names OUT | resolved[-nostacks|-late|-stackcount|-lost] N OUT | paths SPEC... OUT");
+		tu_die("usage: pfsym-gen raw OUT | raw-many N OUT | raw-lost OUT | idle OUT | unordered OUT | group OUT | names OUT | resolved[-nostacks|-late|-stackcount|-lost] N OUT | paths SPEC... OUT | perfmap N A OUT");
 	const char *out = argv[argc - 1];
 	int fd = strcmp(out, "-") == 0 ? 1 : open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0)
@@ -760,6 +804,8 @@ int main(int argc, char **argv)
 		gen_raw_many(w, strtoull(argv[2], NULL, 10));
 	else if (!done && strcmp(argv[1], "kernel") == 0 && argc >= 3)
 		gen_kernel(w, argv + 2, argc - 3);
+	else if (!done && strcmp(argv[1], "perfmap") == 0 && argc == 5)
+		gen_perfmap(w, strtoull(argv[2], NULL, 10), strtoull(argv[3], NULL, 10));
 	else if (!done && strcmp(argv[1], "paths") == 0 && argc >= 4)
 		gen_paths(w, argv + 2, argc - 3);
 	else if (!done)

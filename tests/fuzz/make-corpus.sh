@@ -13,6 +13,8 @@
 #  - the line index files pfsym wrote for those recordings (lnidx);
 #  - kallsyms text and KSYMS payloads (ksyms), compressed DWARF sections
 #    (dwsec): tests/fuzz/seeds-ksyms-dwsec.py;
+#  - perf map text (perfmap): overlapping, overriding, 0x-prefixed, CRLF and
+#    malformed lines, under each option of the target;
 #  - the same files stored uncompressed (zstd level -1 through pftest-writer
 #    recode), whose payload bytes a mutation reaches directly;
 #  - the transformed payloads and the records of those files
@@ -29,7 +31,7 @@ if [ -e "$out/.done" ] && [ "$out/.done" -nt "$0" ]; then
 	exit 0
 fi
 rm -rf "$out"
-mkdir -p "$out"/{reader,profile,transform,folded,evspec,tpformat,perfdata,lnidx,ksyms,dwsec}
+mkdir -p "$out"/{reader,profile,transform,folded,evspec,tpformat,perfdata,lnidx,ksyms,dwsec,perfmap}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 W="$B/tests/pftest-writer"
@@ -113,6 +115,16 @@ for f in "$XDG_CACHE_HOME"/pftools/dwarf/*.lnidx; do
 	[ -e "$f" ] && [ "$(stat -c %s "$f")" -le 131072 ] && cp "$f" "$out/lnidx/" || true
 done
 
+# --- perf maps (perfmap: an option byte, then /tmp/perf-PID.map text) --------
+printf '1000 10 a\n1008 10 b\n1000 100 cover\n0x2000 0x20 c d e\r\n2010 8 inner\n' >map.txt
+printf 'ffffffffffffff00 ff top\nffffffffffffff00 100 wraps\n0 1 zero\n 10 10 lead\n10 0 empty\n10 10\n' >>map.txt
+printf '7f0000000000 100000 cover\n' >big.txt
+for i in $(seq 0 63); do printf '%x 10 jit_%d\n' $((0x7f0000000000 + 16 * i)) "$i"; done >>big.txt
+for o in 00 03 07 0b 0f 13 17 23 27 2f 3f; do
+	{ printf "\\x$o"; cat map.txt; } >"$out/perfmap/map-$o"
+	{ printf "\\x$o"; cat big.txt; } >"$out/perfmap/big-$o"
+done
+
 # --- event specs -------------------------------------------------------------------
 # (evspec: an option byte whose bits 0-1 pick the fake sysfs tree, then the
 # spec) every spec that tests/pmu.bats checks or refuses, on its own tree and
@@ -170,6 +182,6 @@ python3 "$OLDPWD/tests/fuzz/seeds-ksyms-dwsec.py" "$out" /proc/kallsyms
 
 find "$out" -type f -size 0 -delete
 touch "$out/.done"
-for t in reader profile transform folded evspec tpformat perfdata lnidx ksyms dwsec; do
+for t in reader profile transform folded evspec tpformat perfdata lnidx ksyms dwsec perfmap; do
 	echo "make-corpus: $t: $(find "$out/$t" -type f | wc -l) seeds"
 done

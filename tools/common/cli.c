@@ -196,3 +196,19 @@ int pf_out_write_all(int fd, const void *p, size_t n)
 	}
 	return 0;
 }
+
+int pf_out_create_recording(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	/* an existing file keeps its mode through O_TRUNC */
+	struct stat st;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 077) && fchmod(fd, st.st_mode & 07700) < 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}

@@ -72,6 +72,14 @@ void pf_cli_usage_exit(const char *prog, const char *fmt, ...)
  * errno set. */
 FILE *pf_cli_open_in(const char *path);
 
+/* Creates (or truncates) the recording `path` for writing, as perf record
+ * writes perf.data: mode 0600, since a recording holds what the recorded
+ * programs had in memory and in their JIT maps, command lines and paths.
+ * An existing regular file that others could read loses those bits first,
+ * before the new contents go in. close-on-exec. @return the file
+ * descriptor, or -1 with errno set. */
+int pf_out_create_recording(const char *path);
+
 /* A temporary file that no one else can see: O_TMPFILE in $TMPDIR (/tmp
  * when unset or empty), else mkostemp() of "DIR/PREFIX-XXXXXX" unlinked at
  * once; close-on-exec. *dir = the folder (for a message). @return the file

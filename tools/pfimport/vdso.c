@@ -20,6 +20,7 @@
 
 #include "buildid.h"
 #include "perfdata.h"
+#include "untrusted.h"
 
 #define VDSO_MAX_BYTES (1u << 20) /* a vDSO is a few pages; more is not one */
 
@@ -48,17 +49,31 @@ int pf_import_vdso(const char *dir, const char *path, size_t path_len, const uin
 		snprintf(why, why_size, "the build-id cache path is too long");
 		return 0;
 	}
-	int fd = open(file, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
+	/* DIR may be another user's (--buildid-dir, PERF_BUILDID_DIR): what
+	 * lies under it is opened by the rules of untrusted.h, so that a FIFO
+	 * never blocks the import and a link never makes it read a file of
+	 * someone else's; the build-id check below then vouches for the bytes */
+	int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
 		snprintf(why, why_size, "%s: %s", file, strerror(errno));
 		return 0;
 	}
 	struct stat sb;
+	uid_t owners[2] = { geteuid(), geteuid() };
+	if (fstat(dfd, &sb) == 0)
+		owners[1] = sb.st_uid; /* the cache's owner */
+	const char *rel = file + strlen(dir) + 1, *bad;
+	int fd = pf_open_untrusted(dfd, rel, PF_UNTRUSTED_NO_LINKS, owners, 2, VDSO_MAX_BYTES, &sb, &bad);
+	close(dfd);
 	uint8_t *img = NULL;
 	int rc = 0;
-	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size <= 0 || sb.st_size > VDSO_MAX_BYTES) {
+	if (fd == -EINVAL || fd == -EFBIG || (fd >= 0 && sb.st_size <= 0)) {
 		snprintf(why, why_size, "%s: not a vDSO image (a regular file of at most 1 MiB)", file);
 		goto out;
+	}
+	if (fd < 0) {
+		snprintf(why, why_size, "%s: %s", file, bad);
+		return 0;
 	}
 	size_t size = (size_t)sb.st_size, got = 0;
 	if (!(img = malloc(size))) {
@@ -95,6 +110,7 @@ int pf_import_vdso(const char *dir, const char *path, size_t path_len, const uin
 	rc = pf_dso_image_encode(out, &d) < 0 ? -ENOMEM : 1;
 out:
 	free(img);
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	return rc;
 }

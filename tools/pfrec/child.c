@@ -160,8 +160,10 @@ void snapshot_existing(struct rec *R)
 	}
 	struct pf_buf th = {0};
 	for (size_t i = 0; i < n; i++)
-		if (pf_keyset_add(&R->known, pids[i]) == 1)
+		if (pf_keyset_add(&R->known, pids[i]) == 1) {
+			note_owner(R, pids[i]);
 			threads_of(&th, pids[i]);
+		}
 	if (th.len)
 		put_section(R, PF_SEC_THREADS, &th);
 	pf_buf_free(&th);
@@ -381,6 +383,12 @@ void reap_child(struct rec *R, int block)
 		return;
 	int st;
 	pid_t r;
+	/* once it has exited, and before it is reaped (its /proc/PID goes
+	 * then): its owner, whose JIT map is its own (perfmap.c) */
+	siginfo_t si;
+	si.si_pid = 0;
+	if (waitid(P_PID, (id_t)R->child, &si, WEXITED | WNOWAIT | (block ? 0 : WNOHANG)) == 0 && si.si_pid)
+		note_owner(R, (uint32_t)R->child);
 	do
 		r = waitpid(R->child, &st, block ? 0 : WNOHANG);
 	while (r < 0 && errno == EINTR);

@@ -171,6 +171,9 @@ struct rec {
 
 	struct pf_keyset known;
 	struct pf_keyset perfmaps;          /* pids whose /tmp/perf-PID.map was copied */
+	struct pid_uid { uint32_t pid, uid; } *owners; /* each process's owner when first seen
+					       * (open addressing by pid, pid 0: empty) */
+	size_t cap_owners, n_owners;
 	struct pf_keyset seen_paths;        /* xxh3 of each file's path and inode, >> 1 */
 	struct pf_buf pend_bid;
 	struct pending *pend; int npend; size_t cappend;
@@ -209,6 +212,9 @@ struct pf_buf *pend_new(struct rec *R, uint16_t type); /* a pending side-band se
 /* pfrec/perfmap.c: JIT symbol maps (/tmp/perf-PID.map) into PERFMAP sections */
 void save_perfmap(struct rec *R, uint32_t pid, uint64_t time);
 void save_perfmaps(struct rec *R, uint64_t time);
+/* Notes the owner of a process seen for the first time (the uid of
+ * /proc/PID), whose map files are then accepted as its own. */
+void note_owner(struct rec *R, uint32_t pid);
 
 /* pfrec/ksyms.c: the KSYMS section (the kernel's symbols, modules, build-ids),
  * read before the recording starts, so that it precedes every record:

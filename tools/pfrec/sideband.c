@@ -273,6 +273,7 @@ static void new_process(struct rec *R, uint32_t pid, uint64_t time)
 {
 	if (!pid || pf_keyset_add(&R->known, pid) != 1)
 		return;
+	note_owner(R, pid);
 	snapshot_maps(R, pid, perf_now(R, time));
 }
 
@@ -352,8 +353,13 @@ static void note_record(struct rec *R, const uint8_t *rec)
 	}
 	case PERF_RECORD_COMM: {
 		struct pf_comm c;
-		if (pf_comm_decode(ev, hp, &c) == 0)
+		if (pf_comm_decode(ev, hp, &c) == 0) {
+			/* an exec may change the owner (setuid, setpriv):
+			 * the latest is the one that writes the map */
+			if ((h.misc & PERF_RECORD_MISC_COMM_EXEC) && pf_keyset_has(&R->known, c.pid))
+				note_owner(R, c.pid);
 			new_process(R, c.pid, t);
+		}
 		break;
 	}
 	case PERF_RECORD_MMAP2:

@@ -50,6 +50,11 @@ int pfrec_read_file(const char *path, size_t max, char **out, size_t *len)
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
+	return pfrec_read_fd(fd, max, out, len);
+}
+
+int pfrec_read_fd(int fd, size_t max, char **out, size_t *len)
+{
 	size_t cap = 8192, n = 0;
 	char *buf = malloc(cap);
 	if (!buf) {
