@@ -397,7 +397,9 @@ plt_check_irel() {
 main;ns::run(long);ns::Worker<3>::operator()(int)
 main;ns::run(long);ns::Worker<3>::spin(long)'
 	run -0 pfsym --resolve="$PWD/cxx" "$(nm cxx | awk '$3 == "_ZN2ns3runEl" {print $1}')"
-	assert_output --regexp '^0x[0-9a-f]+ ns::run\(long\)$'
+	assert_line --index 0 --regexp '^0x[0-9a-f]+ ns::run\(long\)$'
+	# with DWARF (-g), its frame and line as addr2line -f -i -p gives them
+	assert_line --index 1 --regexp '^  ns::run\(long\) at .*/sym_cxx.cc:[0-9]+$'
 	run -0 bash -c "pfsym -q --no-demangle cxx.pf | pffold"
 	assert_output --partial ';main;_ZN2ns3runEl;_ZN2ns6WorkerILi3EE4spinEl'
 	refute_output --partial 'ns::run(long)'
