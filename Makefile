@@ -263,23 +263,26 @@ $(FUZZ_O)/fuzz_perfdata: tests/fuzz/fuzz_perfdata.c tests/fuzz/fuzz.h tools/perf
 	    $(FUZZ_LIB_OBJ) $(CORE_LIBS)
 
 # pfsym's line index files (libpfsym/lnidx.c), with libpfsym around it
-FUZZ_SYM_OBJ := $(SYMLIB_SRC:%.c=$(FUZZ_O)/obj/%.o) $(FUZZ_O)/obj/tools/common/buildid.o $(FUZZ_O)/obj/tools/common/proof.o
+FUZZ_SYM_COMMON := $(FUZZ_O)/obj/tools/common/buildid.o $(FUZZ_O)/obj/tools/common/proof.o $(FUZZ_O)/obj/tools/common/text.o
+FUZZ_SYM_OBJ := $(SYMLIB_SRC:%.c=$(FUZZ_O)/obj/%.o) $(FUZZ_SYM_COMMON)
+# the tools' common objects that libpfsym's targets do not link twice
+FUZZ_LIB_NOSYM = $(filter-out $(FUZZ_SYM_COMMON),$(FUZZ_LIB_OBJ))
 $(FUZZ_O)/fuzz_lnidx: tests/fuzz/fuzz_lnidx.c tests/fuzz/fuzz.h $(FUZZ_SYM_OBJ) $(FUZZ_LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(SYM_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_SYM_OBJ) \
-	    $(filter-out $(FUZZ_O)/obj/tools/common/buildid.o $(FUZZ_O)/obj/tools/common/proof.o,$(FUZZ_LIB_OBJ)) $(SYMLIB_LIBS) -lm -ldl -lpthread
+	    $(FUZZ_LIB_NOSYM) $(SYMLIB_LIBS) -lm -ldl -lpthread
 
 # pfsym's reader of compressed DWARF sections (libpfsym/dwsec.c)
 $(FUZZ_O)/fuzz_dwsec: tests/fuzz/fuzz_dwsec.c tests/fuzz/fuzz.h $(FUZZ_SYM_OBJ) $(FUZZ_LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(SYM_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_SYM_OBJ) \
-	    $(filter-out $(FUZZ_O)/obj/tools/common/buildid.o,$(FUZZ_LIB_OBJ)) $(SYMLIB_LIBS) -lz -lm -ldl -lpthread
+	    $(FUZZ_LIB_NOSYM) $(SYMLIB_LIBS) -lz -lm -ldl -lpthread
 
 # pfsym's JIT maps (libpfsym/perfmap.c: PERFMAP text and its index)
 $(FUZZ_O)/fuzz_perfmap: tests/fuzz/fuzz_perfmap.c tests/fuzz/fuzz.h $(FUZZ_SYM_OBJ) $(FUZZ_LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(SYM_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_SYM_OBJ) \
-	    $(filter-out $(FUZZ_O)/obj/tools/common/buildid.o,$(FUZZ_LIB_OBJ)) $(SYMLIB_LIBS) -lm -ldl -lpthread
+	    $(FUZZ_LIB_NOSYM) $(SYMLIB_LIBS) -lm -ldl -lpthread
 
 # pfdump's EVENT descriptions and tracepoint format files
 $(FUZZ_O)/fuzz_tpformat: tests/fuzz/fuzz_tpformat.c tests/fuzz/fuzz.h tools/pfdump/tracepoint.c tools/pfdump/tracepoint.h

@@ -92,12 +92,12 @@ void pfsi_frame_name(struct pf_prof_frame *f, uint32_t name, uint64_t off)
 
 size_t pfsi_name_len(struct symbolizer *s, const char *name, const char *file, int *cut)
 {
-	size_t max = s->o.max_name ? s->o.max_name : PFSI_MAX_NAME_DEFAULT;
+	size_t max = s && s->o.max_name ? s->o.max_name : PFSI_MAX_NAME_DEFAULT;
 	size_t n = strnlen(name, max + 1);
 	*cut = n > max;
 	if (!*cut)
 		return n;
-	if (!s->names_cut++)
+	if (s && !s->names_cut++)
 		snprintf(s->name_cut_file, sizeof(s->name_cut_file), "%s", file ? file : "?");
 	return max;
 }

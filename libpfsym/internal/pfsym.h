@@ -459,7 +459,8 @@ struct pfsi_jit;
 
 /* An empty set of JIT maps that keeps at most max_syms entries and
  * max_bytes bytes of text (0: the defaults above; UINT64_MAX: no bound);
- * names are bounded by sym's --max-name (and counted there).
+ * names are bounded by sym's --max-name (and counted there; sym NULL: the
+ * default bound, not counted).
  * @return NULL when out of memory. */
 struct pfsi_jit *pfsi_jit_new(struct symbolizer *sym, uint64_t max_syms, uint64_t max_bytes);
 void pfsi_jit_free(struct pfsi_jit *j);

@@ -138,7 +138,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unsigned n_secs = 1 + (opt & 3u);
 	uint64_t max_syms = opt & 8 ? MAX_SYMS : UINT64_MAX;
 	uint64_t max_bytes = opt & 16 ? MAX_BYTES : UINT64_MAX;
-	struct pfsi_jit *j = pfsi_jit_new(max_syms, max_bytes);
+	struct pfsi_jit *j = pfsi_jit_new(NULL, max_syms, max_bytes);
 	/* the reference's copy: each section's text NUL-terminated, as
 	 * pfsi_jit_add() keeps it */
 	char *copy = malloc(len + 4);
