@@ -13,10 +13,16 @@ export PTW
 # No debuginfod server unless a test starts one (Debian's profile.d may set
 # DEBUGINFOD_URLS to a public server: pfsym would ask it for missing files).
 unset DEBUGINFOD_URLS
-# pfsym's DWARF cache (--dwarf-cache) in a folder of this bats run, never the
-# user's ~/.cache: each test file starts cold, later pfsym runs of the file
-# find what earlier ones inflated.
-export XDG_CACHE_HOME="${BATS_RUN_TMPDIR:-${TMPDIR:-/tmp}}/xdg-cache"
+# pfsym's DWARF cache (--dwarf-cache) in a folder of this test file, beside
+# its BATS_FILE_TMPDIR (not in it: tests list that folder), never the user's
+# ~/.cache: each test file starts cold, later pfsym runs of the file find what
+# earlier ones inflated, and files run in parallel (tests/run, bats --jobs)
+# never share it.
+if [ -n "${BATS_FILE_TMPDIR:-}" ]; then
+	export XDG_CACHE_HOME="$BATS_FILE_TMPDIR-xdg-cache"
+else
+	export XDG_CACHE_HOME="${BATS_RUN_TMPDIR:-${TMPDIR:-/tmp}}/xdg-cache"
+fi
 # ASan: leaks are errors; keep going messages short.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:exitcode=99}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:exitcode=98}
