@@ -19,11 +19,25 @@ setup_file() {
 	# three runs per side
 	for s in 21 22 23; do "$GEN" $s 20000 1 model_v1 > a$s.folded; done
 	for s in 31 32 33; do "$GEN" $s 20000 3 model_v2 > b$s.folded; done
+	# the quasi tests' oracle (tests/fixtures/diff_quasi.py) takes Student's t
+	# in closed form: checked once here against the slow independent method
+	# (Simpson's rule) at every point those tests use; quasi_oracle_checked
+	# fails them if it differs
+	python3 "$PFTOOLS_SRC/tests/fixtures/diff_quasi.py" selfcheck >quasi-selfcheck.out 2>&1
+	echo $? >quasi-selfcheck.rc
 }
 
 setup() {
 	cd "$BATS_FILE_TMPDIR"
 	FX="$PFTOOLS_SRC/tests/fixtures"
+}
+
+# quasi_oracle_checked: setup_file's selfcheck of diff_quasi.py passed
+quasi_oracle_checked() {
+	if [ "$(cat "$BATS_FILE_TMPDIR/quasi-selfcheck.rc")" != 0 ]; then
+		cat "$BATS_FILE_TMPDIR/quasi-selfcheck.out" >&2
+		return 1
+	fi
 }
 
 # rows of the table (after the 3 comment lines and the header) whose SIG is not "-"
@@ -675,6 +689,7 @@ sur\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\t737572eda080')"
 }
 
 @test "replicate runs, quasi-binomial test: the statistics that tests/fixtures/diff_quasi.py computes independently" {
+	quasi_oracle_checked
 	mkdir -p quasi && python3 "$FX/diff_quasi.py" write quasi
 	run pfdiff --json --test=quasi quasi/b1.folded quasi/b2.folded quasi/b3.folded -- quasi/n1.folded quasi/n2.folded quasi/n3.folded
 	refute_sanitizer
@@ -699,6 +714,7 @@ sur\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\t737572eda080')"
 }
 
 @test "replicate runs, quasi test: a function too rare to reach significance leaves the test family, a total equal to its self test counts once" {
+	quasi_oracle_checked
 	mkdir -p quasi && QUASI_RARE=1 python3 "$FX/diff_quasi.py" write quasi
 	local q=(quasi/b1.folded quasi/b2.folded quasi/b3.folded -- quasi/n1.folded quasi/n2.folded quasi/n3.folded)
 	run pfdiff --json --test=quasi "${q[@]}"
@@ -720,6 +736,7 @@ sur\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\t737572eda080')"
 }
 
 @test "replicate runs in --mode=time, quasi-Poisson test: the statistics that tests/fixtures/diff_quasi.py computes independently" {
+	quasi_oracle_checked
 	mkdir -p quasi && python3 "$FX/diff_quasi.py" write quasi
 	local q=(quasi/b1.folded quasi/b2.folded quasi/b3.folded -- quasi/n1.folded quasi/n2.folded quasi/n3.folded)
 	run pfdiff --json --mode=time --period 1000000 --test=quasi "${q[@]}"
