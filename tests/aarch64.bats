@@ -117,15 +117,21 @@ arm_payload() {
 
 # user_stacks NM_FILE: reads `pfdump --json` and prints "COUNT STACK" for the
 # user part of each sample's callchain, symbolized with the text symbols of
-# `nm -n` output; root first, as folded stacks are.
+# `nm -n -S` output; root first, as folded stacks are. An address is a
+# symbol's only inside its size (when nm gives one) or below the next symbol:
+# past the last one (the guest's vDSO, far above the static binary) it is
+# "?", never the binary's last symbol (_fini, which has no size).
 user_stacks() {
 	perl -e '
-		my (@a, @n, %c);
+		my (@a, @e, @n, %c);
 		open(my $f, "<", $ARGV[0]) or die "$ARGV[0]: $!\n";
 		while (<$f>) {
 			my @x = split;
-			next unless @x == 3 && $x[1] =~ /^[tT]$/;
-			push @a, hex($x[0]); push @n, $x[2];
+			if (@x == 4 && $x[2] =~ /^[tT]$/) {
+				push @a, hex($x[0]); push @e, hex($x[1]) ? hex($x[0]) + hex($x[1]) : undef; push @n, $x[3];
+			} elsif (@x == 3 && $x[1] =~ /^[tT]$/) {
+				push @a, hex($x[0]); push @e, undef; push @n, $x[2];
+			}
 		}
 		sub sym {
 			my $x = shift;
@@ -135,6 +141,7 @@ user_stacks() {
 				my $m = int(($lo + $hi + 1) / 2);
 				if ($a[$m] <= $x) { $lo = $m } else { $hi = $m - 1 }
 			}
+			return "?" if defined $e[$lo] ? $x >= $e[$lo] : $lo == $#a;
 			return $n[$lo];
 		}
 		while (<STDIN>) {
@@ -156,9 +163,11 @@ user_stacks() {
 	[ -x "$PFTOOLS_BUILD/bin/pfdump" ] || skip "no host pfdump in $PFTOOLS_BUILD/bin"
 	local p=$BATS_TEST_TMPDIR/payload out=$BATS_TEST_TMPDIR/out
 	arm_payload "$p" -fno-omit-frame-pointer
+	# arm_stack -r: a fixed number of rounds, no clock read: the share of
+	# samples in spin does not depend on how fast the loaded host emulates
 	cat >"$p/run.sh" <<'EOF'
 for ev in cycles cpu-clock; do
-	./pfrec -g -e $ev -o "$OUT/$ev.pf" -- ./arm_stack 300 >"$OUT/$ev.log" 2>&1
+	./pfrec -g -e $ev -o "$OUT/$ev.pf" -- ./arm_stack -r 3000 >"$OUT/$ev.log" 2>&1
 	echo $? >"$OUT/$ev.rc"
 	cat "$OUT/$ev.log"
 done
@@ -166,7 +175,7 @@ cp /proc/kallsyms "$OUT/kallsyms" 2>/dev/null
 exit 0
 EOF
 	run_vm "$p" "$out"
-	aarch64-linux-gnu-nm -n "$p/arm_stack" >"$BATS_TEST_TMPDIR/nm"
+	aarch64-linux-gnu-nm -n -S "$p/arm_stack" >"$BATS_TEST_TMPDIR/nm"
 	local ev type
 	for ev in cycles cpu-clock; do
 		run cat "$out/$ev.rc"
@@ -221,7 +230,7 @@ EOF
 	local p=$BATS_TEST_TMPDIR/payload out=$BATS_TEST_TMPDIR/out
 	arm_payload "$p" -fomit-frame-pointer -mbranch-protection=standard
 	cat >"$p/run.sh" <<'EOF'
-./pfrec --call-graph=dwarf -e cpu-clock -o "$OUT/dwarf.pf" -- ./arm_stack 300
+./pfrec --call-graph=dwarf -e cpu-clock -o "$OUT/dwarf.pf" -- ./arm_stack -r 3000
 EOF
 	run_vm "$p" "$out"
 	run pfdump --stats "$out/dwarf.pf"
@@ -278,7 +287,7 @@ EOF
 	cat >"$p/run.sh" <<'EOS'
 i=0
 for ev in armv8_pmuv3/cpu_cycles/u armv8_pmuv3/event=0x11/u r11:u '{armv8_pmuv3/cpu_cycles/,cpu-clock}:uS'; do
-	./pfrec -g -F 500 -e "$ev" -o "$OUT/e$i.pf" -- ./arm_stack 300 >"$OUT/e$i.log" 2>&1
+	./pfrec -g -F 500 -e "$ev" -o "$OUT/e$i.pf" -- ./arm_stack -r 3000 >"$OUT/e$i.log" 2>&1
 	echo $? >"$OUT/e$i.rc"
 	i=$((i + 1))
 done
@@ -331,7 +340,7 @@ EOS
 		false
 	}
 	# the user-space cycle samples (:u) fall in the workload's loop
-	aarch64-linux-gnu-nm -n "$p/arm_stack" >"$BATS_TEST_TMPDIR/nm"
+	aarch64-linux-gnu-nm -n -S "$p/arm_stack" >"$BATS_TEST_TMPDIR/nm"
 	pfdump --json "$out/e0.pf" | user_stacks "$BATS_TEST_TMPDIR/nm" >"$BATS_TEST_TMPDIR/e0.stacks"
 	run awk '{ total += $1 } /;main;work;(path_a;|path_b;)?(path_b2;)?spin$/ { hit += $1 }
 		END { print (total > 0 && hit * 2 > total) ? "most" : "only " hit + 0 " of " total + 0 }' "$BATS_TEST_TMPDIR/e0.stacks"

@@ -343,7 +343,8 @@ tracefs_ns() {
 }
 
 @test "pffold, pfdiff and pfscript -e select the samples of an event by its name as typed" {
-	pfrec -q -o two.pf -e cpu-clock -e task-clock:u -- "$W/rec_spin" 100
+	# REC_SPIN_CPU=1: 100 ms of the spin's own CPU time (fixed work)
+	REC_SPIN_CPU=1 pfrec -q -o two.pf -e cpu-clock -e task-clock:u -- "$W/rec_spin" 100
 	pfsym -q -o two.sym.pf two.pf
 	# the samples of each event, counted by pfdump (the EVENT's name on each record)
 	local n0 n1
@@ -377,7 +378,7 @@ tracefs_ns() {
 	assert_failure 1
 	assert_equal "$stderr" "pfdiff: two.sym.pf: no event named 'nope'"
 	# a group's leader by its own text, not the group's spec
-	pfrec -q -o g.pf -e '{task-clock,cpu-clock}:S' -- "$W/rec_spin" 50
+	REC_SPIN_CPU=1 pfrec -q -o g.pf -e '{task-clock,cpu-clock}:S' -- "$W/rec_spin" 50
 	local ng
 	ng=$(pfdump --json g.pf | jq -r 'select(.record=="SAMPLE" and .event=="task-clock") | .time' | wc -l)
 	[ "$ng" -gt 20 ]

@@ -80,7 +80,8 @@ json() {
 }
 
 @test "a multi-threaded program: samples in each thread, with their names" {
-	run pfrec -q -F 2000 -g -o t.pf -- "$W/rec_threads" 300
+	# REC_SPIN_CPU=1: each thread spins 300 ms of its own CPU time (fixed work)
+	run env REC_SPIN_CPU=1 pfrec -q -F 2000 -g -o t.pf -- "$W/rec_threads" 300
 	assert_success
 	pid=$(json t.pf 'select(.record=="COMM" and .comm=="rec_threads" and .exec==1) | .rec_pid')
 	[ -n "$pid" ]
@@ -105,7 +106,8 @@ json() {
 }
 
 @test "a program that forks and execs another: both processes, the exec'd comm and mappings" {
-	run pfrec -q -F 2000 -o f.pf -- "$W/rec_fork" 250 "$W/rec_spin" 250
+	# REC_SPIN_CPU=1: parent and child each spin 250 ms of their own CPU time
+	run env REC_SPIN_CPU=1 pfrec -q -F 2000 -o f.pf -- "$W/rec_fork" 250 "$W/rec_spin" 250
 	assert_success
 	parent=$(json f.pf 'select(.record=="COMM" and .comm=="rec_fork") | .rec_pid')
 	child=$(json f.pf 'select(.record=="FORK") | .rec_pid' | head -1)
@@ -129,7 +131,8 @@ json() {
 }
 
 @test "sample IPs fall inside the function that spins (nm + the MMAP2 mapping)" {
-	run pfrec -q -F 4000 -o s.pf -- "$W/rec_spin" 300
+	# REC_SPIN_CPU=1: 300 ms of the spin's own CPU time (fixed work)
+	run env REC_SPIN_CPU=1 pfrec -q -F 4000 -o s.pf -- "$W/rec_spin" 300
 	assert_success
 	bin=$W/rec_spin
 	pid=$(json s.pf 'select(.record=="COMM" and .exec==1) | .rec_pid')
