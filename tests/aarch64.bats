@@ -41,6 +41,12 @@ skip_vm_unless_possible() {
 	[ -z "$m" ] || skip "$m"
 }
 
+# built FILE WHY: FILE is an executable of this build; else a failure (a
+# product that did not build is never a skip) naming FILE and WHY.
+built() {
+	[ -x "$1" ] || { echo "$1 is missing: $2" >&2; return 1; }
+}
+
 # run_vm PAYLOAD OUT: boots the board; skips the test (exit 77) with the
 # reason aarch64-vm gave when a package or download is missing.
 run_vm() {
@@ -85,7 +91,7 @@ is_static_aarch64() {
 
 @test "aarch64 board: a static payload runs in the VM and its files come back" {
 	skip_vm_unless_possible
-	[ -x "$XBUILD/tests/pftest-writer" ] || skip "no cross-built $XBUILD/tests/pftest-writer (the cross build test failed)"
+	built "$XBUILD/tests/pftest-writer" "the cross build failed (see its test)"
 	local p=$BATS_TEST_TMPDIR/payload out=$BATS_TEST_TMPDIR/out
 	mkdir -p "$p"
 	cp "$XBUILD/tests/pftest-writer" "$p/"
@@ -158,9 +164,8 @@ user_stacks() {
 
 @test "aarch64 board: pfrec records a static aarch64 workload; pfdump, pfsym and pffold read it on the host" {
 	skip_vm_unless_possible
-	[ -f "$PFTOOLS_SRC/tools/pfrec.c" ] || skip "tools/pfrec.c does not exist yet"
-	[ -x "$XBUILD/bin/pfrec" ] || skip "no cross-built $XBUILD/bin/pfrec (the cross build test failed)"
-	[ -x "$PFTOOLS_BUILD/bin/pfdump" ] || skip "no host pfdump in $PFTOOLS_BUILD/bin"
+	built "$XBUILD/bin/pfrec" "the cross build failed (see its test)"
+	built "$PFTOOLS_BUILD/bin/pfdump" "the host build"
 	local p=$BATS_TEST_TMPDIR/payload out=$BATS_TEST_TMPDIR/out
 	arm_payload "$p" -fno-omit-frame-pointer
 	# arm_stack -r: a fixed number of rounds, no clock read: the share of
@@ -205,7 +210,8 @@ EOF
 		assert_output 1
 		# The same through pfsym (binaries from a copy of the guest's paths)
 		# and pffold, when they are built.
-		[ -x "$PFTOOLS_BUILD/bin/pfsym" ] && [ -x "$PFTOOLS_BUILD/bin/pffold" ] || continue
+		built "$PFTOOLS_BUILD/bin/pfsym" "the host build"
+		built "$PFTOOLS_BUILD/bin/pffold" "the host build"
 		mkdir -p "$BATS_TEST_TMPDIR/symfs/payload"
 		cp "$p/arm_stack" "$BATS_TEST_TMPDIR/symfs/payload/"
 		run pfsym -q --symfs "$BATS_TEST_TMPDIR/symfs" "$out/$ev.pf" -o "$BATS_TEST_TMPDIR/$ev.sym.pf"
@@ -223,10 +229,9 @@ EOF
 
 @test "aarch64 board: pfrec --call-graph=dwarf records a PAC-enabled aarch64 workload without frame pointers" {
 	skip_vm_unless_possible
-	[ -x "$XBUILD/bin/pfrec" ] || skip "no cross-built $XBUILD/bin/pfrec (the cross build test failed)"
-	[ -x "$PFTOOLS_BUILD/bin/pfdump" ] || skip "no host pfdump in $PFTOOLS_BUILD/bin"
-	[ -x "$PFTOOLS_BUILD/bin/pfrec" ] || skip "no host pfrec in $PFTOOLS_BUILD/bin (to read its --help)"
-	pfrec --help | grep -q dwarf || skip "pfrec has no --call-graph=dwarf yet"
+	built "$XBUILD/bin/pfrec" "the cross build failed (see its test)"
+	built "$PFTOOLS_BUILD/bin/pfdump" "the host build"
+	built "$PFTOOLS_BUILD/bin/pfrec" "the host build"
 	local p=$BATS_TEST_TMPDIR/payload out=$BATS_TEST_TMPDIR/out
 	arm_payload "$p" -fomit-frame-pointer -mbranch-protection=standard
 	cat >"$p/run.sh" <<'EOF'
@@ -248,8 +253,8 @@ EOF
 	assert_line "  pac_enabled = 1"
 	# Unwound on the host: pfsym --symfs with the payload at the path it had
 	# in the guest (/payload/arm_stack), its .eh_frame, PAC bits stripped.
-	[ -x "$PFTOOLS_BUILD/bin/pfsym" ] && [ -x "$PFTOOLS_BUILD/bin/pffold" ] ||
-		skip "no host pfsym and pffold in $PFTOOLS_BUILD/bin"
+	built "$PFTOOLS_BUILD/bin/pfsym" "the host build"
+	built "$PFTOOLS_BUILD/bin/pffold" "the host build"
 	local symfs=$BATS_TEST_TMPDIR/symfs
 	mkdir -p "$symfs/payload"
 	cp "$p/arm_stack" "$symfs/payload/"
@@ -281,7 +286,7 @@ EOF
 # and a group led by the cycle counter that reads cpu-clock.
 @test "aarch64 board: armv8_pmuv3/cpu_cycles/, armv8_pmuv3/event=0x11/ and r11 count alike; a {cycles,cpu-clock}:S group" {
 	skip_vm_unless_possible
-	[ -x "$XBUILD/bin/pfrec" ] || skip "no cross-built $XBUILD/bin/pfrec (the cross build test failed)"
+	built "$XBUILD/bin/pfrec" "the cross build failed (see its test)"
 	local p=$BATS_TEST_TMPDIR/payload out=$BATS_TEST_TMPDIR/out
 	arm_payload "$p" -fno-omit-frame-pointer
 	cat >"$p/run.sh" <<'EOS'
