@@ -27,11 +27,6 @@ setup() {
 	cd "$BATS_TEST_TMPDIR"
 }
 
-# json FILE JQ-FILTER: pfdump --json FILE filtered by jq (raw output).
-json() {
-	pfdump --json "$1" | jq -r "$2"
-}
-
 # jsons FILE JQ-FILTER: the same over the array of all the objects.
 jsons() {
 	pfdump --json "$1" | jq -rs "$2"
@@ -152,7 +147,8 @@ bad_spec() {
 }
 
 @test "a sample-read group: every sample of the leader carries both counts" {
-	run pfrec -q -o g.pf -e '{cpu-clock,task-clock}:S' -- "$W/rec_spin" 200
+	# REC_SPIN_CPU=1: 200 ms of the spin's own CPU time (fixed work)
+	run env REC_SPIN_CPU=1 pfrec -q -o g.pf -e '{cpu-clock,task-clock}:S' -- "$W/rec_spin" 200
 	refute_sanitizer
 	assert_success
 	run json g.pf 'select(.type=="event") | [.index, .name, .spec, .group_leader] | @tsv'
