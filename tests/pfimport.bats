@@ -41,10 +41,6 @@ setup() {
 	cd "$BATS_FILE_TMPDIR"
 }
 
-need_perf() {
-	[ -z "$PERF_MISSING" ] || skip "$PERF_MISSING"
-}
-
 # perf's samples as "pid/tid time_ns ip period", sorted
 perf_samples() {
 	perf script -i "$1" -F pid,tid,time,ip,period --ns -G 2>/dev/null |

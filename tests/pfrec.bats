@@ -17,20 +17,25 @@ setup() {
 	cd "$BATS_TEST_TMPDIR"
 }
 
-# attached OPTION SECONDS OUT: starts rec_spin spinning (its pid in wp) and
-# after 0.1 s runs `pfrec -q OPTION $wp --duration SECONDS -o OUT` (run: status
-# and output are pfrec's), then kills rec_spin.
+# attached OPTION MS OUT: starts rec_spin spinning (its pid in wp), and once
+# it runs rec_spin, `pfrec -q OPTION $wp -o OUT`; once pfrec has its perf
+# events, waits until rec_spin has run MS more milliseconds on a CPU (fixed
+# work, however loaded the machine), then stops pfrec with SIGINT and kills
+# rec_spin. status and output are pfrec's.
 attached() {
 	"$W/rec_spin" 0 >/dev/null &
 	wp=$!
-	sleep 0.1
-	run pfrec -q "$1" "$wp" --duration "$2" -o "$3"
+	wait_until 60 runs_program "$wp" "$W/rec_spin"
+	pfrec -q "$1" "$wp" -o "$3" >"$3.out" 2>&1 &
+	local rp=$! t0
+	wait_until 60 perf_attached "$rp"
+	t0=$(cpu_ns "$wp")
+	wait_until 120 cpu_past "$wp" $((t0 + $2 * 1000000))
+	kill -INT "$rp"
+	status=0
+	wait "$rp" || status=$?
+	output=$(cat "$3.out")
 	kill "$wp"
-}
-
-# json FILE JQ-FILTER: pfdump --json FILE filtered by jq (raw output).
-json() {
-	pfdump --json "$1" | jq -r "$2"
 }
 
 @test "pfrec --help and --version" {
@@ -153,7 +158,7 @@ json() {
 }
 
 @test "-p attaches to a running process: threads, maps, build-ids from the ELF note" {
-	attached -p 0.3 p.pf
+	attached -p 300 p.pf
 	assert_success
 	run json p.pf 'select(.type=="thread") | "\(.pid) \(.tid) \(.comm)"'
 	assert_output "$wp $wp rec_spin"
@@ -171,7 +176,7 @@ json() {
 }
 
 @test "-t records one thread only" {
-	attached -t 0.2 t.pf
+	attached -t 200 t.pf
 	assert_success
 	[ "$(json t.pf 'select(.record=="SAMPLE") | .tid' | sort -u)" = "$wp" ]
 }
@@ -227,7 +232,9 @@ json() {
 @test "SIGINT during a recording gives a complete file" {
 	pfrec -q -o i.pf -- "$W/rec_spin" 0 >/dev/null &
 	rp=$!
-	sleep 0.3
+	# once the command has run 300 ms on a CPU (fixed work)
+	cp=$(child_of "$rp" "$W/rec_spin")
+	wait_until 120 cpu_past "$cp" 300000000
 	kill -INT "$rp"
 	st=0
 	wait "$rp" || st=$?
@@ -243,31 +250,16 @@ json() {
 	assert_line "state: complete"
 }
 
-# alive PID: the process exists and is not a zombie
-alive() {
-	local st
-	st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
-	[ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
-}
-
 @test "SIGKILL of pfrec kills the command too (PR_SET_PDEATHSIG)" {
 	pfrec -q -o k.pf -- "$W/rec_spin" 0 >/dev/null 2>&1 3>&- &
 	rp=$!
-	cp=
-	for i in $(seq 100); do
-		cp=$(cat "/proc/$rp/task/$rp/children" 2>/dev/null | tr -d ' ')
-		[ -n "$cp" ] && grep -q rec_spin "/proc/$cp/cmdline" 2>/dev/null && break
-		sleep 0.05
-	done
+	cp=$(child_of "$rp" "$W/rec_spin")
 	[ -n "$cp" ]
 	alive "$cp"
 	kill -KILL "$rp"
 	wait "$rp" || true
-	for i in $(seq 100); do
-		alive "$cp" || break
-		sleep 0.05
-	done
-	if alive "$cp"; then
+	# the command dies with pfrec (a spinning rec_spin never ends by itself)
+	if ! wait_until 30 eval '! alive "$cp"'; then
 		kill -KILL "$cp"
 		false "the command outlived pfrec"
 	fi
@@ -329,11 +321,14 @@ alive() {
 }
 
 @test "a tiny ring (-m 1) loses samples, and pfdump --stats reports them" {
-	pfrec -m 1 -F 20000 -g -o m.pf -- "$W/rec_spin" 600 >/dev/null 2>err.txt &
+	REC_SPIN_CPU=1 pfrec -m 1 -F 20000 -g -o m.pf -- "$W/rec_spin" 600 >/dev/null 2>err.txt &
 	rp=$!
-	sleep 0.15
+	# pfrec stopped while its command runs 200 ms on a CPU (4,000 samples
+	# for a 1-page ring), from 150 ms of the command's CPU time on
+	cp=$(child_of "$rp" "$W/rec_spin")
+	wait_until 120 cpu_past "$cp" 150000000
 	kill -STOP "$rp"
-	sleep 0.2
+	wait_until 120 cpu_past "$cp" 350000000
 	kill -CONT "$rp"
 	wait "$rp"
 	run pfdump --stats m.pf
