@@ -17,24 +17,30 @@ setup() {
 	cd "$BATS_TEST_TMPDIR"
 }
 
-# attached OPTION MS OUT: starts rec_spin spinning (its pid in wp), and once
-# it runs rec_spin, `pfrec -q OPTION $wp -o OUT`; once pfrec has its perf
-# events, waits until rec_spin has run MS more milliseconds on a CPU (fixed
-# work, however loaded the machine), then stops pfrec with SIGINT and kills
-# rec_spin. status and output are pfrec's.
+# attached OPTION OUT cpu MS | attached OPTION OUT duration SECONDS: starts
+# rec_spin spinning (its pid in wp), and once it runs rec_spin,
+# `pfrec -q OPTION $wp -o OUT`. cpu: once pfrec has its perf events, waits
+# until rec_spin has run MS more milliseconds on a CPU (fixed work, however
+# loaded the machine), then stops pfrec with SIGINT; duration: pfrec runs
+# with --duration SECONDS. Then kills rec_spin. status and output are pfrec's.
 attached() {
 	"$W/rec_spin" 0 >/dev/null &
 	wp=$!
 	wait_until 60 runs_program "$wp" "$W/rec_spin"
-	pfrec -q "$1" "$wp" -o "$3" >"$3.out" 2>&1 &
+	if [ "$3" = duration ]; then
+		run pfrec -q "$1" "$wp" --duration "$4" -o "$2"
+		kill "$wp"
+		return 0
+	fi
+	pfrec -q "$1" "$wp" -o "$2" >"$2.out" 2>&1 &
 	local rp=$! t0
 	wait_until 60 perf_attached "$rp"
 	t0=$(cpu_ns "$wp")
-	wait_until 120 cpu_past "$wp" $((t0 + $2 * 1000000))
+	wait_until 120 cpu_past "$wp" $((t0 + $4 * 1000000))
 	kill -INT "$rp"
 	status=0
 	wait "$rp" || status=$?
-	output=$(cat "$3.out")
+	output=$(cat "$2.out")
 	kill "$wp"
 }
 
@@ -158,7 +164,7 @@ attached() {
 }
 
 @test "-p attaches to a running process: threads, maps, build-ids from the ELF note" {
-	attached -p 300 p.pf
+	attached -p p.pf cpu 300
 	assert_success
 	run json p.pf 'select(.type=="thread") | "\(.pid) \(.tid) \(.comm)"'
 	assert_output "$wp $wp rec_spin"
@@ -176,7 +182,8 @@ attached() {
 }
 
 @test "-t records one thread only" {
-	attached -t 200 t.pf
+	# -p/-t with --duration: no sample count is asked of it
+	attached -t t.pf duration 0.2
 	assert_success
 	[ "$(json t.pf 'select(.record=="SAMPLE") | .tid' | sort -u)" = "$wp" ]
 }
