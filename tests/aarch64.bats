@@ -41,6 +41,12 @@ skip_vm_unless_possible() {
 	[ -z "$m" ] || skip "$m"
 }
 
+# built FILE WHY: FILE is an executable of this build; else a failure (a
+# product that did not build is never a skip) naming FILE and WHY.
+built() {
+	[ -x "$1" ] || { echo "$1 is missing: $2" >&2; return 1; }
+}
+
 # run_vm PAYLOAD OUT: boots the board; skips the test (exit 77) with the
 # reason aarch64-vm gave when a package or download is missing.
 run_vm() {
@@ -85,7 +91,7 @@ is_static_aarch64() {
 
 @test "aarch64 board: a static payload runs in the VM and its files come back" {
 	skip_vm_unless_possible
-	[ -x "$XBUILD/tests/pftest-writer" ] || skip "no cross-built $XBUILD/tests/pftest-writer (the cross build test failed)"
+	built "$XBUILD/tests/pftest-writer" "the cross build failed (see its test)"
 	local p=$BATS_TEST_TMPDIR/payload out=$BATS_TEST_TMPDIR/out
 	mkdir -p "$p"
 	cp "$XBUILD/tests/pftest-writer" "$p/"
@@ -117,15 +123,21 @@ arm_payload() {
 
 # user_stacks NM_FILE: reads `pfdump --json` and prints "COUNT STACK" for the
 # user part of each sample's callchain, symbolized with the text symbols of
-# `nm -n` output; root first, as folded stacks are.
+# `nm -n -S` output; root first, as folded stacks are. An address is a
+# symbol's only inside its size (when nm gives one) or below the next symbol:
+# past the last one (the guest's vDSO, far above the static binary) it is
+# "?", never the binary's last symbol (_fini, which has no size).
 user_stacks() {
 	perl -e '
-		my (@a, @n, %c);
+		my (@a, @e, @n, %c);
 		open(my $f, "<", $ARGV[0]) or die "$ARGV[0]: $!\n";
 		while (<$f>) {
 			my @x = split;
-			next unless @x == 3 && $x[1] =~ /^[tT]$/;
-			push @a, hex($x[0]); push @n, $x[2];
+			if (@x == 4 && $x[2] =~ /^[tT]$/) {
+				push @a, hex($x[0]); push @e, hex($x[1]) ? hex($x[0]) + hex($x[1]) : undef; push @n, $x[3];
+			} elsif (@x == 3 && $x[1] =~ /^[tT]$/) {
+				push @a, hex($x[0]); push @e, undef; push @n, $x[2];
+			}
 		}
 		sub sym {
 			my $x = shift;
@@ -135,6 +147,7 @@ user_stacks() {
 				my $m = int(($lo + $hi + 1) / 2);
 				if ($a[$m] <= $x) { $lo = $m } else { $hi = $m - 1 }
 			}
+			return "?" if defined $e[$lo] ? $x >= $e[$lo] : $lo == $#a;
 			return $n[$lo];
 		}
 		while (<STDIN>) {
@@ -151,14 +164,15 @@ user_stacks() {
 
 @test "aarch64 board: pfrec records a static aarch64 workload; pfdump, pfsym and pffold read it on the host" {
 	skip_vm_unless_possible
-	[ -f "$PFTOOLS_SRC/tools/pfrec.c" ] || skip "tools/pfrec.c does not exist yet"
-	[ -x "$XBUILD/bin/pfrec" ] || skip "no cross-built $XBUILD/bin/pfrec (the cross build test failed)"
-	[ -x "$PFTOOLS_BUILD/bin/pfdump" ] || skip "no host pfdump in $PFTOOLS_BUILD/bin"
+	built "$XBUILD/bin/pfrec" "the cross build failed (see its test)"
+	built "$PFTOOLS_BUILD/bin/pfdump" "the host build"
 	local p=$BATS_TEST_TMPDIR/payload out=$BATS_TEST_TMPDIR/out
 	arm_payload "$p" -fno-omit-frame-pointer
+	# arm_stack -r: a fixed number of rounds, no clock read: the share of
+	# samples in spin does not depend on how fast the loaded host emulates
 	cat >"$p/run.sh" <<'EOF'
 for ev in cycles cpu-clock; do
-	./pfrec -g -e $ev -o "$OUT/$ev.pf" -- ./arm_stack 300 >"$OUT/$ev.log" 2>&1
+	./pfrec -g -e $ev -o "$OUT/$ev.pf" -- ./arm_stack -r 3000 >"$OUT/$ev.log" 2>&1
 	echo $? >"$OUT/$ev.rc"
 	cat "$OUT/$ev.log"
 done
@@ -166,7 +180,7 @@ cp /proc/kallsyms "$OUT/kallsyms" 2>/dev/null
 exit 0
 EOF
 	run_vm "$p" "$out"
-	aarch64-linux-gnu-nm -n "$p/arm_stack" >"$BATS_TEST_TMPDIR/nm"
+	aarch64-linux-gnu-nm -n -S "$p/arm_stack" >"$BATS_TEST_TMPDIR/nm"
 	local ev type
 	for ev in cycles cpu-clock; do
 		run cat "$out/$ev.rc"
@@ -196,7 +210,8 @@ EOF
 		assert_output 1
 		# The same through pfsym (binaries from a copy of the guest's paths)
 		# and pffold, when they are built.
-		[ -x "$PFTOOLS_BUILD/bin/pfsym" ] && [ -x "$PFTOOLS_BUILD/bin/pffold" ] || continue
+		built "$PFTOOLS_BUILD/bin/pfsym" "the host build"
+		built "$PFTOOLS_BUILD/bin/pffold" "the host build"
 		mkdir -p "$BATS_TEST_TMPDIR/symfs/payload"
 		cp "$p/arm_stack" "$BATS_TEST_TMPDIR/symfs/payload/"
 		run pfsym -q --symfs "$BATS_TEST_TMPDIR/symfs" "$out/$ev.pf" -o "$BATS_TEST_TMPDIR/$ev.sym.pf"
@@ -214,14 +229,13 @@ EOF
 
 @test "aarch64 board: pfrec --call-graph=dwarf records a PAC-enabled aarch64 workload without frame pointers" {
 	skip_vm_unless_possible
-	[ -x "$XBUILD/bin/pfrec" ] || skip "no cross-built $XBUILD/bin/pfrec (the cross build test failed)"
-	[ -x "$PFTOOLS_BUILD/bin/pfdump" ] || skip "no host pfdump in $PFTOOLS_BUILD/bin"
-	[ -x "$PFTOOLS_BUILD/bin/pfrec" ] || skip "no host pfrec in $PFTOOLS_BUILD/bin (to read its --help)"
-	pfrec --help | grep -q dwarf || skip "pfrec has no --call-graph=dwarf yet"
+	built "$XBUILD/bin/pfrec" "the cross build failed (see its test)"
+	built "$PFTOOLS_BUILD/bin/pfdump" "the host build"
+	built "$PFTOOLS_BUILD/bin/pfrec" "the host build"
 	local p=$BATS_TEST_TMPDIR/payload out=$BATS_TEST_TMPDIR/out
 	arm_payload "$p" -fomit-frame-pointer -mbranch-protection=standard
 	cat >"$p/run.sh" <<'EOF'
-./pfrec --call-graph=dwarf -e cpu-clock -o "$OUT/dwarf.pf" -- ./arm_stack 300
+./pfrec --call-graph=dwarf -e cpu-clock -o "$OUT/dwarf.pf" -- ./arm_stack -r 3000
 EOF
 	run_vm "$p" "$out"
 	run pfdump --stats "$out/dwarf.pf"
@@ -239,8 +253,8 @@ EOF
 	assert_line "  pac_enabled = 1"
 	# Unwound on the host: pfsym --symfs with the payload at the path it had
 	# in the guest (/payload/arm_stack), its .eh_frame, PAC bits stripped.
-	[ -x "$PFTOOLS_BUILD/bin/pfsym" ] && [ -x "$PFTOOLS_BUILD/bin/pffold" ] ||
-		skip "no host pfsym and pffold in $PFTOOLS_BUILD/bin"
+	built "$PFTOOLS_BUILD/bin/pfsym" "the host build"
+	built "$PFTOOLS_BUILD/bin/pffold" "the host build"
 	local symfs=$BATS_TEST_TMPDIR/symfs
 	mkdir -p "$symfs/payload"
 	cp "$p/arm_stack" "$symfs/payload/"
@@ -272,13 +286,13 @@ EOF
 # and a group led by the cycle counter that reads cpu-clock.
 @test "aarch64 board: armv8_pmuv3/cpu_cycles/, armv8_pmuv3/event=0x11/ and r11 count alike; a {cycles,cpu-clock}:S group" {
 	skip_vm_unless_possible
-	[ -x "$XBUILD/bin/pfrec" ] || skip "no cross-built $XBUILD/bin/pfrec (the cross build test failed)"
+	built "$XBUILD/bin/pfrec" "the cross build failed (see its test)"
 	local p=$BATS_TEST_TMPDIR/payload out=$BATS_TEST_TMPDIR/out
 	arm_payload "$p" -fno-omit-frame-pointer
 	cat >"$p/run.sh" <<'EOS'
 i=0
 for ev in armv8_pmuv3/cpu_cycles/u armv8_pmuv3/event=0x11/u r11:u '{armv8_pmuv3/cpu_cycles/,cpu-clock}:uS'; do
-	./pfrec -g -F 500 -e "$ev" -o "$OUT/e$i.pf" -- ./arm_stack 300 >"$OUT/e$i.log" 2>&1
+	./pfrec -g -F 500 -e "$ev" -o "$OUT/e$i.pf" -- ./arm_stack -r 3000 >"$OUT/e$i.log" 2>&1
 	echo $? >"$OUT/e$i.rc"
 	i=$((i + 1))
 done
@@ -331,7 +345,7 @@ EOS
 		false
 	}
 	# the user-space cycle samples (:u) fall in the workload's loop
-	aarch64-linux-gnu-nm -n "$p/arm_stack" >"$BATS_TEST_TMPDIR/nm"
+	aarch64-linux-gnu-nm -n -S "$p/arm_stack" >"$BATS_TEST_TMPDIR/nm"
 	pfdump --json "$out/e0.pf" | user_stacks "$BATS_TEST_TMPDIR/nm" >"$BATS_TEST_TMPDIR/e0.stacks"
 	run awk '{ total += $1 } /;main;work;(path_a;|path_b;)?(path_b2;)?spin$/ { hit += $1 }
 		END { print (total > 0 && hit * 2 > total) ? "most" : "only " hit + 0 " of " total + 0 }' "$BATS_TEST_TMPDIR/e0.stacks"

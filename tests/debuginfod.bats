@@ -53,10 +53,6 @@ setup() {
 	export DEBUGINFOD_CACHE_PATH=$PWD/cache
 }
 
-leaves() {
-	pffold --no-comm --dso "$1" 2>/dev/null | sed 's/ [0-9]*$//; s/.*;//; s/\\x3b/;/g' | grep ' \[prog\]$' | sed 's/ \[prog\]$//' | LC_ALL=C sort -u
-}
-
 check_named() { # check_named SYM: every named leaf in prog is a function nm lists, the workload's are there
 	run leaves "$1"
 	[ -n "$output" ]

@@ -27,12 +27,6 @@ setup() {
 	rm -rf bin/.debug bin/prog.debug dd
 }
 
-# the leaf functions of the folded samples in the workload's own code
-# (with a debug file: main's callees; without: nothing of it is named)
-leaves() {
-	pffold --no-comm --dso "$1" 2>/dev/null | sed 's/ [0-9]*$//; s/.*;//; s/\\x3b/;/g' | grep ' \[prog\]$' | sed 's/ \[prog\]$//' | LC_ALL=C sort -u
-}
-
 @test "a stripped binary without its debug file: unnamed, and the summary says where pfsym looked" {
 	run --separate-stderr pfsym r.pf -o none.sym
 	assert_success

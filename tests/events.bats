@@ -27,11 +27,6 @@ setup() {
 	cd "$BATS_TEST_TMPDIR"
 }
 
-# json FILE JQ-FILTER: pfdump --json FILE filtered by jq (raw output).
-json() {
-	pfdump --json "$1" | jq -r "$2"
-}
-
 # jsons FILE JQ-FILTER: the same over the array of all the objects.
 jsons() {
 	pfdump --json "$1" | jq -rs "$2"
@@ -152,7 +147,8 @@ bad_spec() {
 }
 
 @test "a sample-read group: every sample of the leader carries both counts" {
-	run pfrec -q -o g.pf -e '{cpu-clock,task-clock}:S' -- "$W/rec_spin" 200
+	# REC_SPIN_CPU=1: 200 ms of the spin's own CPU time (fixed work)
+	run env REC_SPIN_CPU=1 pfrec -q -o g.pf -e '{cpu-clock,task-clock}:S' -- "$W/rec_spin" 200
 	refute_sanitizer
 	assert_success
 	run json g.pf 'select(.type=="event") | [.index, .name, .spec, .group_leader] | @tsv'
@@ -343,7 +339,8 @@ tracefs_ns() {
 }
 
 @test "pffold, pfdiff and pfscript -e select the samples of an event by its name as typed" {
-	pfrec -q -o two.pf -e cpu-clock -e task-clock:u -- "$W/rec_spin" 100
+	# REC_SPIN_CPU=1: 100 ms of the spin's own CPU time (fixed work)
+	REC_SPIN_CPU=1 pfrec -q -o two.pf -e cpu-clock -e task-clock:u -- "$W/rec_spin" 100
 	pfsym -q -o two.sym.pf two.pf
 	# the samples of each event, counted by pfdump (the EVENT's name on each record)
 	local n0 n1
@@ -378,7 +375,7 @@ tracefs_ns() {
 	assert_failure 1
 	assert_equal "$stderr" "pfdiff: two.sym.pf: no event named 'nope' (its events: cpu-clock, task-clock:u)"
 	# a group's leader by its own text, not the group's spec
-	pfrec -q -o g.pf -e '{task-clock,cpu-clock}:S' -- "$W/rec_spin" 50
+	REC_SPIN_CPU=1 pfrec -q -o g.pf -e '{task-clock,cpu-clock}:S' -- "$W/rec_spin" 50
 	local ng
 	ng=$(pfdump --json g.pf | jq -r 'select(.record=="SAMPLE" and .event=="task-clock") | .time' | wc -l)
 	[ "$ng" -gt 20 ]

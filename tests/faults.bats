@@ -28,23 +28,6 @@ teardown() {
 	fi
 }
 
-# child_of PID: the pid of the command pfrec PID started (waits for it).
-child_of() {
-	local c i
-	for i in $(seq 200); do
-		c=$(tr -d ' ' <"/proc/$1/task/$1/children" 2>/dev/null || true)
-		if [ -n "$c" ] && grep -q rec_spin "/proc/$c/cmdline" 2>/dev/null; then
-			echo "$c"
-			return 0
-		fi
-		sleep 0.02
-	done
-	return 1
-}
-
-# cpu_ns PID: nanoseconds PID has run on a CPU (first field of schedstat).
-cpu_ns() { awk '{ print $1 }' "/proc/$1/schedstat"; }
-
 # running PATH: a process runs the program PATH (/proc: procps may be missing).
 running() {
 	local c
@@ -56,13 +39,10 @@ running() {
 	return 1
 }
 
-# samples FILE: the samples pfdump --stats counts in FILE.
-samples() { pfdump --stats "$1" 2>/dev/null | awk '/^samples: / { print $2 }'; }
-
 @test "SIGKILL: the file keeps every sample up to the last flush, and reads as incomplete" {
 	pfrec -q -g -e cpu-clock -c "$PERIOD_NS" -o k.pf -- "$W/rec_spin" 0 >/dev/null 2>&1 3>&- &
 	rp=$!
-	cp=$(child_of "$rp")
+	cp=$(child_of "$rp" "$W/rec_spin")
 	sleep 1.4
 	# what the command had earned 1 s before the kill: the flush interval
 	# (0.5 s) and a drain tick (50 ms) back, and as much again for a pfrec
@@ -221,7 +201,9 @@ samples() { pfdump --stats "$1" 2>/dev/null | awk '/^samples: / { print $2 }'; }
 		"pffold -q --top 5 r.sym.pf" "pfdiff r.sym.pf r.sym.pf" "pfdiff --folded r.sym.pf r.sym.pf" \
 		"pfflame r.folded" "pfrec -q -o - -- $W/rec_spin 0"; do
 		tool=${cmd%% *}
-		run bash -c "{ sleep 0.2; exec $cmd; } | (exec <&-; sleep 1); exit \${PIPESTATUS[0]}"
+		# the tool starts once the reader has closed its end (the file closed)
+		rm -f closed
+		run bash -c "{ until [ -e closed ]; do sleep 0.01; done; exec $cmd; } | (exec <&-; : >closed); exit \${PIPESTATUS[0]}"
 		echo "$cmd: $status: $output" >&3
 		assert_failure 1
 		[ "${#lines[@]}" -eq 1 ]

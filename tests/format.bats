@@ -154,7 +154,6 @@ hdr_define() { sed -nE "s/^#define $1 +([^ /]+).*/\\1/p" "$HDR"; }
 }
 
 @test "a file recorded by pfrec follows the spec's framing and order" {
-	command -v pfrec >/dev/null || skip "pfrec not built"
 	run pfrec -e cpu-clock -o "$T/rec.pf" -- /bin/true
 	refute_sanitizer
 	assert_success
@@ -277,7 +276,6 @@ hdr_define() { sed -nE "s/^#define $1 +([^ /]+).*/\\1/p" "$HDR"; }
 }
 
 @test "a --repeat recording: a 1.4 file whose RUN payloads are laid out as section 4.10 says" {
-	command -v pfrec >/dev/null || skip "pfrec not built"
 	run pfrec --repeat 2 -e cpu-clock -o "$T/runs.pf" -- /bin/true
 	refute_sanitizer
 	assert_success

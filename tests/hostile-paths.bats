@@ -112,12 +112,6 @@ gen() {
 	"$PFTOOLS_BUILD/tests/pfsym-gen" "$@"
 }
 
-# main_stacks (as in pfsym.bats): distinct stacks from main down.
-main_stacks() {
-	grep -E '(^|;)main;' | sed -e 's/^.*;main;/main;/' -e 's/;\[kernel\].*//' -e 's/;[^;]*_\[k\].*//' -e 's/ [0-9]*$//' |
-		awk -F';' '!($1 == "main" && $2 == "path_c" && $3 != "leaf_end")' | sort -u
-}
-
 @test "--symfs: links in the sysroot (absolute, relative, '..', to directories, loops) never lead out of it" {
 	local S=$PWD/sr1 out=$PWD/out1.sym up n i
 	rm -rf "$S" && mkdir -p "$S"/{abs,rel,dirlink,loop,dots,lib} "$S/usr/lib"
@@ -343,7 +337,7 @@ main_stacks() {
 	build_workload sym_paths repl/app.new "${FLAGS[@]}" -DVARIANT=9
 	repl/app 4000000000 &
 	local pid=$!
-	sleep 0.2
+	wait_until 60 runs_program "$pid" "$PWD/repl/app"
 	mv repl/app.new repl/app
 	grep -qF "$PWD/repl/app (deleted)" "/proc/$pid/maps"
 	run pfrec -q -g -p "$pid" --duration 0.5 -o repl.pf

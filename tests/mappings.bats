@@ -45,7 +45,7 @@ check_remapped() {
 @test "text remapped over itself, attached after the remapping: /proc shows it anonymous, named from the file around it" {
 	"$BATS_FILE_TMPDIR/rt" 3000 >out &
 	local bg=$!
-	for _ in $(seq 1 100); do [ -s out ] && break; sleep 0.05; done
+	wait_until 60 test -s out
 	[ "$(cat out)" = remapped ] || { kill $bg; skip "$(cat out)"; }
 	# the text line is anonymous now, between two lines of the file
 	grep -A1 "$BATS_FILE_TMPDIR/rt\$" "/proc/$bg/maps" | grep -qE '^[0-9a-f]+-[0-9a-f]+ r-xp 00000000 00:00 0 *$'
@@ -63,7 +63,7 @@ check_remapped() {
 	build_workload remap_text rtnow "${FLAGS[@]}" -Wl,-z,now
 	./rtnow 3000 unmap-head >out &
 	local bg=$!
-	for _ in $(seq 1 100); do [ -s out ] && break; sleep 0.05; done
+	wait_until 60 test -s out
 	[ "$(cat out)" = remapped ] || { kill $bg; skip "$(cat out)"; }
 	# the anonymous text follows no mapping of the file now, only precedes one
 	text=$(grep -E '^[0-9a-f]+-[0-9a-f]+ r-xp 00000000 00:00 0 *$' "/proc/$bg/maps" | head -1)

@@ -19,11 +19,25 @@ setup_file() {
 	# three runs per side
 	for s in 21 22 23; do "$GEN" $s 20000 1 model_v1 > a$s.folded; done
 	for s in 31 32 33; do "$GEN" $s 20000 3 model_v2 > b$s.folded; done
+	# the quasi tests' oracle (tests/fixtures/diff_quasi.py) takes Student's t
+	# in closed form: checked once here against the slow independent method
+	# (Simpson's rule) at every point those tests use; quasi_oracle_checked
+	# fails them if it differs
+	python3 "$PFTOOLS_SRC/tests/fixtures/diff_quasi.py" selfcheck >quasi-selfcheck.out 2>&1
+	echo $? >quasi-selfcheck.rc
 }
 
 setup() {
 	cd "$BATS_FILE_TMPDIR"
 	FX="$PFTOOLS_SRC/tests/fixtures"
+}
+
+# quasi_oracle_checked: setup_file's selfcheck of diff_quasi.py passed
+quasi_oracle_checked() {
+	if [ "$(cat "$BATS_FILE_TMPDIR/quasi-selfcheck.rc")" != 0 ]; then
+		cat "$BATS_FILE_TMPDIR/quasi-selfcheck.out" >&2
+		return 1
+	fi
 }
 
 # rows of the table (after the 3 comment lines and the header) whose SIG is not "-"
@@ -301,12 +315,9 @@ p;main;sleep 10 3 3"
 }
 
 @test "recorded workload: a function made 3x slower ranks first in .pf files (pfrec, pfsym)" {
-	command -v pfrec >/dev/null && command -v pfsym >/dev/null || skip "pfrec and pfsym are not built"
 	build_workload diff_model model_v1 -O0 -fno-omit-frame-pointer
 	build_workload diff_model model_v2 -O0 -fno-omit-frame-pointer -DSLOW=3
-	local rc=0
-	pfrec -g -o v1.pf -- ./model_v1 100 2>/dev/null || rc=$?
-	[ $rc -eq 0 ] || skip "pfrec could not record here (exit $rc)"
+	pfrec -g -o v1.pf -- ./model_v1 100
 	pfrec -g -o v2.pf -- ./model_v2 100 2>/dev/null
 	pfrec -g -o v1b.pf -- ./model_v1 100 2>/dev/null
 	for f in v1 v2 v1b; do pfsym -o $f.sym.pf $f.pf 2>/dev/null; done
@@ -350,7 +361,7 @@ p;main;sleep 10 3 3"
 	assert_success
 	assert_line --index 4 --regexp ' activation$'
 	# .pf and folded text mix; the differential pipeline draws
-	pffold v2.sym.pf > v2.folded 2>/dev/null || skip "pffold is not built"
+	pffold v2.sym.pf > v2.folded
 	run pfdiff --top 1 v1.sym.pf v2.folded
 	assert_line --index 4 --regexp ' activation$'
 	pfdiff --folded --normalize v1.sym.pf v2.sym.pf | pfflame > diff.svg
@@ -586,21 +597,22 @@ sur\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\t737572eda080')"
 }
 
 @test "recorded workload: a base recording that lost samples compares by the samples seen" {
-	command -v pfrec >/dev/null && command -v pfsym >/dev/null || skip "pfrec and pfsym are not built"
 	build_workload diff_model model_v1 -O0 -fno-omit-frame-pointer
-	local rc=0 lost=0 p
-	pfrec -q -g -e cpu-clock -o full.pf -- ./model_v1 300 2>/dev/null || rc=$?
-	[ $rc -eq 0 ] || skip "pfrec could not record here (exit $rc)"
+	local lost=0 p
+	pfrec -q -g -e cpu-clock -o full.pf -- ./model_v1 300
 	pfsym -q -o full.sym.pf full.pf
-	# a ring buffer of 4 pages and pfrec stopped for 0.6 s: the kernel drops
+	# a ring buffer of 4 pages and pfrec stopped while the model runs 600 ms
+	# on a CPU (2,400 samples), from its first 300 ms on: the kernel drops
 	# samples (a longer run than the full one: the model must still be
-	# running when pfrec stops, on a loaded machine too; shares are per run)
+	# running when pfrec stops; shares are per run)
+	local cp
 	for try in 1 2 3; do
 		pfrec -q -g -e cpu-clock -m 4 -o lossy.pf -- ./model_v1 1000 &
 		p=$!
-		sleep 0.3
+		cp=$(child_of "$p" "$PWD/model_v1")
+		wait_until 120 cpu_past "$cp" 300000000
 		kill -STOP $p
-		sleep 0.6
+		wait_until 120 cpu_past "$cp" 900000000
 		kill -CONT $p
 		wait $p
 		pfsym -o lossy.sym.pf lossy.pf 2> sym.err
@@ -677,13 +689,10 @@ pfdiff: n.ns: every count of its 24 stacks is a multiple of 250000: read as sums
 }
 
 @test "recorded workload: pffold --weight=period (ns) and sample counts give the same table" {
-	command -v pfrec >/dev/null && command -v pfsym >/dev/null || skip "pfrec and pfsym are not built"
 	build_workload diff_model model_v1 -O0 -fno-omit-frame-pointer
 	build_workload diff_model model_v2 -O0 -fno-omit-frame-pointer -DSLOW=3
 	# cpu-clock at -F 4000: the kernel samples it every 250000 ns exactly
-	local rc=0
-	pfrec -q -g -e cpu-clock -o p1.pf -- ./model_v1 100 2>/dev/null || rc=$?
-	[ $rc -eq 0 ] || skip "pfrec could not record here (exit $rc)"
+	pfrec -q -g -e cpu-clock -o p1.pf -- ./model_v1 100
 	pfrec -q -g -e cpu-clock -o p2.pf -- ./model_v2 100
 	for f in p1 p2; do
 		pfsym -q -o $f.sym.pf $f.pf
@@ -726,12 +735,9 @@ pfdiff: n.ns: every count of its 24 stacks is a multiple of 250000: read as sums
 }
 
 @test "recorded workload: --mode=time ranks the slowed function first, a fixed-time child process unchanged" {
-	command -v pfrec >/dev/null && command -v pfsym >/dev/null || skip "pfrec and pfsym are not built"
 	build_workload diff_fixed fixed_v1 -O0 -fno-omit-frame-pointer
 	build_workload diff_fixed fixed_v2 -O0 -fno-omit-frame-pointer -DSLOW=10
-	local rc=0
-	pfrec -q -g -e cpu-clock -o t1.pf -- ./fixed_v1 2>/dev/null || rc=$?
-	[ $rc -eq 0 ] || skip "pfrec could not record here (exit $rc)"
+	pfrec -q -g -e cpu-clock -o t1.pf -- ./fixed_v1
 	pfrec -q -g -e cpu-clock -o t2.pf -- ./fixed_v2
 	pfsym -q -o t1.sym.pf t1.pf
 	pfsym -q -o t2.sym.pf t2.pf
@@ -776,6 +782,7 @@ pfdiff: n.ns: every count of its 24 stacks is a multiple of 250000: read as sums
 }
 
 @test "replicate runs, quasi-binomial test: the statistics that tests/fixtures/diff_quasi.py computes independently" {
+	quasi_oracle_checked
 	mkdir -p quasi && python3 "$FX/diff_quasi.py" write quasi
 	run pfdiff --json --test=quasi quasi/b1.folded quasi/b2.folded quasi/b3.folded -- quasi/n1.folded quasi/n2.folded quasi/n3.folded
 	refute_sanitizer
@@ -800,6 +807,7 @@ pfdiff: n.ns: every count of its 24 stacks is a multiple of 250000: read as sums
 }
 
 @test "replicate runs, quasi test: a function too rare to reach significance leaves the test family, a total equal to its self test counts once" {
+	quasi_oracle_checked
 	mkdir -p quasi && QUASI_RARE=1 python3 "$FX/diff_quasi.py" write quasi
 	local q=(quasi/b1.folded quasi/b2.folded quasi/b3.folded -- quasi/n1.folded quasi/n2.folded quasi/n3.folded)
 	run pfdiff --json --test=quasi "${q[@]}"
@@ -821,6 +829,7 @@ pfdiff: n.ns: every count of its 24 stacks is a multiple of 250000: read as sums
 }
 
 @test "replicate runs in --mode=time, quasi-Poisson test: the statistics that tests/fixtures/diff_quasi.py computes independently" {
+	quasi_oracle_checked
 	mkdir -p quasi && python3 "$FX/diff_quasi.py" write quasi
 	local q=(quasi/b1.folded quasi/b2.folded quasi/b3.folded -- quasi/n1.folded quasi/n2.folded quasi/n3.folded)
 	run pfdiff --json --mode=time --period 1000000 --test=quasi "${q[@]}"
@@ -860,7 +869,6 @@ pfdiff: n.ns: every count of its 24 stacks is a multiple of 250000: read as sums
 }
 
 @test "recorded with --repeat 3: each run is a replicate; runs that differ by a thread's scheduling share flag nothing" {
-	command -v pfrec >/dev/null || skip "pfrec not built"
 	build_workload rep_threads rt -g -O1 -fno-omit-frame-pointer -pthread
 	for s in a b; do
 		run pfrec -q --repeat 3 -g -e cpu-clock -F 1000 -o $s.pf -- ./rt runs.count

@@ -508,7 +508,6 @@ $(pffold many.sym)"
 }
 
 @test "a recording of 3 runs (pfrec --repeat) folds as the sum of its runs; --run K folds run K (also pfsym's output, pfscript)" {
-	command -v pfrec >/dev/null || skip "pfrec not built"
 	build_workload rec_spin spin -g -O1 -fno-omit-frame-pointer
 	REC_SPIN_CPU=1 run pfrec --repeat 3 -g -e cpu-clock -F 1000 -o runs.pf -- ./spin 60
 	refute_sanitizer

@@ -17,20 +17,31 @@ setup() {
 	cd "$BATS_TEST_TMPDIR"
 }
 
-# attached OPTION SECONDS OUT: starts rec_spin spinning (its pid in wp) and
-# after 0.1 s runs `pfrec -q OPTION $wp --duration SECONDS -o OUT` (run: status
-# and output are pfrec's), then kills rec_spin.
+# attached OPTION OUT cpu MS | attached OPTION OUT duration SECONDS: starts
+# rec_spin spinning (its pid in wp), and once it runs rec_spin,
+# `pfrec -q OPTION $wp -o OUT`. cpu: once pfrec has its perf events, waits
+# until rec_spin has run MS more milliseconds on a CPU (fixed work, however
+# loaded the machine), then stops pfrec with SIGINT; duration: pfrec runs
+# with --duration SECONDS. Then kills rec_spin. status and output are pfrec's.
 attached() {
 	"$W/rec_spin" 0 >/dev/null &
 	wp=$!
-	sleep 0.1
-	run pfrec -q "$1" "$wp" --duration "$2" -o "$3"
+	wait_until 60 runs_program "$wp" "$W/rec_spin"
+	if [ "$3" = duration ]; then
+		run pfrec -q "$1" "$wp" --duration "$4" -o "$2"
+		kill "$wp"
+		return 0
+	fi
+	pfrec -q "$1" "$wp" -o "$2" >"$2.out" 2>&1 &
+	local rp=$! t0
+	wait_until 60 perf_attached "$rp"
+	t0=$(cpu_ns "$wp")
+	wait_until 120 cpu_past "$wp" $((t0 + $4 * 1000000))
+	kill -INT "$rp"
+	status=0
+	wait "$rp" || status=$?
+	output=$(cat "$2.out")
 	kill "$wp"
-}
-
-# json FILE JQ-FILTER: pfdump --json FILE filtered by jq (raw output).
-json() {
-	pfdump --json "$1" | jq -r "$2"
 }
 
 @test "pfrec --help and --version" {
@@ -80,7 +91,8 @@ json() {
 }
 
 @test "a multi-threaded program: samples in each thread, with their names" {
-	run pfrec -q -F 2000 -g -o t.pf -- "$W/rec_threads" 300
+	# REC_SPIN_CPU=1: each thread spins 300 ms of its own CPU time (fixed work)
+	run env REC_SPIN_CPU=1 pfrec -q -F 2000 -g -o t.pf -- "$W/rec_threads" 300
 	assert_success
 	pid=$(json t.pf 'select(.record=="COMM" and .comm=="rec_threads" and .exec==1) | .rec_pid')
 	[ -n "$pid" ]
@@ -105,7 +117,8 @@ json() {
 }
 
 @test "a program that forks and execs another: both processes, the exec'd comm and mappings" {
-	run pfrec -q -F 2000 -o f.pf -- "$W/rec_fork" 250 "$W/rec_spin" 250
+	# REC_SPIN_CPU=1: parent and child each spin 250 ms of their own CPU time
+	run env REC_SPIN_CPU=1 pfrec -q -F 2000 -o f.pf -- "$W/rec_fork" 250 "$W/rec_spin" 250
 	assert_success
 	parent=$(json f.pf 'select(.record=="COMM" and .comm=="rec_fork") | .rec_pid')
 	child=$(json f.pf 'select(.record=="FORK") | .rec_pid' | head -1)
@@ -129,7 +142,8 @@ json() {
 }
 
 @test "sample IPs fall inside the function that spins (nm + the MMAP2 mapping)" {
-	run pfrec -q -F 4000 -o s.pf -- "$W/rec_spin" 300
+	# REC_SPIN_CPU=1: 300 ms of the spin's own CPU time (fixed work)
+	run env REC_SPIN_CPU=1 pfrec -q -F 4000 -o s.pf -- "$W/rec_spin" 300
 	assert_success
 	bin=$W/rec_spin
 	pid=$(json s.pf 'select(.record=="COMM" and .exec==1) | .rec_pid')
@@ -150,7 +164,7 @@ json() {
 }
 
 @test "-p attaches to a running process: threads, maps, build-ids from the ELF note" {
-	attached -p 0.3 p.pf
+	attached -p p.pf cpu 300
 	assert_success
 	run json p.pf 'select(.type=="thread") | "\(.pid) \(.tid) \(.comm)"'
 	assert_output "$wp $wp rec_spin"
@@ -168,7 +182,8 @@ json() {
 }
 
 @test "-t records one thread only" {
-	attached -t 0.2 t.pf
+	# -p/-t with --duration: no sample count is asked of it
+	attached -t t.pf duration 0.2
 	assert_success
 	[ "$(json t.pf 'select(.record=="SAMPLE") | .tid' | sort -u)" = "$wp" ]
 }
@@ -225,15 +240,9 @@ json() {
 	pfrec -q -o i.pf -- "$W/rec_spin" 0 >/dev/null &
 	rp=$!
 	# a handshake, not a sleep: the command starts after pfrec has read
-	# /proc/kallsyms (0.1-0.5 s here); wait until it has had 0.3 s of CPU
-	# (utime + stime in clock ticks, /proc/PID/stat fields 14 and 15)
-	hz=$(getconf CLK_TCK)
-	for _ in $(seq 3000); do
-		# the child of pfrec named rec_spin (procps may be missing)
-		t=$(cat /proc/[0-9]*/stat 2>/dev/null | awk -v pp="$rp" '$2 == "(rec_spin)" && $4 == pp { print $14 + $15; f = 1 } END { if (!f) print 0 }')
-		[ "$t" -ge $((hz * 3 / 10)) ] && break
-		read -rt 0.01 <> <(:) || true
-	done
+	# /proc/kallsyms; once it has run 300 ms on a CPU (fixed work)
+	cp=$(child_of "$rp" "$W/rec_spin")
+	wait_until 120 cpu_past "$cp" 300000000
 	kill -INT "$rp"
 	st=0
 	wait "$rp" || st=$?
@@ -249,31 +258,16 @@ json() {
 	assert_line "state: complete"
 }
 
-# alive PID: the process exists and is not a zombie
-alive() {
-	local st
-	st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
-	[ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
-}
-
 @test "SIGKILL of pfrec kills the command too (PR_SET_PDEATHSIG)" {
 	pfrec -q -o k.pf -- "$W/rec_spin" 0 >/dev/null 2>&1 3>&- &
 	rp=$!
-	cp=
-	for i in $(seq 100); do
-		cp=$(cat "/proc/$rp/task/$rp/children" 2>/dev/null | tr -d ' ')
-		[ -n "$cp" ] && grep -q rec_spin "/proc/$cp/cmdline" 2>/dev/null && break
-		sleep 0.05
-	done
+	cp=$(child_of "$rp" "$W/rec_spin")
 	[ -n "$cp" ]
 	alive "$cp"
 	kill -KILL "$rp"
 	wait "$rp" || true
-	for i in $(seq 100); do
-		alive "$cp" || break
-		sleep 0.05
-	done
-	if alive "$cp"; then
+	# the command dies with pfrec (a spinning rec_spin never ends by itself)
+	if ! wait_until 30 eval '! alive "$cp"'; then
 		kill -KILL "$cp"
 		false "the command outlived pfrec"
 	fi
@@ -335,11 +329,14 @@ alive() {
 }
 
 @test "a tiny ring (-m 1) loses samples, and pfdump --stats reports them" {
-	pfrec -m 1 -F 20000 -g -o m.pf -- "$W/rec_spin" 600 >/dev/null 2>err.txt &
+	REC_SPIN_CPU=1 pfrec -m 1 -F 20000 -g -o m.pf -- "$W/rec_spin" 600 >/dev/null 2>err.txt &
 	rp=$!
-	sleep 0.15
+	# pfrec stopped while its command runs 200 ms on a CPU (4,000 samples
+	# for a 1-page ring), from 150 ms of the command's CPU time on
+	cp=$(child_of "$rp" "$W/rec_spin")
+	wait_until 120 cpu_past "$cp" 150000000
 	kill -STOP "$rp"
-	sleep 0.2
+	wait_until 120 cpu_past "$cp" 350000000
 	kill -CONT "$rp"
 	wait "$rp"
 	run pfdump --stats m.pf

@@ -32,10 +32,6 @@ setup() {
 	cd "$BATS_FILE_TMPDIR"
 }
 
-need_perf() {
-	[ -z "$PERF_MISSING" ] || skip "$PERF_MISSING"
-}
-
 # the frames of each sample as "SAMPLE# sym dso" lines, user frames only
 # (pfsym names no kernel frame), offsets cut
 user_frames() {

@@ -65,26 +65,6 @@ setup() {
 	cd "$BATS_FILE_TMPDIR"
 }
 
-# main_stacks: folded lines on stdin -> distinct stacks from main down, with
-# kernel frames under a user leaf cut (interrupts, page faults). A sample
-# that lands in libc's exit path after leaf_end calls exit() reads
-# main;path_c;__run_exit_handlers (libc keeps no frame pointer, so the chain
-# goes from the exit code to path_c): a real stack, but a rare one, left out.
-# So is a sample on a leaf's first instruction, before it pushes its frame
-# pointer: the chain then skips its caller (main;leaf_two). So is a sample
-# in the PLT on a library function's first call, while the lazy binder's
-# entry (PLT0, named ".plt") or a stub runs: main;.plt, main;NAME@plt.
-# So is a sample in the library's lib_leaf_one itself, around its call of
-# lib_spin (a few instructions): main;path_a;lib_leaf_one (seen once in CI).
-# So is a sample in ld.so's lazy binder itself (no frame pointer there, so
-# straight under main): main;_dl_fixup (seen once in CI), _dl_lookup_symbol_x,
-# do_lookup_x, check_match.
-main_stacks() {
-	grep -E '(^|;)main;' | sed -e 's/^.*;main;/main;/' -e 's/;\[kernel\].*//' -e 's/;[^;]*_\[k\].*//' -e 's/ [0-9]*$//' |
-		awk -F';' '!($1 == "main" && $2 == "path_c" && $3 != "leaf_end") && !($1 == "main" && $2 ~ /leaf/) && $NF != ".plt" && $NF !~ /@plt$/ && $0 != "main;path_a;lib_leaf_one" && $2 !~ /^(_dl_|do_lookup_x$|check_match$)/' |
-		sort -u
-}
-
 # check FILE.pf EXPECTED [PFSYM OPTIONS]: exact stacks, >= 90% of samples in
 # them, counts summing to the sample count of the summary.
 check() {
@@ -92,7 +72,7 @@ check() {
 	shift 2
 	pfsym "$@" "$pf" -o "$pf.sym" 2>"$pf.log"
 	pffold "$pf.sym" >"$pf.folded"
-	run main_stacks <"$pf.folded"
+	run main_stacks --lib-noise <"$pf.folded"
 	assert_output "$exp"
 	local n sum inmain
 	n=$(sed -n 's/^pfsym: \([0-9]*\) samples.*/\1/p' "$pf.log")
@@ -226,7 +206,7 @@ check() {
 	awk '{print $NF * 1000000}' s.folded >s.scaled
 	tail -n +2 p.folded | awk '{print $NF}' >p.w
 	diff s.scaled p.w
-	run main_stacks <p.folded
+	run main_stacks --lib-noise <p.folded
 	assert_output "$EXPECTED"
 }
 
@@ -234,7 +214,7 @@ check() {
 	# with the kernel's symbols (KSYMS) through the pipe: kernel frames named, marked _[k]
 	run bash -c "pfrec -q -g -F 4000 -o - -- bin/pie | pfsym -q | pffold --kernel --no-comm"
 	assert_success
-	run main_stacks <<<"$output"
+	run main_stacks --lib-noise <<<"$output"
 	assert_output "$EXPECTED"
 }
 
@@ -392,7 +372,7 @@ plt_check_irel() {
 	# a sample on mix's first instruction, before it pushes its frame
 	# pointer, skips its caller (main;mix): a real frame-pointer artifact,
 	# left out as main_stacks does for the C workloads' leaves (fresh machine)
-	run main_stacks < <(sed 's/ \[clone [^]]*\]//g' cxx.folded | grep -vE '(^|;)main;ns::\(anonymous namespace\)::mix\(long, int\) [0-9]+$')
+	run main_stacks --lib-noise < <(sed 's/ \[clone [^]]*\]//g' cxx.folded | grep -vE '(^|;)main;ns::\(anonymous namespace\)::mix\(long, int\) [0-9]+$')
 	assert_output 'main;ns::run(long);ns::(anonymous namespace)::mix(long, int)
 main;ns::run(long);ns::Worker<3>::operator()(int)
 main;ns::run(long);ns::Worker<3>::spin(long)'

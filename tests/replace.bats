@@ -21,13 +21,14 @@ setup() {
 }
 
 # attach NAME MODE: start run/NAME (v1), change it on disk (MODE: replace,
-# delete), record it with -p for a second, write NAME.pf and NAME.folded
+# delete) once it runs, record it with -p for a second, write NAME.pf and
+# NAME.folded
 attach() {
 	local name=$1 mode=$2
 	cp v1 "run/$name"
 	"run/$name" 2500 &
 	local pid=$!
-	sleep 0.3
+	wait_until 60 runs_program "$pid" "$PWD/run/$name"
 	case $mode in
 	replace) cp v2 "run/$name.new" && mv "run/$name.new" "run/$name" ;;
 	delete) rm "run/$name" ;;
@@ -69,7 +70,8 @@ attach() {
 
 @test "launch, then replace while it runs: the new file's build-id differs, frames stay unnamed" {
 	cp v1 run/launch
-	pfrec -q -g -F 2000 -o launch.pf -- sh -c "run/launch 900 & sleep 0.3; cp v2 run/launch.new; mv run/launch.new run/launch; wait"
+	# replaced once the launched program runs it (its /proc/PID/exe)
+	pfrec -q -g -F 2000 -o launch.pf -- sh -c "run/launch 900 & p=\$!; until [ \"\$(readlink /proc/\$p/exe)\" = '$PWD/run/launch' ]; do sleep 0.01; done; cp v2 run/launch.new; mv run/launch.new run/launch; wait"
 	run --separate-stderr pfsym launch.pf -o launch.sym
 	assert_success
 	[[ "$stderr" == *"run/launch: build-id mismatch"* ]]

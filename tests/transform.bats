@@ -225,7 +225,9 @@ samples_per_section() {
 }
 
 @test "pfrec -g: transformed by default, the same records as without the transform" {
-	run pfrec -q -F 2000 -g --flush-interval 0.02 -o t.pf -- "$W/rec_threads" 150
+	# REC_SPIN_CPU=1: each thread spins 150 ms of its own CPU time (fixed work,
+	# about 900 samples at 2 kHz however loaded the machine)
+	run env REC_SPIN_CPU=1 pfrec -q -F 2000 -g --flush-interval 0.02 -o t.pf -- "$W/rec_threads" 150
 	refute_sanitizer
 	assert_success
 	# the flush timer's sections continue each other (transform 2: 1.2); pfrec may write
@@ -238,7 +240,7 @@ samples_per_section() {
 	[ "$(stat -c %s t.pf)" -lt "$(stat -c %s plain.pf)" ]
 	# --no-transform: no section transformed (the file is still 1.4: KSYMS and PERFMAP
 	# sections may follow)
-	run pfrec -q --no-transform -F 2000 -g -o n.pf -- "$W/rec_threads" 50
+	run env REC_SPIN_CPU=1 pfrec -q --no-transform -F 2000 -g -o n.pf -- "$W/rec_threads" 50
 	assert_success
 	[ "$(rec_transforms n.pf | sort -u)" = 0 ]
 	[ "$(od -An -tu2 -j 10 -N2 n.pf | tr -d ' ')" = 4 ]
@@ -262,7 +264,7 @@ samples_per_section() {
 }
 
 @test "pfrec --call-graph dwarf on threads: stack runs round-trip in large sections and in small ones (first copies)" {
-	run pfrec -q -F 4000 --call-graph dwarf -o d.pf -- "$W/rec_threads" 120
+	run env REC_SPIN_CPU=1 pfrec -q -F 4000 --call-graph dwarf -o d.pf -- "$W/rec_threads" 120
 	refute_sanitizer
 	assert_success
 	[ "$(rec_transforms d.pf | grep -c 0)" -eq 0 ]

@@ -1,7 +1,10 @@
 /*
  * arm_stack - a static aarch64 workload for the emulated-board test
  * (tests/aarch64.bats): burns CPU in a known set of call stacks for about
- * MS milliseconds of process CPU time (argument, default 300).
+ * MS milliseconds of process CPU time (argument, default 300), or, as
+ * `arm_stack -r ROUNDS`, for a fixed number of rounds (two spin calls each)
+ * without reading any clock: fixed work, so the share of samples in spin
+ * does not depend on how long the emulated clock read takes.
  *
  *   main -> work -> path_a -> spin              (about half of the time)
  *   main -> work -> path_b -> path_b2 -> spin   (the other half)
@@ -13,6 +16,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #define NOINLINE __attribute__((noinline))
@@ -56,9 +60,19 @@ NOINLINE unsigned long path_b(unsigned long n)
 	return r + 3;
 }
 
-NOINLINE unsigned long work(double ms)
+/* work(ms, 0): about ms milliseconds of process CPU time; work(0, rounds):
+ * exactly that many rounds, no clock read. */
+NOINLINE unsigned long work(double ms, unsigned long rounds)
 {
 	unsigned long acc = 0, n = 0;
+	if (rounds > 0) {
+		for (unsigned long r = 0; r < rounds; r++) {
+			acc += path_a(n++);
+			acc += path_b(n++);
+		}
+		sink += acc;
+		return n;
+	}
 	double start = cpu_ms();
 	/* The clock is read every 32 rounds only: in an emulated guest the
 	 * CPU-time clock is a system call that costs as much as a round. */
@@ -74,8 +88,13 @@ NOINLINE unsigned long work(double ms)
 
 int main(int argc, char **argv)
 {
-	double ms = argc > 1 ? atof(argv[1]) : 300;
-	unsigned long n = work(ms);
+	double ms = 300;
+	unsigned long rounds = 0;
+	if (argc > 2 && strcmp(argv[1], "-r") == 0)
+		rounds = strtoul(argv[2], NULL, 10);
+	else if (argc > 1)
+		ms = atof(argv[1]);
+	unsigned long n = work(ms, rounds);
 	printf("arm_stack: %lu calls\n", n);
 	return 0;
 }

@@ -1,5 +1,8 @@
 /* rec_threads MS: the main thread and two named threads (worker_a,
  * worker_b) each spin for MS milliseconds in their own function.
+ * With REC_SPIN_CPU=1 in the environment, MS is each thread's CPU time, not
+ * wall time: a fixed amount of work, so a fixed number of cpu-clock samples
+ * however loaded the machine (as tests/workloads/rec_spin.c).
  * A pfrec test workload: build with -pthread -g -fno-omit-frame-pointer. */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -10,6 +13,8 @@
 static volatile unsigned long sink;
 static double seconds = 0.3;
 
+static clockid_t spin_clock = CLOCK_MONOTONIC;
+#define NOW_S_CLOCK spin_clock
 #include "now_s.h"
 
 #define SPIN_FN(name)                                                   \
@@ -39,6 +44,9 @@ int main(int argc, char **argv)
 {
 	if (argc > 1)
 		seconds = atof(argv[1]) / 1000.0;
+	const char *cpu = getenv("REC_SPIN_CPU");
+	if (cpu && cpu[0] == '1')
+		spin_clock = CLOCK_THREAD_CPUTIME_ID;
 	pthread_t t[2];
 	for (long i = 0; i < 2; i++)
 		if (pthread_create(&t[i], NULL, worker, (void *)i) != 0)
