@@ -734,21 +734,10 @@ int pfsi_sym_lookup_chain(struct symbolizer *s, struct pf_prof *p, const char *p
 int pfsi_sym_lookup_file(struct symbolizer *s, struct pf_prof *p, const char *path, uint64_t vaddr, const char **name)
 {
 	*name = NULL;
-	struct binfo *b = NULL;
-	for (struct binfo *x = s->list; x && !b; x = x->next)
-		if (x->as_is && strcmp(x->path, path) == 0)
-			b = x;
-	if (!b) {
-		struct pf_dso d;
-		memset(&d, 0, sizeof(d));
-		d.path = (char *)path;
-		d.path_len = (uint32_t)strlen(path);
-		if (!(b = pfsi_binfo_new(s, &d, 0, 1)))
-			return -ENOMEM;
-		pfsi_find_files(s, b);
-	}
-	if (b->state != ST_OK)
-		return -ENOENT;
+	int rc = 0;
+	struct binfo *b = binfo_as_is(s, path, &rc);
+	if (!b)
+		return rc;
 	struct pf_prof_frame f; /* named as a frame at vaddr is */
 	memset(&f, 0, sizeof(f));
 	int r = pfsi_sym_name_vaddr(s, p, b, vaddr, &f);

@@ -308,6 +308,28 @@ static int arena_room(struct ctx *c, size_t n)
 	return 0;
 }
 
+/* Writes frame `fid`'s text (as a caller: `ret`) at the arena's end, not
+ * counted in it (the caller keeps it by adding t->len to arena_len, or
+ * lets the next text overwrite it); *t says where. One memory stream for all
+ * frames (a new one costs an 8 KiB calloc, most of pfscript's instructions
+ * on many frames). @return 0 or -ENOMEM. */
+static int frame_to_arena(struct ctx *c, uint32_t fid, int ret, unsigned fl, struct ftext *t)
+{
+	if (!c->mem && !(c->mem = open_memstream(&c->mem_buf, &c->mem_len)))
+		return -ENOMEM;
+	if (fseeko(c->mem, 0, SEEK_SET) != 0)
+		return -ENOMEM;
+	write_frame(c, c->mem, pf_prof_frame_get(c->prof, fid), ret, fl);
+	if (fflush(c->mem) != 0 || c->mem_len == 0 || c->mem_len > UINT32_MAX - c->arena_len)
+		return -ENOMEM;
+	if (arena_room(c, c->mem_len) < 0)
+		return -ENOMEM;
+	memcpy(c->arena + c->arena_len, c->mem_buf, c->mem_len);
+	t->off = (uint32_t)c->arena_len;
+	t->len = (uint32_t)c->mem_len;
+	return 0;
+}
+
 /* The text of frame `fid` (as a caller: `ret`), made once: frames repeat
  * in every sample that passes through them. NULL when out of memory. The
  * frame fields are the same for every sample (only cpu varies). The texts
@@ -320,19 +342,7 @@ static const struct ftext *frame_cached(struct ctx *c, uint32_t fid, int ret, un
 		/* its text names the sample's pid: made each time, kept in
 		 * the slot past the arena's end */
 		static struct ftext once;
-		if (!c->mem && !(c->mem = open_memstream(&c->mem_buf, &c->mem_len)))
-			return NULL;
-		if (fseeko(c->mem, 0, SEEK_SET) != 0)
-			return NULL;
-		write_frame(c, c->mem, pf_prof_frame_get(c->prof, fid), ret, fl);
-		if (fflush(c->mem) != 0 || c->mem_len == 0 || c->mem_len > UINT32_MAX - c->arena_len)
-			return NULL;
-		if (arena_room(c, c->mem_len) < 0)
-			return NULL;
-		memcpy(c->arena + c->arena_len, c->mem_buf, c->mem_len);
-		once.off = (uint32_t)c->arena_len;
-		once.len = (uint32_t)c->mem_len;
-		return &once;
+		return frame_to_arena(c, fid, ret, fl, &once) < 0 ? NULL : &once;
 	}
 	if (i >= c->n_fcache) {
 		size_t n = 2 * (size_t)pf_prof_n_frames(c->prof);
@@ -346,20 +356,8 @@ static const struct ftext *frame_cached(struct ctx *c, uint32_t fid, int ret, un
 		c->n_fcache = n;
 	}
 	if (!c->fcache[i].len) {
-		/* one memory stream for all frames (a new one costs an 8 KiB
-		 * calloc, most of pfscript's instructions on many frames) */
-		if (!c->mem && !(c->mem = open_memstream(&c->mem_buf, &c->mem_len)))
+		if (frame_to_arena(c, fid, ret, fl, &c->fcache[i]) < 0)
 			return NULL;
-		if (fseeko(c->mem, 0, SEEK_SET) != 0)
-			return NULL;
-		write_frame(c, c->mem, pf_prof_frame_get(c->prof, fid), ret, fl);
-		if (fflush(c->mem) != 0 || c->mem_len == 0 || c->mem_len > UINT32_MAX - c->arena_len)
-			return NULL;
-		if (arena_room(c, c->mem_len) < 0)
-			return NULL;
-		memcpy(c->arena + c->arena_len, c->mem_buf, c->mem_len);
-		c->fcache[i].off = (uint32_t)c->arena_len;
-		c->fcache[i].len = (uint32_t)c->mem_len;
 		c->arena_len += c->mem_len;
 	}
 	return &c->fcache[i];
