@@ -922,15 +922,7 @@ static int parse_opt(int c, struct flame *fl, const char **output)
 static void folded_input(void *arg, const char *text, size_t len)
 {
 	struct flame *fl = arg;
-	if (fl->note[0])
-		return;
-	if (len >= sizeof fl->note)
-		len = sizeof fl->note - 1;
-	memcpy(fl->note, text, len);
-	fl->note[len] = '\0';
-	fprintf(stderr, "pfflame: %s: folded from an input that was not whole: ", fl->path);
-	pf_folded_input_write(stderr, fl->note);
-	fputc('\n', stderr);
+	pf_folded_input_keep(fl->note, sizeof fl->note, "pfflame", fl->path, text, len);
 }
 
 /* Reads the folded stacks of fl->path into the tree. @return 0, or -1

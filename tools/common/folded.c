@@ -188,6 +188,20 @@ void pf_folded_input_write(FILE *out, const char *text)
 		putc(*p < 0x20 || *p == 0x7f ? '?' : *p, out);
 }
 
+void pf_folded_input_keep(char *note, size_t cap, const char *prog, const char *path, const char *text,
+			  size_t len)
+{
+	if (note[0] || !cap)
+		return; /* the first one names it */
+	if (len >= cap)
+		len = cap - 1;
+	memcpy(note, text, len);
+	note[len] = '\0';
+	fprintf(stderr, "%s: %s: folded from an input that was not whole: ", prog, path);
+	pf_folded_input_write(stderr, note);
+	fputc('\n', stderr);
+}
+
 int pf_folded_input_parse(const char *line, size_t len, const char **text, size_t *text_len)
 {
 	size_t pl = sizeof PF_FOLDED_INPUT_PREFIX - 1;

@@ -171,6 +171,13 @@ int pf_folded_read_unit(FILE *f, pf_folded_cb cb, void *arg, struct pf_folded_un
  * it stays one line. */
 void pf_folded_input_write(FILE *out, const char *text);
 
+/* The first input line of a folded text: text[0..len) kept in note (of
+ * `cap` bytes, NUL-terminated, cut to fit) and said once on stderr as
+ * "PROG: PATH: folded from an input that was not whole: TEXT". A later line
+ * (note already set) is ignored. */
+void pf_folded_input_keep(char *note, size_t cap, const char *prog, const char *path, const char *text,
+			  size_t len);
+
 /* If line[0..len) is an input line, the text after the prefix (without
  * the trailing '\r' or '\n') in *text and *text_len. @return 1, or 0. */
 int pf_folded_input_parse(const char *line, size_t len, const char **text, size_t *text_len);

@@ -301,16 +301,7 @@ static int folded_unit(struct ctx *c, struct run *r)
 static void folded_input(void *arg, const char *text, size_t len)
 {
 	struct ctx *c = arg;
-	struct run *r = c->cur;
-	if (r->note[0])
-		return; /* the first one names it */
-	if (len >= sizeof r->note)
-		len = sizeof r->note - 1;
-	memcpy(r->note, text, len);
-	r->note[len] = '\0';
-	fprintf(stderr, "pfdiff: %s: folded from an input that was not whole: ", c->path);
-	pf_folded_input_write(stderr, r->note);
-	fputc('\n', stderr);
+	pf_folded_input_keep(c->cur->note, sizeof c->cur->note, "pfdiff", c->path, text, len);
 }
 
 static int folded_cb(void *arg, const struct pf_folded_line *l, uint64_t lineno)
