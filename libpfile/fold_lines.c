@@ -74,6 +74,34 @@ static int w_cmp(const void *a, const void *b, void *arg)
 	return key_cmp(a, b, arg);
 }
 
+/* The function of frame fr as the folded stacks name it: its name, or
+ * for a user frame no symbol names its module's base name in brackets
+ * ("[libgcc_s.so.1]", "[vdso]"), interned in f->prof; NONE when neither. */
+static uint32_t unnamed_as_module(pf_fold *f, const struct pf_prof_frame *fr)
+{
+	if (fr->name != NONE || (fr->flags & PF_FRAME_KERNEL) || fr->dso == NONE)
+		return fr->name;
+	size_t dl = 0;
+	const char *d = pf_prof_str_get(&f->prof, fr->dso, &dl);
+	if (!d)
+		return NONE;
+	const char *bn = memrchr(d, '/', dl);
+	bn = bn ? bn + 1 : d;
+	size_t bl = dl - (size_t)(bn - d);
+	if (bl >= 2 && bn[0] == '[' && bn[bl - 1] == ']') { /* "[vdso]" */
+		bn++;
+		bl -= 2;
+	}
+	char buf[512];
+	if (bl > sizeof(buf) - 3)
+		bl = sizeof(buf) - 3;
+	buf[0] = '[';
+	memcpy(buf + 1, bn, bl);
+	buf[bl + 1] = ']';
+	int64_t id = pf_prof_str(&f->prof, buf, bl + 2);
+	return id < 0 ? NONE : (uint32_t)id;
+}
+
 size_t pf_fold_top_lines(pf_fold *f, struct pf_fold_top_line *out, size_t n)
 {
 	size_t k = 0;
@@ -89,7 +117,7 @@ size_t pf_fold_top_lines(pf_fold *f, struct pf_fold_top_line *out, size_t n)
 		if (!f->line_w[i] || i >= f->prof.n_frames)
 			continue;
 		const struct pf_prof_frame *fr = &f->prof.frames[i];
-		v[k++] = (struct lkey){ fr->line ? fr->src_file : NONE, fr->line, fr->name,
+		v[k++] = (struct lkey){ fr->line ? fr->src_file : NONE, fr->line, unnamed_as_module(f, fr),
 					(fr->flags & PF_FRAME_KERNEL) != 0, f->line_w[i] };
 	}
 	qsort_r(v, k, sizeof(*v), key_cmp, &f->prof);

@@ -44,7 +44,27 @@ kallsyms_text() {
 expected_names() {
 	{ sed 's/$/ 1/' "$1"; awk '{ a = $1; $1 = ""; print a " 0" $0 }' "$2"; } |
 		sort -k1,1 -k2,2n |
-		awk '$2 == 0 { $1 = $2 = ""; cur = substr($0, 3); next } { print $1 " " cur }'
+		awk '$2 == 0 { $1 = $2 = ""; cur = substr($0, 3); next } { print $1 " " cur }' |
+		pfx_rule "$2"
+}
+
+# pfx_rule SYMS_FILE: "ADDRESS NAME" lines on stdin where ADDRESS is the
+# last byte of a padding symbol __pfx_FUNC and FUNC starts at ADDRESS + 1
+# become "ADDRESS FUNC": the byte before a return address at FUNC's first
+# byte, which perf looks up as the return address, FUNC+0x0
+pfx_rule() {
+	python3 -c '
+import sys
+start = {}
+for l in open(sys.argv[1]):
+    f = l.split(None, 1)
+    if len(f) == 2:
+        start.setdefault(f[1].strip(), int(f[0], 16))
+for l in sys.stdin:
+    a, name = l.rstrip("\n").split(" ", 1)
+    if name.startswith("__pfx_") and start.get(name[6:]) == int(a, 16) + 1:
+        name = name[6:]
+    print(a, name)' "$1"
 }
 
 # kernel_frames FILE: "ADDRESS NAME" of each kernel frame of a resolved
