@@ -165,13 +165,26 @@ running() {
 	# (6.18) a cpu-clock event whose ring is full while its task never
 	# leaves the CPU may stop sampling, without a LOST record, until the
 	# task is scheduled out and in again
-	pfrec -g -m 2 -c 100000 -e cpu-clock --duration 1.2 -o s.pf -- \
+	pfrec -g -m 2 -c 100000 -e cpu-clock -o s.pf -- \
 		sh -c "while :; do '$W/rec_spin' 30; done" >/dev/null 2>err.txt &
 	rp=$!
-	sleep 0.3
+	# handshakes on the workload's CPU time, not sleeps: the shell's
+	# children's time (cutime, /proc/PID/stat field 16, in clock ticks)
+	# grows by each rec_spin it has waited for; 100 ms of it recorded, 200 ms
+	# while pfrec is stopped (its rings fill), 100 ms after (the kernel
+	# writes the LOST record once there is room), then SIGINT
+	local shp
+	shp=$(child_of "$rp" "$(readlink -f /bin/sh)")
+	kids() { awk '{ print $16 }' "/proc/$1/stat"; }
+	kids_past() { [ "$(kids "$1")" -ge "$2" ]; }
+	local hz
+	hz=$(getconf CLK_TCK)
+	wait_until 120 kids_past "$shp" $(($(kids "$shp") + hz / 10))
 	kill -STOP "$rp"
-	sleep 0.4
+	wait_until 120 kids_past "$shp" $(($(kids "$shp") + hz / 5))
 	kill -CONT "$rp"
+	wait_until 120 kids_past "$shp" $(($(kids "$shp") + hz / 10))
+	kill -INT "$rp"
 	wait "$rp" || true
 	run cat err.txt
 	assert_line --regexp '^pfrec: [0-9]+ samples, [1-9][0-9]* lost, '
