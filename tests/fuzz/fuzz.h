@@ -9,6 +9,7 @@
 #ifndef PF_FUZZ_H
 #define PF_FUZZ_H
 
+#include <dirent.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -20,6 +21,21 @@
 #include "advanced.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Removes the files of folder `dir` (not its subfolders) and the folder;
+ * "" is a no-op. For the folders a target makes under /tmp, at exit. */
+static inline void fuzz_remove_dir(const char *dir)
+{
+	DIR *d = dir[0] ? opendir(dir) : NULL;
+	struct dirent *e;
+	while (d && (e = readdir(d)))
+		if (e->d_name[0] != '.')
+			(void)unlinkat(dirfd(d), e->d_name, 0);
+	if (d)
+		closedir(d);
+	if (dir[0])
+		(void)rmdir(dir);
+}
 
 /* A finding that is not a sanitizer report: say what, then abort(). */
 #define FUZZ_ASSERT(c)                                                                       \

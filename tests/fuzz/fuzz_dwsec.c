@@ -30,15 +30,7 @@ static char cache_dir[PATH_MAX];
 
 static void remove_cache(void)
 {
-	DIR *d = cache_dir[0] ? opendir(cache_dir) : NULL;
-	struct dirent *e;
-	while (d && (e = readdir(d)))
-		if (e->d_name[0] != '.')
-			(void)unlinkat(dirfd(d), e->d_name, 0);
-	if (d)
-		closedir(d);
-	if (cache_dir[0])
-		(void)rmdir(cache_dir);
+	fuzz_remove_dir(cache_dir);
 }
 
 struct sec {

@@ -26,17 +26,8 @@ static char dirs[2][PATH_MAX];
 /* Removes the two folders and the files in them (at exit). */
 static void remove_dirs(void)
 {
-	for (int i = 0; i < 2; i++) {
-		DIR *d = dirs[i][0] ? opendir(dirs[i]) : NULL;
-		struct dirent *e;
-		while (d && (e = readdir(d)))
-			if (e->d_name[0] != '.')
-				(void)unlinkat(dirfd(d), e->d_name, 0);
-		if (d)
-			closedir(d);
-		if (dirs[i][0])
-			(void)rmdir(dirs[i]);
-	}
+	for (int i = 0; i < 2; i++)
+		fuzz_remove_dir(dirs[i]);
 }
 
 static int make_dirs(void)
