@@ -341,6 +341,15 @@ inline_check() {
 	diff -u <(pffold -q -e task-clock gen.sym.pf | grep -v '^\[lost\]' | LC_ALL=C sort) pprof.folded
 }
 
+@test "the main program's Mapping comes first when another CPU's ring buffer, written first, mapped a library later" {
+	"$PFTOOLS_BUILD/tests/pfsym-gen" ringorder ro.pf
+	pfsym -q ro.pf -o ro.sym.pf
+	pfpprof ro.sym.pf > ro.pb.gz
+	run sed -n '/^Mappings/,$p' <(pp -raw ro.pb.gz)
+	assert_line --index 1 --regexp '^1: 0x400000/0x410000/0x1000 /opt/gen.bin +$'
+	assert_line --index 2 --regexp '^2: 0x7f0000000000/0x7f0000010000/0x0 /opt/lib.so +$'
+}
+
 @test "a leader-sampled group: both members' periods; its lost samples weigh no time (the periods hold it)" {
 	"$PFTOOLS_BUILD/tests/pfsym-gen" group grp.pf
 	pfsym -q grp.pf -o grp.sym.pf

@@ -32,6 +32,8 @@
  *                  (pid and tid 0, CPU 1, kernel, no COMM record).
  *   unordered OUT  process "gen": 5 samples not in time order (the first
  *                  0.3 s after the earliest).
+ *   ringorder OUT  process "gen" as two CPUs' ring buffers hold it, the
+ *                  later mapping's records first (gen_ringorder()).
  *   group OUT      process "gen": a leader-sampled group's samples, a LOST
  *                  record and a copied sample (gen_group() has the counts).
  *   raw-lost OUT   a raw recording of process "gen" whose every sample was
@@ -283,6 +285,27 @@ static void gen_unordered(pf_writer *w)
 	static const uint64_t ms[] = { 300, 0, 100, 200, 250 };
 	for (int i = 0; i < 5; i++)
 		sample(1, 100, 100, t + 10 + 1000000ull * ms[i], s1, 3);
+	if (pf_writer_records(w, rb.data, rb.len) < 0)
+		tu_die("records");
+}
+
+/* Process "gen" as two CPUs' ring buffers hold it, CPU 1's written first:
+ * CPU 0 ran the exec (COMM at t, /opt/gen.bin mapped at t + 1) and 2
+ * samples in gen.bin; CPU 1 mapped /opt/lib.so at t + 5 (0x7f0000000000,
+ * 64 KiB) and took 3 samples in it, called from gen.bin. */
+static void gen_ringorder(pf_writer *w)
+{
+	event(w, "cpu-clock", PERF_COUNT_SW_CPU_CLOCK, 1);
+	uint64_t t = 1000000000ull;
+	static const uint64_t s1[] = { 0x401010, 0x402021, 0x403031 };
+	static const uint64_t s2[] = { 0x7f0000001010, 0x402021, 0x403031 };
+	mmap2(100, 0x7f0000000000ull, 0x10000, 0, "/opt/lib.so", t + 5);
+	for (int i = 0; i < 3; i++)
+		sample(1, 100, 100, t + 1000000ull * (uint64_t)(i + 10), s2, 3);
+	comm(100, 100, "gen", 1, t);
+	mmap2(100, 0x400000, 0x10000, 0x1000, "/opt/gen.bin", t + 1);
+	for (int i = 0; i < 2; i++)
+		sample(1, 100, 100, t + 1000000ull * (uint64_t)(i + 1), s1, 3);
 	if (pf_writer_records(w, rb.data, rb.len) < 0)
 		tu_die("records");
 }
@@ -785,7 +808,7 @@ int main(int argc, char **argv)
 		void (*gen)(pf_writer *w);
 	} simple[] = { { "raw", gen_raw },     { "raw-lost", gen_raw_lost }, { "names", gen_names }, { "names-bytes", gen_names_bytes }, { "raw-badsample", gen_raw_badsample },
 		       { "views", gen_views }, { "ksymbol", gen_ksymbol },   { "idle", gen_idle },
-		       { "unordered", gen_unordered }, { "group", gen_group } };
+		       { "unordered", gen_unordered }, { "group", gen_group }, { "ringorder", gen_ringorder } };
 	static const char *const damaged[] = { [D_NONE] = "resolved", [D_NOSTACKS] = "resolved-nostacks",
 					       [D_LATE] = "resolved-late", [D_STACKCOUNT] = "resolved-stackcount",
 					       [D_LOST] = "resolved-lost" };

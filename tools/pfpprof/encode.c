@@ -410,19 +410,28 @@ static int gzip_write(int fd, const uint8_t *raw, size_t n, int level)
 	return rc;
 }
 
-static int key_cmp(const void *a, const void *b)
+struct map_order {
+	uint64_t time, key; /* the file's map_time; map_key */
+	size_t old;         /* Mapping id - 1 */
+};
+
+static int map_order_cmp(const void *a, const void *b)
 {
-	uint64_t x = **(const uint64_t *const *)a, y = **(const uint64_t *const *)b;
-	return x < y ? -1 : x > y;
+	const struct map_order *x = a, *y = b;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->key < y->key ? -1 : x->key > y->key;
 }
 
 /* pprof takes the first Mapping for the main program: Mappings are put in the
- * order their files were first mapped (the recorded program's executable
- * comes first), and renumbered. */
+ * order their files were first mapped, by the time of the mapping records
+ * (the recorded program's executable comes first; a RECORDS section holds
+ * each CPU's ring buffer in turn, so the records' order is not the time
+ * order), then as first seen, and renumbered. */
 static void order_mappings(struct enc *e)
 {
 	size_t n = e->pb.n_mapping;
-	const uint64_t **by = malloc((n ? n : 1) * sizeof *by);
+	struct map_order *by = malloc((n ? n : 1) * sizeof *by);
 	uint64_t *new_id = malloc((n ? n : 1) * sizeof *new_id);
 	PB_Mapping **m = malloc((n ? n : 1) * sizeof *m);
 	if (!by || !new_id || !m) {
@@ -430,10 +439,10 @@ static void order_mappings(struct enc *e)
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++)
-		by[i] = &e->map_key[i];
-	qsort(by, n, sizeof *by, key_cmp);
+		by[i] = (struct map_order){ e->in->files[e->map_key[i] >> 32].map_time, e->map_key[i], i };
+	qsort(by, n, sizeof *by, map_order_cmp);
 	for (size_t i = 0; i < n; i++) {
-		size_t old = (size_t)(by[i] - e->map_key);
+		size_t old = by[i].old;
 		new_id[old] = i + 1;
 		m[i] = e->pb.mapping[old];
 		m[i]->id = i + 1;

@@ -45,6 +45,8 @@ struct pp_file {
 	char *path;
 	uint8_t build_id[64];
 	uint8_t build_id_size;
+	uint64_t map_time;       /* ns, perf clock: its first mapping record or
+				  * maps snapshot; UINT64_MAX when none had a time */
 	uint32_t n_ranges;
 	size_t cap_ranges;
 	struct pp_range *ranges; /* distinct file ranges, first address seen for each */

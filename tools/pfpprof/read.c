@@ -188,6 +188,7 @@ static struct pp_file *file_get(struct pp_input *in, const char *path, size_t le
 		return NULL;
 	struct pp_file *f = &in->files[in->n_files];
 	memset(f, 0, sizeof *f);
+	f->map_time = UINT64_MAX;
 	if (!(f->path = strndup(path, len)))
 		return NULL;
 	in->n_files++;
@@ -202,14 +203,16 @@ const struct pp_file *pp_file_find(const struct pp_input *in, const char *path)
 	return NULL;
 }
 
-/* Notes the range [start, end) at file offset pgoff of `path`; the first
- * address seen for each file range is kept. */
+/* Notes the range [start, end) at file offset pgoff of `path`, mapped at time
+ * t (0: unknown); the first address seen for each file range is kept. */
 static int file_range(struct pp_input *in, const char *path, size_t len, uint64_t start, uint64_t end,
-		      uint64_t pgoff, const uint8_t *bid, size_t bid_size)
+		      uint64_t pgoff, const uint8_t *bid, size_t bid_size, uint64_t t)
 {
 	struct pp_file *f = file_get(in, path, len);
 	if (!f)
 		return -ENOMEM;
+	if (t && t < f->map_time)
+		f->map_time = t;
 	if (bid_size && !f->build_id_size) {
 		f->build_id_size = (uint8_t)(bid_size > sizeof f->build_id ? sizeof f->build_id : bid_size);
 		memcpy(f->build_id, bid, f->build_id_size);
@@ -232,13 +235,15 @@ static int read_mmaps(struct pp_input *in, const struct pf_section *sec)
 		if (h->type != PERF_RECORD_MMAP && h->type != PERF_RECORD_MMAP2)
 			continue;
 		struct pf_mmap m;
-		if (pf_mmap_decode(pf_events_find(in->evs, h), h, &m) < 0)
+		const struct pf_event *ev = pf_events_find(in->evs, h);
+		if (pf_mmap_decode(ev, h, &m) < 0)
 			continue;
 		int exec = m.mmap2 ? (m.prot & PROT_EXEC) != 0 : !(h->misc & PERF_RECORD_MISC_MMAP_DATA);
 		if (!exec || !m.len)
 			continue;
 		size_t bs = m.has_build_id ? (m.build_id_size > 20 ? 20 : m.build_id_size) : 0;
-		if (file_range(in, m.filename, m.filename_len, m.addr, m.addr + m.len, m.pgoff, m.build_id, bs) < 0)
+		if (file_range(in, m.filename, m.filename_len, m.addr, m.addr + m.len, m.pgoff, m.build_id, bs,
+			       pf_record_time(ev, h)) < 0)
 			return -ENOMEM;
 	}
 	return 0;
@@ -255,7 +260,7 @@ static int read_maps(struct pp_input *in, const struct pf_section *sec)
 	struct pf_proc_map m;
 	while (pf_proc_maps_next(text, len, &pos, &m) > 0)
 		if (m.perms[2] == 'x' && m.path_len &&
-		    file_range(in, m.path, m.path_len, m.start, m.end, m.pgoff, NULL, 0) < 0)
+		    file_range(in, m.path, m.path_len, m.start, m.end, m.pgoff, NULL, 0, t) < 0)
 			return -ENOMEM;
 	return 0;
 }
