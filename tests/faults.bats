@@ -214,9 +214,10 @@ running() {
 		"pffold -q --top 5 r.sym.pf" "pfdiff r.sym.pf r.sym.pf" "pfdiff --folded r.sym.pf r.sym.pf" \
 		"pfflame r.folded" "pfrec -q -o - -- $W/rec_spin 0"; do
 		tool=${cmd%% *}
-		# the tool starts once the reader has closed its end (the file closed)
-		rm -f closed
-		run bash -c "{ until [ -e closed ]; do sleep 0.01; done; exec $cmd; } | (exec <&-; : >closed); exit \${PIPESTATUS[0]}"
+		# the tool starts once no process holds the pipe's read end (a file
+		# the reader wrote after closing its end once let pfflame write its
+		# whole output into the pipe: the shell still held that end)
+		run bash -c "$PFTOOLS_SRC/tests/fixtures/exec-when-unread.py $cmd | exec <&-; exit \${PIPESTATUS[0]}"
 		echo "$cmd: $status: $output" >&3
 		assert_failure 1
 		[ "${#lines[@]}" -eq 1 ]
