@@ -61,6 +61,18 @@ run_vm() {
 	assert_success
 }
 
+# A failed board test shows what the guest printed: each command's log
+# and status, and the kernel's perf lines and last lines from the console.
+teardown() {
+	local out=$BATS_TEST_TMPDIR/out f
+	[ -z "${BATS_TEST_COMPLETED:-}" ] && [ -d "$out" ] || return 0
+	for f in "$out"/*.log "$out"/*.rc; do
+		[ -f "$f" ] && [ "${f##*/}" != console.log ] && sed "s|^|${f##*/}: |" "$f" >&3
+	done
+	[ -f "$out/console.log" ] && { grep -i 'perf' "$out/console.log"; tail -n 8 "$out/console.log"; } | sed 's/^/console: /' >&3
+	return 0
+}
+
 # is_static_aarch64 FILE: an AArch64 executable without a program interpreter.
 is_static_aarch64() {
 	run readelf -h "$1"
