@@ -34,6 +34,7 @@ teardown_file() {
 	if [ -s "$BATS_FILE_TMPDIR/protected_symlinks.old" ]; then
 		cat "$BATS_FILE_TMPDIR/protected_symlinks.old" >/proc/sys/fs/protected_symlinks
 	fi
+	[ -s "$BATS_FILE_TMPDIR/mf.cleanup" ] && rm -rf "$(cat "$BATS_FILE_TMPDIR/mf.cleanup")"
 	for f in "$BATS_FILE_TMPDIR"/*.pid; do
 		[ -s "$f" ] && rm -f "/tmp/perf-$(cat "$f").map" "/tmp/hl-$(cat "$f")"
 	done
@@ -111,6 +112,38 @@ rec_nobody() {
 	grep -qx "pfrec: /tmp/perf-$pid.map: owned by uid 1, not by root or the process's owner: not recorded" other.err
 	run -0 pfdump other.pf
 	refute_output --partial "planted"
+}
+
+@test "pfrec: a mapped file whose name became a link once unmapped is not opened through it (no size or time of the target recorded)" {
+	# a root-only file of a size nothing else here has
+	head -c 12345 /dev/zero >secret
+	chmod 600 secret
+	# nobody maps its own copy of an ELF file with PROT_EXEC, replaces the
+	# name by a link to the secret, unmaps it and exits: when pfrec reads the
+	# MMAP2 record after that, the mapping (and its map_files link) is gone
+	# and only the name is left to open. The record has the kernel's
+	# build-id, not the inode that would tell the file from the secret.
+	local script='d=$(mktemp -d /tmp/mf-XXXXXX); echo $d; cp /bin/true $d/lib
+python3 -c "
+import mmap, os, sys
+d = sys.argv[1]
+f = open(d + \"/lib\", \"rb\")
+m = mmap.mmap(f.fileno(), 4096, prot=mmap.PROT_READ | mmap.PROT_EXEC)
+os.rename(d + \"/lib\", d + \"/old\")
+os.symlink(sys.argv[2], d + \"/lib\")
+m.close()
+" $d '"$BATS_FILE_TMPDIR/secret"
+	pfrec -e cpu-clock -o mf.pf -- setpriv --reuid=nobody --regid=nogroup --clear-groups sh -c "$script" >mf.dir 2>mf.err
+	local d
+	d=$(cat mf.dir)
+	echo "$d" >mf.cleanup
+	[ -L "$d/lib" ]
+	# the kernel's MMAP2 record names the mapping, with its build-id
+	pfdump mf.pf | grep -q "MMAP2 .* build_id=[0-9a-f]* .*filename=$d/lib\$"
+	# its BUILDID entry, if any, is not the secret's
+	run -0 bash -c "pfdump --json mf.pf | jq -c 'select(.type == \"buildid\" and .path == \"$d/lib\")'"
+	refute_output --partial '"file_size":12345'
+	refute_output --partial "\"mtime_ns\":$(stat -c %.9Y secret | tr -d .)"
 }
 
 # the build-id of perfdata-gen --vdso's [vdso]

@@ -28,6 +28,7 @@
 #include "cli.h"
 #include "grow.h"
 #include "pfrec/rec.h"
+#include "untrusted.h"
 
 /* ------------------------------------------------------------------ */
 /* pending side-band sections: MAPS, BUILDID, DSO_IMAGE                  */
@@ -79,12 +80,45 @@ static int path_has_prefix(const char *p, size_t len, const char *pre)
 	return len >= n && memcmp(p, pre, n) == 0;
 }
 
+/* Opens the file a process mapped by its recorded path `p` (absolute), as
+ * seen from `root` ("/", or "/proc/PID/root" for another mount namespace).
+ * An unprivileged pfrec opens it with its own rights. As root the path is
+ * a name another user may have changed since the mapping (the mapping and
+ * its map_files link are gone by then): tools/common/untrusted.h's rule, so
+ * that no link planted there makes pfrec read someone else's file: no
+ * symbolic link in any component, a regular file of one name, owned by root
+ * or the process's owner. @return the descriptor, or -1. */
+static int open_mapped(uint32_t pid, const char *root, const char *p)
+{
+	if (geteuid() != 0) {
+		char full[PATH_MAX + 32];
+		snprintf(full, sizeof(full), "%s%s", strcmp(root, "/") ? root : "", p);
+		return open(full, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	}
+	int dfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -1;
+	uid_t owners[1];
+	size_t n_owners = 0;
+	char proc[32];
+	struct stat st;
+	snprintf(proc, sizeof(proc), "/proc/%u", pid);
+	if (pid && stat(proc, &st) == 0)
+		owners[n_owners++] = st.st_uid;
+	const char *why;
+	int fd = pf_open_untrusted(dfd, p + 1, PF_UNTRUSTED_NO_LINKS | PF_UNTRUSTED_ONE_LINK, owners, n_owners, 0,
+				   &st, &why);
+	close(dfd);
+	return fd < 0 ? -1 : fd;
+}
+
 /* A mapped file: one BUILDID entry per file, the first time it is seen. The
  * build-id is that of the file mapped, never of what the path names now
  * (format/pfile.md 4.5): the kernel's (MMAP2), else read through
  * /proc/PID/map_files/START-END (the mapping itself; root), else through the
- * path when its inode is the one mapped. A deleted file's path is never
- * opened; a path that names another file now is marked REPLACED. */
+ * path when its inode is the one mapped (open_mapped()'s rule). A deleted
+ * file's path is never opened; a path that names another file now is marked
+ * REPLACED. */
 static void see_path(struct rec *R, uint32_t pid, const char *path, size_t len, const uint8_t *kbid,
 		     unsigned kbid_size, const struct mapref *mr)
 {
@@ -122,7 +156,7 @@ static void see_path(struct rec *R, uint32_t pid, const char *path, size_t len, 
 		struct stat ls;
 		int real = stat(p, &ls) == 0 && S_ISREG(ls.st_mode) && (!mr || !mr->have_ino || ls.st_ino == mr->ino);
 		if (real && fd < 0 && kbid && kbid_size) {
-			int lfd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+			int lfd = open_mapped(pid, "/", p);
 			uint8_t fb[64];
 			int n = lfd >= 0 ? pf_build_id_fd(lfd, fb) : -1;
 			real = n == (int)kbid_size && memcmp(fb, kbid, kbid_size) == 0;
@@ -136,12 +170,12 @@ static void see_path(struct rec *R, uint32_t pid, const char *path, size_t len, 
 		if (!real && fd < 0 && !(kbid && kbid_size))
 			return; /* nothing true to say about it */
 	} else if (fd < 0) {
-		fd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		fd = open_mapped(pid, "/", p);
 		if (fd < 0 && pid) {
 			/* another mount namespace: look through the process's root */
-			char alt[PATH_MAX + 32];
-			snprintf(alt, sizeof(alt), "/proc/%u/root%s", pid, p);
-			fd = open(alt, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+			char alt[32];
+			snprintf(alt, sizeof(alt), "/proc/%u/root", pid);
+			fd = open_mapped(pid, alt, p);
 		}
 		if (fd >= 0 && mr && mr->have_ino && fstat(fd, &st) == 0 && st.st_ino != mr->ino) {
 			/* the path names another file now (replaced on disk) */
