@@ -284,6 +284,12 @@ $(FUZZ_O)/fuzz_perfmap: tests/fuzz/fuzz_perfmap.c tests/fuzz/fuzz.h $(FUZZ_SYM_O
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(SYM_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_SYM_OBJ) \
 	    $(FUZZ_LIB_NOSYM) $(SYMLIB_LIBS) -lm -ldl -lpthread
 
+# pfsym's use of a debuginfod server's answer (libpfsym/debuginfod.c, find.c)
+$(FUZZ_O)/fuzz_dbgd: tests/fuzz/fuzz_dbgd.c tests/fuzz/fuzz.h $(FUZZ_SYM_OBJ) $(FUZZ_LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(SYM_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_SYM_OBJ) \
+	    $(FUZZ_LIB_NOSYM) $(SYMLIB_LIBS) -lm -ldl -lpthread
+
 # pfdump's EVENT descriptions and tracepoint format files
 $(FUZZ_O)/fuzz_tpformat: tests/fuzz/fuzz_tpformat.c tests/fuzz/fuzz.h tools/pfdump/tracepoint.c tools/pfdump/tracepoint.h
 	@mkdir -p $(dir $@)

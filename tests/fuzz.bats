@@ -30,7 +30,7 @@ setup() {
 @test "the fuzz targets build (make fuzz-build: clang -fsanitize=fuzzer,address,undefined)" {
 	run cat "$BATS_FILE_TMPDIR/build.log"
 	refute_output --partial "error"
-	for t in reader transform profile folded evspec tpformat perfdata lnidx ksyms dwsec perfmap; do
+	for t in reader transform profile folded evspec tpformat perfdata lnidx ksyms dwsec perfmap dbgd; do
 		[ -x build-fuzz/fuzz_$t ]
 	done
 }
@@ -40,7 +40,7 @@ setup() {
 # path on every -g recording, clang's UBSan) and the fuzzers' own findings
 # (README "Fuzzing"). Each failed before its fix.
 @test "every fuzz target replays its regression inputs without a finding" {
-	for t in reader transform profile folded evspec tpformat perfdata lnidx ksyms dwsec perfmap; do
+	for t in reader transform profile folded evspec tpformat perfdata lnidx ksyms dwsec perfmap dbgd; do
 		local inputs=(tests/fuzz/regress/$t/*)
 		[ -e "${inputs[0]}" ] || continue
 		run build-fuzz/fuzz_$t "${inputs[@]}"

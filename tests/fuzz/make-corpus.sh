@@ -13,6 +13,8 @@
 #  - the line index files pfsym wrote for those recordings (lnidx);
 #  - kallsyms text and KSYMS payloads (ksyms), compressed DWARF sections
 #    (dwsec): tests/fuzz/seeds-ksyms-dwsec.py;
+#  - files a debuginfod server could answer (dbgd): the workload built here
+#    with DWARF, stripped, its separate debug file, compressed DWARF;
 #  - perf map text (perfmap): overlapping, overriding, 0x-prefixed, CRLF and
 #    malformed lines, under each option of the target;
 #  - the same files stored uncompressed (zstd level -1 through pftest-writer
@@ -31,7 +33,7 @@ if [ -e "$out/.done" ] && [ "$out/.done" -nt "$0" ]; then
 	exit 0
 fi
 rm -rf "$out"
-mkdir -p "$out"/{reader,profile,transform,folded,evspec,tpformat,perfdata,lnidx,ksyms,dwsec,perfmap}
+mkdir -p "$out"/{reader,profile,transform,folded,evspec,tpformat,perfdata,lnidx,ksyms,dwsec,perfmap,dbgd}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 W="$B/tests/pftest-writer"
@@ -115,6 +117,13 @@ for f in "$XDG_CACHE_HOME"/pftools/dwarf/*.lnidx; do
 	[ -e "$f" ] && [ "$(stat -c %s "$f")" -le 131072 ] && cp "$f" "$out/lnidx/" || true
 done
 
+# --- debuginfod answers (dbgd: the file served for a build-id) ---------------
+cp spin "$out/dbgd/spin"
+objcopy --only-keep-debug spin "$out/dbgd/spin.debug" 2>/dev/null || true
+strip -o "$out/dbgd/spin.stripped" spin 2>/dev/null || true
+objcopy --compress-debug-sections=zlib spin "$out/dbgd/spin.zdebug" 2>/dev/null || true
+gcc -O2 -g -fno-omit-frame-pointer -o inl "$OLDPWD/tests/workloads/inl.c" 2>/dev/null && cp inl "$out/dbgd/inl" || true
+
 # --- perf maps (perfmap: an option byte, then /tmp/perf-PID.map text) --------
 printf '1000 10 a\n1008 10 b\n1000 100 cover\n0x2000 0x20 c d e\r\n2010 8 inner\n' >map.txt
 printf 'ffffffffffffff00 ff top\nffffffffffffff00 100 wraps\n0 1 zero\n 10 10 lead\n10 0 empty\n10 10\n' >>map.txt
@@ -182,6 +191,6 @@ python3 "$OLDPWD/tests/fuzz/seeds-ksyms-dwsec.py" "$out" /proc/kallsyms
 
 find "$out" -type f -size 0 -delete
 touch "$out/.done"
-for t in reader profile transform folded evspec tpformat perfdata lnidx ksyms dwsec perfmap; do
+for t in reader profile transform folded evspec tpformat perfdata lnidx ksyms dwsec perfmap dbgd; do
 	echo "make-corpus: $t: $(find "$out/$t" -type f | wc -l) seeds"
 done
