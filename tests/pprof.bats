@@ -231,7 +231,12 @@ inline_check() {
 }
 
 @test "real recording: pprof -raw holds pffold's totals, the labels and the workload's mapping" {
+	# -o creates the profile private (0600), as a recording; an existing
+	# file loses its group and other bits
+	touch v1.pb.gz
+	chmod 644 v1.pb.gz
 	pfpprof -o v1.pb.gz - < v1.sym.pf
+	[ "$(stat -c %a v1.pb.gz)" = 600 ]
 	pp -raw v1.pb.gz > raw.txt
 	total=$(pffold v1.sym.pf | awk '{ s += $NF } END { print s }')
 	period=$(pffold -q --weight=period v1.sym.pf | awk '!/^#/ { s += $NF } END { print s }')

@@ -91,7 +91,8 @@ int main(int argc, char **argv)
 	if (!kept)
 		fprintf(stderr, PROG ": %s: no samples: the profile written is empty\n", in);
 	int fd = 1;
-	if (strcmp(out, "-") != 0 && (fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)) < 0) {
+	/* private, as a recording: it holds the stacks and command names */
+	if (strcmp(out, "-") != 0 && (fd = pf_out_create_recording(out)) < 0) {
 		fprintf(stderr, PROG ": %s: %s\n", out, strerror(errno));
 		pp_input_free(&pi);
 		return 1;
