@@ -109,6 +109,55 @@ leaf_names() {
 	assert_equal "$(grep -v gamma <<<"$perf_names")" "$ours"
 }
 
+@test "pfimport takes the JIT map of perf's recording on this machine and boot; a map written later, a link, --no-perf-maps: not" {
+	command -v perf >/dev/null || skip "perf (linux-perf) is not installed"
+	[ -z "${JIT_SKIP:-}" ] || skip "$JIT_SKIP"
+	perf record -q -F 2000 -o pi.data -- ./pj 300 >pi.pid 2>/dev/null
+	pid=$(cat pi.pid)
+	map=/tmp/perf-$pid.map
+	run --separate-stderr pfimport pi.data -o pi.pf
+	assert_success
+	[[ "$stderr" == *"pfimport: 1 JIT map (/tmp/perf-PID.map) imported: proof: this machine and boot, last written while the process lived"* ]]
+	run -0 pfdump pi.pf
+	assert_output --partial "perfmap pid=$pid "
+	pfsym -q pi.pf -o pi.sym
+	pffold --dso pi.sym >pi.folded
+	# every range named by the map's last line for it, as pfrec's copy gives
+	run leaf_names pi.folded "perf-$pid.map"
+	assert_output "$(expected_names "$map")"
+	# the map written after the process's last record (a later process of
+	# that pid could have written it): refused, named, the frames unnamed
+	cp "$map" map.orig
+	touch -d '@'$(( $(date +%s) + 30 )) "$map"
+	run --separate-stderr pfimport pi.data -o late.pf
+	assert_success
+	[[ "$stderr" == *"pfimport: pi.data: $map: not imported: last written "*" s after the process's last record: it may not be the map of the code that ran"* ]]
+	run -0 pfdump late.pf
+	refute_output --partial "perfmap pid="
+	# a symbolic link in its place: refused, named
+	rm -f "$map"
+	ln -s "$BATS_FILE_TMPDIR/map.orig" "$map"
+	run --separate-stderr pfimport pi.data -o link.pf
+	assert_success
+	[[ "$stderr" == *"pfimport: pi.data: $map: not imported: a symbolic link"* ]]
+	rm -f "$map"
+	cp map.orig "$map"
+	touch -r map.orig "$map"
+	# the recording as if made on another machine: refused, named
+	python3 "$PFTOOLS_SRC/tests/fixtures/perfdata-sethost.py" pi.data other.data -
+	run --separate-stderr pfimport other.data -o other.pf
+	assert_success
+	[[ "$stderr" == *"pfimport: other.data: $map: not imported: not the recording's machine and boot ("* ]]
+	run -0 pfdump other.pf
+	refute_output --partial "perfmap pid="
+	# --no-perf-maps: none read
+	run --separate-stderr pfimport --no-perf-maps pi.data -o none.pf
+	assert_success
+	[[ "$stderr" != *"JIT map"* ]]
+	run -0 pfdump none.pf
+	refute_output --partial "perfmap pid="
+}
+
 @test "pffold --jit marks JIT frames with _[j], and only them" {
 	[ -z "${JIT_SKIP:-}" ] || skip "$JIT_SKIP"
 	run pffold --jit j.sym

@@ -389,8 +389,14 @@ struct pf_import_opts {
 	/* no KSYMS section, even when the running kernel is the recorded one
 	 * (pfimport --no-kallsyms) */
 	int no_kallsyms;
+	/* no PERFMAP sections: the recorded processes' /tmp/perf-PID.map are
+	 * not read (pfimport --no-perf-maps) */
+	int no_perf_maps;
+	/* the uid owning the input file, whose JIT maps are accepted besides
+	 * root's and the importing user's; -1: unknown */
+	int64_t input_owner;
 };
-#define PF_IMPORT_OPTS_INIT { sizeof(struct pf_import_opts), 0, PF_TRANSFORM_COLUMNS, 0, NULL, NULL, NULL, NULL, NULL, 0 }
+#define PF_IMPORT_OPTS_INIT { sizeof(struct pf_import_opts), 0, PF_TRANSFORM_COLUMNS, 0, NULL, NULL, NULL, NULL, NULL, 0, 0, -1 }
 
 /* What pf_import() did. */
 struct pf_import_stats {
@@ -411,6 +417,7 @@ struct pf_import_stats {
 	uint32_t events;           /* EVENT sections written */
 	uint32_t build_ids;        /* BUILDID entries written from perf's build-id table */
 	uint32_t inode_proofs;     /* BUILDID entries (flag INODE) of files proven by inode */
+	uint32_t perf_maps;        /* PERFMAP sections: JIT maps proven to be the recorded processes' */
 	uint32_t inode_unproven;   /* files without a build-id that no proof vouches for */
 	uint64_t mmap_build_ids;   /* MMAP2 records that carry a build-id
 	                              (perf record --buildid-mmap) */

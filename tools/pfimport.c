@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -45,6 +46,8 @@ static void usage(FILE *f)
 	      "                        64 GiB); 0: no bound of that kind\n"
 	      "      --no-kallsyms     no snapshot of /proc/kallsyms, even when the running\n"
 	      "                        kernel is the recorded one\n"
+	      "      --no-perf-maps    do not import the recorded processes' JIT maps\n"
+	      "                        (/tmp/perf-PID.map)\n"
 	      "  -q, --quiet           no notices and no summary\n"
 	      "  -v, --verbose         also count perf's own records that were not imported\n"
 	      "  -h, --help            show this help and exit\n"
@@ -159,13 +162,14 @@ static int parse_inflate(const char *arg, uint64_t *ratio, uint64_t *bytes)
 
 int main(int argc, char **argv)
 {
-	enum { O_NOTX = 256, O_BIDDIR, O_NOVDSO, O_INFLATE, O_NOKSYMS };
+	enum { O_NOTX = 256, O_BIDDIR, O_NOVDSO, O_INFLATE, O_NOKSYMS, O_NOPERFMAPS };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "buildid-dir", required_argument, NULL, O_BIDDIR },
 		{ "no-vdso", no_argument, NULL, O_NOVDSO },
 		{ "max-inflate", required_argument, NULL, O_INFLATE },
 		{ "no-kallsyms", no_argument, NULL, O_NOKSYMS },
+		{ "no-perf-maps", no_argument, NULL, O_NOPERFMAPS },
 		{ "compress", required_argument, NULL, 'z' },
 		{ "no-transform", no_argument, NULL, O_NOTX },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -175,7 +179,7 @@ int main(int argc, char **argv)
 	const char *in = "perf.data", *out = "-";
 	char home_debug[4096];
 	const char *bid_dir = default_buildid_dir(home_debug, sizeof home_debug);
-	int level = DEFAULT_LEVEL, no_tx = 0, verbose = 0, no_ksyms = 0, c;
+	int level = DEFAULT_LEVEL, no_tx = 0, verbose = 0, no_ksyms = 0, no_perf_maps = 0, c;
 	uint64_t inflate_ratio = 0, inflate_bytes = 0; /* 0: the defaults */
 	struct ctx cx = { 0 };
 	pf_out_ignore_sigpipe();
@@ -215,6 +219,9 @@ int main(int argc, char **argv)
 			break;
 		case O_NOKSYMS:
 			no_ksyms = 1;
+			break;
+		case O_NOPERFMAPS:
+			no_perf_maps = 1;
 			break;
 		case 'q':
 			cx.quiet = 1;
@@ -269,6 +276,11 @@ int main(int argc, char **argv)
 	io.notice_arg = &cx;
 	io.buildid_dir = bid_dir;
 	io.no_kallsyms = no_ksyms;
+	io.no_perf_maps = no_perf_maps;
+	/* the input file's owner, whose JIT maps are accepted too */
+	struct stat ist;
+	if (strcmp(in, "-") != 0 && stat(in, &ist) == 0 && S_ISREG(ist.st_mode))
+		io.input_owner = ist.st_uid;
 	struct pf_import_stats st;
 	char msg[600];
 	rc = pf_import(pd, fd, &io, &st, msg, sizeof msg);
@@ -294,6 +306,11 @@ int main(int argc, char **argv)
 			iname, (unsigned long long)st.samples, (unsigned long long)st.lost_samples,
 			(unsigned long long)st.records, (unsigned long long)st.bytes_out, to_stdout ? "<stdout>" : out, per,
 			st.complete ? "" : ", incomplete (no END)", bad);
+		if (st.perf_maps)
+			fprintf(stderr,
+				PROG ": %u JIT map%s (/tmp/perf-PID.map) imported: proof: this machine and boot, last "
+				"written while the process lived\n",
+				st.perf_maps, st.perf_maps > 1 ? "s" : "");
 		if (st.dso_images)
 			fprintf(stderr, PROG ": %u vDSO image%s from perf's build-id cache %s\n", st.dso_images,
 				st.dso_images > 1 ? "s" : "", bid_dir);

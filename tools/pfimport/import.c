@@ -18,6 +18,7 @@
 #include "grow.h"
 #include "ksnap.h"
 #include "proof.h"
+#include "untrusted.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -115,6 +116,13 @@ struct imp {
 				       running kernel's when proven the same boot */
 	uint8_t kbid_size;
 	struct pf_buf ksyms;        /* the KSYMS payload to write, or empty */
+	struct proc_life {
+		uint32_t pid;       /* 0: an empty slot */
+		int started;        /* its exec (COMM_EXEC) or fork was recorded */
+		int sampled;        /* it has a sample */
+		uint64_t first, last; /* its first and last record's time */
+	} *procs;                   /* open addressing, by pid, for the JIT maps */
+	size_t n_procs, cap_procs;
 	struct pf_buf scratch;
 	struct pf_buf known;    /* a run of records without those of unknown types */
 	uint8_t told_kernel[64]; /* unknown kernel record types told */
@@ -797,6 +805,155 @@ static int scan_early(struct imp *m, struct pf_events *evs, const uint8_t *data,
 	return 0;
 }
 
+/* ---- JIT maps (/tmp/perf-PID.map) ---- */
+
+/* The slot of pid (an empty one when it is not there). */
+static struct proc_life *proc_slot(struct imp *m, uint32_t pid)
+{
+	size_t mask = m->cap_procs - 1, h = (size_t)(pid * 0x9e3779b1u) & mask;
+	while (m->procs[h].pid && m->procs[h].pid != pid)
+		h = (h + 1) & mask;
+	return &m->procs[h];
+}
+
+/* Notes a record of process pid at time t (0: unknown). @return 0, -ENOMEM. */
+static int proc_note(struct imp *m, uint32_t pid, uint64_t t, int started, int sampled)
+{
+	if (!pid || pid == UINT32_MAX)
+		return 0;
+	if ((m->n_procs + 1) * 2 > m->cap_procs) {
+		size_t ocap = m->cap_procs, ncap = ocap ? 2 * ocap : 64;
+		struct proc_life *old = m->procs, *n = calloc(ncap, sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		m->procs = n;
+		m->cap_procs = ncap;
+		for (size_t i = 0; i < ocap; i++)
+			if (old[i].pid)
+				*proc_slot(m, old[i].pid) = old[i];
+		free(old);
+	}
+	struct proc_life *p = proc_slot(m, pid);
+	if (!p->pid) {
+		p->pid = pid;
+		m->n_procs++;
+	}
+	if (t && (!p->first || t < p->first))
+		p->first = t;
+	if (t > p->last)
+		p->last = t;
+	p->started |= started;
+	p->sampled |= sampled;
+	return 0;
+}
+
+static int proc_cmp(const void *a, const void *b)
+{
+	uint32_t x = ((const struct proc_life *)a)->pid, y = ((const struct proc_life *)b)->pid;
+	return x < y ? -1 : x > y;
+}
+
+/* Copies /tmp/perf-PID.map of each sampled process into a PERFMAP section
+ * (format/pfile.md 4.12), as pfrec does, when it is proven to be the map
+ * that process wrote: the recording was made on this machine and boot, the
+ * file is opened by tools/common/untrusted.h's rule (no symbolic link, a
+ * regular file of one name, owned by root or by the user importing or the
+ * owner of the input file), and it was last written while the process
+ * lived: not after its last record, nor before its first one when its
+ * start (exec or fork) was recorded (PFIMPORT_JIT_SLACK_NS either way, for
+ * the clocks). Each map refused is told with the reason. */
+#define PFIMPORT_JIT_SLACK_NS 500000000ull
+#define PFIMPORT_JIT_MAX_BYTES (64u << 20)
+static int import_perfmaps(struct imp *m)
+{
+	if (m->o.no_perf_maps || !m->n_procs)
+		return 0;
+	/* in pid order: the same file for the same input */
+	struct proc_life *v = malloc(m->n_procs * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	size_t n = 0;
+	for (size_t i = 0; i < m->cap_procs; i++)
+		if (m->procs[i].pid && m->procs[i].sampled)
+			v[n++] = m->procs[i];
+	qsort(v, n, sizeof(*v), proc_cmp);
+	int rc = 0;
+	uid_t owners[2];
+	size_t n_owners = 0;
+	owners[n_owners++] = getuid();
+	if (m->o.input_owner >= 0 && (uid_t)m->o.input_owner != owners[0])
+		owners[n_owners++] = (uid_t)m->o.input_owner;
+	for (size_t i = 0; i < n && !rc; i++) {
+		char path[48];
+		snprintf(path, sizeof(path), "/tmp/perf-%u.map", v[i].pid);
+		struct stat st;
+		const char *why;
+		int fd = pf_open_untrusted(AT_FDCWD, path, PF_UNTRUSTED_ONE_LINK | PF_UNTRUSTED_TRUNCATE, owners,
+					   n_owners, PFIMPORT_JIT_MAX_BYTES, &st, &why);
+		if (fd == -ENOENT)
+			continue;
+		if (!m->same_boot) {
+			if (fd >= 0)
+				close(fd);
+			say(m, "%s: not imported: not the recording's machine and boot (%s)", path, m->boot_why);
+			continue;
+		}
+		if (fd < 0) {
+			if (fd == -EPERM)
+				say(m, "%s: not imported: owned by uid %u, not by root, the importing user or the input's "
+				    "owner", path, (unsigned)st.st_uid);
+			else
+				say(m, "%s: not imported: %s", path, why);
+			continue;
+		}
+		uint64_t mtime = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
+		uint64_t first = v[i].first + m->real_minus_mono, last = v[i].last + m->real_minus_mono;
+		if (mtime > last + PFIMPORT_JIT_SLACK_NS || (v[i].started && mtime + PFIMPORT_JIT_SLACK_NS < first)) {
+			close(fd);
+			double d = mtime > last ? (double)(mtime - last) / 1e9 : (double)(first - mtime) / 1e9;
+			say(m, "%s: not imported: last written %.3f s %s the process's %s record: it may not be the "
+			    "map of the code that ran", path, d, mtime > last ? "after" : "before",
+			    mtime > last ? "last" : "first");
+			continue;
+		}
+		char *text = NULL;
+		size_t len = 0;
+		size_t cap = (size_t)st.st_size < PFIMPORT_JIT_MAX_BYTES ? (size_t)st.st_size : PFIMPORT_JIT_MAX_BYTES;
+		if (cap && !(text = malloc(cap))) {
+			close(fd);
+			rc = -ENOMEM;
+			break;
+		}
+		while (len < cap) {
+			ssize_t r = read(fd, text + len, cap - len);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				break;
+			len += (size_t)r;
+		}
+		close(fd);
+		if ((uint64_t)st.st_size > PFIMPORT_JIT_MAX_BYTES) {
+			while (len && text[len - 1] != '\n')
+				len--;
+			say(m, "%s: over %u MiB: only its first %zu bytes are imported", path, PFIMPORT_JIT_MAX_BYTES >> 20,
+			    len);
+		}
+		if (len) {
+			struct pf_buf b = { 0 };
+			rc = pf_maps_encode(&b, v[i].pid, v[i].last, text, len);
+			if (!rc)
+				rc = pf_writer_section(m->w, PF_SEC_PERFMAP, 0, b.data, b.len);
+			pf_buf_free(&b);
+			if (!rc)
+				m->st->perf_maps++;
+		}
+		free(text);
+	}
+	free(v);
+	return rc;
+}
+
 /* Whether this is the recording's machine and boot (proof.h), and then
  * the offset from perf's clock to the wall clock: perf's clock is the
  * kernel's local clock, which counts as CLOCK_MONOTONIC does within one
@@ -1167,10 +1324,11 @@ static int put_records(struct imp *m, const uint8_t *data, size_t size, uint64_t
 	while (pf_rec_iter_next(&it, &r) > 0) {
 		const struct pf_event *ev = pf_events_find(m->hev, r);
 		size_t at = it.offset - r->size;
-		int bad = 0;
+		int bad = 0, have_smp = 0;
+		struct pf_sample smp;
 		if (r->type == PERF_RECORD_SAMPLE && ev) {
-			struct pf_sample smp;
-			if (pf_sample_decode(ev, r, &smp) < 0) {
+			have_smp = pf_sample_decode(ev, r, &smp) == 0;
+			if (!have_smp) {
 				bad = 1;
 				st->bad_samples++;
 				damage(m, off + at,
@@ -1237,6 +1395,25 @@ static int put_records(struct imp *m, const uint8_t *data, size_t size, uint64_t
 				m->tmin = t;
 			if (t > m->tmax)
 				m->tmax = t;
+		}
+		if (have_smp) {
+			if ((smp.present & PERF_SAMPLE_TID) && proc_note(m, smp.pid, t, 0, 1) < 0)
+				return -ENOMEM;
+		} else if (ev && r->type != PERF_RECORD_SAMPLE) {
+			/* the process's start: its exec, or its fork (the child's pid
+			 * first in the FORK record) */
+			uint32_t pid = 0;
+			int started = 0;
+			struct pf_sample_id sid;
+			if (r->type == PERF_RECORD_FORK && r->size >= 16) {
+				memcpy(&pid, (const uint8_t *)r + 8, 4);
+				started = 1;
+			} else if (pf_sample_id_decode(ev, r, &sid) == 0 && (sid.present & PERF_SAMPLE_TID)) {
+				pid = sid.pid;
+				started = r->type == PERF_RECORD_COMM && (r->misc & PERF_RECORD_MISC_COMM_EXEC);
+			}
+			if (pid && proc_note(m, pid, t, started, 0) < 0)
+				return -ENOMEM;
 		}
 	}
 	/* the build-ids of files proven by inode go before the records
@@ -1437,6 +1614,7 @@ static void imp_free(struct imp *m)
 		free(m->cand[i].why);
 	}
 	free(m->cand);
+	free(m->procs);
 	pf_buf_free(&m->ibid);
 	pf_buf_free(&m->ksyms);
 }
@@ -1451,6 +1629,8 @@ static int finish(struct imp *m, int in_rc, char *msg, size_t msg_size)
 		    "is not in the import", (unsigned long long)m->counter_lost, (unsigned long long)m->records_lost);
 	if (rc == 0)
 		cand_report(m);
+	if (rc == 0)
+		rc = import_perfmaps(m);
 	if (rc == 0 && m->guest_bids)
 		say(m, "%llu build-ids of guest machines: not imported", (unsigned long long)m->guest_bids);
 	int damaged = in_rc < 0 || m->dmg.rc;
