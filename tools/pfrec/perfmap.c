@@ -44,6 +44,16 @@ static int64_t proc_owner(uint32_t pid)
 	return stat(path, &st) == 0 ? (int64_t)st.st_uid : -1;
 }
 
+int64_t process_owner(const struct rec *R, uint32_t pid)
+{
+	if (R->cap_owners) {
+		size_t h = owner_slot(R, pid);
+		if (R->owners[h].pid)
+			return R->owners[h].uid;
+	}
+	return pid ? proc_owner(pid) : -1;
+}
+
 void note_owner(struct rec *R, uint32_t pid)
 {
 	int64_t uid = proc_owner(pid);

@@ -215,6 +215,9 @@ void save_perfmaps(struct rec *R, uint64_t time);
 /* Notes the owner of a process seen for the first time (the uid of
  * /proc/PID), whose map files are then accepted as its own. */
 void note_owner(struct rec *R, uint32_t pid);
+/* The uid noted for pid when pfrec first saw it (note_owner()), else the
+ * owner of /proc/PID now; -1 when neither is known. */
+int64_t process_owner(const struct rec *R, uint32_t pid);
 
 /* pfrec/ksyms.c: the KSYMS section (the kernel's symbols, modules, build-ids),
  * read before the recording starts, so that it precedes every record:

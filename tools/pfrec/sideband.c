@@ -81,16 +81,19 @@ static int path_has_prefix(const char *p, size_t len, const char *pre)
 }
 
 /* Opens the file a process mapped by its recorded path `p` (absolute), as
- * seen from `root` ("/", or "/proc/PID/root" for another mount namespace).
- * An unprivileged pfrec opens it with its own rights. As root the path is
- * a name another user may have changed since the mapping (the mapping and
- * its map_files link are gone by then): tools/common/untrusted.h's rule, so
- * that no link planted there makes pfrec read someone else's file: no
- * symbolic link in any component, a regular file of one name, owned by root
- * or the process's owner. @return the descriptor, or -1. */
-static int open_mapped(uint32_t pid, const char *root, const char *p)
+ * seen from `root` ("/", or "/proc/PID/root" for another mount namespace),
+ * once its mapping (and the map_files link to it) may be gone. With
+ * `have_ino` the caller compares the inode opened with the one mapped, and
+ * reads nothing from another file. Without it (an MMAP2 record with the
+ * kernel's build-id holds no inode) and as root, the name is one another
+ * user may have changed since the mapping: tools/common/untrusted.h's rule,
+ * so that no link planted there makes pfrec record the size and time of
+ * someone else's file: no symbolic link in any component, a regular file of
+ * one name, owned by root or the process's owner. @return the descriptor,
+ * or -1. */
+static int open_mapped(const struct rec *R, uint32_t pid, const char *root, const char *p, int have_ino)
 {
-	if (geteuid() != 0) {
+	if (have_ino || geteuid() != 0) {
 		char full[PATH_MAX + 32];
 		snprintf(full, sizeof(full), "%s%s", strcmp(root, "/") ? root : "", p);
 		return open(full, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
@@ -100,11 +103,10 @@ static int open_mapped(uint32_t pid, const char *root, const char *p)
 		return -1;
 	uid_t owners[1];
 	size_t n_owners = 0;
-	char proc[32];
+	int64_t uid = process_owner(R, pid);
+	if (uid >= 0)
+		owners[n_owners++] = (uid_t)uid;
 	struct stat st;
-	snprintf(proc, sizeof(proc), "/proc/%u", pid);
-	if (pid && stat(proc, &st) == 0)
-		owners[n_owners++] = st.st_uid;
 	const char *why;
 	int fd = pf_open_untrusted(dfd, p + 1, PF_UNTRUSTED_NO_LINKS | PF_UNTRUSTED_ONE_LINK, owners, n_owners, 0,
 				   &st, &why);
@@ -116,7 +118,7 @@ static int open_mapped(uint32_t pid, const char *root, const char *p)
  * build-id is that of the file mapped, never of what the path names now
  * (format/pfile.md 4.5): the kernel's (MMAP2), else read through
  * /proc/PID/map_files/START-END (the mapping itself; root), else through the
- * path when its inode is the one mapped (open_mapped()'s rule). A deleted
+ * path when its inode is the one mapped, else by open_mapped()'s rule. A deleted
  * file's path is never opened; a path that names another file now is marked
  * REPLACED. */
 static void see_path(struct rec *R, uint32_t pid, const char *path, size_t len, const uint8_t *kbid,
@@ -156,7 +158,7 @@ static void see_path(struct rec *R, uint32_t pid, const char *path, size_t len, 
 		struct stat ls;
 		int real = stat(p, &ls) == 0 && S_ISREG(ls.st_mode) && (!mr || !mr->have_ino || ls.st_ino == mr->ino);
 		if (real && fd < 0 && kbid && kbid_size) {
-			int lfd = open_mapped(pid, "/", p);
+			int lfd = open_mapped(R, pid, "/", p, 0);
 			uint8_t fb[64];
 			int n = lfd >= 0 ? pf_build_id_fd(lfd, fb) : -1;
 			real = n == (int)kbid_size && memcmp(fb, kbid, kbid_size) == 0;
@@ -170,12 +172,13 @@ static void see_path(struct rec *R, uint32_t pid, const char *path, size_t len, 
 		if (!real && fd < 0 && !(kbid && kbid_size))
 			return; /* nothing true to say about it */
 	} else if (fd < 0) {
-		fd = open_mapped(pid, "/", p);
+		int have_ino = mr && mr->have_ino;
+		fd = open_mapped(R, pid, "/", p, have_ino);
 		if (fd < 0 && pid) {
 			/* another mount namespace: look through the process's root */
 			char alt[32];
 			snprintf(alt, sizeof(alt), "/proc/%u/root", pid);
-			fd = open_mapped(pid, alt, p);
+			fd = open_mapped(R, pid, alt, p, have_ino);
 		}
 		if (fd >= 0 && mr && mr->have_ino && fstat(fd, &st) == 0 && st.st_ino != mr->ino) {
 			/* the path names another file now (replaced on disk) */
