@@ -58,7 +58,7 @@ attr() { # TYPE CONFIG [CONFIG1 [EXCLUDE [PRECISE]]]
 	assert_success
 	assert_line --index 0 --partial "pmu=cpu $(attr 4 0x10001c5) leader=0 "
 	assert_line --index 1 --partial "pmu=cpu $(attr 4 0x10001c5) leader=1 "
-	assert_line --index 2 --partial "pmu=cpu $(attr 4 0x20001c5 0x0 kh 2) leader=2 "
+	assert_line --index 2 --partial "pmu=cpu $(attr 4 0x20001c5 0x0 khG 2) leader=2 "
 	# a config1 field: ldlat=config1:0-15 (30 = 0x1e); mem-loads = event=0xcd,umask=0x1
 	run fake intel --dry-run -e 'cpu/mem-loads,ldlat=30/'
 	assert_success
@@ -79,6 +79,21 @@ attr() { # TYPE CONFIG [CONFIG1 [EXCLUDE [PRECISE]]]
 	run fake intel --dry-run -e power/energy-pkg/
 	assert_success
 	assert_line --index 0 --regexp "pmu=power type=11 config=0x2 .* scale=2.3283064365386963e-10 unit=Joules spec=power/energy-pkg/$"
+}
+
+@test "modifiers set the exclude bits perf sets (perf stat -vv on this machine): u k h G H and their mixes" {
+	command -v perf >/dev/null || skip "no perf (Debian linux-perf)"
+	local m want got
+	for m in u k h uk ku uh kh ukh G H uG uH kG GH uGH; do
+		# perf's attr: the exclude_* lines perf stat -vv prints, as letters
+		want=$(perf stat -vv -e "cpu-clock:$m" true 2>&1 | awk '
+			$1 == "exclude_user" && $2 == 1 { u = "u" } $1 == "exclude_kernel" && $2 == 1 { k = "k" }
+			$1 == "exclude_hv" && $2 == 1 { h = "h" } $1 == "exclude_guest" && $2 == 1 { g = "G" }
+			$1 == "exclude_host" && $2 == 1 { H = "H" }
+			END { s = u k h g H; print s == "" ? "-" : s }')
+		got=$(pfrec --dry-run -e "cpu-clock:$m" 2>&1 | sed -n 's/.* exclude=\([a-zA-Z-]*\) .*/\1/p')
+		[ "$got" = "$want" ] || { echo "cpu-clock:$m: perf excludes $want, pfrec $got" >&2; false; }
+	done
 }
 
 @test "--dry-run: groups, sample-read, tracepoints, periods; no command needed" {

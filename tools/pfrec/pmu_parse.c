@@ -736,6 +736,12 @@ static int apply_mods(struct ctx *c, struct proto *p, const struct mods *md)
 	if (b & (PMU_MOD_GUEST | PMU_MOD_HOST)) {
 		a->exclude_guest = !(b & PMU_MOD_GUEST);
 		a->exclude_host = !(b & PMU_MOD_HOST);
+	} else if (b & PMU_MOD_USER) {
+		/* as perf (6.1: `perf stat -vv -e cycles:u` shows it): a
+		 * modifier with u and neither G nor H counts the host's user
+		 * space only, not a guest's (on a KVM host, a guest's time
+		 * would count otherwise) */
+		a->exclude_guest = 1;
 	}
 	if (md->precise && p->desc && p->desc->max_precise >= 0 && md->precise > p->desc->max_precise)
 		return fail(c, -EOPNOTSUPP, "precise level %d (:%.*s) is more than PMU %s offers (caps/max_precise %d)",
