@@ -96,6 +96,26 @@ attr() { # TYPE CONFIG [CONFIG1 [EXCLUDE [PRECISE]]]
 	done
 }
 
+@test "perf_event_max_sample_rate: -F lowered to it (or refused when given); a recording of tracepoints alone is not told" {
+	[ "$(id -u)" = 0 ] && command -v unshare >/dev/null || skip "needs root and unshare (a private mount namespace)"
+	# the kernel's limit as this pfrec alone sees it: 250 Hz, a file bound
+	# over the sysctl in a private mount namespace (the machine's is unchanged)
+	echo 250 >rate
+	local NSR=(unshare -m sh -c 'mount --bind "$0" /proc/sys/kernel/perf_event_max_sample_rate && exec "$@"' "$PWD/rate")
+	run --separate-stderr "${NSR[@]}" env PFREC_SYSFS_ROOT="$FX/sysfs/intel" PFREC_TRACEFS_ROOT="$FX/tracefs" pfrec --dry-run -e cycles
+	assert_success
+	assert_equal "$stderr" "pfrec: lowering the sampling rate to 250 Hz (perf_event_max_sample_rate)"
+	assert_output --partial " freq=250 "
+	run --separate-stderr "${NSR[@]}" env PFREC_SYSFS_ROOT="$FX/sysfs/intel" PFREC_TRACEFS_ROOT="$FX/tracefs" pfrec --dry-run -F 1000 -e cycles
+	assert_failure
+	assert_equal "$stderr" "pfrec: -F 1000: above the kernel's limit of 250 Hz (/proc/sys/kernel/perf_event_max_sample_rate)"
+	# tracepoints sample every hit (period 1): nothing to lower, nothing said
+	run --separate-stderr "${NSR[@]}" env PFREC_SYSFS_ROOT="$FX/sysfs/intel" PFREC_TRACEFS_ROOT="$FX/tracefs" pfrec --dry-run -e sched:sched_switch
+	assert_success
+	assert_equal "$stderr" ""
+	assert_output --partial " period=1 "
+}
+
 @test "--dry-run: groups, sample-read, tracepoints, periods; no command needed" {
 	run fake intel --dry-run -e '{cycles,instructions}:S' -e sched:sched_switch
 	assert_success

@@ -571,11 +571,29 @@ static void record_loop(struct rec *R, uint64_t deadline)
 	free(pfd);
 }
 
+/* Whether an event samples at -F's frequency (attr_init()'s choice): not
+ * one with its own period= or freq=, a member read by its leader, or a
+ * tracepoint without -F (every hit, as perf record). */
+static int uses_freq(const struct rec *R)
+{
+	for (int e = 0; e < R->o.nev; e++) {
+		unsigned f = R->o.evs.ev[e].flags;
+		if (f & (PMU_EV_NO_SAMPLE | PMU_EV_PERIOD | PMU_EV_FREQ))
+			continue;
+		if ((f & PMU_EV_TRACEPOINT) && !R->o.freq_given)
+			continue;
+		return 1;
+	}
+	return 0;
+}
+
 /* -F above the kernel's perf_event_max_sample_rate: an error when the user
- * gave it, else lowered to the limit. @return 0, or 1 (error printed). */
+ * gave it, else lowered to the limit (only when an event samples at that
+ * frequency: a recording of tracepoints alone samples every hit). @return 0,
+ * or 1 (error printed). */
 static int limit_rate(struct rec *R)
 {
-	if (R->o.period || R->o.count_only)
+	if (R->o.period || R->o.count_only || !uses_freq(R))
 		return 0;
 	char buf[32];
 	if (pfrec_read_line("/proc/sys/kernel/perf_event_max_sample_rate", buf, sizeof(buf)) <= 0)
