@@ -320,7 +320,12 @@ attached() {
 		# only the default falls back: an explicit -e cycles is an error
 		run pfrec -e cycles -o x.pf -- true
 		assert_failure 1
-		assert_output "pfrec: cycles: event not supported on this machine (no hardware PMU here?): try -e cpu-clock"
+		assert_output "pfrec: cycles: event not supported on this machine (no CPU PMU in /sys/bus/event_source/devices): try -e cpu-clock"
+		# with a CPU PMU in sysfs (the fake tree of an arm64 machine) the
+		# kernel's refusal is that PMU's, said with its name
+		run env PFREC_SYSFS_ROOT="$PFTOOLS_SRC/tests/fixtures/sysfs/arm" pfrec -e instructions -o x.pf -- true
+		assert_failure 1
+		assert_output --regexp "^pfrec: instructions: the CPU's PMU armv8_pmuv3_0 does not count this event here \(.*\): its events: pfrec --list armv8_pmuv3_0; or try -e cpu-clock\$"
 	fi
 	run pfrec -q -e page-faults -c 1 -o pf.pf -- "$W/rec_spin" 10
 	assert_success

@@ -88,9 +88,16 @@ static void open_error(struct rec *R, int err, int ev, pid_t pid, int cpu)
 		break;
 	case ENOENT:
 	case EOPNOTSUPP:
-		if (R->pa[ev].attr.type == PERF_TYPE_HARDWARE || R->pa[ev].attr.type == PERF_TYPE_HW_CACHE)
-			errmsg("%s: event not supported on this machine (no hardware PMU here?): "
-			       "try -e cpu-clock", R->evname[ev]);
+		if ((R->pa[ev].attr.type == PERF_TYPE_HARDWARE || R->pa[ev].attr.type == PERF_TYPE_HW_CACHE) &&
+		    (!R->o.evs.ev[ev].pmu || !strcmp(R->o.evs.ev[ev].pmu, "hardware")))
+			errmsg("%s: event not supported on this machine (no CPU PMU in "
+			       "/sys/bus/event_source/devices): try -e cpu-clock", R->evname[ev]);
+		else if (R->pa[ev].attr.type == PERF_TYPE_HARDWARE || R->pa[ev].attr.type == PERF_TYPE_HW_CACHE)
+			/* a CPU PMU is there, but it has no counter for this
+			 * generic event (an emulated one, a minimal core) */
+			errmsg("%s: the CPU's PMU %s does not count this event here (%s): its events: "
+			       "pfrec --list %s; or try -e cpu-clock", R->evname[ev], R->o.evs.ev[ev].pmu, strerror(err),
+			       R->o.evs.ev[ev].pmu);
 		else
 			errmsg("%s: event not supported on this machine", R->evname[ev]);
 		break;
