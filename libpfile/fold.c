@@ -820,6 +820,15 @@ const char *pf_fold_unit(const pf_fold *f)
 	}
 	return "events";
 }
+int pf_fold_event_index(const pf_fold *f, const char *name)
+{
+	const struct pf_events *evs = f->ev_src;
+	for (uint32_t i = 0; evs && name && i < evs->n; i++)
+		if (strcmp(evs->ev[i].name, name) == 0)
+			return evs->ev[i].index > INT32_MAX ? -1 : (int)evs->ev[i].index;
+	return -1;
+}
+
 const char *pf_fold_event_name(const pf_fold *f)
 {
 	const struct pf_events *evs = f->ev_src;

@@ -51,17 +51,36 @@ setup() {
 #    Total     Self  Command  Shared Object
     80.00%   30.00%  app      app
     40.00%   40.00%  app      libc.so.6"
-	# every event (12 samples, two events), and the period weight with its unit
+	# every event (12 samples, two events): each row's share is of its own
+	# event's total, as perf report keeps a table per event (cpu-clock: 10
+	# samples, 8 of tid 10; task-clock: 2, both of tid 10), each event's
+	# rows together; with --top, the first N rows of each event
 	run -0 pffold -q --sort event v.pf
 	assert_output "# 12 samples
+# each share is of its event's own total: cpu-clock 10, task-clock 2
 #    Total     Self  Event
-    83.33%   83.33%  cpu-clock
-    16.67%   16.67%  task-clock"
+   100.00%  100.00%  cpu-clock
+   100.00%  100.00%  task-clock"
+	run -0 pffold -q --sort event,tid v.pf
+	assert_output "# 12 samples
+# each share is of its event's own total: cpu-clock 10, task-clock 2
+#    Total     Self  Event       Tid
+    80.00%   80.00%  cpu-clock   10
+    20.00%   20.00%  cpu-clock   11
+   100.00%  100.00%  task-clock  10"
+	run -0 pffold -q --sort event,cpu --top 1 v.pf
+	assert_output "# 12 samples
+# each share is of its event's own total: cpu-clock 10, task-clock 2
+#    Total     Self  Event       CPU
+    50.00%   50.00%  cpu-clock   0
+   100.00%  100.00%  task-clock  0"
+	# the period weight with its unit: 10 x 1000 ns and 2 x 5000 ns
 	run -0 pffold -q -w period --sort event,pid v.pf
 	assert_output "# 12 samples, 20000 ns of period
+# each share is of its event's own total: cpu-clock 10000, task-clock 10000
 #    Total     Self  Event       Pid
-    50.00%   50.00%  cpu-clock   10
-    50.00%   50.00%  task-clock  10"
+   100.00%  100.00%  cpu-clock   10
+   100.00%  100.00%  task-clock  10"
 	# lost samples are in the total, as the [lost] line of folded stacks
 	run -0 pffold -q --sort comm raw.pf
 	assert_output "# 10 samples + 7 lost: shares include the lost

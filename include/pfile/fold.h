@@ -157,6 +157,11 @@ const char *pf_fold_unit(const pf_fold *f);
  * until pf_fold_close(). Since 0.2. */
 const char *pf_fold_event_name(const pf_fold *f);
 
+/* The position of the event named `name` among the file's EVENT sections
+ * read so far (0 for the first, in file order: the order perf report's
+ * tables follow), or -1 when no EVENT section has that name. Since 0.5. */
+int pf_fold_event_index(const pf_fold *f, const char *name);
+
 /* Warnings met while reading (damaged sections, lost samples, other events
  * present): lines separated by '\n', "" if none. Owned by f. */
 const char *pf_fold_warnings(const pf_fold *f);

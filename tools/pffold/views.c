@@ -70,6 +70,7 @@ int view_keys_parse(const char *spec, struct view_keys *k, char *err, size_t err
 struct agg_item {
 	char *key;
 	uint64_t self, total;
+	uint32_t ev; /* with the event key: the event's index (struct ev_totals), else 0 */
 };
 
 struct agg {
@@ -77,15 +78,20 @@ struct agg {
 	size_t n, cap;
 };
 
-static int agg_add(struct agg *a, const char *key, uint64_t self, uint64_t total)
+static int agg_add_ev(struct agg *a, const char *key, uint64_t self, uint64_t total, uint32_t ev)
 {
 	if (pft_grow((void **)&a->v, &a->cap, a->n + 1, sizeof(*a->v), 1024) < 0)
 		return -ENOMEM;
 	char *k = strdup(key);
 	if (!k)
 		return -ENOMEM;
-	a->v[a->n++] = (struct agg_item){ k, self, total };
+	a->v[a->n++] = (struct agg_item){ k, self, total, ev };
 	return 0;
+}
+
+static int agg_add(struct agg *a, const char *key, uint64_t self, uint64_t total)
+{
+	return agg_add_ev(a, key, self, total, 0);
 }
 
 static int by_key(const void *x, const void *y)
@@ -124,6 +130,43 @@ static int by_weight(const void *x, const void *y)
 	if (a->self != b->self)
 		return a->self > b->self ? -1 : 1;
 	return strcmp(a->key, b->key);
+}
+
+/* With the event key: each event's rows together (in the file's order of
+ * the events met), then by weight. */
+static int by_event_weight(const void *x, const void *y)
+{
+	const struct agg_item *a = x, *b = y;
+	if (a->ev != b->ev)
+		return a->ev < b->ev ? -1 : 1;
+	return by_weight(x, y);
+}
+
+/* The events of a view keyed by event, in the order met, with each one's
+ * total weight: the rows' shares are of their own event's total, as perf
+ * report keeps one table per event (clock ticks and page faults are not
+ * parts of one whole). */
+struct ev_totals {
+	const char **name;
+	uint64_t *total;
+	uint32_t n;
+	size_t cap_name, cap_total;
+};
+
+static int ev_index(struct ev_totals *t, const char *name, uint32_t *idx)
+{
+	for (uint32_t i = 0; i < t->n; i++)
+		if (strcmp(t->name[i], name) == 0) {
+			*idx = i;
+			return 0;
+		}
+	if (pft_grow((void **)&t->name, &t->cap_name, (size_t)t->n + 1, sizeof(*t->name), 8) < 0 ||
+	    pft_grow((void **)&t->total, &t->cap_total, (size_t)t->n + 1, sizeof(*t->total), 8) < 0)
+		return -ENOMEM;
+	t->name[t->n] = name;
+	t->total[t->n] = 0;
+	*idx = t->n++;
+	return 0;
 }
 
 static void agg_free(struct agg *a)
@@ -213,7 +256,7 @@ static int by_str(const void *x, const void *y)
 /* Adds one entry to the sort view: self under its leaf's key, total once
  * under each distinct key of its frames. */
 static int sort_entry(const pf_fold *f, const struct view_keys *k, const struct pf_fold_entry *e, struct frames *fr,
-		      struct agg *a)
+		      struct agg *a, uint32_t ev)
 {
 	char buf[8192];
 	int rc = frames_of(f, e->node, fr);
@@ -222,9 +265,10 @@ static int sort_entry(const pf_fold *f, const struct view_keys *k, const struct 
 	if (!k->per_frame || !fr->n) {
 		if ((rc = key_text(k, e, fr->n ? &fr->v[fr->n - 1] : NULL, buf, sizeof(buf))) < 0)
 			return rc;
-		return agg_add(a, buf, e->weight, e->weight);
+		return agg_add_ev(a, buf, e->weight, e->weight, ev);
 	}
-	if ((rc = key_text(k, e, &fr->v[fr->n - 1], buf, sizeof(buf))) < 0 || (rc = agg_add(a, buf, e->weight, 0)) < 0)
+	if ((rc = key_text(k, e, &fr->v[fr->n - 1], buf, sizeof(buf))) < 0 ||
+	    (rc = agg_add_ev(a, buf, e->weight, 0, ev)) < 0)
 		return rc;
 	char **keys = calloc(fr->n, sizeof(*keys));
 	if (!keys)
@@ -237,7 +281,7 @@ static int sort_entry(const pf_fold *f, const struct view_keys *k, const struct 
 		qsort(keys, fr->n, sizeof(*keys), by_str);
 		for (size_t i = 0; i < fr->n && rc == 0; i++)
 			if (i == 0 || strcmp(keys[i], keys[i - 1]) != 0)
-				rc = agg_add(a, keys[i], 0, e->weight);
+				rc = agg_add_ev(a, keys[i], 0, e->weight, ev);
 	}
 	for (size_t i = 0; i < fr->n; i++)
 		free(keys[i]);
@@ -270,19 +314,74 @@ int view_sort(const pf_fold *f, const struct view_keys *k, const struct view_opt
 {
 	struct agg a = { 0 };
 	struct frames fr = { 0 };
+	struct ev_totals et = { 0 };
 	struct pf_fold_entry e;
 	size_t pos = 0;
-	int rc = 0;
-	while (rc == 0 && pf_fold_entry_next(f, &pos, &e))
-		rc = sort_entry(f, k, &e, &fr, &a);
+	int rc = 0, by_event = 0;
+	for (size_t c = 0; c < k->n; c++)
+		by_event |= k->key[c] == K_EVENT;
+	while (rc == 0 && pf_fold_entry_next(f, &pos, &e)) {
+		uint32_t ev = 0;
+		if (by_event && (rc = ev_index(&et, e.event, &ev)) == 0)
+			et.total[ev] = sat_add(et.total[ev], e.weight);
+		if (rc == 0)
+			rc = sort_entry(f, k, &e, &fr, &a, ev);
+	}
 	free(fr.v);
 	if (rc < 0) {
 		agg_free(&a);
+		free(et.name);
+		free(et.total);
 		return rc;
 	}
 	agg_merge(&a);
-	qsort(a.v, a.n, sizeof(*a.v), by_weight);
-	size_t rows = vo->top && vo->top < a.n ? vo->top : a.n;
+	if (by_event) {
+		/* the events in the file's order: each item's ev becomes its
+		 * event's rank, the totals and names follow */
+		uint32_t *rank = malloc((et.n ? et.n : 1) * sizeof(*rank));
+		const char **name = malloc((et.n ? et.n : 1) * sizeof(*name));
+		uint64_t *tot = malloc((et.n ? et.n : 1) * sizeof(*tot));
+		if (!rank || !name || !tot) {
+			free(rank);
+			free(name);
+			free(tot);
+			agg_free(&a);
+			free(et.name);
+			free(et.total);
+			return -ENOMEM;
+		}
+		for (uint32_t i = 0; i < et.n; i++) {
+			rank[i] = 0;
+			int xi = pf_fold_event_index(f, et.name[i]);
+			for (uint32_t j = 0; j < et.n; j++) {
+				int xj = pf_fold_event_index(f, et.name[j]);
+				if (xj < xi || (xj == xi && strcmp(et.name[j], et.name[i]) < 0))
+					rank[i]++;
+			}
+		}
+		for (uint32_t i = 0; i < et.n; i++) {
+			name[rank[i]] = et.name[i];
+			tot[rank[i]] = et.total[i];
+		}
+		for (size_t r = 0; r < a.n; r++)
+			a.v[r].ev = rank[a.v[r].ev];
+		memcpy(et.name, name, et.n * sizeof(*name));
+		memcpy(et.total, tot, et.n * sizeof(*tot));
+		free(rank);
+		free(name);
+		free(tot);
+	}
+	qsort(a.v, a.n, sizeof(*a.v), by_event ? by_event_weight : by_weight);
+	/* --top=N: the first N rows (of each event's, with the event key) */
+	size_t rows = 0;
+	for (size_t r = 0, in_ev = 0; r < a.n; r++) {
+		in_ev = r && a.v[r].ev == a.v[r - 1].ev ? in_ev + 1 : 0;
+		if (vo->top && in_ev >= vo->top) {
+			a.v[r].key[0] = 0; /* not printed */
+			continue;
+		}
+		rows = r + 1;
+	}
 	/* column widths over the rows printed */
 	size_t width[VIEW_MAX_KEYS] = { 0 };
 	for (size_t c = 0; c < k->n; c++)
@@ -299,14 +398,22 @@ int view_sort(const pf_fold *f, const struct view_keys *k, const struct view_opt
 		}
 	}
 	weight_line(out, f, vo);
+	if (by_event) {
+		fprintf(out, "# each share is of its event's own total:");
+		for (uint32_t i = 0; i < et.n; i++)
+			fprintf(out, "%s %s %llu", i ? "," : "", et.name[i], (unsigned long long)et.total[i]);
+		fputc('\n', out);
+	}
 	fprintf(out, "# %8s %8s", "Total", "Self");
 	for (size_t c = 0; c < k->n; c++)
 		for (size_t i = 0; i < N_KEYS; i++)
 			if (key_table[i].key == k->key[c])
 				fprintf(out, "  %-*s", c + 1 < k->n ? (int)width[c] : 0, key_table[i].title);
 	fputc('\n', out);
-	uint64_t total = pf_fold_total(f);
 	for (size_t r = 0; r < rows; r++) {
+		if (!a.v[r].key[0] && vo->top)
+			continue; /* past its event's first N */
+		uint64_t total = by_event ? et.total[a.v[r].ev] : pf_fold_total(f);
 		fprintf(out, "  %7.2f%% %7.2f%%", pct(a.v[r].total, total), pct(a.v[r].self, total));
 		const char *s = a.v[r].key;
 		for (size_t c = 0; c < k->n; c++) {
@@ -320,6 +427,8 @@ int view_sort(const pf_fold *f, const struct view_keys *k, const struct view_opt
 		fputc('\n', out);
 	}
 	agg_free(&a);
+	free(et.name);
+	free(et.total);
 	return 0;
 }
 
