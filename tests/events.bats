@@ -116,6 +116,26 @@ attr() { # TYPE CONFIG [CONFIG1 [EXCLUDE [PRECISE]]]
 	assert_output --partial " period=1 "
 }
 
+@test "tracefs not mounted: pfrec as root mounts it, as perf does, and says so; unprivileged, the error names the command" {
+	[ "$(id -u)" = 0 ] && command -v unshare >/dev/null && command -v setpriv >/dev/null ||
+		skip "needs root, unshare and setpriv (a private mount namespace without tracefs)"
+	local UNMOUNTED='umount /sys/kernel/debug/tracing 2>/dev/null; umount /sys/kernel/tracing 2>/dev/null; umount /sys/kernel/debug 2>/dev/null; [ ! -d /sys/kernel/tracing/events ] || exit 77'
+	run --separate-stderr unshare -m sh -c "$UNMOUNTED; pfrec --dry-run -e sched:sched_switch && ls /sys/kernel/tracing/events/sched/sched_switch/format"
+	[ "$status" -ne 77 ] || skip "tracefs cannot be unmounted in a private mount namespace here"
+	assert_success
+	assert_equal "$stderr" "pfrec: tracefs was not mounted: mounted it at /sys/kernel/tracing (as perf does)"
+	assert_line --index 0 --partial "event 0: sched:sched_switch pmu=tracepoint type=2 "
+	assert_line --index 1 "/sys/kernel/tracing/events/sched/sched_switch/format"
+	# --list of a subsystem mounts it too
+	run --separate-stderr unshare -m sh -c "$UNMOUNTED; pfrec --list sched:sched_switch"
+	assert_success
+	assert_output --partial "sched:sched_switch"
+	# unprivileged: no mount, the one-line error says how
+	run --separate-stderr unshare -m sh -c "$UNMOUNTED; exec setpriv --reuid=nobody --regid=nogroup --clear-groups pfrec --dry-run -e sched:sched_switch"
+	assert_failure 2
+	assert_equal "$stderr" "pfrec: -e sched:sched_switch: no tracefs (not mounted at /sys/kernel/tracing or /sys/kernel/debug/tracing: as root, mount -t tracefs nodev /sys/kernel/tracing; PFREC_TRACEFS_ROOT names another)"
+}
+
 @test "--dry-run: groups, sample-read, tracepoints, periods; no command needed" {
 	run fake intel --dry-run -e '{cycles,instructions}:S' -e sched:sched_switch
 	assert_success

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/mount.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -181,6 +182,33 @@ static int list_events(const char *pattern)
 	return 0;
 }
 
+static int is_dir(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Tracepoints need tracefs: as root, where it is not mounted (a board
+ * without systemd), pfrec mounts it at /sys/kernel/tracing as perf does
+ * (libapi's tracefs__mount()), and says so; unprivileged, pmu_parse()'s
+ * error names the command. Only when a spec may name a tracepoint (a
+ * colon) and PFREC_TRACEFS_ROOT names no other tree. */
+static void mount_tracefs(const struct opts *o, const char *list_pattern)
+{
+	const char *env = getenv("PFREC_TRACEFS_ROOT");
+	if ((env && *env) || geteuid() != 0)
+		return;
+	int wanted = list_pattern != NULL;
+	for (int i = 0; i < o->nspecs && !wanted; i++)
+		wanted = strchr(o->specs[i], ':') != NULL;
+	if (!wanted || is_dir("/sys/kernel/tracing/events") || is_dir("/sys/kernel/debug/tracing/events"))
+		return;
+	if (!is_dir("/sys/kernel/tracing"))
+		return; /* a kernel without tracefs support, or no sysfs */
+	if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) == 0 && is_dir("/sys/kernel/tracing/events"))
+		notice("tracefs was not mounted: mounted it at /sys/kernel/tracing (as perf does)");
+}
+
 /* The -e arguments resolved against this machine's sysfs and tracefs (or
  * PFREC_SYSFS_ROOT, PFREC_TRACEFS_ROOT): a spec that does not resolve is a
  * usage error of one line that names it and the fault. No -e: cycles. */
@@ -188,6 +216,7 @@ static void resolve_events(struct opts *o)
 {
 	struct pmu_model *m;
 	char err[512];
+	mount_tracefs(o, NULL);
 	if (pmu_model_open(&m, NULL, err, sizeof(err)) < 0) {
 		errmsg("%s", err);
 		exit(1);
@@ -443,6 +472,7 @@ void parse_args(struct opts *o, int argc, char **argv)
 	if (o->list) {
 		if (o->cmd_argc > 1)
 			usage_error("--list takes one pattern at most");
+		mount_tracefs(o, "");
 		exit(list_events(o->cmd_argc ? o->cmd_argv[0] : NULL));
 	}
 	resolve_events(o);

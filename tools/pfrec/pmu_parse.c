@@ -444,8 +444,8 @@ static int resolve_tracepoint(struct ctx *c, struct protos *ps, const char *sys,
 	if (!tp_name_ok(name))
 		return fail(c, -EINVAL, "'%s' is not a tracepoint name (letters, digits, _ - .)", name);
 	if (!root)
-		return fail(c, -ENOENT, "no tracefs (not mounted at /sys/kernel/tracing or /sys/kernel/debug/tracing; "
-			    "PFREC_TRACEFS_ROOT names another)");
+		return fail(c, -ENOENT, "no tracefs (not mounted at /sys/kernel/tracing or /sys/kernel/debug/tracing: "
+			    "as root, mount -t tracefs nodev /sys/kernel/tracing; PFREC_TRACEFS_ROOT names another)");
 	if (snprintf(path, sizeof(path), "%s/events/%s", root, sys) >= (int)sizeof(path))
 		return fail(c, -ENAMETOOLONG, "path too long");
 	if (!pmu_is_dir(path)) {
