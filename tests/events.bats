@@ -136,6 +136,45 @@ attr() { # TYPE CONFIG [CONFIG1 [EXCLUDE [PRECISE]]]
 	assert_equal "$stderr" "pfrec: -e sched:sched_switch: no tracefs (not mounted at /sys/kernel/tracing or /sys/kernel/debug/tracing: as root, mount -t tracefs nodev /sys/kernel/tracing; PFREC_TRACEFS_ROOT names another)"
 }
 
+# perf_attr EVENT: "TYPE CONFIG" of perf's attr for EVENT (perf stat -vv,
+# which leaves out a zero config), or "refused"
+perf_attr() {
+	perf stat -vv -e "$1" true 2>&1 | awk '
+		/event syntax error|Run .perf list./ { bad = 1 }
+		$1 == "type" && NF == 2 { t = $2 } $1 == "config" && NF == 2 { c = $2 }
+		END { if (bad || t == "") print "refused"; else print t, (c == "" ? "0x0" : c) }'
+}
+
+# pfrec_attr EVENT: the same from pfrec --dry-run
+pfrec_attr() {
+	pfrec --dry-run -e "$1" 2>/dev/null | sed -n '1s/.* type=\([0-9]*\) config=\(0x[0-9a-f]*\) .*/\1 \2/p' | grep . || echo refused
+}
+
+@test "hardware cache events: every name pfrec --list gives, perf's aliases and orders, encoded as perf encodes them" {
+	command -v perf >/dev/null || skip "no perf (Debian linux-perf)"
+	local names e want got n=0
+	names=$(pfrec --list | sed -n '/^Hardware cache events/,/^[^ ]/s/^  \([^ ]*\) .*/\1/p')
+	[ "$(wc -l <<<"$names")" -eq 32 ]
+	# aliases, the two orders of op and result, defaults, and the names perf
+	# refuses: an op a cache does not have, a generic name's prefix, a
+	# third part
+	for e in $names l1d-miss L1-data-store-misses l1-i-prefetches L2-loads Data-TLB-load-misses i-tlb-miss \
+		bpc-loads btb-misses node-refs L1-dcache L1-dcache-load L1-dcache-misses-load LLC-speculative-read-misses \
+		dTLB-prefetch-Reference L1-icache-stores iTLB-stores branch-stores branch-misses-load branches-loads \
+		LLC-load-miss-x LLC-loads-loads L3-loads; do
+		want=$(perf_attr "$e")
+		got=$(pfrec_attr "$e")
+		[ "$got" = "$want" ] || { echo "$e: perf $want, pfrec $got" >&2; false; }
+		n=$((n + 1))
+	done
+	echo "$n names agree with perf" >&3
+	# on a hybrid machine: one attr per CPU PMU, its type in bits 32-63
+	run env PFREC_SYSFS_ROOT="$FX/sysfs/hybrid" pfrec --dry-run -e L1-dcache-load-misses
+	assert_success
+	assert_line --index 0 --partial "pmu=cpu_atom type=3 config=0xa00010000 "
+	assert_line --index 1 --partial "pmu=cpu_core type=3 config=0x400010000 "
+}
+
 @test "--dry-run: groups, sample-read, tracepoints, periods; no command needed" {
 	run fake intel --dry-run -e '{cycles,instructions}:S' -e sched:sched_switch
 	assert_success

@@ -568,8 +568,15 @@ odd_tree() {
 	refute_output --partial 'enable'
 	assert_line 'PMU uprobe (type 7):'
 	assert_line '  formats: ref_ctr_offset=config:32-63 retprobe=config:0'
-	# 24 generic names, 10 + 3 + 1 + 2 * 2 = 18 sysfs events, uprobe's formats, 2 subsystems
-	assert_line '(45 entries)'
+	# the hardware cache events perf lists: each cache, each op it has,
+	# accesses then misses (7 caches, 16 ops: 32 names)
+	assert_line 'Hardware cache events (PERF_TYPE_HW_CACHE; counted where the CPU'"'"'s PMU has them):'
+	assert_line '  L1-dcache-load-misses                    config=0x10000'
+	assert_line '  L1-icache-prefetches                     config=0x201'
+	assert_line '  node-store-misses                        config=0x10106'
+	# 24 generic names, 32 cache events, 10 + 3 + 1 + 2 * 2 = 18 sysfs
+	# events, uprobe's formats, 2 subsystems
+	assert_line '(77 entries)'
 }
 
 @test "list PATTERN: substrings and globs, case-insensitive; single tracepoints" {

@@ -124,6 +124,20 @@ const struct field *pmu_find_field(const struct pmu_desc *p, const char *name);
 const struct alias *pmu_find_alias(const struct pmu_desc *p, const char *name);
 size_t pmu_base_len(const char *name);
 const struct generic *pmu_find_generic(const char *name);
+
+/* Hardware cache events (PERF_TYPE_HW_CACHE), named as perf names them:
+ * CACHE[-OP][-RESULT], OP and RESULT in either order, each from perf's
+ * aliases (L1-dcache l1-d l1d L1-data, ..., load loads read, ..., misses
+ * miss); OP defaults to load (read), RESULT to the accesses. The config is
+ * the kernel's: cache id | op << 8 | result << 16
+ * (include/uapi/linux/perf_event.h, PERF_COUNT_HW_CACHE_*). A combination
+ * perf refuses (L1-icache stores) is refused. @return 1 and *config set, 0
+ * when `name` is not a cache event's name. */
+int pmu_parse_cache(const char *name, uint64_t *config);
+/* The n-th name of perf's cache event list (its --list, `perf list cache`
+ * order: each cache, each op it has, accesses then misses), or NULL past
+ * the last; *config gets its encoding. buf holds the name. */
+const char *pmu_cache_name(size_t n, char *buf, size_t size, uint64_t *config);
 extern const struct generic pmu_generics[];
 extern const size_t pmu_ngeneric;
 

@@ -69,6 +69,19 @@ int pmu_list(struct pmu_model *m, const char *pattern, FILE *f)
 		count++;
 	}
 
+	head = false;
+	char cname[64];
+	uint64_t cconfig;
+	for (size_t i = 0; pmu_cache_name(i, cname, sizeof(cname), &cconfig); i++) {
+		if (!pat_match(pattern, cname))
+			continue;
+		if (!head)
+			fprintf(f, "Hardware cache events (PERF_TYPE_HW_CACHE; counted where the CPU's PMU has them):\n");
+		head = true;
+		fprintf(f, "  %-40s config=0x%" PRIx64 "\n", cname, cconfig);
+		count++;
+	}
+
 	for (int i = 0; i < m->npmus; i++) {
 		struct pmu_desc *d = &m->pmus[i];
 		if ((rc = pmu_load(m, d, err, sizeof(err))) < 0) {

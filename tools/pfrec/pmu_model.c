@@ -597,6 +597,119 @@ const struct generic pmu_generics[] = {
 };
 const size_t pmu_ngeneric = sizeof(pmu_generics) / sizeof(pmu_generics[0]);
 
+/* perf's names of the hardware cache events (tools/perf/util/evsel.c
+ * evsel__hw_cache, evsel__hw_cache_op, evsel__hw_cache_result; the first
+ * name of each is the one perf lists), by the kernel's ids. */
+#define CACHE_ALIASES 5
+static const char *const cache_names[PERF_COUNT_HW_CACHE_MAX][CACHE_ALIASES] = {
+	[PERF_COUNT_HW_CACHE_L1D] = { "L1-dcache", "l1-d", "l1d", "L1-data" },
+	[PERF_COUNT_HW_CACHE_L1I] = { "L1-icache", "l1-i", "l1i", "L1-instruction" },
+	[PERF_COUNT_HW_CACHE_LL] = { "LLC", "L2" },
+	[PERF_COUNT_HW_CACHE_DTLB] = { "dTLB", "d-tlb", "Data-TLB" },
+	[PERF_COUNT_HW_CACHE_ITLB] = { "iTLB", "i-tlb", "Instruction-TLB" },
+	[PERF_COUNT_HW_CACHE_BPU] = { "branch", "branches", "bpu", "btb", "bpc" },
+	[PERF_COUNT_HW_CACHE_NODE] = { "node" },
+};
+static const char *const cache_ops[PERF_COUNT_HW_CACHE_OP_MAX][CACHE_ALIASES] = {
+	[PERF_COUNT_HW_CACHE_OP_READ] = { "load", "loads", "read" },
+	[PERF_COUNT_HW_CACHE_OP_WRITE] = { "store", "stores", "write" },
+	[PERF_COUNT_HW_CACHE_OP_PREFETCH] = { "prefetch", "prefetches", "speculative-read", "speculative-load" },
+};
+static const char *const cache_results[PERF_COUNT_HW_CACHE_RESULT_MAX][CACHE_ALIASES] = {
+	[PERF_COUNT_HW_CACHE_RESULT_ACCESS] = { "refs", "Reference", "ops", "access" },
+	[PERF_COUNT_HW_CACHE_RESULT_MISS] = { "misses", "miss" },
+};
+/* the ops perf takes for each cache (evsel__hw_cache_stat) */
+#define OPS_R (1u << PERF_COUNT_HW_CACHE_OP_READ)
+#define OPS_RWP (OPS_R | 1u << PERF_COUNT_HW_CACHE_OP_WRITE | 1u << PERF_COUNT_HW_CACHE_OP_PREFETCH)
+static const unsigned cache_ops_valid[PERF_COUNT_HW_CACHE_MAX] = {
+	[PERF_COUNT_HW_CACHE_L1D] = OPS_RWP, [PERF_COUNT_HW_CACHE_L1I] = OPS_R | 1u << PERF_COUNT_HW_CACHE_OP_PREFETCH,
+	[PERF_COUNT_HW_CACHE_LL] = OPS_RWP,  [PERF_COUNT_HW_CACHE_DTLB] = OPS_RWP,
+	[PERF_COUNT_HW_CACHE_ITLB] = OPS_R,  [PERF_COUNT_HW_CACHE_BPU] = OPS_R,
+	[PERF_COUNT_HW_CACHE_NODE] = OPS_RWP,
+};
+
+/* The alias of table[0..n) that `s` starts with, followed by '-' or its
+ * end (the longest one): its index, with *len its length; -1 if none. */
+static int alias_at(const char *s, const char *const (*table)[CACHE_ALIASES], int n, size_t *len)
+{
+	int best = -1;
+	size_t best_len = 0;
+	for (int i = 0; i < n; i++)
+		for (int k = 0; k < CACHE_ALIASES && table[i][k]; k++) {
+			size_t l = strlen(table[i][k]);
+			if (l > best_len && strncmp(s, table[i][k], l) == 0 && (s[l] == '-' || !s[l])) {
+				best = i;
+				best_len = l;
+			}
+		}
+	*len = best_len;
+	return best;
+}
+
+int pmu_parse_cache(const char *name, uint64_t *config)
+{
+	/* perf's lexer takes a generic name first: "branch-misses-load" and
+	 * "branches-loads" are syntax errors there, not cache events */
+	for (size_t i = 0; i < pmu_ngeneric; i++) {
+		size_t g = strlen(pmu_generics[i].name);
+		if (strncmp(name, pmu_generics[i].name, g) == 0 && name[g] == '-')
+			return 0;
+	}
+	size_t l;
+	int cache = alias_at(name, cache_names, PERF_COUNT_HW_CACHE_MAX, &l);
+	if (cache < 0)
+		return 0;
+	int op = -1, result = -1;
+	const char *s = name + l;
+	for (int tok = 0; *s; tok++) {
+		if (tok == 2 || *s != '-')
+			return 0;
+		s++;
+		/* an op or a result, each once; a second one of a kind is
+		 * ignored, as perf's parse_events_add_cache() does */
+		size_t lo, lr;
+		int o = alias_at(s, cache_ops, PERF_COUNT_HW_CACHE_OP_MAX, &lo);
+		int r = alias_at(s, cache_results, PERF_COUNT_HW_CACHE_RESULT_MAX, &lr);
+		if (o < 0 && r < 0)
+			return 0;
+		if (o >= 0 && op < 0)
+			op = o;
+		else if (r >= 0 && result < 0)
+			result = r;
+		s += o >= 0 ? lo : lr;
+	}
+	if (op < 0)
+		op = PERF_COUNT_HW_CACHE_OP_READ;
+	if (result < 0)
+		result = PERF_COUNT_HW_CACHE_RESULT_ACCESS;
+	if (!(cache_ops_valid[cache] & (1u << op)))
+		return 0;
+	*config = (uint64_t)cache | (uint64_t)op << 8 | (uint64_t)result << 16;
+	return 1;
+}
+
+const char *pmu_cache_name(size_t n, char *buf, size_t size, uint64_t *config)
+{
+	for (int c = 0; c < PERF_COUNT_HW_CACHE_MAX; c++)
+		for (int op = 0; op < PERF_COUNT_HW_CACHE_OP_MAX; op++) {
+			if (!(cache_ops_valid[c] & (1u << op)))
+				continue;
+			for (int r = 0; r < PERF_COUNT_HW_CACHE_RESULT_MAX; r++, n--) {
+				if (n)
+					continue;
+				if (r == PERF_COUNT_HW_CACHE_RESULT_ACCESS)
+					snprintf(buf, size, "%s-%s", cache_names[c][0], cache_ops[op][1]);
+				else
+					snprintf(buf, size, "%s-%s-%s", cache_names[c][0], cache_ops[op][0],
+						 cache_results[r][0]);
+				*config = (uint64_t)c | (uint64_t)op << 8 | (uint64_t)r << 16;
+				return buf;
+			}
+		}
+	return NULL;
+}
+
 const struct generic *pmu_find_generic(const char *name)
 {
 	for (size_t i = 0; i < pmu_ngeneric; i++)

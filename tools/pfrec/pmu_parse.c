@@ -371,7 +371,7 @@ static int resolve_generic(struct ctx *c, struct protos *ps, const struct generi
 	p->pa.attr.config = g->config;
 	p->flags = PMU_EV_GENERIC;
 	p->pmu_name = g->type == PERF_TYPE_SOFTWARE ? "software" : "hardware";
-	if (g->type == PERF_TYPE_HARDWARE && m->ncore == 1) {
+	if ((g->type == PERF_TYPE_HARDWARE || g->type == PERF_TYPE_HW_CACHE) && m->ncore == 1) {
 		for (int i = 0; i < m->npmus; i++)
 			if (m->pmus[i].core) {
 				int rc = pmu_load(m, &m->pmus[i], c->err, c->errlen);
@@ -382,6 +382,29 @@ static int resolve_generic(struct ctx *c, struct protos *ps, const struct generi
 			}
 	}
 	return 0;
+}
+
+/* A hardware cache event (pmu_parse_cache()): PERF_TYPE_HW_CACHE; on a
+ * hybrid machine one attr per CPU PMU, with its type in bits 32-63 of the
+ * config, as for the generic hardware events. */
+static int resolve_cache(struct ctx *c, struct protos *ps, uint64_t config)
+{
+	struct generic g = { "", PERF_TYPE_HW_CACHE, config, "PERF_TYPE_HW_CACHE" };
+	struct pmu_model *m = c->m;
+	if (m->ncore > 1) {
+		struct proto *p;
+		int rc;
+		for (int i = 0; (rc = next_core_proto(c, ps, &i, &p)) > 0;) {
+			p->pa.attr.type = PERF_TYPE_HW_CACHE;
+			p->pa.attr.config = config | (uint64_t)p->desc->type << PERF_PMU_TYPE_SHIFT;
+			p->flags = PMU_EV_GENERIC | PMU_EV_EXPANDED;
+		}
+		return rc;
+	}
+	int rc = resolve_generic(c, ps, &g);
+	if (rc == 0 && ps->n && !ps->v[ps->n - 1].desc)
+		ps->v[ps->n - 1].pmu_name = "hardware";
+	return rc;
 }
 
 static bool is_raw(const char *s)
@@ -605,7 +628,8 @@ static bool tp_subsystem_exists(const struct pmu_model *m, const char *sys)
 /* A generic name, raw code or event of a sysfs PMU. */
 static bool known_event(struct pmu_model *m, const char *name)
 {
-	if (pmu_find_generic(name) || is_raw(name))
+	uint64_t cc;
+	if (pmu_find_generic(name) || is_raw(name) || pmu_parse_cache(name, &cc))
 		return true;
 	for (int i = 0; i < m->npmus; i++)
 		if (pmu_load(m, &m->pmus[i], NULL, 0) == 0 && pmu_find_alias(&m->pmus[i], name))
@@ -717,6 +741,9 @@ static int parse_event(struct ctx *c, char *text, struct protos *ps, struct mods
 		return resolve_generic(c, ps, g);
 	if (is_raw(head))
 		return resolve_raw(c, ps, head);
+	uint64_t cache;
+	if (pmu_parse_cache(head, &cache))
+		return resolve_cache(c, ps, cache);
 	for (const char *q = head; *q; q++)
 		if (!isalnum((unsigned char)*q) && *q != '_' && *q != '-' && *q != '.')
 			return fail(c, -EINVAL, "unexpected character '%c'", *q);
