@@ -19,9 +19,9 @@ setup() {
 	cd "$BATS_TEST_TMPDIR"
 }
 
-# close A B: A is within 5% + 5 ms of B (ns).
+# close A B [MS]: A is within 5% + MS ms (default 5) of B (ns).
 close() {
-	awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= b * 0.05 + 5000000) }'
+	awk -v a="$1" -v b="$2" -v ms="${3:-5}" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= b * 0.05 + ms * 1000000) }'
 }
 
 # stats FILE: run pfdump --stats FILE: it succeeds with no sanitizer report
@@ -46,10 +46,15 @@ per_thread_check() {
 	refute_sanitizer
 	local js=$output
 	[ "$(grep -c '^tid ' "$o")" -eq 3 ]
+	# the main thread (the first line) also runs its process's exit after
+	# its last clock read (freeing the memory, the threads' count records):
+	# 11 ms more once on a loaded machine; 15 ms more allowed there
+	local slack=15
 	while [ "$exact" = 1 ] && read -r _ tid _ ns; do
 		got=$(jq -r "select(.type==\"thread_count\" and .event==$e and .tid==$tid) | .value" <<<"$js")
 		[ -n "$got" ] || { echo "no count of thread $tid for event $e" >&2; return 1; }
-		close "$got" "$ns" || { echo "event $e, thread $tid: counted $got ns, its own clock $ns ns" >&2; return 1; }
+		close "$got" "$ns" "$slack" || { echo "event $e, thread $tid: counted $got ns, its own clock $ns ns" >&2; return 1; }
+		slack=5
 	done <"$o"
 	# a software event is never multiplexed: enabled as long as it ran,
 	# in total and for each thread (pfrec adds per-CPU descriptors' times;

@@ -2,7 +2,8 @@
  * time, a second thread for 2 x MS, a third for 3 x MS (CLOCK_THREAD_CPUTIME_ID,
  * so the split holds on a loaded machine). At the end it prints one line per
  * thread, "tid TID cpu_ns NS": each thread's CPU time read by the thread
- * itself just before it ends. A workload of tests/events.bats (--per-thread),
+ * itself just before it ends (the main thread's after it joined the others,
+ * the first line). A workload of tests/events.bats (--per-thread),
  * whose task-clock per thread is compared with these. Build with -pthread. */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -53,6 +54,9 @@ int main(int argc, char **argv)
 	work(&t[0]);
 	for (int i = 0; i < 2; i++)
 		pthread_join(p[i], NULL);
+	/* the main thread's time after the joins too: all it runs but the
+	 * printing and the process's exit */
+	t[0].cpu_ns = cpu_ns();
 	for (int i = 0; i < 3; i++)
 		printf("tid %ld cpu_ns %llu\n", t[i].tid, (unsigned long long)t[i].cpu_ns);
 	return 0;
