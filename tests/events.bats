@@ -175,6 +175,29 @@ pfrec_attr() {
 	assert_line --index 1 --partial "pmu=cpu_core type=3 config=0x400010000 "
 }
 
+@test "tracepoint globs: one event per match, as perf expands them; none matching, or one in a group, is an error" {
+	# the fake tracefs: sched has sched_switch and sched_wakeup
+	run env PFREC_TRACEFS_ROOT="$FX/tracefs" pfrec --dry-run -e 'sched:*:u'
+	assert_success
+	assert_line --index 0 --regexp '^event 0: sched:sched_switch:u pmu=tracepoint type=2 config=0x[0-9a-f]+ .*exclude=khG .* spec=sched:\*:u$'
+	assert_line --index 1 --regexp '^event 1: sched:sched_wakeup:u pmu=tracepoint type=2 '
+	[ "${#lines[@]}" -eq 2 ]
+	run --separate-stderr env PFREC_TRACEFS_ROOT="$FX/tracefs" pfrec --dry-run -e 'sched:nothing*'
+	assert_failure 2
+	assert_equal "$stderr" "pfrec: -e sched:nothing*: no tracepoint matches sched:nothing* (in $FX/tracefs/events)"
+	run --separate-stderr env PFREC_TRACEFS_ROOT="$FX/tracefs" pfrec --dry-run -e '{cpu-clock,sched:*}:S'
+	assert_failure 2
+	assert_equal "$stderr" "pfrec: -e sched:*: a tracepoint glob in a group: name the tracepoints (pfrec --list sched:*)"
+	# this machine's tracefs: the ids perf's expansion opens
+	command -v perf >/dev/null || skip "no perf (Debian linux-perf)"
+	tracefs_ns
+	local want got
+	want=$("${NS[@]}" perf stat -vv -e 'sched:sched_wak*' true 2>&1 | awk '$1 == "type" && NF == 2 { t = $2 } $1 == "config" && NF == 2 { print t, $2 }' | sort)
+	got=$("${NS[@]}" pfrec --dry-run -e 'sched:sched_wak*' | sed 's/.* type=\([0-9]*\) config=\(0x[0-9a-f]*\) .*/\1 \2/' | sort)
+	[ -n "$want" ]
+	assert_equal "$got" "$want"
+}
+
 @test "--dry-run: groups, sample-read, tracepoints, periods; no command needed" {
 	run fake intel --dry-run -e '{cycles,instructions}:S' -e sched:sched_switch
 	assert_success

@@ -105,6 +105,7 @@ struct ctx {
 	char *err;
 	size_t errlen;
 	const char *ev;         /* the event text the error names */
+	bool in_group;          /* parsing a member of {...} */
 };
 
 

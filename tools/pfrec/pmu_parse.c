@@ -458,6 +458,68 @@ static bool tp_name_ok(const char *s)
 	return true;
 }
 
+static int resolve_tracepoint(struct ctx *c, struct protos *ps, const char *sys, const char *name);
+
+static bool has_glob(const char *s)
+{
+	return strpbrk(s, "*?[") != NULL;
+}
+
+/* A glob of tracepoints (sched:*, syscalls:sys_enter_*, *:sched_switch),
+ * as perf expands it: one event per tracepoint whose subsystem and name
+ * match (fnmatch(3)), in the tracefs folders' sorted order, each named
+ * SUBSYS:NAME[:MODS]. None matching is an error. */
+static int resolve_tracepoint_glob(struct ctx *c, struct protos *ps, const char *sys, const char *name,
+				   const char *mods)
+{
+	const char *root = c->m->tracefs_root;
+	if (c->in_group)
+		return fail(c, -EINVAL, "a tracepoint glob in a group: name the tracepoints (pfrec --list %s:%s)", sys,
+			    name);
+	if (!root)
+		return resolve_tracepoint(c, ps, "x", "x"); /* its error: no tracefs */
+	char path[PATH_MAX];
+	if (snprintf(path, sizeof(path), "%s/events", root) >= (int)sizeof(path))
+		return fail(c, -ENAMETOOLONG, "path too long");
+	char **subs = NULL;
+	int nsub = pmu_list_dir(path, &subs), rc = 0, found = 0;
+	if (nsub < 0)
+		return fail(c, nsub, "%s: %s", path, strerror(-nsub));
+	for (int i = 0; i < nsub && rc == 0; i++) {
+		if (fnmatch(sys, subs[i], 0) != 0 || !tp_name_ok(subs[i]))
+			continue;
+		char **evs = NULL;
+		if (snprintf(path, sizeof(path), "%s/events/%s", root, subs[i]) >= (int)sizeof(path))
+			continue;
+		int nev = pmu_list_dir(path, &evs);
+		for (int k = 0; k < nev && rc == 0; k++) {
+			char id[PATH_MAX];
+			if (fnmatch(name, evs[k], 0) != 0 || !tp_name_ok(evs[k]) ||
+			    snprintf(id, sizeof(id), "%s/%s/id", path, evs[k]) >= (int)sizeof(id) || access(id, R_OK) != 0)
+				continue;
+			if ((rc = resolve_tracepoint(c, ps, subs[i], evs[k])) < 0)
+				break;
+			struct proto *p = &ps->v[ps->n - 1];
+			size_t n = strlen(subs[i]) + strlen(evs[k]) + (mods ? strlen(mods) + 1 : 0) + 2;
+			if (!(p->name = malloc(n))) {
+				rc = fail(c, -ENOMEM, "out of memory");
+				break;
+			}
+			snprintf(p->name, n, "%s:%s%s%s", subs[i], evs[k], mods ? ":" : "", mods ? mods : "");
+			found++;
+		}
+		for (int k = 0; k < nev; k++)
+			free(evs[k]);
+		free(evs);
+	}
+	for (int i = 0; i < nsub; i++)
+		free(subs[i]);
+	free(subs);
+	if (rc == 0 && !found)
+		rc = fail(c, -ENOENT, "no tracepoint matches %s:%s (in %s/events)", sys, name, root);
+	return rc;
+}
+
 static int resolve_tracepoint(struct ctx *c, struct protos *ps, const char *sys, const char *name)
 {
 	const char *root = c->m->tracefs_root;
@@ -685,7 +747,9 @@ static int parse_event(struct ctx *c, char *text, struct protos *ps, struct mods
 					if (!*modtext)
 						return fail(c, -EINVAL, "nothing after ':'");
 				}
-				int rc = resolve_tracepoint(c, ps, head, rest);
+				int rc = has_glob(head) || has_glob(rest)
+						 ? resolve_tracepoint_glob(c, ps, head, rest, modtext)
+						 : resolve_tracepoint(c, ps, head, rest);
 				if (rc < 0)
 					return rc;
 				return modtext ? parse_mods(c, modtext, md) : 0;
@@ -1032,7 +1096,10 @@ static int parse_item(struct ctx *c, const char *item, struct pmu_events *out)
 		}
 		snprintf(text, sizeof(text), "%s", s);
 		c->ev = s;
-		if ((rc = parse_event(c, text, &m->ps, &m->md)) < 0)
+		c->in_group = true;
+		rc = parse_event(c, text, &m->ps, &m->md);
+		c->in_group = false;
+		if (rc < 0)
 			break;
 		if (last)
 			break;
