@@ -198,6 +198,48 @@ pfrec_attr() {
 	assert_equal "$got" "$want"
 }
 
+@test "breakpoints mem:ADDR[/LEN][:rwx]: perf's attr; a write watchpoint samples every write, where perf stat counts them" {
+	local e want got
+	if command -v perf >/dev/null; then
+		for e in mem:0x1000 mem:4096:x mem:0x1000/8:w mem:0x2000/2:rw mem:0x1000:r mem:0x1000:wr mem:0x1000/3; do
+			# perf record -vv: type, bp_type, bp_addr (config1), bp_len (config2), period
+			want=$(perf record -vv -e "$e" -o /dev/null true 2>&1 | awk '
+				$1 == "type" && NF == 2 && !t { t = $2 } $1 == "bp_type" && !b { b = $2 }
+				/bp_addr, config1/ && !a { a = $NF } /bp_len, config2/ && !l { l = $NF }
+				/sample_period, sample_freq/ && !p { p = $NF }
+				END { print t, b, a, l, p }')
+			got=$(pfrec --dry-run -e "$e" | sed 's/.* type=\([0-9]*\) .* config1=\(0x[0-9a-f]*\) config2=\(0x[0-9a-f]*\) .* period=\([0-9]*\) .* bp_type=\([0-9]*\) .*/\1 \5 \2 \3 \4/')
+			[ "$got" = "$want" ] || { echo "$e: perf $want, pfrec $got" >&2; false; }
+		done
+	fi
+	for e in mem:zz mem:0x1000:q mem:0x1000:rr mem:0x10/9 mem:0x10/0 mem:0x10x; do
+		run pfrec --dry-run -e "$e"
+		assert_failure 2
+		[ "${#lines[@]}" -eq 1 ]
+		assert_output --regexp "^pfrec: -e $e: mem"
+	done
+	# a real watchpoint: the global written 1000 times by main (nm gives
+	# its address in a -no-pie build); every write is a sample
+	build_workload bp_writes bpw -O1 -no-pie
+	local addr
+	addr=0x$(nm bpw | awk '$3 == "target" { print $1 }')
+	run pfrec -o bp.pf -e "mem:$addr:w" -- ./bpw 1000
+	if [[ "$output" == *"cannot open the event"* || "$output" == *"not supported"* ]]; then
+		skip "no hardware breakpoint here: $output"
+	fi
+	assert_success
+	pfsym -q bp.pf -o bp.sym
+	run -0 pffold --dso bp.sym
+	assert_line "bpw;main [bpw] 1000"
+	# all of them, the kernel's too (its ELF loader clears the page): as
+	# many as perf stat counts
+	if command -v perf >/dev/null; then
+		want=$(perf stat -x, -e "mem:$addr:w" ./bpw 1000 2>&1 >/dev/null | awk -F, 'NR == 1 { print $1 }')
+		got=$(pfdump --stats bp.pf | awk '$1 == "samples:" { print $2 }')
+		assert_equal "$got" "$want"
+	fi
+}
+
 @test "--dry-run: groups, sample-read, tracepoints, periods; no command needed" {
 	run fake intel --dry-run -e '{cycles,instructions}:S' -e sched:sched_switch
 	assert_success

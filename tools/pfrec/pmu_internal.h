@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <linux/hw_breakpoint.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>

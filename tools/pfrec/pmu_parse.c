@@ -701,8 +701,65 @@ static bool known_event(struct pmu_model *m, const char *name)
 
 /* One event (no group), text NUL-terminated and writable: fills protos and
  * its own modifiers. */
+/* mem:ADDR[/LEN][:ACCESS]: a hardware breakpoint (PERF_TYPE_BREAKPOINT), as
+ * perf parses it: ACCESS any of r, w, x (default rw), LEN in bytes (default
+ * 4; for x, the size of a long); bp_addr in config1, bp_len in config2
+ * (include/uapi/linux/perf_event.h, hw_breakpoint.h), every hit sampled
+ * (period 1). The kernel checks the address, the length and the access. */
+static int resolve_breakpoint(struct ctx *c, struct protos *ps, const char *spec)
+{
+	const char *s = spec + 4;
+	char *end;
+	errno = 0;
+	unsigned long long addr = strtoull(s, &end, 0);
+	if (end == s || errno || *s == '-' || *s == '+')
+		return fail(c, -EINVAL, "mem:%s: not an address (mem:ADDR[/LEN][:rwx])", s);
+	unsigned long long len = 0;
+	if (*end == '/') {
+		s = end + 1;
+		errno = 0;
+		len = strtoull(s, &end, 0);
+		if (end == s || errno || *s == '-' || *s == '+' || !len || len > 8)
+			return fail(c, -EINVAL, "mem: '%.*s' is not a length of 1 to 8 bytes", (int)strcspn(s, ":"), s);
+	}
+	unsigned type = 0;
+	if (*end == ':') {
+		const char *a = end + 1;
+		if (!*a || strlen(a) > 3)
+			return fail(c, -EINVAL, "mem: '%s' is not an access (r, w, x, or several)", a);
+		for (; *a; a++) {
+			unsigned bit = *a == 'r' ? HW_BREAKPOINT_R : *a == 'w' ? HW_BREAKPOINT_W : *a == 'x' ? HW_BREAKPOINT_X : 0;
+			if (!bit || (type & bit))
+				return fail(c, -EINVAL, "mem: '%s' is not an access (r, w, x, each once)", end + 1);
+			type |= bit;
+		}
+	} else if (*end) {
+		return fail(c, -EINVAL, "mem: '%s' after the address (mem:ADDR[/LEN][:rwx])", end);
+	}
+	if (!type)
+		type = HW_BREAKPOINT_R | HW_BREAKPOINT_W;
+	if (!len)
+		len = type == HW_BREAKPOINT_X ? sizeof(long) : HW_BREAKPOINT_LEN_4;
+	struct proto *p = proto_new(c, ps);
+	if (!p)
+		return -ENOMEM;
+	p->pa.attr.type = PERF_TYPE_BREAKPOINT;
+	p->pa.attr.config = 0;
+	p->pa.attr.bp_type = type;
+	p->pa.attr.bp_addr = addr;
+	p->pa.attr.bp_len = len;
+	p->pa.attr.sample_period = 1;
+	p->pmu_name = "breakpoint";
+	p->flags = PMU_EV_PERIOD;
+	return 0;
+}
+
 static int parse_event(struct ctx *c, char *text, struct protos *ps, struct mods *md)
 {
+	if (strncmp(text, "mem:", 4) == 0) {
+		memset(md, 0, sizeof(*md));
+		return resolve_breakpoint(c, ps, text);
+	}
 	char *slash = strchr(text, '/');
 	char *terms = NULL, *modtext = NULL, *head = text;
 	memset(md, 0, sizeof(*md));
@@ -992,11 +1049,16 @@ static int build_group(struct ctx *c, struct pmu_events *out, const char *item, 
  * '{...}'. @return its length, or -1 with *why set. */
 static long next_item(const char *s, bool in_group, const char **why)
 {
-	bool slash = false, brace = false;
+	bool slash = false, brace = false, mem = false;
 	size_t i;
 	for (i = 0; s[i]; i++) {
 		char ch = s[i];
-		if (ch == '/') {
+		/* mem:ADDR/LEN:rwx: its '/' is no PMU's */
+		if (!slash && (i == 0 || s[i - 1] == '{' || s[i - 1] == ',') && strncmp(s + i, "mem:", 4) == 0)
+			mem = true;
+		if (ch == '/' && mem) {
+			continue;
+		} else if (ch == '/') {
 			slash = !slash;
 		} else if (slash) {
 			continue;
@@ -1019,6 +1081,8 @@ static long next_item(const char *s, bool in_group, const char **why)
 		} else if (ch == ',' && !brace) {
 			break;
 		}
+		if (ch == ',')
+			mem = false;
 	}
 	if (slash) {
 		*why = "no closing '/' after the terms";
