@@ -98,6 +98,29 @@ per_thread_check() {
 	close "$total" "$mine"
 }
 
+@test "--no-inherit: only the command's own thread, not the threads it starts; not with --per-thread" {
+	pfrec -q --no-inherit -e task-clock -o ni.pf -- "$W/ev_threads" 50 >ni.txt
+	local main
+	main=$(head -1 ni.txt | cut -d' ' -f2)
+	run -0 bash -c "pfdump --json ni.pf | jq -r 'select(.record==\"SAMPLE\") | .tid' | sort -u"
+	assert_output "$main"
+	# its count is the main thread's own CPU time, not the three threads'
+	run pfdump --stats --json ni.pf
+	close "$(jq -r 'select(.type=="count" and .event==0) | .value' <<<"$output")" "$(head -1 ni.txt | cut -d' ' -f4)" 15
+	# by default every thread is sampled
+	pfrec -q -e task-clock -o in.pf -- "$W/ev_threads" 50 >in.txt
+	run -0 bash -c "pfdump --json in.pf | jq -r 'select(.record==\"SAMPLE\") | .tid' | sort -u | wc -l"
+	assert_output 3
+	run pfrec --no-inherit --per-thread -o x.pf -- true
+	assert_failure 2
+	assert_line --index 0 "pfrec: --per-thread counts the threads a command starts: not with --no-inherit"
+	run -0 pfrec --help
+	assert_output --partial "--no-inherit"
+	grep -q 'no\\-inherit' "$PFTOOLS_SRC/tools/pfrec.1"
+	grep -q -- '--no-inherit' "$PFTOOLS_SRC/completions/bash/pfrec"
+	grep -q -- '--no-inherit' "$PFTOOLS_SRC/completions/zsh/_pfrec"
+}
+
 @test "--per-thread: not with -a; in the help, the man page and the completions" {
 	run pfrec --per-thread -a -o x.pf -e cpu-clock --duration 0.1
 	assert_failure 2

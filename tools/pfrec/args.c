@@ -64,6 +64,8 @@ static void usage(FILE *f)
 		"                             stat): the counts go into the file and the summary\n"
 		"      --per-thread           store and print the counts of each thread too\n"
 		"                             (not with -a)\n"
+		"      --no-inherit           only the command's (or -p's) own threads, not\n"
+		"                             the threads and processes they start\n"
 		"  -F, --freq=HZ              samples per second (default %d)\n"
 		"  -c, --count=PERIOD         one sample every PERIOD events (1 to 2^63-1)\n"
 		"                             instead of -F\n"
@@ -289,6 +291,8 @@ static void check_modes(const struct opts *o)
 		usage_error("-p, -t and -a exclude each other");
 	if (o->per_thread && o->all_cpus)
 		usage_error("--per-thread counts the threads of a command, -p or -t, not -a");
+	if (o->per_thread && o->no_inherit)
+		usage_error("--per-thread counts the threads a command starts: not with --no-inherit");
 	if (o->cmd_argc > 0 && (o->npids || o->ntids))
 		usage_error("give either a command or -p/-t, not both");
 	if (o->repeat && o->cmd_argc == 0 && !o->all_cpus)
@@ -442,6 +446,7 @@ void parse_args(struct opts *o, int argc, char **argv)
 		{"dry-run", no_argument, &o->dry_run, 1},
 		{"count-only", no_argument, &o->count_only, 1},
 		{"per-thread", no_argument, &o->per_thread, 1},
+		{"no-inherit", no_argument, &o->no_inherit, 1},
 		{"freq", required_argument, 0, 'F'},
 		{"count", required_argument, 0, 'c'},
 		{"call-graph", required_argument, 0, OPT_CALL_GRAPH},

@@ -217,7 +217,7 @@ void attr_init(struct rec *R, int e)
 	a->disabled = s->leader == e;
 	a->sample_id_all = 1;
 	int cmd = R->o.cmd_argc > 0;
-	a->inherit = !R->o.all_cpus && !R->o.ntids;
+	a->inherit = !R->o.all_cpus && !R->o.ntids && !R->o.no_inherit;
 	/* a PERF_RECORD_READ with each inherited thread's count at its exit;
 	 * and an inherited PERF_SAMPLE_READ event, which keeps the kernel
 	 * from swapping the contexts of two threads at a context switch

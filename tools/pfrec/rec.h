@@ -95,6 +95,8 @@ struct opts {
 	int dry_run;                /* --dry-run: print the attrs, open nothing */
 	int count_only;             /* --count-only: count, never sample */
 	int per_thread;             /* --per-thread: counts per thread too (inherit_stat) */
+	int no_inherit;             /* --no-inherit: not the threads and processes the
+				       command or -p's processes start */
 	int repeat;                 /* --repeat N: runs of the command (0: not given) */
 	unsigned freq; int freq_given;
 	uint64_t period;
