@@ -168,6 +168,12 @@ pfrec_attr() {
 		n=$((n + 1))
 	done
 	echo "$n names agree with perf" >&3
+	# dummy: perf's software event that counts nothing (side-band only)
+	assert_equal "$(pfrec_attr dummy)" "$(perf_attr dummy)"
+	pfrec -q -e dummy -o dummy.pf -- "$W/ev_sleep" 1 >/dev/null
+	run -0 pfdump --stats dummy.pf
+	assert_line "samples: 0"
+	assert_line --regexp "^  COMM +[1-9]"
 	# on a hybrid machine: one attr per CPU PMU, its type in bits 32-63
 	run env PFREC_SYSFS_ROOT="$FX/sysfs/hybrid" pfrec --dry-run -e L1-dcache-load-misses
 	assert_success

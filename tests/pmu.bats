@@ -574,9 +574,9 @@ odd_tree() {
 	assert_line '  L1-dcache-load-misses                    config=0x10000'
 	assert_line '  L1-icache-prefetches                     config=0x201'
 	assert_line '  node-store-misses                        config=0x10106'
-	# 24 generic names, 32 cache events, 10 + 3 + 1 + 2 * 2 = 18 sysfs
+	# 25 generic names, 32 cache events, 10 + 3 + 1 + 2 * 2 = 18 sysfs
 	# events, uprobe's formats, 2 subsystems
-	assert_line '(77 entries)'
+	assert_line '(78 entries)'
 }
 
 @test "list PATTERN: substrings and globs, case-insensitive; single tracepoints" {

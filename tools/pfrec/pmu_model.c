@@ -594,6 +594,8 @@ const struct generic pmu_generics[] = {
 	{"migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS, "PERF_COUNT_SW_CPU_MIGRATIONS"},
 	{"alignment-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_ALIGNMENT_FAULTS, "PERF_COUNT_SW_ALIGNMENT_FAULTS"},
 	{"emulation-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_EMULATION_FAULTS, "PERF_COUNT_SW_EMULATION_FAULTS"},
+	/* counts nothing: an event for the side-band records alone */
+	{"dummy", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, "PERF_COUNT_SW_DUMMY"},
 };
 const size_t pmu_ngeneric = sizeof(pmu_generics) / sizeof(pmu_generics[0]);
 
