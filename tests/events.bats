@@ -438,6 +438,45 @@ tracefs_ns() {
 	assert_line --regexp "^ev_sleep;([^ ]*;)?main;[^ ]*nanosleep[^ ]* ([2-9][0-9]|[1-9][0-9][0-9]+)$"
 }
 
+@test "--filter: the tracepoints of the -e before it sample only the hits that match (as perf record --filter); its errors" {
+	tracefs_ns
+	[ "$(id -u)" = 0 ] || skip "raw tracepoint data needs root or perf_event_paranoid -1"
+	# ev_sleep's own opens use O_RDONLY (flags 0); the loader's add O_CLOEXEC
+	run "${NS[@]}" pfrec -q -e syscalls:sys_enter_openat --filter 'flags == 0' -o f.pf -- "$W/ev_sleep" 20 /etc/hostname
+	assert_success
+	run -0 json f.pf 'select(.record=="SAMPLE") | .fields.flags'
+	[ "${#lines[@]}" -eq 20 ]
+	run sort -u <<<"$output"
+	assert_output 0
+	# the filter is in the recording's META
+	run -0 pfdump --header f.pf
+	assert_line "  filter.0 = flags == 0"
+	# unfiltered: more opens (the loader's)
+	run "${NS[@]}" pfrec -q -e syscalls:sys_enter_openat -o nf.pf -- "$W/ev_sleep" 20 /etc/hostname
+	run -0 json nf.pf 'select(.record=="SAMPLE") | .fields.flags'
+	[ "${#lines[@]}" -gt 20 ]
+	# perf on the same workload and filter
+	if command -v perf >/dev/null; then
+		"${NS[@]}" perf record -q -e syscalls:sys_enter_openat --filter 'flags == 0' -o f.data -- "$W/ev_sleep" 20 /etc/hostname >/dev/null 2>&1
+		run -0 bash -c "perf script -i f.data 2>/dev/null | wc -l"
+		assert_output 20
+	fi
+	# errors: a filter the kernel refuses, one for an event that is no
+	# tracepoint, one before any -e, two for one -e
+	run "${NS[@]}" pfrec -e syscalls:sys_enter_openat --filter 'nosuch == 1' -o x.pf -- true
+	assert_failure 1
+	assert_output --partial "pfrec: --filter 'nosuch == 1': refused by the kernel for syscalls:sys_enter_openat (Invalid argument)"
+	run pfrec -e cpu-clock --filter 'a == 1' -o x.pf -- true
+	assert_failure 2
+	assert_line --index 0 "pfrec: --filter 'a == 1': -e cpu-clock has no tracepoint to filter"
+	run pfrec --filter 'a == 1' -e cpu-clock -o x.pf -- true
+	assert_failure 2
+	assert_line --index 0 "pfrec: --filter 'a == 1': no -e before it (a filter applies to the tracepoints of the -e it follows)"
+	run "${NS[@]}" pfrec -e syscalls:sys_enter_openat --filter 'flags == 0' --filter 'flags == 1' -o x.pf -- true
+	assert_failure 2
+	assert_line --index 0 "pfrec: --filter 'flags == 1': the -e before it has a filter already"
+}
+
 @test "--count-only: counts without samples, in the file, the summary and pfdump --stats" {
 	[ "$(uname -m)" = x86_64 ] || skip "x86 only (rdtsc)"
 	[ -e /sys/bus/event_source/devices/msr/events/tsc ] || skip "no msr PMU with tsc here"

@@ -398,6 +398,15 @@ static int write_header_sections(struct rec *R)
 		errmsg("out of memory");
 		return -1;
 	}
+	/* META filter.N: what the samples of a filtered tracepoint are */
+	for (int e = 0; e < R->o.nev; e++) {
+		char key[32];
+		snprintf(key, sizeof(key), "filter.%d", e);
+		if (R->o.evs.ev[e].filter && pf_kv_add(&b, key, R->o.evs.ev[e].filter) < 0) {
+			errmsg("out of memory");
+			return -1;
+		}
+	}
 	put_section(R, PF_SEC_META, &b);
 	for (int e = 0; e < R->o.nev; e++) {
 		b.len = 0;

@@ -64,6 +64,8 @@ static void usage(FILE *f)
 		"                             stat): the counts go into the file and the summary\n"
 		"      --per-thread           store and print the counts of each thread too\n"
 		"                             (not with -a)\n"
+		"      --filter=FILTER        a tracepoint filter (field == value, &&, ||, ...)\n"
+		"                             for the tracepoints of the -e before it\n"
 		"      --no-inherit           only the command's (or -p's) own threads, not\n"
 		"                             the threads and processes they start\n"
 		"  -F, --freq=HZ              samples per second (default %d)\n"
@@ -231,11 +233,21 @@ static void resolve_events(struct opts *o)
 		}
 	}
 	for (int i = 0; i < o->nspecs; i++) {
+		int first = o->evs.n;
 		int rc = pmu_parse(m, o->specs[i], &o->evs, err, sizeof(err));
 		if (rc < 0) {
 			errmsg("-e %s", err);
 			exit(rc == -ENOMEM || rc == -EIO || rc == -EACCES ? 1 : 2);
 		}
+		/* --filter: the tracepoints of this -e (perf: the last -e before it) */
+		int tps = 0;
+		for (int k = first; o->filters[i] && k < o->evs.n; k++)
+			if (o->evs.ev[k].flags & PMU_EV_TRACEPOINT) {
+				o->evs.ev[k].filter = o->filters[i];
+				tps++;
+			}
+		if (o->filters[i] && !tps)
+			usage_error("--filter '%s': -e %s has no tracepoint to filter", o->filters[i], o->specs[i]);
 	}
 	pmu_model_close(m);
 	if (o->evs.n > MAX_EVENTS) {
@@ -316,7 +328,7 @@ static unsigned dwarf_pages(const struct opts *o)
 	return p;
 }
 
-enum { OPT_DURATION = 256, OPT_CALL_GRAPH, OPT_FLUSH_INTERVAL, OPT_REPEAT }; /* long-only options */
+enum { OPT_DURATION = 256, OPT_CALL_GRAPH, OPT_FLUSH_INTERVAL, OPT_REPEAT, O_FILTER }; /* long-only options */
 
 /* One option of pfrec's (getopt_long's answer c, its optarg) into o;
  * exits on --help, --version and usage errors. */
@@ -359,9 +371,24 @@ static void one_option(struct opts *o, int c, char **argv)
 		if (!n)
 			exit(1);
 		o->specs = n;
+		const char **f = realloc(o->filters, (size_t)(o->nspecs + 1) * sizeof(*f));
+		if (!f)
+			exit(1);
+		o->filters = f;
+		o->filters[o->nspecs] = NULL;
 		o->specs[o->nspecs++] = optarg;
 		break;
 	}
+	case O_FILTER:
+		if (!o->nspecs)
+			usage_error("--filter '%s': no -e before it (a filter applies to the tracepoints of the -e it "
+				    "follows)", optarg);
+		if (o->filters[o->nspecs - 1])
+			usage_error("--filter '%s': the -e before it has a filter already", optarg);
+		if (!*optarg)
+			usage_error("--filter: an empty filter");
+		o->filters[o->nspecs - 1] = optarg;
+		break;
 	case 'F': {
 		errno = 0;
 		unsigned long v = strtoul(optarg, &end, 10);
@@ -447,6 +474,7 @@ void parse_args(struct opts *o, int argc, char **argv)
 		{"count-only", no_argument, &o->count_only, 1},
 		{"per-thread", no_argument, &o->per_thread, 1},
 		{"no-inherit", no_argument, &o->no_inherit, 1},
+		{"filter", required_argument, 0, O_FILTER},
 		{"freq", required_argument, 0, 'F'},
 		{"count", required_argument, 0, 'c'},
 		{"call-graph", required_argument, 0, OPT_CALL_GRAPH},

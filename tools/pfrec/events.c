@@ -134,6 +134,8 @@ void pfrec_event_print(FILE *f, int idx, const struct pmu_event *ev, const struc
 	print_bits(f, "read_format", a->read_format, rf_names, sizeof(rf_names) / sizeof(rf_names[0]));
 	if (ev->scale != 1.0 || ev->unit[0])
 		fprintf(f, " scale=%.17g unit=%s", ev->scale, ev->unit[0] ? ev->unit : "-");
+	if (ev->filter)
+		fprintf(f, " filter='%s'", ev->filter);
 	if (a->type == PERF_TYPE_BREAKPOINT) /* bp_addr and bp_len are config1 and config2 */
 		fprintf(f, " bp_type=%" PRIu32, (uint32_t)a->bp_type);
 	fprintf(f, " spec=%s\n", ev->spec);

@@ -438,6 +438,15 @@ int open_events(struct rec *R)
 					open_error(R, -fd, e, pid, cpu);
 					return -1;
 				}
+				const char *flt = R->o.evs.ev[e].filter;
+				if (flt && ioctl(fd, PERF_EVENT_IOC_SET_FILTER, flt) < 0) {
+					int err = errno;
+					close(fd);
+					errmsg("--filter '%s': refused by the kernel for %s (%s): see the fields of "
+					       "pfrec --list %s and its format file", flt, R->evname[e], strerror(err),
+					       R->o.evs.ev[e].spec);
+					return -1;
+				}
 				first = 0;
 				opened_on_task = 1;
 				R->slot_fd[e][t * R->ncpus + c] = fd;

@@ -145,6 +145,8 @@ struct pmu_event {
 	double scale;      /* events/NAME.scale, else 1 */
 	char unit[32];     /* events/NAME.unit, else "" */
 	char *tp_format;   /* tracepoint: path of its format file, else NULL */
+	const char *filter; /* pfrec --filter after its -e: the tracepoint
+			       filter (PERF_EVENT_IOC_SET_FILTER), not owned; NULL */
 };
 
 struct pmu_events {

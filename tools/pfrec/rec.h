@@ -89,6 +89,7 @@ struct opts {
 	const char *cpu_list;
 	double duration_s;
 	const char **specs; int nspecs; /* the -e arguments as typed */
+	const char **filters;           /* --filter of each -e (its index), or NULL */
 	struct pmu_events evs; int nev; /* what they resolve to (pfrec/pmu_parse.c) */
 	int default_event;          /* no -e: cycles, which may fall back to cpu-clock */
 	int list; const char *list_pattern; /* --list [PATTERN] */
