@@ -546,6 +546,28 @@ odd_tree() {
 
 # ---- pfrec --list ----------------------------------------------------------------------
 
+@test "cache events, breakpoints, tracepoint globs and dummy: encodings from include/uapi" {
+	# PERF_TYPE_HW_CACHE (3): cache | op << 8 | result << 16; L1D 0, LL 2,
+	# DTLB 3; READ 0, WRITE 1, PREFETCH 2; ACCESS 0, MISS 1
+	check intel 'L1-dcache-load-misses' 'pmu=cpu type=3 config=0x10000 flags=generic'
+	check intel 'dTLB-stores:u' 'pmu=cpu type=3 config=0x103 excl=khG mods=u flags=generic'
+	check intel 'LLC-prefetch-misses' 'pmu=cpu type=3 config=0x10202 flags=generic'
+	# a hybrid machine: one per CPU PMU, its type in bits 32-63 (cpu_atom 10, cpu_core 4)
+	check hybrid 'LLC-loads' \
+		'pmu=cpu_atom type=3 config=0xa00000002 flags=generic,expanded' \
+		'pmu=cpu_core type=3 config=0x400000002 flags=generic,expanded'
+	# PERF_TYPE_BREAKPOINT (5): bp_addr in config1, bp_len in config2, period 1
+	check intel 'mem:0x1000/8:w' 'pmu=breakpoint type=5 config1=0x1000 config2=0x8 period=1 flags=period'
+	check intel 'mem:4096' 'pmu=breakpoint type=5 config1=0x1000 config2=0x4 period=1 flags=period'
+	# a glob: one event per tracepoint of the fake tracefs that matches
+	local tp=$FX/tracefs/events/sched
+	check intel 'sched:*:u' \
+		"pmu=tracepoint type=2 config=0x174 excl=khG sample=RAW mods=u flags=tracepoint name=sched:sched_switch:u tp_format=$tp/sched_switch/format" \
+		"pmu=tracepoint type=2 config=0x176 excl=khG sample=RAW mods=u flags=tracepoint name=sched:sched_wakeup:u tp_format=$tp/sched_wakeup/format"
+	# PERF_COUNT_SW_DUMMY (9)
+	check intel 'dummy' 'pmu=software type=1 config=0x9 flags=generic'
+}
+
 @test "list: generic events, each PMU's events with their encoding and formats, tracepoint subsystems" {
 	run "$PT" --sysfs "$FX/sysfs/intel" --tracefs "$FX/tracefs" --list
 	assert_success
