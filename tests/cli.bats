@@ -129,7 +129,10 @@ pfrec_complete() {
 	run pfrec_complete -e sch
 	assert_output $'sched:sched_switch\nsched:sched_wakeup'
 	run pfrec_complete -e i
-	assert_output $'instructions\nirq:irq_handler_entry'
+	assert_output $'iTLB-load-misses\niTLB-loads\ninstructions\nirq:irq_handler_entry'
+	# the hardware cache events perf users type
+	run pfrec_complete -e L1-dcache-l
+	assert_output $'L1-dcache-load-misses\nL1-dcache-loads'
 	run pfrec_complete -e cpu/branch-m
 	assert_output 'cpu/branch-misses/'
 	run pfrec_complete -e ms
