@@ -599,7 +599,10 @@ sur\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\t737572eda080')"
 @test "recorded workload: a base recording that lost samples compares by the samples seen" {
 	build_workload diff_model model_v1 -O0 -fno-omit-frame-pointer
 	local lost=0 p
-	pfrec -q -g -e cpu-clock -o full.pf -- ./model_v1 300
+	# user space only (:u): how often a loaded machine interrupts the
+	# model in the kernel (reschedule IPIs: 12% of one run's samples once)
+	# is no part of the comparison
+	pfrec -q -g -e cpu-clock:u -o full.pf -- ./model_v1 300
 	pfsym -q -o full.sym.pf full.pf
 	# a ring buffer of 4 pages and pfrec stopped while the model runs 600 ms
 	# on a CPU (2,400 samples), from its first 300 ms on: the kernel drops
@@ -607,7 +610,7 @@ sur\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\t737572eda080')"
 	# running when pfrec stops; shares are per run)
 	local cp
 	for try in 1 2 3; do
-		pfrec -q -g -e cpu-clock -m 4 -o lossy.pf -- ./model_v1 1000 &
+		pfrec -q -g -e cpu-clock:u -m 4 -o lossy.pf -- ./model_v1 1000 &
 		p=$!
 		cp=$(child_of "$p" "$PWD/model_v1")
 		wait_until 120 cpu_past "$cp" 300000000
@@ -719,12 +722,18 @@ pfdiff: n.ns: every count of its 24 stacks is a multiple of 250000: read as sums
 	# header says so); with fewer, as samples, with a warning that says
 	# what to pass
 	run --separate-stderr pfdiff p1.perf.folded p2.perf.folded
-	if [ "$(grep -c . p1.perf.folded)" -ge 20 ] && [ "$(grep -c . p2.perf.folded)" -ge 20 ]; then
-		[[ "$stderr" == *"pfdiff: p1.perf.folded: every count of its "*" stacks is a multiple of 250000: read as sums of periods of 250000 "* ]]
-		diff -u <(tail -n +2 <<< "$expected") <(tail -n +2 <<< "$output")
-	else
-		[[ "$stderr" == *"pfdiff: p1.perf.folded: warning: every count is a multiple of 250000: "*"pass --weight=period --period 250000"* ]]
-	fi
+	local f both=1
+	for f in p1 p2; do
+		# each file by its own number of stacks (under load a run has more
+		# kernel stacks: one side may have 20 and the other not)
+		if [ "$(grep -c . $f.perf.folded)" -ge 20 ]; then
+			[[ "$stderr" == *"pfdiff: $f.perf.folded: every count of its "*" stacks is a multiple of 250000: read as sums of periods of 250000 "* ]]
+		else
+			both=0
+			[[ "$stderr" == *"pfdiff: $f.perf.folded: warning: every count is a multiple of 250000: "*"pass --weight=period --period 250000"* ]]
+		fi
+	done
+	[ "$both" = 0 ] || diff -u <(tail -n +2 <<< "$expected") <(tail -n +2 <<< "$output")
 	# --mode=time: the same times from the .pf files and from the ns text
 	run pfdiff --mode=time p1.sym.pf p2.sym.pf
 	assert_success

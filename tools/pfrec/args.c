@@ -195,22 +195,22 @@ static int is_dir(const char *p)
 /* Tracepoints need tracefs: as root, where it is not mounted (a board
  * without systemd), pfrec mounts it at /sys/kernel/tracing as perf does
  * (libapi's tracefs__mount()), and says so; unprivileged, pmu_parse()'s
- * error names the command. Only when a spec may name a tracepoint (a
- * colon) and PFREC_TRACEFS_ROOT names no other tree. */
-static void mount_tracefs(const struct opts *o, const char *list_pattern)
+ * error names the command. Called when a spec needs it (its parse said "no
+ * tracefs") or --list names a tracepoint pattern; not when
+ * PFREC_TRACEFS_ROOT names another tree. @return 1 if mounted now. */
+static int mount_tracefs(void)
 {
 	const char *env = getenv("PFREC_TRACEFS_ROOT");
 	if ((env && *env) || geteuid() != 0)
-		return;
-	int wanted = list_pattern != NULL;
-	for (int i = 0; i < o->nspecs && !wanted; i++)
-		wanted = strchr(o->specs[i], ':') != NULL;
-	if (!wanted || is_dir("/sys/kernel/tracing/events") || is_dir("/sys/kernel/debug/tracing/events"))
-		return;
+		return 0;
+	if (is_dir("/sys/kernel/tracing/events") || is_dir("/sys/kernel/debug/tracing/events"))
+		return 0;
 	if (!is_dir("/sys/kernel/tracing"))
-		return; /* a kernel without tracefs support, or no sysfs */
-	if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) == 0 && is_dir("/sys/kernel/tracing/events"))
-		notice("tracefs was not mounted: mounted it at /sys/kernel/tracing (as perf does)");
+		return 0; /* a kernel without tracefs support, or no sysfs */
+	if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) != 0 || !is_dir("/sys/kernel/tracing/events"))
+		return 0;
+	notice("tracefs was not mounted: mounted it at /sys/kernel/tracing (as perf does)");
+	return 1;
 }
 
 /* The -e arguments resolved against this machine's sysfs and tracefs (or
@@ -220,7 +220,7 @@ static void resolve_events(struct opts *o)
 {
 	struct pmu_model *m;
 	char err[512];
-	mount_tracefs(o, NULL);
+again:
 	if (pmu_model_open(&m, NULL, err, sizeof(err)) < 0) {
 		errmsg("%s", err);
 		exit(1);
@@ -235,6 +235,13 @@ static void resolve_events(struct opts *o)
 	for (int i = 0; i < o->nspecs; i++) {
 		int first = o->evs.n;
 		int rc = pmu_parse(m, o->specs[i], &o->evs, err, sizeof(err));
+		if (rc == -ENOENT && strstr(err, "no tracefs (") && mount_tracefs()) {
+			/* parsed again, with the tracefs just mounted */
+			pmu_model_close(m);
+			pmu_events_free(&o->evs);
+			memset(&o->evs, 0, sizeof(o->evs));
+			goto again;
+		}
 		if (rc < 0) {
 			errmsg("-e %s", err);
 			exit(rc == -ENOMEM || rc == -EIO || rc == -EACCES ? 1 : 2);
@@ -505,7 +512,8 @@ void parse_args(struct opts *o, int argc, char **argv)
 	if (o->list) {
 		if (o->cmd_argc > 1)
 			usage_error("--list takes one pattern at most");
-		mount_tracefs(o, "");
+		if (o->cmd_argc && strchr(o->cmd_argv[0], ':'))
+			mount_tracefs(); /* a tracepoint pattern */
 		exit(list_events(o->cmd_argc ? o->cmd_argv[0] : NULL));
 	}
 	resolve_events(o);
