@@ -58,20 +58,28 @@ static inline void fuzz_touch(const void *p, size_t n)
 	fuzz_sink ^= x;
 }
 
+/* Writes data[0..size) to fd whole. @return 0, or -1. */
+static inline int fuzz_write_all(int fd, const uint8_t *data, size_t size)
+{
+	size_t off = 0;
+	while (off < size) {
+		ssize_t w = write(fd, data + off, size - off);
+		if (w <= 0)
+			return -1;
+		off += (size_t)w;
+	}
+	return 0;
+}
+
 /* An in-memory file holding data[0..size), positioned at 0; -1 on failure. */
 static inline int fuzz_memfd(const uint8_t *data, size_t size)
 {
 	int fd = memfd_create("fuzz", MFD_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	size_t off = 0;
-	while (off < size) {
-		ssize_t w = write(fd, data + off, size - off);
-		if (w <= 0) {
-			close(fd);
-			return -1;
-		}
-		off += (size_t)w;
+	if (fuzz_write_all(fd, data, size) < 0) {
+		close(fd);
+		return -1;
 	}
 	if (lseek(fd, 0, SEEK_SET) != 0) {
 		close(fd);

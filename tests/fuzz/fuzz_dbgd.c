@@ -169,14 +169,9 @@ static int put_file(const char *sub, const char *name, const uint8_t *data, size
 	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -1;
-	size_t off = 0;
-	while (off < size) {
-		ssize_t n = write(fd, data + off, size - off);
-		if (n <= 0) {
-			close(fd);
-			return -1;
-		}
-		off += (size_t)n;
+	if (fuzz_write_all(fd, data, size) < 0) {
+		close(fd);
+		return -1;
 	}
 	return close(fd);
 }
